@@ -1,0 +1,86 @@
+"""What the loader hands to the simulator: validated objects in engine form, with their sources.
+
+The loader (``pykueue.api.loader``) reads YAML documents, validates them with the API models and converts
+them once into ``pykueue.engine.model`` types. Nothing here knows about time except the simulation
+annotations, which are parsed into seconds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from pykueue.engine import model
+
+NEVER_READY = math.inf
+
+
+@dataclass(slots=True, frozen=True)
+class Source:
+    """Where a document came from, for error lines: ``FILE:DOC``."""
+
+    file: str
+    doc: int  # 1-based document number in the file
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.doc}"
+
+
+@dataclass(slots=True, frozen=True)
+class Problem:
+    """One invalid-input finding, printed as ``FILE:DOC: KIND NAMESPACE/NAME: FIELD.PATH: message``."""
+
+    source: Source
+    kind: str
+    namespace: str | None
+    name: str
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        ident = f"{self.namespace}/{self.name}" if self.namespace else self.name
+        return f"{self.source}: {self.kind} {ident}: {self.path}: {self.message}"
+
+
+@dataclass(slots=True, frozen=True)
+class SubmittedWorkload:
+    """A Workload (or the Workload a Job became) plus the simulator's annotations."""
+
+    workload: model.Workload
+    source: Source
+    arrival: float = 0.0  # pykueue.dev/arrival, seconds
+    runtime: float | None = None  # pykueue.dev/runtime; None = never finishes
+    ready_after: float = 0.0  # pykueue.dev/ready-after; NEVER_READY = never
+    annotations: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True, frozen=True)
+class Change:
+    """An object document carrying ``pykueue.dev/at``: it replaces the object of the same kind and name at
+    that virtual time (``obj`` is the new engine object; ``None`` with ``delete`` means removal)."""
+
+    at: float
+    kind: str
+    key: str  # NAME, or NAMESPACE/NAME
+    obj: object | None
+    source: Source
+    delete: bool = False
+
+
+@dataclass(slots=True)
+class Inputs:
+    """Everything a simulation starts from, in document order within each list."""
+
+    resource_flavors: list[model.ResourceFlavor] = field(default_factory=list)
+    cluster_queues: list[model.ClusterQueue] = field(default_factory=list)
+    cohorts: list[model.Cohort] = field(default_factory=list)
+    local_queues: list[model.LocalQueue] = field(default_factory=list)
+    namespaces: list[model.Namespace] = field(default_factory=list)
+    admission_checks: list[model.AdmissionCheck] = field(default_factory=list)
+    workloads: list[SubmittedWorkload] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    config: model.Config = field(default_factory=model.Config)
+    # name -> value, for reference (priorities are already resolved on the workloads)
+    priority_classes: dict[str, int] = field(default_factory=dict)
+    workload_priority_classes: dict[str, int] = field(default_factory=dict)

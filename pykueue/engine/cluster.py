@@ -1,0 +1,62 @@
+"""Live state of ClusterQueues and Cohorts: spec, quota node, pending queue, admitted workloads."""
+
+from __future__ import annotations
+
+from pykueue.engine import model
+from pykueue.engine.queues import PendingQueue
+from pykueue.engine.quota import FR, QuotaNode
+from pykueue.engine.workload import WorkloadInfo
+
+
+def quotas_of(groups: tuple[model.ResourceGroup, ...]) -> dict[FR, model.ResourceQuota]:
+    return {
+        (fq.name, res): q
+        for group in groups
+        for fq in group.flavors
+        for res, q in fq.resources.items()
+    }
+
+
+class ClusterQueueState:
+    __slots__ = ("spec", "node", "pending", "admitted", "group_of", "inactive_reason", "flavor_names")
+
+    def __init__(self, spec: model.ClusterQueue) -> None:
+        self.spec = spec
+        self.node = QuotaNode(spec.name, is_cohort=False)
+        self.pending = PendingQueue(spec.queueing_strategy)
+        self.admitted: dict[str, WorkloadInfo] = {}  # holding quota (QuotaReserved or Admitted)
+        self.group_of: dict[str, int] = {}
+        self.inactive_reason: str | None = None
+        self.flavor_names: set[str] = set()
+        self.set_spec(spec)
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def active(self) -> bool:
+        return self.inactive_reason is None
+
+    def set_spec(self, spec: model.ClusterQueue) -> None:
+        self.spec = spec
+        self.node.quotas = quotas_of(spec.resource_groups)
+        self.group_of = {
+            res: idx for idx, group in enumerate(spec.resource_groups) for res in group.covered_resources
+        }
+        self.flavor_names = {fq.name for g in spec.resource_groups for fq in g.flavors}
+        self.pending.strategy = spec.queueing_strategy
+
+
+class CohortState:
+    __slots__ = ("spec", "node", "explicit")
+
+    def __init__(self, name: str) -> None:
+        self.spec = model.Cohort(name=name)
+        self.node = QuotaNode(name, is_cohort=True)
+        self.explicit = False  # declared by a Cohort object, not only named by a ClusterQueue
+
+    def set_spec(self, spec: model.Cohort) -> None:
+        self.spec = spec
+        self.node.quotas = quotas_of(spec.resource_groups)
+        self.explicit = True

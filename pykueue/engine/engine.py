@@ -1,0 +1,519 @@
+"""The admission engine's incremental interface: objects in, scheduling cycles on demand, events out.
+
+The simulator, the embedded control plane and the Kubernetes controller all drive this one class: they
+apply and delete objects as they change, report workloads that finished, and call ``schedule(now)``.
+The engine never reads a clock or does I/O: time is whatever ``now`` the caller passes.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable
+
+from pykueue.engine import events as ev
+from pykueue.engine import model
+from pykueue.engine.cluster import ClusterQueueState, CohortState
+from pykueue.engine.events import Event
+from pykueue.engine.preemption import ClassicalPreemptor, add_workload_usage, remove_workload_usage
+from pykueue.engine.quota import recompute_subtree
+from pykueue.engine.scheduler import Scheduler
+from pykueue.engine.selectors import selector_matches
+from pykueue.engine.workload import (
+    DEACTIVATED,
+    MISCONFIGURED,
+    PENDING_EVALUATION,
+    SUSPENDED,
+    State,
+    WorkloadInfo,
+    usage_of,
+)
+
+METADATA_NAME = "kubernetes.io/metadata.name"
+
+
+class Engine:
+    """All queues, quota and workloads of one Kueue installation."""
+
+    def __init__(self, config: model.Config | None = None) -> None:
+        self.config = config or model.Config()
+        self.flavors: dict[str, model.ResourceFlavor] = {}
+        self.cqs: dict[str, ClusterQueueState] = {}
+        self.cohorts: dict[str, CohortState] = {}
+        self.local_queues: dict[str, model.LocalQueue] = {}
+        self.namespaces: dict[str, model.Namespace] = {}
+        self.admission_checks: dict[str, model.AdmissionCheck] = {}
+        self.workloads: dict[str, WorkloadInfo] = {}
+        self.preemptor = ClassicalPreemptor(self.cqs)
+        self.scheduler = Scheduler(self)
+        self._seq = 0
+        self._events: list[Event] = []
+        self._dirty_roots: set[str] = set()  # trees whose capacity grew: parked classes get another look
+        self._backoff: list[tuple[float, int, str]] = []  # (requeue_at, seq, key)
+        self._nonempty: set[str] = set()  # cluster queues that may have candidates
+
+    # ------------------------------------------------------------------------------------ objects
+
+    def apply_resource_flavor(self, rf: model.ResourceFlavor) -> None:
+        self.flavors[rf.name] = rf
+        self._structure_changed()
+
+    def delete_resource_flavor(self, name: str) -> None:
+        self.flavors.pop(name, None)
+        self._structure_changed()
+
+    def apply_namespace(self, ns: model.Namespace) -> None:
+        labels = dict(ns.labels)
+        labels.setdefault(METADATA_NAME, ns.name)
+        self.namespaces[ns.name] = model.Namespace(ns.name, labels)
+        self._requeue_everything()
+
+    def apply_admission_check(self, ac: model.AdmissionCheck) -> None:
+        self.admission_checks[ac.name] = ac
+        self._structure_changed()
+
+    def delete_admission_check(self, name: str) -> None:
+        self.admission_checks.pop(name, None)
+        self._structure_changed()
+
+    def apply_cluster_queue(self, spec: model.ClusterQueue, now: float = 0.0) -> None:
+        cq = self.cqs.get(spec.name)
+        if cq is None:
+            cq = self.cqs[spec.name] = ClusterQueueState(spec)
+        else:
+            old_stop = cq.spec.stop_policy
+            cq.set_spec(spec)
+            if spec.stop_policy == model.STOP_HOLD_AND_DRAIN and old_stop != model.STOP_HOLD_AND_DRAIN:
+                for info in sorted(cq.admitted.values(), key=lambda i: i.seq):
+                    self.evict(info.key, ev.EVICTED_CQ_STOPPED, now)
+        self._structure_changed()
+
+    def delete_cluster_queue(self, name: str) -> None:
+        cq = self.cqs.pop(name, None)
+        if cq is None:
+            return
+        for info in cq.admitted.values():
+            info.cluster_queue = None
+        self._structure_changed()
+
+    def apply_cohort(self, spec: model.Cohort) -> None:
+        c = self.cohorts.get(spec.name)
+        if c is None:
+            c = self.cohorts[spec.name] = CohortState(spec.name)
+        c.set_spec(spec)
+        self._structure_changed()
+
+    def delete_cohort(self, name: str) -> None:
+        c = self.cohorts.get(name)
+        if c is not None:
+            c.spec = model.Cohort(name=name)
+            c.node.quotas = {}
+            c.explicit = False
+        self._structure_changed()
+
+    def apply_local_queue(self, lq: model.LocalQueue, now: float = 0.0) -> None:
+        old = self.local_queues.get(lq.key)
+        self.local_queues[lq.key] = lq
+        if lq.stop_policy == model.STOP_HOLD_AND_DRAIN and (old is None or old.stop_policy != model.STOP_HOLD_AND_DRAIN):
+            for info in sorted(self.workloads.values(), key=lambda i: i.seq):
+                if info.has_quota and f"{info.spec.namespace}/{info.spec.queue_name}" == lq.key:
+                    self.evict(info.key, ev.EVICTED_LQ_STOPPED, now)
+        self._requeue_everything()
+
+    def delete_local_queue(self, key: str) -> None:
+        self.local_queues.pop(key, None)
+        self._requeue_everything()
+
+    # ------------------------------------------------------------------------------- structure
+
+    def _structure_changed(self) -> None:
+        """Rebuild the cohort forest and queue activity, then give every workload a fresh look."""
+        for c in self.cohorts.values():
+            c.node.parent = None
+            c.node.children = []
+        for cq in self.cqs.values():
+            cq.node.parent = None
+            cq.node.children = []
+        for name, c in list(self.cohorts.items()):
+            parent = c.spec.parent
+            if parent:
+                p = self._cohort(parent)
+                c.node.parent = p.node
+        cyclic = self._cyclic_cohorts()
+        for name in cyclic:
+            self.cohorts[name].node.parent = None
+        for c in self.cohorts.values():
+            if c.node.parent is not None:
+                c.node.parent.children.append(c.node)
+        for cq in self.cqs.values():
+            if cq.spec.cohort:
+                parent = self._cohort(cq.spec.cohort)
+                cq.node.parent = parent.node
+                parent.node.children.append(cq.node)
+        for node in [c.node for c in self.cohorts.values()] + [cq.node for cq in self.cqs.values()]:
+            node.children.sort(key=lambda n: (n.is_cohort, n.name))
+        for cq in self.cqs.values():
+            cq.node.usage = {}
+            for info in cq.admitted.values():
+                for fr, v in info.usage.items():
+                    cq.node.usage[fr] = cq.node.usage.get(fr, 0) + v
+        roots = {cq.node.root() for cq in self.cqs.values()} | {c.node.root() for c in self.cohorts.values()}
+        for root in sorted(roots, key=lambda n: n.name):
+            recompute_subtree(root)
+        for cq in self.cqs.values():
+            cq.inactive_reason = self._inactive_reason(cq, cyclic)
+        self._requeue_everything()
+
+    def _cohort(self, name: str) -> CohortState:
+        c = self.cohorts.get(name)
+        if c is None:
+            c = self.cohorts[name] = CohortState(name)
+        return c
+
+    def _cyclic_cohorts(self) -> set[str]:
+        cyclic: set[str] = set()
+        for name, c in self.cohorts.items():
+            seen = {name}
+            node = c.node.parent
+            while node is not None:
+                if node.name in seen:
+                    cyclic.add(name)
+                    break
+                seen.add(node.name)
+                node = node.parent
+        return cyclic
+
+    def _inactive_reason(self, cq: ClusterQueueState, cyclic: set[str]) -> str | None:
+        if cq.spec.stop_policy != model.STOP_NONE:
+            return "Stopped"
+        missing = sorted(f for f in cq.flavor_names if f not in self.flavors)
+        if missing:
+            return "FlavorNotFound"
+        if any(rule.name not in self.admission_checks for rule in cq.spec.admission_checks):
+            return "AdmissionCheckNotFound"
+        node = cq.node.parent
+        while node is not None:
+            if node.name in cyclic:
+                return "CohortCycle"
+            node = node.parent
+        return None
+
+    def _requeue_everything(self) -> None:
+        """After a configuration change: re-place every pending workload and unpark every class."""
+        for info in sorted(self.workloads.values(), key=lambda i: i.seq):
+            if info.state is State.PENDING:
+                self._place(info)
+        for cq in self.cqs.values():
+            if cq.pending.requeue_inadmissible() or cq.pending.has_candidates():
+                self._nonempty.add(cq.name)
+
+    # ----------------------------------------------------------------------------- workloads
+
+    def add_workload(self, spec: model.Workload, now: float = 0.0) -> WorkloadInfo:
+        if spec.key in self.workloads:
+            raise ValueError(f"workload {spec.key} already exists")
+        self._seq += 1
+        info = WorkloadInfo(spec, self._seq)
+        self.workloads[info.key] = info
+        if spec.admission is not None and spec.active:
+            self._restore_admission(info, spec.admission, now)
+        elif info.state is State.PENDING:
+            self._place(info)
+        return info
+
+    def _restore_admission(self, info: WorkloadInfo, admission: model.Admission, now: float) -> None:
+        """A workload that arrives already admitted (status.admission): its quota is in use now."""
+        cq = self.cqs.get(admission.cluster_queue)
+        info.cluster_queue = admission.cluster_queue
+        info.admission = admission
+        info.usage = usage_of(info.spec, admission)
+        info.state = State.ADMITTED
+        info.set_reason(None)
+        info.reserved_at = info.admitted_at = now
+        info.pods_ready = info.ever_ready = True
+        if cq is not None:
+            cq.admitted[info.key] = info
+            add_workload_usage(cq, info)
+
+    def cluster_queue_for(self, info: WorkloadInfo) -> str | None:
+        lq = self.local_queues.get(f"{info.spec.namespace}/{info.spec.queue_name}")
+        return lq.cluster_queue if lq is not None else None
+
+    def blocker(self, info: WorkloadInfo) -> tuple[str, str] | None:
+        """Why a pending workload cannot even be queued (upstream's queue blockers), or None."""
+        if not info.spec.active:
+            return DEACTIVATED, "The workload is deactivated"
+        lq = self.local_queues.get(f"{info.spec.namespace}/{info.spec.queue_name}")
+        if lq is None:
+            return MISCONFIGURED, f"LocalQueue {info.spec.queue_name} doesn't exist"
+        if lq.stop_policy != model.STOP_NONE:
+            return SUSPENDED, f"LocalQueue {info.spec.queue_name} is inactive"
+        cq = self.cqs.get(lq.cluster_queue)
+        if cq is None:
+            return MISCONFIGURED, f"ClusterQueue {lq.cluster_queue} doesn't exist"
+        if not cq.active:
+            return SUSPENDED, f"ClusterQueue {cq.name} is inactive"
+        return None
+
+    def _place(self, info: WorkloadInfo) -> None:
+        """Put a pending workload in the queue it belongs to now (or in none, if it is blocked)."""
+        old = info.cluster_queue
+        new = self.cluster_queue_for(info)
+        if old is not None and old in self.cqs and (old != new):
+            self.cqs[old].pending.remove(info.key)
+        info.cluster_queue = new
+        if info.requeue_at is not None:
+            return  # waiting for its backoff to expire
+        if new is None or new not in self.cqs:
+            return
+        lq = self.local_queues.get(f"{info.spec.namespace}/{info.spec.queue_name}")
+        cq = self.cqs[new]
+        if lq is not None and lq.stop_policy != model.STOP_NONE:
+            cq.pending.remove(info.key)
+            return
+        cq.pending.push(info)
+        self._nonempty.add(new)
+
+    def _unqueue(self, info: WorkloadInfo) -> None:
+        if info.cluster_queue in self.cqs:
+            self.cqs[info.cluster_queue].pending.remove(info.key)
+
+    def finish_workload(self, key: str, now: float) -> None:
+        """The workload's job completed: it leaves the queue or frees its quota."""
+        info = self.workloads[key]
+        if info.state is State.FINISHED:
+            return
+        cq_name = info.cluster_queue
+        if info.has_quota:
+            self._release(info)
+        else:
+            self._unqueue(info)
+        info.state = State.FINISHED
+        info.finished_at = now
+        info.set_reason(None)
+        self._emit(ev.FINISHED, info, cq_name)
+
+    def delete_workload(self, key: str) -> None:
+        info = self.workloads.pop(key, None)
+        if info is None:
+            return
+        if info.has_quota:
+            self._release(info)
+        else:
+            self._unqueue(info)
+
+    def set_active(self, key: str, active: bool, now: float) -> None:
+        """``spec.active`` changed: deactivation evicts and never requeues; reactivation requeues."""
+        info = self.workloads[key]
+        if info.state is State.FINISHED:
+            return
+        spec = info.spec
+        if spec.active == active and (info.state is State.INACTIVE) != active:
+            return
+        info.spec = _replace_active(spec, active)
+        if not active:
+            was_admitted = info.has_quota
+            if was_admitted:
+                self._evict(info, ev.EVICTED_DEACTIVATED, now, requeue=False)
+            else:
+                self._unqueue(info)
+            info.state = State.INACTIVE
+            info.requeue_at = None
+            info.requeue_count = 0
+            info.set_reason(DEACTIVATED, "The workload is deactivated")
+            self._emit(ev.DEACTIVATED, info, info.cluster_queue)
+        else:
+            info.state = State.PENDING
+            info.set_reason(PENDING_EVALUATION)
+            self._emit(ev.REQUEUED, info, self.cluster_queue_for(info), reason="Reactivated")
+            self._place(info)
+
+    def evict(self, key: str, reason: str, now: float, *, requeue_after: float | None = None) -> None:
+        """Evict an admitted workload (it releases its quota now) and requeue it, maybe after a backoff."""
+        info = self.workloads[key]
+        if not info.has_quota:
+            return
+        self._evict(info, reason, now, requeue=True, requeue_after=requeue_after)
+
+    def _evict(self, info: WorkloadInfo, reason: str, now: float, *, requeue: bool,
+               requeue_after: float | None = None, by: str | None = None) -> None:
+        cq_name = info.cluster_queue
+        self._release(info)
+        info.state = State.PENDING
+        info.evictions += 1
+        info.evicted_at = now
+        info.eviction_reason = reason
+        info.pods_ready = False
+        self._emit(ev.EVICTED, info, cq_name, reason=reason)
+        if reason == ev.EVICTED_PODS_READY_TIMEOUT and self.config.wait_for_pods_ready.requeuing.timestamp == "Eviction":
+            info.order_time = now
+        elif reason == ev.EVICTED_ADMISSION_CHECK:
+            info.order_time = now
+        if not requeue:
+            return
+        info.set_reason(PENDING_EVALUATION)
+        if requeue_after is not None and requeue_after > 0:
+            info.requeue_at = now + requeue_after
+            self._seq += 1
+            heapq.heappush(self._backoff, (info.requeue_at, self._seq, info.key))
+            self._unqueue(info)
+            return
+        self._emit(ev.REQUEUED, info, cq_name, reason=reason)
+        self._place(info)
+
+    def _release(self, info: WorkloadInfo) -> None:
+        cq = self.cqs.get(info.cluster_queue or "")
+        if cq is not None and info.key in cq.admitted:
+            del cq.admitted[info.key]
+            remove_workload_usage(cq, info)
+            self._dirty_roots.add(cq.node.root().name)
+        info.admission = None
+        info.usage = {}
+
+    # ------------------------------------------------------------------------------- lifecycle
+
+    def mark_pods_ready(self, key: str, now: float) -> None:
+        """All pods of an admitted workload are ready (waitForPodsReady)."""
+        info = self.workloads.get(key)
+        if info is None or not info.has_quota:
+            return
+        info.pods_ready = True
+        info.ever_ready = True
+
+    def pods_ready_timeout(self, key: str, now: float) -> None:
+        """The waitForPodsReady timeout passed: evict if not ready, requeue with exponential backoff, or
+        deactivate once the backoff limit is exceeded (upstream's RequeuingLimitExceeded)."""
+        info = self.workloads.get(key)
+        if info is None or not info.has_quota or info.pods_ready:
+            return
+        strategy = self.config.wait_for_pods_ready.requeuing
+        info.requeue_count += 1
+        limit = strategy.backoff_limit_count
+        if limit is not None and info.requeue_count > limit:
+            self._evict(info, ev.EVICTED_PODS_READY_TIMEOUT, now, requeue=False)
+            info.spec = _replace_active(info.spec, False)
+            info.state = State.INACTIVE
+            info.requeue_at = None
+            info.set_reason(DEACTIVATED, "The workload is deactivated due to RequeuingLimitExceeded")
+            self._emit(ev.DEACTIVATED, info, info.cluster_queue, reason="RequeuingLimitExceeded")
+            return
+        delay = strategy.backoff_base_seconds * (2 ** (info.requeue_count - 1))
+        delay = min(delay, strategy.backoff_max_seconds)
+        self._evict(info, ev.EVICTED_PODS_READY_TIMEOUT, now, requeue=True, requeue_after=delay)
+
+    def set_reclaimable_pods(self, key: str, reclaimable: dict[str, int], now: float) -> None:
+        """Dynamic reclaim: pods that finished give their quota back while the workload runs on."""
+        from dataclasses import replace
+
+        info = self.workloads.get(key)
+        if info is None or info.spec.reclaimable_pods == reclaimable:
+            return
+        if info.has_quota and info.admission is not None:
+            cq = self.cqs.get(info.cluster_queue or "")
+            if cq is not None:
+                remove_workload_usage(cq, info)
+            info.spec = replace(info.spec, reclaimable_pods=dict(reclaimable))
+            info.usage = usage_of(info.spec, info.admission)
+            if cq is not None:
+                add_workload_usage(cq, info)
+                self._dirty_roots.add(cq.node.root().name)
+        else:
+            self._unqueue(info)
+            info.spec = replace(info.spec, reclaimable_pods=dict(reclaimable))
+            from pykueue.engine.workload import scheduling_hash
+
+            info.hash = scheduling_hash(info.spec)
+            if info.state is State.PENDING:
+                self._place(info)
+
+    def next_wakeup(self) -> float | None:
+        """The earliest time at which a backoff expires (the driver should call ``schedule`` then)."""
+        while self._backoff:
+            at, _, key = self._backoff[0]
+            info = self.workloads.get(key)
+            if info is None or info.requeue_at != at:
+                heapq.heappop(self._backoff)
+                continue
+            return at
+        return None
+
+    def _expire_backoffs(self, now: float) -> None:
+        while self._backoff and self._backoff[0][0] <= now:
+            at, _, key = heapq.heappop(self._backoff)
+            info = self.workloads.get(key)
+            if info is None or info.requeue_at != at or info.state is not State.PENDING:
+                continue
+            info.requeue_at = None
+            self._emit(ev.REQUEUED, info, self.cluster_queue_for(info), reason="BackoffFinished")
+            self._place(info)
+
+    # ----------------------------------------------------------------------------- scheduling
+
+    def schedule(self, now: float) -> list[Event]:
+        """Run scheduling cycles until one changes nothing; return the events of this instant."""
+        self._expire_backoffs(now)
+        self.scheduler.run(now)
+        out, self._events = self._events, []
+        return out
+
+    def take_events(self) -> list[Event]:
+        out, self._events = self._events, []
+        return out
+
+    def wake_dirty_trees(self) -> None:
+        """Capacity grew somewhere: parked workloads in those cohort trees are candidates again."""
+        if not self._dirty_roots:
+            return
+        roots, self._dirty_roots = self._dirty_roots, set()
+        for cq in self.cqs.values():
+            if cq.node.root().name in roots and cq.pending.requeue_inadmissible():
+                self._nonempty.add(cq.name)
+
+    def _emit(self, type_: str, info: WorkloadInfo, cq: str | None, *, reason: str | None = None,
+              by: str | None = None) -> None:
+        self._events.append(Event(type_, info.key, cq, reason=reason, by=by))
+
+    # ------------------------------------------------------------------------------- queries
+
+    def namespace_labels(self, name: str) -> dict[str, str]:
+        ns = self.namespaces.get(name)
+        if ns is None:
+            return {METADATA_NAME: name}
+        return ns.labels
+
+    def namespace_allowed(self, cq: ClusterQueueState, namespace: str) -> bool:
+        return selector_matches(cq.spec.namespace_selector, self.namespace_labels(namespace))
+
+    def reason_of(self, info: WorkloadInfo) -> str | None:
+        """The reason of the workload's QuotaReserved=False condition, None when it holds quota."""
+        if info.has_quota or info.state is State.FINISHED:
+            return None
+        if info.state is State.INACTIVE:
+            return DEACTIVATED
+        blocked = self.blocker(info)
+        if blocked is not None:
+            return blocked[0]
+        cq = self.cqs.get(info.cluster_queue or "")
+        if cq is not None:
+            return cq.pending.reason_for(info)
+        return info.reason
+
+    def weighted_share(self, cq_name: str) -> int:
+        """status.fairSharing.weightedShare: 0 unless fair sharing is enabled."""
+        if not self.config.fair_sharing.enable:
+            return 0
+        from pykueue.engine.fair_sharing import weighted_share
+
+        return weighted_share(self.cqs[cq_name].node, self)
+
+    def pending_count(self, cq_name: str) -> int:
+        cq = self.cqs[cq_name]
+        return len(cq.pending)
+
+    def workloads_in_order(self) -> Iterable[WorkloadInfo]:
+        return sorted(self.workloads.values(), key=lambda i: (i.spec.namespace, i.spec.name))
+
+
+def _replace_active(spec: model.Workload, active: bool) -> model.Workload:
+    from dataclasses import replace
+
+    return replace(spec, active=active)

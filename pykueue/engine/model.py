@@ -1,0 +1,248 @@
+"""The engine's internal form of the API objects.
+
+Every front end (YAML files, the embedded plane, the Kubernetes controller) converts its objects into
+these plain, slotted dataclasses once, on the way in; the engine never sees pydantic or dicts.
+Quantities are integers in Kueue's canonical units: milli-units for ``cpu``, whole units (bytes for
+memory) for everything else. A limit that is absent is ``None`` and means "no limit".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Policy values, normalised to their v1beta2 spelling.
+NEVER = "Never"
+LOWER_PRIORITY = "LowerPriority"
+LOWER_OR_NEWER_EQUAL_PRIORITY = "LowerOrNewerEqualPriority"
+ANY = "Any"
+
+BEST_EFFORT_FIFO = "BestEffortFIFO"
+STRICT_FIFO = "StrictFIFO"
+
+MAY_STOP_SEARCH = "MayStopSearch"  # v1beta1 "Borrow" / "Preempt"
+TRY_NEXT_FLAVOR = "TryNextFlavor"
+BORROWING_OVER_PREEMPTION = "BorrowingOverPreemption"
+PREEMPTION_OVER_BORROWING = "PreemptionOverBorrowing"
+
+STOP_NONE = "None"
+STOP_HOLD = "Hold"
+STOP_HOLD_AND_DRAIN = "HoldAndDrain"
+
+PODS = "pods"
+
+
+@dataclass(slots=True, frozen=True)
+class ResourceQuota:
+    """Quota of one resource in one flavor of a ClusterQueue or Cohort."""
+
+    nominal: int = 0
+    borrowing_limit: int | None = None
+    lending_limit: int | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class FlavorQuotas:
+    name: str
+    resources: dict[str, ResourceQuota]
+
+
+@dataclass(slots=True, frozen=True)
+class ResourceGroup:
+    covered_resources: tuple[str, ...]
+    flavors: tuple[FlavorQuotas, ...]
+
+
+@dataclass(slots=True, frozen=True)
+class Requirement:
+    """A label selector requirement (matchExpressions / nodeSelectorTerms entry)."""
+
+    key: str
+    operator: str  # In, NotIn, Exists, DoesNotExist (Gt, Lt for node affinity)
+    values: tuple[str, ...] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class LabelSelector:
+    """metav1.LabelSelector. An empty selector matches everything."""
+
+    match_labels: dict[str, str] = field(default_factory=dict)
+    match_expressions: tuple[Requirement, ...] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class Taint:
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"
+
+
+@dataclass(slots=True, frozen=True)
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"  # Equal or Exists
+    value: str = ""
+    effect: str = ""  # empty matches every effect
+
+
+@dataclass(slots=True, frozen=True)
+class ResourceFlavor:
+    name: str
+    node_labels: dict[str, str] = field(default_factory=dict)
+    node_taints: tuple[Taint, ...] = ()
+    tolerations: tuple[Toleration, ...] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class PreemptionPolicy:
+    within_cluster_queue: str = NEVER
+    reclaim_within_cohort: str = NEVER
+    borrow_within_cohort: str = NEVER
+    max_priority_threshold: int | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class FlavorFungibility:
+    when_can_borrow: str = MAY_STOP_SEARCH
+    when_can_preempt: str = TRY_NEXT_FLAVOR
+    preference: str | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class AdmissionCheckRule:
+    """One entry of admissionChecksStrategy: the check applies to the listed flavors, or all if empty."""
+
+    name: str
+    on_flavors: tuple[str, ...] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class ClusterQueue:
+    name: str
+    cohort: str | None = None
+    resource_groups: tuple[ResourceGroup, ...] = ()
+    # None is the "nothing" selector (an absent namespaceSelector admits no namespace).
+    namespace_selector: LabelSelector | None = None
+    queueing_strategy: str = BEST_EFFORT_FIFO
+    preemption: PreemptionPolicy = PreemptionPolicy()
+    flavor_fungibility: FlavorFungibility = FlavorFungibility()
+    stop_policy: str = STOP_NONE
+    fair_weight_milli: int = 1000  # spec.fairSharing.weight, in milli-units
+    admission_checks: tuple[AdmissionCheckRule, ...] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class Cohort:
+    name: str
+    parent: str | None = None
+    resource_groups: tuple[ResourceGroup, ...] = ()
+    fair_weight_milli: int = 1000
+
+
+@dataclass(slots=True, frozen=True)
+class LocalQueue:
+    namespace: str
+    name: str
+    cluster_queue: str
+    stop_policy: str = STOP_NONE
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(slots=True, frozen=True)
+class Namespace:
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True, frozen=True)
+class AdmissionCheck:
+    name: str
+    controller_name: str = ""
+
+
+@dataclass(slots=True, frozen=True)
+class NodeSelectorTerm:
+    match_expressions: tuple[Requirement, ...] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class PodSet:
+    """One homogeneous group of pods: per-pod requests (canonical ints) and placement constraints."""
+
+    name: str
+    count: int
+    requests: dict[str, int]  # per pod, never contains "pods"
+    min_count: int | None = None
+    node_selector: dict[str, str] = field(default_factory=dict)
+    # Required node affinity terms (ORed); None when the pod has none.
+    required_affinity: tuple[NodeSelectorTerm, ...] | None = None
+    tolerations: tuple[Toleration, ...] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class PodSetAssignment:
+    name: str
+    count: int
+    flavors: dict[str, str]  # resource -> flavor
+
+
+@dataclass(slots=True, frozen=True)
+class Admission:
+    cluster_queue: str
+    pod_set_assignments: tuple[PodSetAssignment, ...]
+
+
+@dataclass(slots=True, frozen=True)
+class Workload:
+    """A workload as submitted (a Workload object, or the Workload a Job becomes)."""
+
+    namespace: str
+    name: str
+    queue_name: str
+    pod_sets: tuple[PodSet, ...]
+    priority: int = 0
+    priority_class_name: str | None = None
+    priority_class_source: str | None = None  # kueue.x-k8s.io/workloadpriorityclass or scheduling.k8s.io/priorityclass
+    active: bool = True
+    creation_time: float = 0.0  # seconds on the virtual (or real) clock
+    reclaimable_pods: dict[str, int] = field(default_factory=dict)
+    admission: Admission | None = None  # pre-existing admission (status.admission)
+    kind: str = "Workload"  # the submitted object's kind: Workload or Job
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(slots=True, frozen=True)
+class RequeuingStrategy:
+    timestamp: str = "Eviction"  # Eviction or Creation
+    backoff_limit_count: int | None = None
+    backoff_base_seconds: int = 60
+    backoff_max_seconds: int = 3600
+
+
+@dataclass(slots=True, frozen=True)
+class WaitForPodsReady:
+    enable: bool = False
+    timeout_seconds: float = 300.0
+    recovery_timeout_seconds: float | None = None
+    block_admission: bool = False
+    requeuing: RequeuingStrategy = RequeuingStrategy()
+
+
+@dataclass(slots=True, frozen=True)
+class FairSharing:
+    enable: bool = False
+    preemption_strategies: tuple[str, ...] = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+
+
+@dataclass(slots=True, frozen=True)
+class Config:
+    """The parts of Kueue's Configuration the engine reads."""
+
+    wait_for_pods_ready: WaitForPodsReady = WaitForPodsReady()
+    fair_sharing: FairSharing = FairSharing()
+    manage_jobs_without_queue_name: bool = False

@@ -1,0 +1,258 @@
+"""Classical preemption: which admitted workloads to evict so that a pending one fits.
+
+Candidates come from the preemptor's own ClusterQueue (``withinClusterQueue``) and from queues in its
+cohort tree that use more than their nominal quota (``reclaimWithinCohort``). They are ordered (other
+queues first, lower priority first, most recently admitted first) and taken greedily until the
+preemptor fits; a reverse pass then gives back every victim that is not needed. Attempts are made
+with and without letting the preemptor borrow, as upstream's heuristics prescribe; removing and
+restoring usage on the live quota tree is the "simulation" and always leaves it as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pykueue.engine import model
+from pykueue.engine.flavors import G_NO_CANDIDATES, G_PREEMPT, G_RECLAIM
+from pykueue.engine.quota import FR, QuotaNode, add_usage, available, lowest_subtree_that_fits, remove_usage
+from pykueue.engine.workload import WorkloadInfo
+
+if TYPE_CHECKING:
+    from pykueue.engine.cluster import ClusterQueueState
+
+IN_CLUSTER_QUEUE = "InClusterQueue"
+IN_COHORT_RECLAMATION = "InCohortReclamation"
+IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
+IN_COHORT_FAIR_SHARING = "InCohortFairSharing"
+
+# How a candidate may be preempted.
+_WITHIN_CQ, _HIERARCHICAL, _WITHOUT_BORROWING, _WHILE_BORROWING = 1, 2, 3, 4
+_REASON = {
+    _WITHIN_CQ: IN_CLUSTER_QUEUE,
+    _HIERARCHICAL: IN_COHORT_RECLAMATION,
+    _WITHOUT_BORROWING: IN_COHORT_RECLAMATION,
+    _WHILE_BORROWING: IN_COHORT_RECLAIM_WHILE_BORROWING,
+}
+
+
+@dataclass(slots=True, frozen=True)
+class Target:
+    workload: WorkloadInfo
+    reason: str
+
+
+def remove_workload_usage(cq: ClusterQueueState, info: WorkloadInfo) -> None:
+    for fr, v in info.usage.items():
+        remove_usage(cq.node, fr, v)
+
+
+def add_workload_usage(cq: ClusterQueueState, info: WorkloadInfo) -> None:
+    for fr, v in info.usage.items():
+        add_usage(cq.node, fr, v)
+
+
+def uses_resources(info: WorkloadInfo, frs: set[FR]) -> bool:
+    return any(fr in frs for fr in info.usage)
+
+
+def fits(requests: dict[FR, int], node: QuotaNode, allow_borrowing: bool) -> bool:
+    for fr, v in requests.items():
+        if not allow_borrowing and node.borrowing_with(fr, v):
+            return False
+        if v > available(node, fr):
+            return False
+    return True
+
+
+def candidate_order_key(info: WorkloadInfo, preemptor_cq: str) -> tuple:
+    """Other queues first, then lower priority, then the most recently admitted, then the newest."""
+    return (
+        info.cluster_queue == preemptor_cq,
+        info.priority,
+        -(info.reserved_at or 0.0),
+        -info.order_time,
+        -info.seq,
+    )
+
+
+@dataclass(slots=True)
+class _Candidate:
+    info: WorkloadInfo
+    lca: QuotaNode | None
+    variant: int
+
+
+class ClassicalPreemptor:
+    """Finds preemption targets with the classical (non fair-sharing) policy."""
+
+    def __init__(self, cqs: dict[str, ClusterQueueState]) -> None:
+        self.cqs = cqs
+
+    # -- candidates ---------------------------------------------------------------------------------
+
+    def _variant(self, cq: ClusterQueueState, wl: WorkloadInfo, cand: WorkloadInfo, frs: set[FR], advantage: bool) -> int:
+        if not uses_resources(cand, frs):
+            return 0
+        policy = cq.spec.preemption
+        same = cand.cluster_queue == cq.name
+        rule = policy.within_cluster_queue if same else policy.reclaim_within_cohort
+        lower = wl.priority > cand.priority
+        if rule == model.LOWER_PRIORITY:
+            too_high = not lower
+        elif rule == model.LOWER_OR_NEWER_EQUAL_PRIORITY:
+            newer_equal = wl.priority == cand.priority and wl.order_time < cand.order_time
+            too_high = not (lower or newer_equal)
+        else:
+            too_high = rule != model.ANY
+        if too_high:
+            return 0
+        if same:
+            return _WITHIN_CQ
+        if advantage:
+            return _HIERARCHICAL
+        if policy.borrow_within_cohort == model.NEVER:
+            return _WITHOUT_BORROWING
+        threshold = policy.max_priority_threshold
+        if cand.priority >= wl.priority or (threshold is not None and cand.priority > threshold):
+            return _WITHOUT_BORROWING
+        return _WHILE_BORROWING
+
+    def _from_cq(self, cq: ClusterQueueState, source: ClusterQueueState, wl: WorkloadInfo, frs: set[FR],
+                 lca: QuotaNode | None, advantage: bool) -> list[_Candidate]:
+        out = []
+        for cand in source.admitted.values():
+            variant = self._variant(cq, wl, cand, frs, advantage)
+            if variant:
+                out.append(_Candidate(cand, lca, variant))
+        return out
+
+    def _collect_subtree(self, cq: ClusterQueueState, wl: WorkloadInfo, frs: set[FR], current: QuotaNode,
+                         lca: QuotaNode, skip: QuotaNode | None, advantage: bool, out: list[_Candidate]) -> None:
+        for child in current.children:
+            if child is skip:
+                continue
+            if child.is_cohort:
+                if child.within_nominal(frs):
+                    continue
+                self._collect_subtree(cq, wl, frs, child, lca, skip, advantage, out)
+            elif child is not cq.node and not child.within_nominal(frs):
+                out.extend(self._from_cq(cq, self.cqs[child.name], wl, frs, lca, advantage))
+
+    def candidates(self, cq: ClusterQueueState, wl: WorkloadInfo, frs: set[FR],
+                   requests: dict[FR, int]) -> tuple[list[_Candidate], bool, bool]:
+        """Ordered candidates, whether none come from other queues, whether none are hierarchical."""
+        same: list[_Candidate] = []
+        if cq.spec.preemption.within_cluster_queue != model.NEVER:
+            same = self._from_cq(cq, cq, wl, frs, None, False)
+        hierarchy: list[_Candidate] = []
+        by_priority: list[_Candidate] = []
+        if cq.node.parent is not None and cq.spec.preemption.reclaim_within_cohort != model.NEVER:
+            advantage, remaining = _quantities_fit(cq.node, requests)
+            previous: QuotaNode | None = None
+            for root in cq.node.path_to_root():
+                target = hierarchy if advantage else by_priority
+                self._collect_subtree(cq, wl, frs, root, root, previous, advantage, target)
+                ok, remaining = _quantities_fit(root, remaining)
+                advantage = advantage or ok
+                previous = root
+        name = cq.name
+
+        def key(c: _Candidate) -> tuple:
+            return candidate_order_key(c.info, name)
+
+        ordered = sorted(hierarchy, key=key) + sorted(by_priority, key=key) + sorted(same, key=key)
+        return ordered, not hierarchy and not by_priority, not hierarchy
+
+    def _valid(self, cq: ClusterQueueState, cand: _Candidate, borrow: bool, frs: set[FR]) -> bool:
+        if cand.info.cluster_queue == cq.name:
+            return True
+        if borrow and cand.variant == _WITHOUT_BORROWING:
+            return False
+        node = self.cqs[cand.info.cluster_queue].node
+        if node.within_nominal(frs):
+            return False
+        for ancestor in node.path_to_root():
+            if ancestor is cand.lca:
+                break
+            if ancestor.within_nominal(frs):
+                return False
+        return True
+
+    # -- targets ------------------------------------------------------------------------------------
+
+    def targets(self, cq: ClusterQueueState, wl: WorkloadInfo, requests: dict[FR, int], frs: set[FR]) -> list[Target]:
+        cands, none_from_others, none_hierarchical = self.candidates(cq, wl, frs, requests)
+        if not cands:
+            return []
+        borrow_forbidden = cq.spec.preemption.borrow_within_cohort == model.NEVER
+        under_nominal = all(cq.node.usage.get(fr, 0) < cq.node.quota(fr).nominal for fr in frs)
+        if none_from_others or (borrow_forbidden and not under_nominal):
+            attempts = (True,)
+        elif borrow_forbidden and none_hierarchical:
+            attempts = (False,)
+        else:
+            attempts = (True, False)
+        for allow_borrowing in attempts:
+            chosen: list[Target] = []
+            ok = False
+            for cand in cands:
+                if not self._valid(cq, cand, allow_borrowing, frs):
+                    continue
+                src = self.cqs[cand.info.cluster_queue]
+                remove_workload_usage(src, cand.info)
+                chosen.append(Target(cand.info, _REASON[cand.variant]))
+                if fits(requests, cq.node, allow_borrowing):
+                    ok = True
+                    break
+            if not ok:
+                self._restore(chosen)
+                continue
+            chosen = self._fill_back(cq, chosen, requests, allow_borrowing)
+            self._restore(chosen)
+            return chosen
+        return []
+
+    def _fill_back(self, cq: ClusterQueueState, chosen: list[Target], requests: dict[FR, int],
+                   allow_borrowing: bool) -> list[Target]:
+        """Give back, newest choice first (except the last, which made it fit), every victim not needed."""
+        for i in range(len(chosen) - 2, -1, -1):
+            t = chosen[i]
+            src = self.cqs[t.workload.cluster_queue]
+            add_workload_usage(src, t.workload)
+            if fits(requests, cq.node, allow_borrowing):
+                chosen[i] = chosen[-1]
+                chosen.pop()
+            else:
+                remove_workload_usage(src, t.workload)
+        return chosen
+
+    def _restore(self, chosen: Iterable[Target]) -> None:
+        for t in chosen:
+            add_workload_usage(self.cqs[t.workload.cluster_queue], t.workload)
+
+    # -- oracle -------------------------------------------------------------------------------------
+
+    def oracle(self, cq: ClusterQueueState, wl: WorkloadInfo, fr: FR, quantity: int) -> tuple[int, int]:
+        """Could preempting free ``quantity`` of ``fr``? (granular mode, borrowing level afterwards)."""
+        chosen = self.targets(cq, wl, {fr: quantity}, {fr})
+        if not chosen:
+            return G_NO_CANDIDATES, 0
+        for t in chosen:
+            remove_workload_usage(self.cqs[t.workload.cluster_queue], t.workload)
+        borrow, _ = lowest_subtree_that_fits(cq.node, fr, quantity)
+        self._restore(chosen)
+        if any(t.workload.cluster_queue == cq.name for t in chosen):
+            return G_PREEMPT, borrow
+        return G_RECLAIM, borrow
+
+
+def _quantities_fit(node: QuotaNode, requests: dict[FR, int]) -> tuple[bool, dict[FR, int]]:
+    ok = True
+    remaining = {}
+    for fr, v in requests.items():
+        if node.usage.get(fr, 0) + v > node.subtree_quota.get(fr, 0):
+            ok = False
+        remaining[fr] = max(0, v - node.local_available(fr))
+    return ok, remaining

@@ -1,0 +1,159 @@
+"""Pending workloads of one ClusterQueue, grouped into equivalence classes.
+
+Queue order is upstream's: the sticky preemptor first, then higher priority, then the queue-order
+timestamp (creation, or eviction for some evictions), then document order. Workloads that would get the
+same answer from the scheduler (same queue, priority and pod sets: the scheduling hash) form a class,
+and the ClusterQueue's heap holds one entry per class, for the class's first member.
+
+Under ``BestEffortFIFO`` a head that cannot be admitted is parked together with its whole class until
+capacity changes in its cohort (upstream's inadmissible list plus its equivalence-hash bulk move), and
+parking or unparking costs O(1) per class, never O(pending workloads). Under ``StrictFIFO`` the head goes
+straight back and keeps blocking the queue.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from pykueue.engine.model import BEST_EFFORT_FIFO
+from pykueue.engine.workload import WorkloadInfo, next_stamp
+
+
+class _Class:
+    __slots__ = ("hash", "priority", "heap", "live", "parked", "bulk_reason", "bulk_stamp", "entry")
+
+    def __init__(self, h: tuple, priority: int) -> None:
+        self.hash = h
+        self.priority = priority
+        self.heap: list[tuple] = []
+        self.live: dict[str, tuple] = {}
+        self.parked = False
+        self.bulk_reason: str | None = None
+        self.bulk_stamp = 0
+        self.entry: tuple | None = None  # this class's live entry in the queue heap
+
+    def head(self) -> WorkloadInfo | None:
+        heap, live = self.heap, self.live
+        while heap:
+            e = heap[0]
+            if live.get(e[3]) is e:
+                return e[4]
+            heapq.heappop(heap)
+        return None
+
+
+class PendingQueue:
+    __slots__ = ("strategy", "_classes", "_heap", "_where", "_count", "sticky")
+
+    def __init__(self, strategy: str = BEST_EFFORT_FIFO) -> None:
+        self.strategy = strategy
+        self._classes: dict[tuple, _Class] = {}
+        self._heap: list[tuple] = []
+        self._where: dict[str, _Class] = {}
+        self._count = 0
+        self.sticky: str | None = None
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._where
+
+    def _member_entry(self, info: WorkloadInfo) -> tuple:
+        return (0 if info.key == self.sticky else 1, info.order_time, info.seq, info.key, info)
+
+    def _refresh(self, cls: _Class) -> None:
+        """Point the queue heap at the class's current first member (if the class is not parked)."""
+        head = None if cls.parked else cls.head()
+        if head is None:
+            cls.entry = None
+            if not cls.live:
+                del self._classes[cls.hash]
+            return
+        entry = (0 if head.key == self.sticky else 1, -cls.priority, head.order_time, head.seq, head.key, cls)
+        if cls.entry is not None and cls.entry[:5] == entry[:5]:
+            return
+        cls.entry = entry
+        heapq.heappush(self._heap, entry)
+
+    def push(self, info: WorkloadInfo) -> None:
+        if info.key in self._where:
+            return
+        cls = self._classes.get(info.hash)
+        if cls is None:
+            cls = self._classes[info.hash] = _Class(info.hash, info.priority)
+        entry = self._member_entry(info)
+        cls.live[info.key] = entry
+        heapq.heappush(cls.heap, entry)
+        self._where[info.key] = cls
+        self._count += 1
+        self._refresh(cls)
+
+    def remove(self, key: str) -> None:
+        cls = self._where.pop(key, None)
+        if cls is None:
+            return
+        del cls.live[key]
+        self._count -= 1
+        if self.sticky == key:
+            self.sticky = None
+        self._refresh(cls)
+
+    def pop(self) -> WorkloadInfo | None:
+        """Take the queue's head out (the scheduler puts it back if it is not admitted)."""
+        heap = self._heap
+        while heap:
+            entry = heapq.heappop(heap)
+            cls = entry[5]
+            if cls.entry is not entry:
+                continue
+            cls.entry = None
+            head = cls.head()
+            if head is None:
+                self._refresh(cls)
+                continue
+            self.remove(head.key)
+            return head
+        return None
+
+    def has_candidates(self) -> bool:
+        heap = self._heap
+        while heap:
+            if heap[0][5].entry is heap[0]:
+                return True
+            heapq.heappop(heap)
+        return False
+
+    def park_class_of(self, info: WorkloadInfo, reason: str) -> None:
+        """BestEffortFIFO: set ``info``'s class aside until capacity changes."""
+        cls = self._where.get(info.key)
+        if cls is None or self.strategy != BEST_EFFORT_FIFO:
+            return
+        cls.parked = True
+        cls.bulk_reason = reason
+        cls.bulk_stamp = next_stamp()
+        cls.entry = None
+
+    def requeue_inadmissible(self) -> bool:
+        """Capacity changed: every parked class becomes a candidate again."""
+        woke = False
+        for cls in list(self._classes.values()):
+            if cls.parked:
+                cls.parked = False
+                woke = True
+                self._refresh(cls)
+        return woke
+
+    def reason_for(self, info: WorkloadInfo) -> str | None:
+        """The reason a pending member shows: its own, unless its class was set aside after that."""
+        cls = self._where.get(info.key)
+        if cls is not None and cls.bulk_reason is not None and cls.bulk_stamp > info.reason_stamp:
+            return cls.bulk_reason
+        return info.reason
+
+    def is_parked(self, key: str) -> bool:
+        cls = self._where.get(key)
+        return cls is not None and cls.parked
+
+    def members(self) -> list[WorkloadInfo]:
+        return [e[4] for cls in self._classes.values() for e in cls.live.values()]

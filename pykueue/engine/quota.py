@@ -1,0 +1,175 @@
+"""Quota and usage of cluster queues and cohorts: one representation, one set of formulas.
+
+A ``QuotaNode`` is either a ClusterQueue (a leaf) or a Cohort (an inner node). Quota flows up the tree:
+a node's ``subtree_quota`` is its own nominal quota plus what its children lend it (their subtree quota
+minus the part their lending limit keeps local). Usage flows up the same way: a child stores in its
+parent only the usage that exceeds its local (unlendable) quota. Every borrowing and lending rule is a
+consequence of these two sums and of the borrowing limit applied on the way up.
+
+Keys are ``(flavor, resource)`` pairs; values are integers in canonical units.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pykueue.engine.model import ResourceQuota
+
+FR = tuple[str, str]
+_NO_QUOTA = ResourceQuota()
+
+
+class QuotaNode:
+    """Quota, lent capacity and usage of one ClusterQueue or Cohort."""
+
+    __slots__ = ("name", "is_cohort", "parent", "children", "quotas", "subtree_quota", "usage")
+
+    def __init__(self, name: str, is_cohort: bool) -> None:
+        self.name = name
+        self.is_cohort = is_cohort
+        self.parent: QuotaNode | None = None
+        self.children: list[QuotaNode] = []
+        self.quotas: dict[FR, ResourceQuota] = {}
+        self.subtree_quota: dict[FR, int] = {}
+        self.usage: dict[FR, int] = {}
+
+    def __repr__(self) -> str:
+        return f"QuotaNode({'cohort' if self.is_cohort else 'cq'} {self.name})"
+
+    def quota(self, fr: FR) -> ResourceQuota:
+        return self.quotas.get(fr, _NO_QUOTA)
+
+    def local_quota(self, fr: FR) -> int:
+        """Capacity that only this subtree can use: what the lending limit keeps from the parent."""
+        q = self.quotas.get(fr)
+        if q is None or q.lending_limit is None:
+            return 0
+        return max(0, self.subtree_quota.get(fr, 0) - q.lending_limit)
+
+    def local_available(self, fr: FR) -> int:
+        """Unused local quota: usable here, invisible to the parent."""
+        return max(0, self.local_quota(fr) - self.usage.get(fr, 0))
+
+    def path_to_root(self) -> Iterator[QuotaNode]:
+        """Ancestors, nearest first (not including self)."""
+        node = self.parent
+        while node is not None:
+            yield node
+            node = node.parent
+
+    def root(self) -> QuotaNode:
+        node = self
+        while node.parent is not None:
+            node = node.parent
+        return node
+
+    def borrowing_with(self, fr: FR, val: int) -> bool:
+        """Whether adding ``val`` puts this node above its own subtree quota."""
+        return self.usage.get(fr, 0) + val > self.subtree_quota.get(fr, 0)
+
+    def is_borrowing(self, fr: FR) -> bool:
+        return self.usage.get(fr, 0) > self.subtree_quota.get(fr, 0)
+
+    def within_nominal(self, frs: set[FR] | frozenset[FR]) -> bool:
+        """True when usage is at or below subtree quota in every one of ``frs``."""
+        usage, quota = self.usage, self.subtree_quota
+        return all(usage.get(fr, 0) <= quota.get(fr, 0) for fr in frs)
+
+
+def available(node: QuotaNode, fr: FR) -> int:
+    """Capacity still usable by ``node``: local leftovers plus what the parent can give, capped by the
+    borrowing limit. Negative after over-admission (quota removed or queue moved)."""
+    parent = node.parent
+    if parent is None:
+        return node.subtree_quota.get(fr, 0) - node.usage.get(fr, 0)
+    parent_available = available(parent, fr)
+    q = node.quotas.get(fr)
+    if q is not None and q.borrowing_limit is not None:
+        local = node.local_quota(fr)
+        stored_in_parent = node.subtree_quota.get(fr, 0) - local
+        used_in_parent = max(0, node.usage.get(fr, 0) - local)
+        parent_available = min(stored_in_parent - used_in_parent + q.borrowing_limit, parent_available)
+    return node.local_available(fr) + parent_available
+
+
+def potential_available(node: QuotaNode, fr: FR) -> int:
+    """The most ``node`` could ever use of ``fr`` if nothing else used any: the ceiling for NoFit."""
+    parent = node.parent
+    if parent is None:
+        return node.subtree_quota.get(fr, 0)
+    result = node.local_quota(fr) + potential_available(parent, fr)
+    q = node.quotas.get(fr)
+    if q is not None and q.borrowing_limit is not None:
+        result = min(node.subtree_quota.get(fr, 0) + q.borrowing_limit, result)
+    return result
+
+
+def add_usage(node: QuotaNode, fr: FR, val: int) -> None:
+    """Charge ``val`` to ``node``; what exceeds its unused local quota is charged to the parent too."""
+    while True:
+        local_avail = node.local_available(fr)
+        node.usage[fr] = node.usage.get(fr, 0) + val
+        parent = node.parent
+        if parent is None or val <= local_avail:
+            return
+        val -= local_avail
+        node = parent
+
+
+def remove_usage(node: QuotaNode, fr: FR, val: int) -> None:
+    """Release ``val`` from ``node``; the part it had stored in the parent is released there too."""
+    while True:
+        stored_in_parent = node.usage.get(fr, 0) - node.local_quota(fr)
+        node.usage[fr] = node.usage.get(fr, 0) - val
+        parent = node.parent
+        if stored_in_parent <= 0 or parent is None:
+            return
+        val = min(val, stored_in_parent)
+        node = parent
+
+
+def recompute_subtree(node: QuotaNode) -> None:
+    """Rebuild subtree quota and usage of a cohort subtree from its leaves (after structural changes)."""
+    if not node.is_cohort:
+        node.subtree_quota = {fr: q.nominal for fr, q in node.quotas.items()}
+        return
+    subtree = {fr: q.nominal for fr, q in node.quotas.items()}
+    usage: dict[FR, int] = {}
+    for child in node.children:
+        recompute_subtree(child)
+        for fr, child_quota in child.subtree_quota.items():
+            subtree[fr] = subtree.get(fr, 0) + child_quota - child.local_quota(fr)
+        for fr, child_usage in child.usage.items():
+            stored = child_usage - child.local_quota(fr)
+            if stored > 0:
+                usage[fr] = usage.get(fr, 0) + stored
+    node.subtree_quota = subtree
+    node.usage = usage
+
+
+def node_height(node: QuotaNode) -> int:
+    """Distance to the furthest leaf: 1 for a cohort of cluster queues, more for nested cohorts."""
+    height = min(len(node.children), 1)
+    for child in node.children:
+        if child.is_cohort:
+            height = max(height, node_height(child) + 1)
+    return height
+
+
+def lowest_subtree_that_fits(cq: QuotaNode, fr: FR, val: int) -> tuple[int, bool]:
+    """Height of the smallest subtree around ``cq`` whose quota can absorb ``val`` more of ``fr``
+    (0 = no borrowing), and whether that subtree is smaller than the whole tree (so reclaiming
+    from outside it is conceivable)."""
+    if not (cq.parent is not None and cq.borrowing_with(fr, val)):
+        return 0, cq.parent is not None
+    remaining = val - cq.local_available(fr)
+    tracking = cq.parent
+    node = cq.parent
+    while node is not None:
+        tracking = node
+        if not node.borrowing_with(fr, remaining):
+            return node_height(node), node.parent is not None
+        remaining -= node.local_available(fr)
+        node = node.parent
+    assert tracking is not None
+    return node_height(tracking), tracking.parent is not None

@@ -1,0 +1,255 @@
+"""The scheduling cycle: take each ClusterQueue's head, decide flavors, order, admit or preempt.
+
+One cycle mirrors upstream's ``schedule()``: pop one head per active ClusterQueue; nominate each (flavor
+assignment and, when needed, preemption targets); order the nominations (no borrowing before borrowing,
+then priority, then queue order); then walk them, re-checking each against what earlier ones in the same
+cycle took. Heads that are not admitted go back to their queue: straight back when the failure was
+transient, parked with their equivalence class (BestEffortFIFO) when they cannot fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pykueue.engine import events as ev
+from pykueue.engine import model
+from pykueue.engine.cluster import ClusterQueueState
+from pykueue.engine.events import EngineError
+from pykueue.engine.flavors import FIT, NO_FIT, PREEMPT, Assignment, FlavorAssigner
+from pykueue.engine.podset_reducer import reduce_counts
+from pykueue.engine.preemption import Target, add_workload_usage, fits, remove_workload_usage
+from pykueue.engine.quota import FR, add_usage, remove_usage
+from pykueue.engine.workload import (
+    MISCONFIGURED,
+    WAITING_FOR_PODS_READY,
+    WAITING_FOR_PREEMPTED,
+    WAITING_FOR_QUOTA,
+    State,
+    WorkloadInfo,
+)
+
+if TYPE_CHECKING:
+    from pykueue.engine.engine import Engine
+
+MAX_ADMISSIONS_PER_INSTANT = 50
+
+
+@dataclass(slots=True)
+class Entry:
+    cq: ClusterQueueState
+    info: WorkloadInfo
+    assignment: Assignment
+    targets: list[Target]
+
+
+class Scheduler:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def run(self, now: float) -> None:
+        engine = self.engine
+        admissions: dict[str, int] = {}
+        while True:
+            engine.wake_dirty_trees()
+            if not self.cycle(now, admissions):
+                return
+
+    # ---------------------------------------------------------------------------------------- cycle
+
+    def cycle(self, now: float, admissions: dict[str, int]) -> bool:
+        engine = self.engine
+        heads: list[tuple[ClusterQueueState, WorkloadInfo]] = []
+        for name in sorted(engine._nonempty):
+            cq = engine.cqs.get(name)
+            if cq is None or not cq.active:
+                engine._nonempty.discard(name)
+                continue
+            info = cq.pending.pop()
+            if info is None:
+                engine._nonempty.discard(name)
+                continue
+            heads.append((cq, info))
+        if not heads:
+            return False
+        progressed = False
+        entries: list[Entry] = []
+        for cq, info in heads:
+            if not engine.namespace_allowed(cq, info.spec.namespace):
+                info.set_reason(MISCONFIGURED, f"Workload namespace doesn't match ClusterQueue selector")
+                self._requeue(cq, info, immediate=False, park=True, force_park=True)
+                progressed = True
+                continue
+            assignment, targets = self.assignments(cq, info)
+            entries.append(Entry(cq, info, assignment, targets))
+        entries.sort(key=lambda e: (e.assignment.borrowing, -e.info.priority, e.info.order_time, e.info.seq, e.cq.name))
+        reservations: list[tuple[ClusterQueueState, dict[FR, int]]] = []
+        preempted: set[str] = set()
+        for entry in entries:
+            progressed |= self._process(entry, now, reservations, preempted, admissions)
+        for cq, usage in reservations:
+            for fr, v in usage.items():
+                remove_usage(cq.node, fr, v)
+        return progressed
+
+    def _process(self, entry: Entry, now: float, reservations: list, preempted: set[str],
+                 admissions: dict[str, int]) -> bool:
+        engine = self.engine
+        cq, info, assignment = entry.cq, entry.info, entry.assignment
+        mode = assignment.mode()
+        if mode == NO_FIT:
+            info.set_reason(assignment.no_fit_reason or WAITING_FOR_QUOTA, assignment.message())
+            return self._requeue(cq, info, immediate=False, park=True)
+        if mode == PREEMPT and not entry.targets:
+            info.set_reason(WAITING_FOR_QUOTA, assignment.message())
+            if cq.spec.preemption.reclaim_within_cohort != model.ANY:
+                usage = self._to_reserve(cq, assignment)
+                for fr, v in usage.items():
+                    add_usage(cq.node, fr, v)
+                reservations.append((cq, usage))
+            return self._requeue(cq, info, immediate=False, park=True)
+        if any(t.workload.key in preempted for t in entry.targets):
+            info.set_reason(WAITING_FOR_QUOTA, "Workload has overlapping preemption targets with another workload")
+            return self._requeue(cq, info, immediate=True)
+        targets = [t for t in entry.targets if t.workload.has_quota]
+        for t in targets:
+            remove_workload_usage(engine.cqs[t.workload.cluster_queue], t.workload)
+        ok = fits(assignment.usage, cq.node, True)
+        for t in targets:
+            add_workload_usage(engine.cqs[t.workload.cluster_queue], t.workload)
+        if not ok:
+            info.set_reason(WAITING_FOR_QUOTA, "Workload no longer fits after processing another workload")
+            return self._requeue(cq, info, immediate=True)
+        if mode == PREEMPT:
+            for t in targets:
+                preempted.add(t.workload.key)
+                engine._emit(ev.PREEMPTED, t.workload, t.workload.cluster_queue, reason=t.reason, by=info.key)
+                engine._evict(t.workload, ev.EVICTED_PREEMPTED, now, requeue=True, by=info.key)
+            for fr, v in assignment.usage.items():
+                add_usage(cq.node, fr, v)
+            reservations.append((cq, dict(assignment.usage)))
+            info.set_reason(WAITING_FOR_PREEMPTED, f"Pending the preemption of {len(targets)} workload(s)")
+            self._requeue(cq, info, immediate=True, preempting=True)
+            return True
+        wfpr = engine.config.wait_for_pods_ready
+        if wfpr.enable and wfpr.block_admission and any(
+            not w.pods_ready for c in engine.cqs.values() for w in c.admitted.values()
+        ):
+            info.set_reason(WAITING_FOR_PODS_READY, "waiting for all admitted workloads to be in PodsReady condition")
+            self._requeue(cq, info, immediate=True)
+            return False
+        count = admissions.get(info.key, 0) + 1
+        admissions[info.key] = count
+        if count > MAX_ADMISSIONS_PER_INSTANT:
+            raise EngineError(
+                f"preemption loop: workload {info.key} was admitted and preempted {count - 1} times "
+                f"at time {now:g}s; the configuration would preempt back and forth forever"
+            )
+        self.admit(cq, info, assignment, now)
+        return True
+
+    def _to_reserve(self, cq: ClusterQueueState, assignment: Assignment) -> dict[FR, int]:
+        """Capacity a preemptor with no candidates holds for the rest of the cycle (upstream's rule)."""
+        out: dict[FR, int] = {}
+        node = cq.node
+        for fr, v in assignment.usage.items():
+            q = node.quota(fr)
+            used = node.usage.get(fr, 0)
+            if assignment.borrowing > 0:
+                amount = v if q.borrowing_limit is None else min(v, q.nominal + q.borrowing_limit - used)
+            else:
+                amount = max(0, min(v, q.nominal - used))
+            if amount > 0:
+                out[fr] = amount
+        return out
+
+    def _requeue(self, cq: ClusterQueueState, info: WorkloadInfo, *, immediate: bool, park: bool = False,
+                 force_park: bool = False, preempting: bool = False) -> bool:
+        """Put a head back. Returns True when the queue's candidates changed (a class was parked)."""
+        pending = cq.pending
+        if preempting:
+            if cq.spec.queueing_strategy == model.BEST_EFFORT_FIFO:
+                pending.sticky = info.key
+        elif pending.sticky == info.key:
+            pending.sticky = None
+        pending.push(info)
+        self.engine._nonempty.add(cq.name)
+        strict = cq.spec.queueing_strategy == model.STRICT_FIFO
+        if immediate or (strict and not force_park):
+            return False
+        if park or force_park:
+            if strict:
+                pending.strategy = model.BEST_EFFORT_FIFO
+                pending.park_class_of(info, info.reason or WAITING_FOR_QUOTA)
+                pending.strategy = model.STRICT_FIFO
+            else:
+                pending.park_class_of(info, info.reason or WAITING_FOR_QUOTA)
+            return True
+        return False
+
+    # ----------------------------------------------------------------------------------- nominate
+
+    def assigner(self, cq: ClusterQueueState, info: WorkloadInfo) -> FlavorAssigner:
+        engine = self.engine
+        return FlavorAssigner(info, cq, engine.flavors, engine.preemptor.oracle, engine.config.fair_sharing.enable)
+
+    def assignments(self, cq: ClusterQueueState, info: WorkloadInfo) -> tuple[Assignment, list[Target]]:
+        """Full assignment, with preemption targets when needed; else the largest partial one."""
+        assigner = self.assigner(cq, info)
+        full = assigner.assign()
+        mode = full.mode()
+        if mode == FIT:
+            return full, []
+        if mode == PREEMPT:
+            targets = self.engine.preemptor.targets(cq, info, full.usage, full.frs_needing_preemption())
+            if targets:
+                return full, targets
+        if any(ps.min_count is not None and ps.min_count < ps.count for ps in info.spec.pod_sets):
+
+            def attempt(counts: list[int]) -> tuple[Assignment, list[Target]] | None:
+                a = assigner.assign(counts)
+                m = a.mode()
+                if m == FIT:
+                    return a, []
+                if m == PREEMPT:
+                    t = self.engine.preemptor.targets(cq, info, a.usage, a.frs_needing_preemption())
+                    if t:
+                        return a, t
+                return None
+
+            found = reduce_counts(info, attempt)
+            if found is not None:
+                return found
+        return full, []
+
+    # -------------------------------------------------------------------------------------- admit
+
+    def admit(self, cq: ClusterQueueState, info: WorkloadInfo, assignment: Assignment, now: float) -> None:
+        engine = self.engine
+        cq.pending.remove(info.key)
+        info.admission = assignment.to_admission(cq.name)
+        info.usage = dict(assignment.usage)
+        info.cluster_queue = cq.name
+        cq.admitted[info.key] = info
+        add_workload_usage(cq, info)
+        info.state = State.QUOTA_RESERVED
+        info.reserved_at = now
+        info.set_reason(None)
+        info.pods_ready = not engine.config.wait_for_pods_ready.enable
+        engine._emit(ev.QUOTA_RESERVED, info, cq.name)
+        checks = applicable_checks(cq.spec, info.admission)
+        info.check_states = {name: "Pending" for name in checks}
+        if not checks:
+            info.state = State.ADMITTED
+            info.admitted_at = now
+            engine._emit(ev.ADMITTED, info, cq.name)
+
+
+def applicable_checks(spec: model.ClusterQueue, admission: model.Admission) -> list[str]:
+    """Admission checks that apply to an admission: all-flavor rules, and rules naming a used flavor."""
+    used = {f for psa in admission.pod_set_assignments for f in psa.flavors.values()}
+    return [
+        rule.name
+        for rule in spec.admission_checks
+        if not rule.on_flavors or used.intersection(rule.on_flavors)
+    ]

@@ -1,0 +1,154 @@
+"""A workload as the engine tracks it while it queues, holds quota, runs and finishes."""
+
+from __future__ import annotations
+
+import itertools
+from enum import Enum
+
+from pykueue.engine import model
+from pykueue.engine.quota import FR
+
+
+_stamps = itertools.count(1)
+
+
+def next_stamp() -> int:
+    """A global, increasing counter: tells which of two reasons was set last."""
+    return next(_stamps)
+
+
+class State(str, Enum):
+    PENDING = "Pending"
+    QUOTA_RESERVED = "QuotaReserved"
+    ADMITTED = "Admitted"
+    FINISHED = "Finished"
+    INACTIVE = "Inactive"
+
+
+# QuotaReserved=False reasons (upstream's granular ones).
+WAITING_FOR_QUOTA = "WaitingForQuota"
+EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
+NO_MATCHING_FLAVOR = "NoMatchingFlavor"
+MISCONFIGURED = "Misconfigured"
+SUSPENDED = "Suspended"
+PENDING_EVALUATION = "PendingEvaluation"
+WAITING_FOR_PODS_READY = "WaitingForPodsReady"
+WAITING_FOR_PREEMPTED = "WaitingForPreemptedWorkloads"
+DEACTIVATED = "Deactivated"
+
+
+def scheduling_hash(wl: model.Workload) -> tuple:
+    """Workloads with equal hashes in one queue get the same answer from the scheduler, so when one does
+    not fit, its equals can be set aside without being evaluated one by one."""
+    return (
+        wl.namespace,
+        wl.queue_name,
+        wl.priority,
+        tuple(
+            (
+                ps.name,
+                ps.count,
+                ps.min_count,
+                tuple(sorted(ps.requests.items())),
+                tuple(sorted(ps.node_selector.items())),
+                ps.required_affinity,
+                ps.tolerations,
+            )
+            for ps in wl.pod_sets
+        ),
+        tuple(sorted(wl.reclaimable_pods.items())),
+    )
+
+
+class WorkloadInfo:
+    """Mutable runtime state of one workload. ``spec`` is the submitted object (immutable)."""
+
+    __slots__ = (
+        "spec",
+        "key",
+        "seq",
+        "cluster_queue",
+        "state",
+        "admission",
+        "usage",
+        "order_time",
+        "reason",
+        "message",
+        "reserved_at",
+        "admitted_at",
+        "finished_at",
+        "evictions",
+        "evicted_at",
+        "eviction_reason",
+        "requeue_count",
+        "requeue_at",
+        "pods_ready",
+        "ever_ready",
+        "check_states",
+        "hash",
+        "reason_stamp",
+    )
+
+    def __init__(self, spec: model.Workload, seq: int) -> None:
+        self.spec = spec
+        self.key = spec.key
+        self.seq = seq  # document order: the final tie-breaker everywhere
+        self.cluster_queue: str | None = None  # resolved through the LocalQueue
+        self.state = State.PENDING if spec.active else State.INACTIVE
+        self.admission: model.Admission | None = None
+        self.usage: dict[FR, int] = {}
+        self.order_time = spec.creation_time  # queue-order timestamp (creation, or eviction for some)
+        self.reason: str | None = PENDING_EVALUATION if spec.active else DEACTIVATED
+        self.message = ""
+        self.reserved_at: float | None = None
+        self.admitted_at: float | None = None
+        self.finished_at: float | None = None
+        self.evictions = 0
+        self.evicted_at: float | None = None
+        self.eviction_reason: str | None = None
+        self.requeue_count = 0
+        self.requeue_at: float | None = None
+        self.pods_ready = False
+        self.ever_ready = False
+        self.check_states: dict[str, str] = {}
+        self.hash = scheduling_hash(spec)
+        self.reason_stamp = 0
+
+    def set_reason(self, reason: str | None, message: str = "") -> None:
+        self.reason = reason
+        self.message = message
+        self.reason_stamp = next_stamp()
+
+    @property
+    def priority(self) -> int:
+        return self.spec.priority
+
+    @property
+    def has_quota(self) -> bool:
+        return self.state in (State.QUOTA_RESERVED, State.ADMITTED)
+
+    def pod_set_counts(self) -> list[int]:
+        """Pod counts that need quota: the spec counts less the reclaimable pods."""
+        rec = self.spec.reclaimable_pods
+        return [max(0, ps.count - rec.get(ps.name, 0)) for ps in self.spec.pod_sets]
+
+    def __repr__(self) -> str:
+        return f"WorkloadInfo({self.key}, {self.state.value})"
+
+
+def usage_of(wl: model.Workload, admission: model.Admission) -> dict[FR, int]:
+    """Quota an admission charges: per pod set, admitted count (less reclaimable pods) times each
+    per-pod request, on the flavor assigned to that resource; ``pods`` counts pods."""
+    usage: dict[FR, int] = {}
+    by_name = {ps.name: ps for ps in wl.pod_sets}
+    for psa in admission.pod_set_assignments:
+        ps = by_name.get(psa.name)
+        if ps is None:
+            continue
+        count = max(0, psa.count - wl.reclaimable_pods.get(ps.name, 0))
+        for res, flavor in psa.flavors.items():
+            per_pod = count if res == model.PODS else ps.requests.get(res, 0) * count
+            if per_pod:
+                fr = (flavor, res)
+                usage[fr] = usage.get(fr, 0) + per_pod
+    return usage
