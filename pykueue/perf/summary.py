@@ -1,0 +1,276 @@
+"""Upstream's performance recorder summary, computed from what the simulator observed.
+
+Mirrors ``test/performance/scheduler/runner/recorder/recorder.go`` and the checker's usage formula in
+``test/performance/scheduler/checker/checker_test.go`` (Kueue v0.18):
+
+Workloads, grouped by the ``kueue.x-k8s.io/performance-scheduler-class`` label:
+  - ``timeToAdmit`` = admission time - creation time, in whole milliseconds. The recorder sets it on
+    every not-admitted -> admitted transition, so a re-admitted workload counts its *last* admission.
+    A workload never admitted counts 0 (and still counts in ``count``), as upstream.
+  - ``timeToFinish`` = finish time - first observation (creation), 0 when it never finished.
+  - class averages are integer divisions (Go ``int64 /``), truncating.
+
+Cluster queues, grouped by the same class label:
+  - each queue integrates ``usage x dt`` of the *first resource of the first flavor* (``cpu`` for
+    generated scenarios), in milli-units x ms, from its first status event to its last one, counting
+    an interval only when the usage at its start is positive. Usage is ``status.flavorsUsage``: what
+    *admitted* workloads use, borrowed quota included, so it may exceed the nominal quota.
+  - a class sums the integrals and the nominal quotas of its queues and takes the earliest first
+    event and latest last event of its queues as the monitoring window;
+    ``avgUsagePercent = used * 100 / (nominalQuota * window)``, i.e. usage relative to nominal quota
+    (may exceed 100) averaged over the class's whole window.
+
+``wallMs`` stands in for upstream's minimalkueue wall time: the virtual time at which the last
+workload finished (the end of the simulation when some never finished).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pykueue.perf.generator import CLASS_LABEL, quantity_value
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadObservation:
+    """One workload as the recorder saw it; times in virtual seconds."""
+
+    class_name: str  # its performance-scheduler-class label, "" when absent
+    created_at: float
+    admitted_at: float | None  # the LAST admission; None when never admitted
+    finished_at: float | None = None
+    evictions: int = 0
+    name: str = ""  # NAMESPACE/NAME, informational
+    cluster_queue: str = ""  # informational
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterQueueObservation:
+    """One cluster queue: usage of its measured resource (in the request's unit, e.g. cores) over time."""
+
+    name: str
+    class_name: str
+    nominal_quota: float  # of the measured resource, same unit as usage
+    # (time, usage from that time on), time-ordered; usage is 0 before the first point.
+    usage: Sequence[tuple[float, float]] = field(default_factory=tuple)
+    created_at: float = 0.0  # the queue's first status event
+    last_event_at: float | None = None  # its last status change; None: its last usage change point
+
+
+@dataclass(frozen=True, slots=True)
+class PerfObservations:
+    workloads: Sequence[WorkloadObservation]
+    cluster_queues: Sequence[ClusterQueueObservation]
+    end_time: float  # where the simulation stopped
+
+
+def _ms(seconds: float) -> int:
+    """Virtual times are ms-exact decimals; round away float noise before the integer maths."""
+    return round(seconds * 1000)
+
+
+def _milli(value: float) -> int:
+    return round(value * 1000)
+
+
+def _sorted(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: d[k] for k in sorted(d)}
+
+
+def _cq_state(cq: ClusterQueueObservation) -> tuple[int, int, int]:
+    """(used in milli x ms, first event ms, last event ms) the way ``recordCQEvent`` accumulates it."""
+    first = _ms(cq.created_at)
+    points = [(_ms(t), _milli(u)) for t, u in cq.usage]
+    last = _ms(cq.last_event_at) if cq.last_event_at is not None else (points[-1][0] if points else first)
+    last = max(last, first)
+    used = 0
+    prev_t, prev_u = first, 0
+    for t, u in points:
+        t = min(max(t, first), last)  # events outside the recorded window are not seen
+        if prev_u > 0:
+            used += prev_u * (t - prev_t)
+        prev_t, prev_u = t, u
+    if prev_u > 0:
+        used += prev_u * (last - prev_t)
+    return used, first, last
+
+
+def summarize(obs: PerfObservations) -> dict[str, Any]:
+    """The ``summary`` object of a ``--generator`` simulation; keys sorted at every level."""
+    groups: dict[str, list[int]] = {}  # class -> [used, quota, first, last, queues]
+    for cq in obs.cluster_queues:
+        used, first, last = _cq_state(cq)
+        g = groups.get(cq.class_name)
+        if g is None:
+            groups[cq.class_name] = [used, _milli(cq.nominal_quota), first, last, 1]
+        else:
+            g[0] += used
+            g[1] += _milli(cq.nominal_quota)
+            g[2] = min(g[2], first)
+            g[3] = max(g[3], last)
+            g[4] += 1
+    cq_classes: dict[str, Any] = {}
+    for name, (used, quota, first, last, queues) in groups.items():
+        window = last - first
+        percent = round(used * 100 / (quota * window), 4) if quota > 0 and window > 0 else None
+        cq_classes[name] = _sorted(
+            {
+                "avgUsagePercent": percent,
+                "clusterQueues": queues,
+                "cpuAverageUsage": used // window if window > 0 else 0,
+                "cpuUsed": used,
+                "firstEventMs": first,
+                "lastEventMs": last,
+                "nominalQuota": quota,
+            }
+        )
+
+    classes: dict[str, list[int]] = {}  # class -> [count, total admit, max admit, total finish, evictions]
+    all_finished = True
+    last_finish = 0
+    for wl in obs.workloads:
+        created = _ms(wl.created_at)
+        admit = max(_ms(wl.admitted_at) - created, 0) if wl.admitted_at is not None else 0
+        if wl.finished_at is not None:
+            finish = max(_ms(wl.finished_at) - created, 0)
+            last_finish = max(last_finish, _ms(wl.finished_at))
+        else:
+            finish = 0
+            all_finished = False
+        c = classes.get(wl.class_name)
+        if c is None:
+            classes[wl.class_name] = [1, admit, admit, finish, wl.evictions]
+        else:
+            c[0] += 1
+            c[1] += admit
+            c[2] = max(c[2], admit)
+            c[3] += finish
+            c[4] += wl.evictions
+    wl_classes = {
+        name: _sorted(
+            {
+                "avgTimeToAdmissionMs": total_admit // count,
+                "avgTimeToFinishMs": total_finish // count,
+                "count": count,
+                "maxTimeToAdmissionMs": max_admit,
+                "totalEvictions": evictions,
+            }
+        )
+        for name, (count, total_admit, max_admit, total_finish, evictions) in classes.items()
+    }
+    wall = last_finish if obs.workloads and all_finished else _ms(obs.end_time)
+    return {
+        "clusterQueueClasses": _sorted(cq_classes),
+        "wallMs": wall,
+        "workloadClasses": _sorted(wl_classes),
+    }
+
+
+# ------------------------------------------------------------------------- from a simulation result
+
+
+def _quantity(text: Any) -> float:
+    return quantity_value(str(text))
+
+
+def _measured(cq: dict[str, Any]) -> tuple[str | None, str | None, float]:
+    """(flavor, resource, nominal quota) of the first resource of the first flavor, as upstream reads
+    ``spec.resourceGroups[0].flavors[0].resources[0]`` and ``status.flavorsUsage[0].resources[0]``."""
+    for rg in cq.get("spec", {}).get("resourceGroups") or []:
+        for fl in rg.get("flavors") or []:
+            for res in fl.get("resources") or []:
+                return fl.get("name"), res.get("name"), _quantity(res.get("nominalQuota", 0))
+        break
+    return None, None, 0.0
+
+
+def _request(wl: dict[str, Any], resource: str) -> float:
+    total = 0.0
+    for ps in wl.get("spec", {}).get("podSets") or []:
+        per_pod = 0.0
+        for c in ps.get("template", {}).get("spec", {}).get("containers") or []:
+            req = (c.get("resources") or {}).get("requests") or {}
+            if resource in req:
+                per_pod += _quantity(req[resource])
+        total += per_pod * int(ps.get("count", 1))
+    return total
+
+
+def observations_from_result(result: dict[str, Any], manifests: Sequence[dict[str, Any]]) -> PerfObservations:
+    """Derive the observations from a ``SimulationResult`` and the manifests it was run on.
+
+    Usage of a cluster queue rises by a workload's request at its ``Admitted`` event and falls at its
+    ``Finished`` or ``Evicted`` event (``status.flavorsUsage`` counts admitted workloads only). This
+    assumes the measured resource is served by the queue's first flavor only, which holds for
+    everything upstream's generator creates (one flavor). A queue's last status change is its last
+    event or the last creation of one of its workloads (which changes ``pendingWorkloads``).
+    """
+    cq_specs: dict[str, tuple[str, str | None, float]] = {}
+    wl_meta: dict[str, tuple[str, dict[str, Any]]] = {}
+    for m in manifests:
+        kind, meta = m.get("kind"), m.get("metadata") or {}
+        if kind == "ClusterQueue":
+            _, resource, nominal = _measured(m)
+            cq_specs[meta["name"]] = ((meta.get("labels") or {}).get(CLASS_LABEL, ""), resource, nominal)
+        elif kind == "Workload":
+            key = f"{meta.get('namespace', 'default')}/{meta['name']}"
+            wl_meta[key] = ((meta.get("labels") or {}).get(CLASS_LABEL, ""), m)
+
+    workloads: list[WorkloadObservation] = []
+    wl_cq: dict[str, str] = {}
+    last_event: dict[str, float] = {}
+    for w in result.get("workloads") or []:
+        key = f"{w['namespace']}/{w['name']}"
+        cls = wl_meta[key][0] if key in wl_meta else ""
+        cq = w.get("clusterQueue") or ""
+        wl_cq[key] = cq
+        if cq:
+            last_event[cq] = max(last_event.get(cq, w["createdAt"]), w["createdAt"])
+        workloads.append(
+            WorkloadObservation(
+                class_name=cls,
+                created_at=w["createdAt"],
+                admitted_at=w.get("admittedAt"),
+                finished_at=w.get("finishedAt"),
+                evictions=int(w.get("evictions") or 0),
+                name=key,
+                cluster_queue=cq,
+            )
+        )
+
+    usage: dict[str, float] = {}
+    points: dict[str, list[tuple[float, float]]] = {}
+    counted: dict[str, tuple[str, float]] = {}  # workload -> (cq, amount) while admitted
+    for e in result.get("events") or []:
+        cq, key, t, typ = e.get("clusterQueue") or "", e.get("workload", ""), e["time"], e["type"]
+        if cq:
+            last_event[cq] = max(last_event.get(cq, t), t)
+        if typ == "Admitted" and key not in counted and cq in cq_specs:
+            resource = cq_specs[cq][1]
+            amount = _request(wl_meta[key][1], resource) if key in wl_meta and resource else 0.0
+            counted[key] = (cq, amount)
+        elif typ in ("Finished", "Evicted") and key in counted:
+            cq, amount = counted.pop(key)
+            amount = -amount
+        else:
+            continue
+        if amount:
+            usage[cq] = usage.get(cq, 0.0) + amount
+            points.setdefault(cq, []).append((t, usage[cq]))
+
+    cqs = [
+        ClusterQueueObservation(
+            name=name,
+            class_name=cls,
+            nominal_quota=nominal,
+            usage=tuple(points.get(name, ())),
+            created_at=0.0,
+            last_event_at=last_event.get(name),
+        )
+        for name, (cls, _, nominal) in sorted(cq_specs.items())
+    ]
+    return PerfObservations(
+        workloads=workloads, cluster_queues=cqs, end_time=float(result.get("endTime") or 0.0)
+    )
