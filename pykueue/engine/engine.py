@@ -44,6 +44,10 @@ class Engine:
         self.admission_checks: dict[str, model.AdmissionCheck] = {}
         self.workloads: dict[str, WorkloadInfo] = {}
         self.preemptor = ClassicalPreemptor(self.cqs)
+        if self.config.fair_sharing.enable:
+            from pykueue.engine.fair_sharing import FairPreemptor
+
+            self.preemptor.fair = FairPreemptor(self)
         self.scheduler = Scheduler(self)
         self._seq = 0
         self._events: list[Event] = []
@@ -133,7 +137,7 @@ class Engine:
         for cq in self.cqs.values():
             cq.node.parent = None
             cq.node.children = []
-        for name, c in list(self.cohorts.items()):
+        for c in list(self.cohorts.values()):
             parent = c.spec.parent
             if parent:
                 p = self._cohort(parent)
@@ -344,9 +348,7 @@ class Engine:
         info.eviction_reason = reason
         info.pods_ready = False
         self._emit(ev.EVICTED, info, cq_name, reason=reason)
-        if reason == ev.EVICTED_PODS_READY_TIMEOUT and self.config.wait_for_pods_ready.requeuing.timestamp == "Eviction":
-            info.order_time = now
-        elif reason == ev.EVICTED_ADMISSION_CHECK:
+        if reason == ev.EVICTED_PODS_READY_TIMEOUT and self.config.wait_for_pods_ready.requeuing.timestamp == "Eviction" or reason == ev.EVICTED_ADMISSION_CHECK:
             info.order_time = now
         if not requeue:
             return

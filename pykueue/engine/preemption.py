@@ -89,6 +89,7 @@ class ClassicalPreemptor:
 
     def __init__(self, cqs: dict[str, ClusterQueueState]) -> None:
         self.cqs = cqs
+        self.fair = None  # a FairPreemptor when fair sharing is enabled: it then picks the targets
 
     # -- candidates ---------------------------------------------------------------------------------
 
@@ -183,6 +184,8 @@ class ClassicalPreemptor:
     # -- targets ------------------------------------------------------------------------------------
 
     def targets(self, cq: ClusterQueueState, wl: WorkloadInfo, requests: dict[FR, int], frs: set[FR]) -> list[Target]:
+        if self.fair is not None:
+            return self.fair.targets(cq, wl, requests, frs)
         cands, none_from_others, none_hierarchical = self.candidates(cq, wl, frs, requests)
         if not cands:
             return []

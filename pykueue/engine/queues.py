@@ -14,9 +14,12 @@ straight back and keeps blocking the queue.
 from __future__ import annotations
 
 import heapq
+import itertools
 
 from pykueue.engine.model import BEST_EFFORT_FIFO
 from pykueue.engine.workload import WorkloadInfo, next_stamp
+
+_tiebreak = itertools.count()  # stale and live entries of one class never compare the class itself
 
 
 class _Class:
@@ -70,8 +73,8 @@ class PendingQueue:
             if not cls.live:
                 del self._classes[cls.hash]
             return
-        entry = (0 if head.key == self.sticky else 1, -cls.priority, head.order_time, head.seq, head.key, cls)
-        if cls.entry is not None and cls.entry[:5] == entry[:5]:
+        entry = (0 if head.key == self.sticky else 1, -cls.priority, head.order_time, head.seq, next(_tiebreak), cls)
+        if cls.entry is not None and cls.entry[:4] == entry[:4]:
             return
         cls.entry = entry
         heapq.heappush(self._heap, entry)

@@ -76,16 +76,22 @@ class Scheduler:
         entries: list[Entry] = []
         for cq, info in heads:
             if not engine.namespace_allowed(cq, info.spec.namespace):
-                info.set_reason(MISCONFIGURED, f"Workload namespace doesn't match ClusterQueue selector")
+                info.set_reason(MISCONFIGURED, "Workload namespace doesn't match ClusterQueue selector")
                 self._requeue(cq, info, immediate=False, park=True, force_park=True)
                 progressed = True
                 continue
             assignment, targets = self.assignments(cq, info)
             entries.append(Entry(cq, info, assignment, targets))
-        entries.sort(key=lambda e: (e.assignment.borrowing, -e.info.priority, e.info.order_time, e.info.seq, e.cq.name))
+        if engine.config.fair_sharing.enable:
+            from pykueue.engine.fair_sharing import tournament_order
+
+            ordered = tournament_order(engine, entries)
+        else:
+            entries.sort(key=lambda e: (e.assignment.borrowing, -e.info.priority, e.info.order_time, e.info.seq, e.cq.name))
+            ordered = iter(entries)
         reservations: list[tuple[ClusterQueueState, dict[FR, int]]] = []
         preempted: set[str] = set()
-        for entry in entries:
+        for entry in ordered:
             progressed |= self._process(entry, now, reservations, preempted, admissions)
         for cq, usage in reservations:
             for fr, v in usage.items():

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import itertools
-from enum import Enum
+from enum import StrEnum
 
 from pykueue.engine import model
 from pykueue.engine.quota import FR
-
 
 _stamps = itertools.count(1)
 
@@ -17,7 +16,7 @@ def next_stamp() -> int:
     return next(_stamps)
 
 
-class State(str, Enum):
+class State(StrEnum):
     PENDING = "Pending"
     QUOTA_RESERVED = "QuotaReserved"
     ADMITTED = "Admitted"
