@@ -37,11 +37,13 @@ class LoggedEvent:
 
 @dataclass(slots=True)
 class UsageSample:
-    """Usage of one cluster queue after an instant, for reports and perf summaries."""
+    """State of one cluster queue after an instant (recorded when it changed), for reports."""
 
     time_us: int
     cluster_queue: str
     usage: dict[tuple[str, str], int]
+    pending: int = 0
+    weighted_share: int = 0
 
 
 @dataclass
@@ -67,7 +69,7 @@ class Simulation:
         self._seq = 0
         self._subs: dict[str, SubmittedWorkload] = {}
         self._epoch: dict[str, int] = {}  # admission epoch per workload, to cancel stale timers
-        self._last_usage: dict[str, dict[tuple[str, str], int]] = {}
+        self._last_sample: dict[str, tuple] = {}
         self.run_data = Run(self.engine, inputs, 0)
 
     def _at(self, time_us: int, kind: int, payload: object) -> None:
@@ -138,11 +140,16 @@ class Simulation:
                 self._on_admitted(e.workload, now_us)
 
     def _sample(self, now_us: int) -> None:
-        for name, cq in self.engine.cqs.items():
+        engine = self.engine
+        fair = engine.config.fair_sharing.enable
+        for name, cq in engine.cqs.items():
             usage = {fr: v for fr, v in cq.node.usage.items() if v}
-            if self._last_usage.get(name) != usage:
-                self._last_usage[name] = usage
-                self.run_data.samples.append(UsageSample(now_us, name, usage))
+            pending = len(cq.pending)
+            share = engine.weighted_share(name) if fair else 0
+            state = (usage, pending, share)
+            if self._last_sample.get(name) != state:
+                self._last_sample[name] = state
+                self.run_data.samples.append(UsageSample(now_us, name, usage, pending, share))
 
     # ----------------------------------------------------------------------------------- handlers
 
