@@ -65,13 +65,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             until = parse_duration(args.until)
         except ValueError as e:
             return _fail([f"--until: {e}"], EXIT_INVALID)
-    summary = None
     spec = None
+    manifests = None
     if args.generator:
         from pykueue.perf.run import load_generator_inputs
 
         try:
-            inputs, problems = load_generator_inputs(args.generator, args.config)
+            inputs, problems, manifests = load_generator_inputs(args.generator, args.config)
         except Exception as e:  # noqa: BLE001 - any failure reading a user file is reported, not raised
             return _fail([f"{args.generator}: {e}"], EXIT_INVALID)
         if args.rangespec:
@@ -94,11 +94,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         run = sim.run()
     except EngineError as e:
         return _fail([f"simulation stopped: {e}"], EXIT_UNSETTLED)
-    if args.generator:
-        from pykueue.perf.run import summarize
+    result = build_result(run)
+    summary = None
+    if manifests is not None:
+        from pykueue.perf.run import summary_of
 
-        summary = summarize(run)
-    result = build_result(run, summary)
+        summary = summary_of(result, manifests)
+        result["summary"] = summary
     if args.report:
         from pykueue.sim.report import write_report
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
+from functools import lru_cache
 
 _UNITS: dict[str, Fraction] = {
     "ns": Fraction(1, 10**9),
@@ -34,6 +35,26 @@ def parse_duration(value: str | int | float) -> float:
         return float(value)
     if not isinstance(value, str):
         raise ValueError(f"invalid duration {value!r}: must be a string or a number")
+    return _parse_text(value)
+
+
+_SIMPLE = re.compile(r"([0-9]+)(ns|us|ms|s|m|h)")
+_SIMPLE_SCALE = {
+    "ns": (1, 10**9),
+    "us": (1, 10**6),
+    "ms": (1, 1000),
+    "s": (1, 1),
+    "m": (60, 1),
+    "h": (3600, 1),
+}
+
+
+@lru_cache(maxsize=4096)
+def _parse_text(value: str) -> float:
+    simple = _SIMPLE.fullmatch(value)
+    if simple is not None:  # the common case, "90s": exact integer arithmetic, no Fraction
+        mul, div = _SIMPLE_SCALE[simple.group(2)]
+        return int(simple.group(1)) * mul / div
     text = value.strip()
     if _NUMBER.fullmatch(text):
         return float(Fraction(text))

@@ -58,7 +58,10 @@ class SubmittedWorkload:
 @dataclass(slots=True, frozen=True)
 class Change:
     """An object document carrying ``pykueue.dev/at``: it replaces the object of the same kind and name at
-    that virtual time (``obj`` is the new engine object; ``None`` with ``delete`` means removal)."""
+    that virtual time (``obj`` is the new engine object; ``None`` with ``delete`` means removal).
+
+    For a Workload or a Job ``obj`` is a ``SubmittedWorkload`` (kind ``Job`` for a Job); for a
+    PriorityClass or WorkloadPriorityClass it is the new ``int`` value."""
 
     at: float
     kind: str

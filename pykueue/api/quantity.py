@@ -37,8 +37,8 @@ def _parse_text(text: str) -> Fraction:
     match = _QUANTITY.fullmatch(text.strip())
     if match is None:
         raise ValueError(
-            f"quantities must match the regular expression "
-            f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$', got {text!r}"
+            f"invalid quantity {text!r}: expected a number with an optional suffix "
+            "(n, u, m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei, or an exponent such as e3)"
         )
     value = Fraction(match["num"])
     if match["bin"]:

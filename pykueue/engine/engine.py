@@ -71,6 +71,11 @@ class Engine:
         self.namespaces[ns.name] = model.Namespace(ns.name, labels)
         self._requeue_everything()
 
+    def delete_namespace(self, name: str) -> None:
+        """A deleted namespace matches selectors as an undeclared one: only its name label."""
+        self.namespaces.pop(name, None)
+        self._requeue_everything()
+
     def apply_admission_check(self, ac: model.AdmissionCheck) -> None:
         self.admission_checks[ac.name] = ac
         self._structure_changed()
@@ -347,6 +352,7 @@ class Engine:
         info.evicted_at = now
         info.eviction_reason = reason
         info.pods_ready = False
+        info.check_states = {}
         self._emit(ev.EVICTED, info, cq_name, reason=reason)
         if reason == ev.EVICTED_PODS_READY_TIMEOUT and self.config.wait_for_pods_ready.requeuing.timestamp == "Eviction" or reason == ev.EVICTED_ADMISSION_CHECK:
             info.order_time = now
@@ -401,6 +407,27 @@ class Engine:
         delay = strategy.backoff_base_seconds * (2 ** (info.requeue_count - 1))
         delay = min(delay, strategy.backoff_max_seconds)
         self._evict(info, ev.EVICTED_PODS_READY_TIMEOUT, now, requeue=True, requeue_after=delay)
+
+    def set_check_state(self, key: str, check: str, state: str, now: float) -> None:
+        """An admission check reported on a workload holding quota: Ready (admitted once all are),
+        Retry (evicted and requeued), Rejected (evicted and deactivated), Pending."""
+        info = self.workloads.get(key)
+        if info is None or not info.has_quota or check not in info.check_states:
+            return
+        info.check_states[check] = state
+        if state == "Ready":
+            if info.state is State.QUOTA_RESERVED and all(v == "Ready" for v in info.check_states.values()):
+                info.state = State.ADMITTED
+                info.admitted_at = now
+                self._emit(ev.ADMITTED, info, info.cluster_queue)
+        elif state == "Retry":
+            self._evict(info, ev.EVICTED_ADMISSION_CHECK, now, requeue=True)
+        elif state == "Rejected":
+            self._evict(info, ev.EVICTED_ADMISSION_CHECK, now, requeue=False)
+            info.spec = _replace_active(info.spec, False)
+            info.state = State.INACTIVE
+            info.set_reason(DEACTIVATED, f"Admission check {check} rejected the workload")
+            self._emit(ev.DEACTIVATED, info, info.cluster_queue, reason="AdmissionCheckRejected")
 
     def set_reclaimable_pods(self, key: str, reclaimable: dict[str, int], now: float) -> None:
         """Dynamic reclaim: pods that finished give their quota back while the workload runs on."""

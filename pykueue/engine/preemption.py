@@ -90,20 +90,27 @@ class ClassicalPreemptor:
     def __init__(self, cqs: dict[str, ClusterQueueState]) -> None:
         self.cqs = cqs
         self.fair = None  # a FairPreemptor when fair sharing is enabled: it then picks the targets
+        # Targets found while nominating one workload: the oracle and the final search often ask the
+        # same question, and nothing changes the quota tree in between. Cleared per nomination.
+        self.memo: dict[tuple, list[Target]] | None = None
 
     # -- candidates ---------------------------------------------------------------------------------
 
     def _variant(self, cq: ClusterQueueState, wl: WorkloadInfo, cand: WorkloadInfo, frs: set[FR], advantage: bool) -> int:
-        if not uses_resources(cand, frs):
+        for fr in cand.usage:
+            if fr in frs:
+                break
+        else:
             return 0
         policy = cq.spec.preemption
-        same = cand.cluster_queue == cq.name
+        same = cand.cluster_queue == cq.spec.name
         rule = policy.within_cluster_queue if same else policy.reclaim_within_cohort
-        lower = wl.priority > cand.priority
+        wl_priority, cand_priority = wl.spec.priority, cand.spec.priority
+        lower = wl_priority > cand_priority
         if rule == model.LOWER_PRIORITY:
             too_high = not lower
         elif rule == model.LOWER_OR_NEWER_EQUAL_PRIORITY:
-            newer_equal = wl.priority == cand.priority and wl.order_time < cand.order_time
+            newer_equal = wl_priority == cand_priority and wl.order_time < cand.order_time
             too_high = not (lower or newer_equal)
         else:
             too_high = rule != model.ANY
@@ -116,7 +123,7 @@ class ClassicalPreemptor:
         if policy.borrow_within_cohort == model.NEVER:
             return _WITHOUT_BORROWING
         threshold = policy.max_priority_threshold
-        if cand.priority >= wl.priority or (threshold is not None and cand.priority > threshold):
+        if cand_priority >= wl_priority or (threshold is not None and cand_priority > threshold):
             return _WITHOUT_BORROWING
         return _WHILE_BORROWING
 
@@ -184,6 +191,16 @@ class ClassicalPreemptor:
     # -- targets ------------------------------------------------------------------------------------
 
     def targets(self, cq: ClusterQueueState, wl: WorkloadInfo, requests: dict[FR, int], frs: set[FR]) -> list[Target]:
+        memo = self.memo
+        if memo is not None:
+            key = (cq.name, wl.key, tuple(sorted(requests.items())), tuple(sorted(frs)))
+            found = memo.get(key)
+            if found is None:
+                found = memo[key] = self._targets(cq, wl, requests, frs)
+            return list(found)
+        return self._targets(cq, wl, requests, frs)
+
+    def _targets(self, cq: ClusterQueueState, wl: WorkloadInfo, requests: dict[FR, int], frs: set[FR]) -> list[Target]:
         if self.fair is not None:
             return self.fair.targets(cq, wl, requests, frs)
         cands, none_from_others, none_hierarchical = self.candidates(cq, wl, frs, requests)

@@ -9,6 +9,7 @@ transient, parked with their equivalence class (BestEffortFIFO) when they cannot
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -46,14 +47,21 @@ class Entry:
 class Scheduler:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        # Workloads that issued preemptions during this instant. Their victims release quota at once
+        # (the simulator's rule), so a victim could otherwise win the next cycle and retake it
+        # forever; upstream's victims are still terminating then. These go first in later cycles.
+        self.preempting: set[str] = set()
 
     def run(self, now: float) -> None:
         engine = self.engine
         admissions: dict[str, int] = {}
-        while True:
-            engine.wake_dirty_trees()
-            if not self.cycle(now, admissions):
-                return
+        try:
+            while True:
+                engine.wake_dirty_trees()
+                if not self.cycle(now, admissions):
+                    return
+        finally:
+            self.preempting.clear()
 
     # ---------------------------------------------------------------------------------------- cycle
 
@@ -82,13 +90,15 @@ class Scheduler:
                 continue
             assignment, targets = self.assignments(cq, info)
             entries.append(Entry(cq, info, assignment, targets))
+        first = sorted((e for e in entries if e.info.key in self.preempting), key=lambda e: (e.info.seq, e.cq.name))
+        rest = [e for e in entries if e.info.key not in self.preempting]
         if engine.config.fair_sharing.enable:
             from pykueue.engine.fair_sharing import tournament_order
 
-            ordered = tournament_order(engine, entries)
+            ordered = itertools.chain(first, tournament_order(engine, rest))
         else:
-            entries.sort(key=lambda e: (e.assignment.borrowing, -e.info.priority, e.info.order_time, e.info.seq, e.cq.name))
-            ordered = iter(entries)
+            rest.sort(key=lambda e: (e.assignment.borrowing, -e.info.priority, e.info.order_time, e.info.seq, e.cq.name))
+            ordered = itertools.chain(first, rest)
         reservations: list[tuple[ClusterQueueState, dict[FR, int]]] = []
         preempted: set[str] = set()
         for entry in ordered:
@@ -134,6 +144,7 @@ class Scheduler:
             for fr, v in assignment.usage.items():
                 add_usage(cq.node, fr, v)
             reservations.append((cq, dict(assignment.usage)))
+            self.preempting.add(info.key)
             info.set_reason(WAITING_FOR_PREEMPTED, f"Pending the preemption of {len(targets)} workload(s)")
             self._requeue(cq, info, immediate=True, preempting=True)
             return True
@@ -201,6 +212,14 @@ class Scheduler:
 
     def assignments(self, cq: ClusterQueueState, info: WorkloadInfo) -> tuple[Assignment, list[Target]]:
         """Full assignment, with preemption targets when needed; else the largest partial one."""
+        preemptor = self.engine.preemptor
+        preemptor.memo = {}
+        try:
+            return self._assignments(cq, info)
+        finally:
+            preemptor.memo = None
+
+    def _assignments(self, cq: ClusterQueueState, info: WorkloadInfo) -> tuple[Assignment, list[Target]]:
         assigner = self.assigner(cq, info)
         full = assigner.assign()
         mode = full.mode()

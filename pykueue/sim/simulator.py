@@ -18,11 +18,13 @@ from pykueue.engine import model
 from pykueue.engine.engine import Engine
 from pykueue.engine.events import Event
 from pykueue.engine.workload import State
+from pykueue.sim.checks import ANNOTATION as CHECKS_ANNOTATION
+from pykueue.sim.checks import Script, parse_script, step_for
 
 US = 1_000_000
 
 # Kinds of timed work, in the order they take effect when they share an instant and a sequence.
-_CHANGE, _ARRIVAL, _FINISH, _READY, _TIMEOUT = range(5)
+_CHANGE, _ARRIVAL, _FINISH, _READY, _TIMEOUT, _CHECK = range(6)
 
 
 def to_us(seconds: float) -> int:
@@ -68,7 +70,8 @@ class Simulation:
         self._queue: list[tuple[int, int, int, object]] = []
         self._seq = 0
         self._subs: dict[str, SubmittedWorkload] = {}
-        self._epoch: dict[str, int] = {}  # admission epoch per workload, to cancel stale timers
+        self._epoch: dict[str, int] = {}  # quota reservations so far, per workload: cancels stale timers
+        self._scripts: dict[str, Script] = {}
         self._last_sample: dict[str, tuple] = {}
         self.run_data = Run(self.engine, inputs, 0)
 
@@ -95,6 +98,8 @@ class Simulation:
         for sub in inp.workloads:
             key = sub.workload.key
             self._subs[key] = sub
+            if CHECKS_ANNOTATION in sub.annotations:
+                self._scripts[key] = parse_script(sub.annotations[CHECKS_ANNOTATION])
             self.run_data.kinds[key] = sub.workload.kind
             arrival = to_us(sub.arrival)
             self.run_data.created_us[key] = to_us(sub.workload.creation_time)
@@ -136,7 +141,9 @@ class Simulation:
         log = self.run_data.log
         for e in events:
             log.append(LoggedEvent(now_us, e))
-            if e.type == ev.ADMITTED:
+            if e.type == ev.QUOTA_RESERVED:
+                self._on_reserved(e.workload, now_us)
+            elif e.type == ev.ADMITTED:
                 self._on_admitted(e.workload, now_us)
 
     def _sample(self, now_us: int) -> None:
@@ -160,6 +167,7 @@ class Simulation:
             assert isinstance(payload, SubmittedWorkload)
             info = engine.add_workload(payload.workload, now)
             if info.state is State.ADMITTED:
+                self._epoch[info.key] = self._epoch.get(info.key, 0) + 1
                 self._on_admitted(info.key, now_us, preadmitted=True)
         elif kind == _FINISH:
             key, epoch = payload  # type: ignore[misc]
@@ -175,16 +183,33 @@ class Simulation:
             key, epoch = payload  # type: ignore[misc]
             if self._epoch.get(key) == epoch:
                 engine.pods_ready_timeout(key, now)
+        elif kind == _CHECK:
+            key, epoch, check, state = payload  # type: ignore[misc]
+            if self._epoch.get(key) == epoch:
+                engine.set_check_state(key, check, state, now)
         elif kind == _CHANGE:
             assert isinstance(payload, Change)
             self._apply_change(payload, now)
+
+    def _on_reserved(self, key: str, now_us: int) -> None:
+        """A new quota reservation: timers of earlier ones are void; script this one's checks."""
+        epoch = self._epoch.get(key, 0) + 1
+        self._epoch[key] = epoch
+        info = self.engine.workloads.get(key)
+        script = self._scripts.get(key)
+        if info is None or not info.check_states or script is None:
+            return
+        for check in sorted(info.check_states):
+            step = step_for(script, check, epoch)
+            if step is not None:
+                state, delay = step
+                self._at(now_us + to_us(delay), _CHECK, (key, epoch, check, state))
 
     def _on_admitted(self, key: str, now_us: int, *, preadmitted: bool = False) -> None:
         sub = self._subs.get(key)
         if sub is None:
             return
-        epoch = self._epoch.get(key, 0) + 1
-        self._epoch[key] = epoch
+        epoch = self._epoch.get(key, 0)
         if sub.runtime is not None:
             self._at(now_us + to_us(sub.runtime), _FINISH, (key, epoch))
         wfpr = self.engine.config.wait_for_pods_ready
@@ -221,8 +246,11 @@ class Simulation:
                 assert isinstance(obj, model.ResourceFlavor)
                 engine.apply_resource_flavor(obj)
         elif change.kind == "Namespace":
-            assert isinstance(obj, model.Namespace)
-            engine.apply_namespace(obj)
+            if change.delete:
+                engine.delete_namespace(change.key)
+            else:
+                assert isinstance(obj, model.Namespace)
+                engine.apply_namespace(obj)
         elif change.kind == "AdmissionCheck":
             if change.delete:
                 engine.delete_admission_check(change.key)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from pykueue.engine import model as m
 from pykueue.engine.engine import Engine
+from pykueue.engine.events import EngineError
 from pykueue.engine.preemption import add_workload_usage, fits, remove_workload_usage
 
 FLAVORS = ("f1", "f2")
@@ -105,9 +106,21 @@ def build(world: World) -> Engine:
 
 
 def play(world: World) -> tuple[Engine, list]:
-    """Arrivals at their creation times, then finish the oldest admitted one at each later step."""
+    """Arrivals at their creation times, then finish the oldest admitted one at each later step.
+
+    A configuration that would preempt back and forth forever stops with EngineError (the spec's
+    rule); the limits are still checked up to there, and the stop itself must be reproducible."""
     e = build(world)
-    log = []
+    log: list = []
+    try:
+        _play(e, world, log)
+    except EngineError as err:
+        log.append(("stopped", str(err)))
+        check_limits(e, world)
+    return e, log
+
+
+def _play(e: Engine, world: World, log: list) -> None:
     by_time: dict[float, list[m.Workload]] = {}
     for w in world.workloads:
         by_time.setdefault(w.creation_time, []).append(w)
@@ -124,7 +137,6 @@ def play(world: World) -> tuple[Engine, list]:
             e.finish_workload(admitted[0].key, t)
         log.extend((t, ev) for ev in e.schedule(t))
         check_limits(e, world)
-    return e, log
 
 
 def _usage(e: Engine, cq: str, fr: tuple[str, str]) -> int:
@@ -266,9 +278,12 @@ def test_preemption_respects_policy_and_is_minimal(world: World, data: st.DataOb
         remove_workload_usage(e.cqs[t.workload.cluster_queue], t.workload)
     try:
         assert fits(assignment.usage, cq.node, True)
+        # Judge minimality in the mode the victims were chosen for: when the preemptor fits without
+        # borrowing, the no-borrowing attempt may have needed every victim to avoid borrowing.
+        allow_borrowing = not fits(assignment.usage, cq.node, False)
         for t in targets:
             add_workload_usage(e.cqs[t.workload.cluster_queue], t.workload)
-            still = fits(assignment.usage, cq.node, True)
+            still = fits(assignment.usage, cq.node, allow_borrowing)
             remove_workload_usage(e.cqs[t.workload.cluster_queue], t.workload)
             assert not still, f"{t.workload.key} was not needed"
     finally:

@@ -1,0 +1,134 @@
+"""Kueue's ``Configuration`` -> ``model.Config``, with upstream's defaults and validation.
+
+v1beta1 turns features on with ``enable: true``; v1beta2 (Kueue v0.15+) by the section being present.
+Defaults as of v0.18: ``waitForPodsReady.timeout`` 5m in v1beta1 (required in v1beta2);
+``blockAdmission`` true in v1beta1 and false in v1beta2; ``recoveryTimeout`` falls back to ``timeout``
+(``0s`` turns it off); requeuing by ``Eviction`` time with a 60s base and a 3600s cap; fair sharing uses
+both preemption strategies in v1beta1 when none are listed.
+"""
+
+from __future__ import annotations
+
+from pykueue.api.durations import parse_duration
+from pykueue.api.models.config import ConfigurationV1beta1, ConfigurationV1beta2, RequeuingStrategy
+from pykueue.engine import model
+
+Errors = list[tuple[str, str]]
+
+DEFAULT_PODS_READY_TIMEOUT = 300.0
+VALID_STRATEGY_SETS = (
+    ("LessThanOrEqualToFinalShare",),
+    ("LessThanInitialShare",),
+    ("LessThanOrEqualToFinalShare", "LessThanInitialShare"),
+)
+
+
+def _duration(value: object, path: str, errors: Errors) -> float | None:
+    try:
+        seconds = parse_duration(value)  # type: ignore[arg-type]
+    except ValueError as exc:
+        errors.append((path, str(exc)))
+        return None
+    if seconds < 0:
+        errors.append((path, f"Invalid value: {value!r}: must be greater than or equal to 0"))
+        return None
+    return seconds
+
+
+def _requeuing(strategy: RequeuingStrategy | None, path: str, errors: Errors) -> model.RequeuingStrategy:
+    strategy = strategy or RequeuingStrategy.model_construct()
+    base = strategy.backoff_base_seconds
+    cap = strategy.backoff_max_seconds
+    limit = strategy.backoff_limit_count
+    for field, value in (
+        ("backoffLimitCount", limit),
+        ("backoffBaseSeconds", base),
+        ("backoffMaxSeconds", cap),
+    ):
+        if value is not None and value < 0:
+            errors.append((f"{path}.{field}", f"Invalid value: {value}: must be greater than or equal to 0"))
+    return model.RequeuingStrategy(
+        timestamp=strategy.timestamp or "Eviction",
+        backoff_limit_count=limit,
+        backoff_base_seconds=60 if base is None else base,
+        backoff_max_seconds=3600 if cap is None else cap,
+    )
+
+
+def _strategies(strategies: list[str] | None, path: str, errors: Errors) -> tuple[str, ...]:
+    if not strategies:
+        return model.FairSharing().preemption_strategies
+    chosen = tuple(strategies)
+    if chosen not in VALID_STRATEGY_SETS:
+        listed = ", ".join(f'"{",".join(s)}"' for s in VALID_STRATEGY_SETS)
+        errors.append((path, f'Unsupported value: "{",".join(chosen)}": supported values: {listed}'))
+    return chosen
+
+
+def config_v1beta2(cfg: ConfigurationV1beta2) -> tuple[model.Config, Errors]:
+    errors: Errors = []
+    wait = model.WaitForPodsReady()
+    w = cfg.wait_for_pods_ready
+    if w is not None:
+        path = "waitForPodsReady"
+        timeout = _duration(w.timeout, f"{path}.timeout", errors) or 0.0
+        recovery: float | None = timeout
+        if w.recovery_timeout is not None:
+            recovery = _duration(w.recovery_timeout, f"{path}.recoveryTimeout", errors)
+        wait = model.WaitForPodsReady(
+            enable=True,
+            timeout_seconds=timeout,
+            recovery_timeout_seconds=recovery or None,
+            block_admission=bool(w.block_admission),
+            requeuing=_requeuing(w.requeuing_strategy, f"{path}.requeuingStrategy", errors),
+        )
+    fair = model.FairSharing()
+    if cfg.fair_sharing is not None:
+        fair = model.FairSharing(
+            enable=True,
+            preemption_strategies=_strategies(
+                cfg.fair_sharing.preemption_strategies, "fairSharing.preemptionStrategies", errors
+            ),
+        )
+    config = model.Config(
+        wait_for_pods_ready=wait,
+        fair_sharing=fair,
+        manage_jobs_without_queue_name=bool(cfg.manage_jobs_without_queue_name),
+    )
+    return config, errors
+
+
+def config_v1beta1(cfg: ConfigurationV1beta1) -> tuple[model.Config, Errors]:
+    errors: Errors = []
+    wait = model.WaitForPodsReady()
+    w = cfg.wait_for_pods_ready
+    if w is not None and w.enable:
+        path = "waitForPodsReady"
+        timeout = DEFAULT_PODS_READY_TIMEOUT
+        if w.timeout is not None:
+            timeout = _duration(w.timeout, f"{path}.timeout", errors) or 0.0
+        recovery: float | None = timeout
+        if w.recovery_timeout is not None:
+            recovery = _duration(w.recovery_timeout, f"{path}.recoveryTimeout", errors)
+        wait = model.WaitForPodsReady(
+            enable=True,
+            timeout_seconds=timeout,
+            recovery_timeout_seconds=recovery or None,
+            block_admission=True if w.block_admission is None else w.block_admission,
+            requeuing=_requeuing(w.requeuing_strategy, f"{path}.requeuingStrategy", errors),
+        )
+    fair = model.FairSharing()
+    fs = cfg.fair_sharing
+    if fs is not None and fs.enable:
+        fair = model.FairSharing(
+            enable=True,
+            preemption_strategies=_strategies(
+                fs.preemption_strategies, "fairSharing.preemptionStrategies", errors
+            ),
+        )
+    config = model.Config(
+        wait_for_pods_ready=wait,
+        fair_sharing=fair,
+        manage_jobs_without_queue_name=bool(cfg.manage_jobs_without_queue_name),
+    )
+    return config, errors

@@ -1,0 +1,183 @@
+"""The base of every boundary model, and the translation of pydantic errors into Kubernetes field errors.
+
+Models are strict (no silent type coercion, as in Kubernetes' JSON decoding) and forbid unknown fields
+(as a server in strict field-validation mode does), so a typo is an error rather than a dropped field.
+Field names are snake_case in Python and camelCase on the wire.
+"""
+
+from __future__ import annotations
+
+import types
+from fractions import Fraction
+from typing import Annotated, Any, Union, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError
+from pydantic.alias_generators import to_camel
+
+from pykueue.api.quantity import parse_quantity
+
+
+class ApiModel(BaseModel):
+    """Strict, closed, camelCase model: the shape of one Kubernetes API struct."""
+
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=False,
+        arbitrary_types_allowed=True,
+        hide_input_in_errors=True,
+    )
+
+
+def _quantity(value: object) -> Fraction:
+    return parse_quantity(value)
+
+
+Quantity = Annotated[Fraction, PlainValidator(_quantity)]
+"""A resource quantity, read exactly (see ``pykueue.api.quantity``)."""
+
+Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
+NonNegativeInt32 = Annotated[int, Field(ge=0, le=2**31 - 1)]
+PositiveInt32 = Annotated[int, Field(ge=1, le=2**31 - 1)]
+
+
+# --- pydantic errors -> (field path, message) ------------------------------------------------------------
+
+
+def _unwrap(tp: Any) -> Any:
+    """Strip ``Annotated`` and ``X | None`` down to the type that shapes the next path element."""
+    while True:
+        origin = get_origin(tp)
+        if origin is Annotated:
+            tp = get_args(tp)[0]
+        elif origin in (Union, types.UnionType):
+            args = [a for a in get_args(tp) if a is not type(None)]
+            if len(args) != 1:
+                return Any
+            tp = args[0]
+        else:
+            return tp
+
+
+def _field_type(model: type[BaseModel], alias: object) -> Any:
+    for name, info in model.model_fields.items():
+        if info.alias == alias or (info.alias is None and name == alias):
+            return info.annotation
+    return Any
+
+
+def loc_to_path(root: type[BaseModel], loc: tuple[int | str, ...]) -> str:
+    """``('spec', 'resourceGroups', 0, 'flavors')`` -> ``spec.resourceGroups[0].flavors``.
+
+    The model's structure says whether an element is a field, a list index or a map key (``[key]``),
+    so map keys that look like field names are still printed as keys.
+    """
+    out = ""
+    tp: Any = root
+    i = 0
+    while i < len(loc):
+        elem = loc[i]
+        tp = _unwrap(tp)
+        origin = get_origin(tp)
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            out += f".{elem}" if out else str(elem)
+            tp = _field_type(tp, elem)
+        elif origin in (list, tuple):
+            out += f"[{elem}]"
+            tp = get_args(tp)[0] if get_args(tp) else Any
+        elif origin is dict:
+            out += f"[{elem}]"
+            if i + 1 < len(loc) and loc[i + 1] == "[key]":
+                i += 1
+            tp = get_args(tp)[1] if get_args(tp) else Any
+        elif isinstance(elem, int):
+            out += f"[{elem}]"
+            tp = Any
+        else:
+            out += f".{elem}" if out else str(elem)
+            tp = Any
+        i += 1
+    return out
+
+
+_TYPE_NAMES = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "bool_type": "a boolean",
+    "float_type": "a number",
+    "list_type": "a list",
+    "dict_type": "an object",
+    "model_type": "an object",
+    "model_attributes_type": "an object",
+}
+
+
+def _yaml_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _message(error: dict[str, Any], value: object) -> str:
+    kind = error["type"]
+    ctx = error.get("ctx") or {}
+    if kind == "extra_forbidden":
+        return "unknown field"
+    if kind == "missing":
+        return "Required value"
+    if kind in _TYPE_NAMES:
+        return f"must be {_TYPE_NAMES[kind]}, got {_yaml_type(value)}"
+    if kind == "literal_error":
+        expected = str(ctx.get("expected", "")).replace(" or ", ", ").replace("'", '"')
+        return f"Unsupported value: {_show(value)}: supported values: {expected}"
+    if kind == "greater_than_equal":
+        return f"must be greater than or equal to {ctx.get('ge')}"
+    if kind == "less_than_equal":
+        return f"must be less than or equal to {ctx.get('le')}"
+    if kind == "value_error":
+        return str(error["msg"]).removeprefix("Value error, ")
+    return str(error["msg"])
+
+
+def _show(value: object) -> str:
+    return f'"{value}"' if isinstance(value, str) else repr(value)
+
+
+def _value_at(data: object, loc: tuple[int | str, ...]) -> object:
+    cur = data
+    for elem in loc:
+        if elem == "[key]":
+            return None
+        if isinstance(cur, dict):
+            cur = cur.get(elem)
+        elif isinstance(cur, list) and isinstance(elem, int) and 0 <= elem < len(cur):
+            cur = cur[elem]
+        else:
+            return None
+    return cur
+
+
+def validation_errors(root: type[BaseModel], data: object, exc: ValidationError) -> list[tuple[str, str]]:
+    """Every error of a failed ``model_validate`` as ``(field path, message)``, in pydantic's order."""
+    out = []
+    for error in exc.errors(include_url=False, include_input=False):
+        loc = tuple(error["loc"])
+        path = loc_to_path(root, loc)
+        message = _message(error, _value_at(data, loc))
+        if error["type"] == "extra_forbidden" and loc:
+            message = f'unknown field "{loc[-1]}"'
+        out.append((path or "<document>", message))
+    return out

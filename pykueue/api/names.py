@@ -1,0 +1,82 @@
+"""Kubernetes name and label syntax: each check returns the problems it finds as messages (empty = valid).
+
+These are the apimachinery rules (``IsDNS1123Subdomain``, ``IsDNS1123Label``, ``IsQualifiedName``,
+``IsValidLabelValue``) that Kueue's CRD patterns and webhooks rely on.
+"""
+
+from __future__ import annotations
+
+import re
+
+_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_LABEL = re.compile(_LABEL)
+_DNS1123_SUBDOMAIN = re.compile(rf"{_LABEL}(\.{_LABEL})*")
+_QUALIFIED_NAME_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+
+
+def dns1123_subdomain(value: str) -> list[str]:
+    """Object names of most kinds, references to them, and qualified-name prefixes."""
+    errors = []
+    if len(value) > 253:
+        errors.append("must be no more than 253 characters")
+    if not _DNS1123_SUBDOMAIN.fullmatch(value):
+        errors.append(
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+            "and must start and end with an alphanumeric character (e.g. 'example.com')"
+        )
+    return errors
+
+
+def dns1123_label(value: str) -> list[str]:
+    """Namespace names and pod set names."""
+    errors = []
+    if len(value) > 63:
+        errors.append("must be no more than 63 characters")
+    if not _DNS1123_LABEL.fullmatch(value):
+        errors.append(
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+            "and must start and end with an alphanumeric character (e.g. 'my-name')"
+        )
+    return errors
+
+
+def qualified_name(value: str) -> list[str]:
+    """Label keys and resource names: an optional DNS-subdomain prefix and '/', then a name of 63 at most."""
+    parts = value.split("/")
+    if len(parts) == 1:
+        prefix, name = "", parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            return ["prefix part must be non-empty"]
+    else:
+        return [
+            "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+            "with an alphanumeric character, with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    errors = [f"prefix part {msg}" for msg in dns1123_subdomain(prefix)] if prefix else []
+    if not name:
+        errors.append("name part must be non-empty")
+    else:
+        if len(name) > 63:
+            errors.append("name part must be no more than 63 characters")
+        if not _QUALIFIED_NAME_PART.fullmatch(name):
+            errors.append(
+                "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
+                "with an alphanumeric character (e.g. 'MyName', 'my.name', or '123-abc')"
+            )
+    return errors
+
+
+def label_value(value: str) -> list[str]:
+    """Label values (may be empty)."""
+    errors = []
+    if len(value) > 63:
+        errors.append("must be no more than 63 characters")
+    if not _LABEL_VALUE.fullmatch(value):
+        errors.append(
+            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+            "and must start and end with an alphanumeric character (e.g. 'MyValue', 'my_value', or '12345')"
+        )
+    return errors

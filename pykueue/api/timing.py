@@ -1,0 +1,156 @@
+"""When things happen: the simulator's annotations and ``metadata.creationTimestamp``.
+
+| annotation | on | meaning |
+| --- | --- | --- |
+| ``pykueue.dev/arrival`` | Workload, Job | virtual time the object is created (default 0) |
+| ``pykueue.dev/runtime`` | Workload, Job | how long it runs once admitted (default: never finishes) |
+| ``pykueue.dev/ready-after`` | Workload, Job | delay from admission to all pods ready; ``never`` (default 0) |
+| ``pykueue.dev/admission-checks`` | Workload, Job | script of admission check states (below) |
+| ``pykueue.dev/at`` | any object | the document is a change that replaces the object at that time |
+| ``pykueue.dev/delete-at`` | any object | the object is removed at that time |
+
+Any other ``pykueue.dev/`` annotation is reported, so a misspelt one is not silently ignored.
+
+``pykueue.dev/admission-checks: CHECK=STATE@DELAY[,STATE@DELAY...][;CHECK=...]`` scripts what each
+admission check reports after the workload's successive quota reservations (the last entry repeats);
+STATE is Ready, Retry, Rejected or Pending. The simulator plays the script; here it is only checked.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+
+from pykueue.api.durations import parse_duration
+from pykueue.api.inputs import NEVER_READY
+
+PREFIX = "pykueue.dev/"
+ARRIVAL = "pykueue.dev/arrival"
+RUNTIME = "pykueue.dev/runtime"
+READY_AFTER = "pykueue.dev/ready-after"
+AT = "pykueue.dev/at"
+DELETE_AT = "pykueue.dev/delete-at"
+ADMISSION_CHECKS = "pykueue.dev/admission-checks"
+WORKLOAD_ONLY = (ARRIVAL, RUNTIME, READY_AFTER, ADMISSION_CHECKS)
+KNOWN = (*WORKLOAD_ONLY, AT, DELETE_AT)
+CHECK_STATES = ("Ready", "Retry", "Rejected", "Pending")
+
+Errors = list[tuple[str, str]]
+
+
+@dataclass(slots=True)
+class Timing:
+    """What a document's annotations say about time, in seconds on the virtual clock."""
+
+    at: float | None = None
+    delete_at: float | None = None
+    arrival: float = 0.0
+    runtime: float | None = None
+    ready_after: float = 0.0
+
+
+def _path(key: str) -> str:
+    return f"metadata.annotations[{key}]"
+
+
+def _seconds(
+    annotations: dict[str, str], key: str, errors: Errors, allow_never: bool = False
+) -> float | None:
+    value = annotations[key]
+    if allow_never and value.strip() == "never":
+        return NEVER_READY
+    try:
+        seconds = parse_duration(value)
+    except ValueError as exc:
+        errors.append((_path(key), str(exc)))
+        return None
+    if seconds < 0 or not math.isfinite(seconds):
+        errors.append((_path(key), f'Invalid value: "{value}": must be a non-negative duration'))
+        return None
+    return seconds
+
+
+def read_timing(annotations: dict[str, str], kind: str) -> tuple[Timing, Errors]:
+    """The simulation annotations of an object of ``kind``, and what is wrong with them."""
+    timing = Timing()
+    errors: Errors = []
+    workload_like = kind in ("Workload", "Job")
+    for key in annotations:
+        if not key.startswith(PREFIX):
+            continue
+        if key == AT:
+            timing.at = _seconds(annotations, key, errors)
+        elif key == DELETE_AT:
+            timing.delete_at = _seconds(annotations, key, errors)
+        elif key not in WORKLOAD_ONLY:
+            errors.append((_path(key), f"unknown simulation annotation (known: {', '.join(KNOWN)})"))
+            continue
+        elif not workload_like:
+            errors.append((_path(key), f"only a Workload or a Job can carry {key}"))
+            continue
+        elif key == ADMISSION_CHECKS:
+            try:
+                parse_admission_checks(annotations[key])
+            except ValueError as exc:
+                errors.append((_path(key), str(exc)))
+        else:
+            seconds = _seconds(annotations, key, errors, allow_never=key == READY_AFTER)
+            if seconds is None:
+                continue
+            if key == ARRIVAL:
+                timing.arrival = seconds
+            elif key == RUNTIME:
+                timing.runtime = seconds
+            else:
+                timing.ready_after = seconds
+        if key in (AT, DELETE_AT) and kind == "Configuration":
+            errors.append((_path(key), "a Configuration cannot change while the clock runs"))
+    if timing.at is not None and timing.delete_at is not None and timing.delete_at < timing.at:
+        errors.append((_path(DELETE_AT), f"must not be earlier than {AT}"))
+    return timing, errors
+
+
+def creation_timestamp(value: object) -> datetime:
+    """``metadata.creationTimestamp`` (a YAML timestamp or an RFC 3339 string), as an aware datetime."""
+    if isinstance(value, datetime):
+        stamp = value
+    elif isinstance(value, date):
+        stamp = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        try:
+            stamp = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise ValueError(f"must be an RFC 3339 timestamp, got {value!r}") from None
+    else:
+        raise ValueError(f"must be an RFC 3339 timestamp, got {value!r}")
+    return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=UTC)
+
+
+def parse_admission_checks(value: str) -> dict[str, list[tuple[str, float]]]:
+    """``pykueue.dev/admission-checks`` as ``{check: [(state, delay seconds), ...]}``; ValueError if bad."""
+    script: dict[str, list[tuple[str, float]]] = {}
+    for part in value.split(";"):
+        part = part.strip()
+        if not part:
+            continue
+        name, sep, steps = part.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise ValueError(f"{part!r}: expected CHECK=STATE@DELAY")
+        if name in script:
+            raise ValueError(f"check {name!r} listed twice")
+        entries = []
+        for step in steps.split(","):
+            state, at, delay = step.strip().partition("@")
+            state = state.strip()
+            if state not in CHECK_STATES:
+                raise ValueError(f"check {name!r}: state {state!r} is not one of {', '.join(CHECK_STATES)}")
+            if not at:
+                raise ValueError(f"check {name!r}: {step.strip()!r} needs @DELAY")
+            seconds = parse_duration(delay.strip())
+            if seconds < 0:
+                raise ValueError(f"check {name!r}: delay must not be negative")
+            entries.append((state, seconds))
+        script[name] = entries
+    return script

@@ -1,0 +1,131 @@
+"""Kueue's Configuration, from ``--config`` or among the inputs, in both versions, with upstream defaults."""
+
+import pytest
+
+from pykueue.engine import model
+
+from .helpers import Loader, only_problem
+
+V2 = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+V1 = "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (V2, model.Config()),
+        (
+            V2 + "waitForPodsReady:\n  timeout: 10m\n",
+            model.Config(
+                wait_for_pods_ready=model.WaitForPodsReady(
+                    True, 600.0, 600.0, False, model.RequeuingStrategy()
+                )
+            ),
+        ),
+        (
+            V2
+            + "waitForPodsReady:\n  timeout: 10m\n  recoveryTimeout: 0s\n  blockAdmission: true\n"
+            + "  requeuingStrategy: {timestamp: Creation, backoffLimitCount: 3, backoffBaseSeconds: 5, backoffMaxSeconds: 50}\n",
+            model.Config(
+                wait_for_pods_ready=model.WaitForPodsReady(
+                    True, 600.0, None, True, model.RequeuingStrategy("Creation", 3, 5, 50)
+                )
+            ),
+        ),
+        (
+            V1 + "waitForPodsReady:\n  enable: true\n",
+            model.Config(
+                wait_for_pods_ready=model.WaitForPodsReady(
+                    True, 300.0, 300.0, True, model.RequeuingStrategy()
+                )
+            ),
+        ),
+        (V1 + "waitForPodsReady:\n  enable: false\n  timeout: 1m\n", model.Config()),
+        (
+            V2
+            + "fairSharing:\n  preemptionStrategies: [LessThanInitialShare]\nmanageJobsWithoutQueueName: true\n",
+            model.Config(
+                fair_sharing=model.FairSharing(True, ("LessThanInitialShare",)),
+                manage_jobs_without_queue_name=True,
+            ),
+        ),
+        (V1 + "fairSharing:\n  enable: true\n", model.Config(fair_sharing=model.FairSharing(enable=True))),
+        (V1 + "fairSharing:\n  enable: false\n", model.Config()),
+        (
+            V2 + "integrations:\n  frameworks: [batch/job]\nfeatureGates: {PartialAdmission: true}\n",
+            model.Config(),
+        ),
+    ],
+    ids=[
+        "empty",
+        "v1beta2 presence enables",
+        "v1beta2 everything set",
+        "v1beta1 enable with defaults",
+        "v1beta1 disabled",
+        "v1beta2 fair sharing",
+        "v1beta1 fair sharing defaults",
+        "v1beta1 fair sharing off",
+        "unused sections are accepted",
+    ],
+)
+def test_configuration_from_flag(load: Loader, text: str, expected: model.Config) -> None:
+    inputs, problems = load("", config=text)
+    assert problems == []
+    assert inputs.config == expected
+
+
+def test_configuration_among_inputs(load: Loader) -> None:
+    inputs, problems = load(V2 + "fairSharing:\n  preemptionStrategies: [LessThanOrEqualToFinalShare]\n")
+    assert problems == []
+    assert inputs.config.fair_sharing == model.FairSharing(True, ("LessThanOrEqualToFinalShare",))
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "message"),
+    [
+        (V2 + "waitForPodsReady:\n  blockAdmission: true\n", "waitForPodsReady.timeout", "Required value"),
+        (
+            V2 + "waitForPodsReady:\n  enable: true\n  timeout: 5m\n",
+            "waitForPodsReady.enable",
+            "unknown field",
+        ),
+        (V2 + "waitForPodsReady:\n  timeout: soon\n", "waitForPodsReady.timeout", "invalid duration"),
+        (V2 + "fairSharing: {}\n", "fairSharing.preemptionStrategies", "Required value"),
+        (
+            V2
+            + "fairSharing:\n  preemptionStrategies: [LessThanInitialShare, LessThanOrEqualToFinalShare]\n",
+            "fairSharing.preemptionStrategies",
+            "Unsupported value",
+        ),
+        (
+            V1 + "waitForPodsReady:\n  enable: true\n  requeuingStrategy: {timestamp: Now}\n",
+            "waitForPodsReady.requeuingStrategy.timestamp",
+            "Unsupported value",
+        ),
+        (V2 + "waitForPodReady: {}\n", "waitForPodReady", "unknown field"),
+    ],
+)
+def test_invalid_configuration(load: Loader, text: str, path: str, message: str) -> None:
+    inputs, problems = load("", config=text)
+    problem = only_problem(problems)
+    assert (problem.kind, problem.path) == ("Configuration", path)
+    assert message in problem.message
+    assert inputs.config == model.Config()
+
+
+def test_two_configurations_are_an_error(load: Loader) -> None:
+    inputs, problems = load(
+        V2 + "manageJobsWithoutQueueName: true\n",
+        config=V2 + "fairSharing:\n  preemptionStrategies: [LessThanInitialShare]\n",
+    )
+    problem = only_problem(problems)
+    assert problem.source.file.endswith("input.yaml")
+    assert problem.message.startswith("a second Configuration (the first is at ")
+    assert inputs.config.fair_sharing.enable is True
+    assert inputs.config.manage_jobs_without_queue_name is False
+
+
+def test_config_flag_must_hold_a_configuration(load: Loader) -> None:
+    _, problems = load("", config="apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n")
+    problem = only_problem(problems)
+    assert (problem.kind, problem.path) == ("Namespace", "kind")
