@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import bisect
+
 from pykueue.engine import model
 from pykueue.engine.queues import PendingQueue
 from pykueue.engine.quota import FR, QuotaNode
 from pykueue.engine.workload import WorkloadInfo
+
+
+def victim_order(info: WorkloadInfo) -> tuple:
+    """Preemption-candidate order within one queue: lower priority, then the most recently
+    admitted, then the newest, then the last in the input."""
+    return (info.priority, -(info.reserved_at or 0.0), -info.order_time, -info.seq)
 
 
 def quotas_of(groups: tuple[model.ResourceGroup, ...]) -> dict[FR, model.ResourceQuota]:
@@ -18,13 +26,16 @@ def quotas_of(groups: tuple[model.ResourceGroup, ...]) -> dict[FR, model.Resourc
 
 
 class ClusterQueueState:
-    __slots__ = ("spec", "node", "pending", "admitted", "group_of", "inactive_reason", "flavor_names")
+    __slots__ = ("spec", "node", "pending", "admitted", "by_victim_order", "group_of", "inactive_reason", "flavor_names")
 
     def __init__(self, spec: model.ClusterQueue) -> None:
         self.spec = spec
         self.node = QuotaNode(spec.name, is_cohort=False)
         self.pending = PendingQueue(spec.queueing_strategy)
         self.admitted: dict[str, WorkloadInfo] = {}  # holding quota (QuotaReserved or Admitted)
+        # The same workloads in preemption-candidate order (lowest priority, then most recently
+        # admitted, first), so a preemption search can merge queues lazily instead of sorting all.
+        self.by_victim_order: list[tuple[tuple, WorkloadInfo]] = []
         self.group_of: dict[str, int] = {}
         self.inactive_reason: str | None = None
         self.flavor_names: set[str] = set()
@@ -37,6 +48,19 @@ class ClusterQueueState:
     @property
     def active(self) -> bool:
         return self.inactive_reason is None
+
+    def add_admitted(self, info: WorkloadInfo) -> None:
+        self.admitted[info.key] = info
+        bisect.insort(self.by_victim_order, (victim_order(info), info), key=lambda e: e[0])
+
+    def remove_admitted(self, info: WorkloadInfo) -> None:
+        del self.admitted[info.key]
+        order = victim_order(info)
+        entries = self.by_victim_order
+        i = bisect.bisect_left(entries, order, key=lambda e: e[0])
+        while entries[i][1] is not info:
+            i += 1
+        del entries[i]
 
     def set_spec(self, spec: model.ClusterQueue) -> None:
         self.spec = spec

@@ -8,7 +8,8 @@ The engine never reads a clock or does I/O: time is whatever ``now`` the caller 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from pykueue.engine import events as ev
 from pykueue.engine import model
@@ -54,6 +55,20 @@ class Engine:
         self._dirty_roots: set[str] = set()  # trees whose capacity grew: parked classes get another look
         self._backoff: list[tuple[float, int, str]] = []  # (requeue_at, seq, key)
         self._nonempty: set[str] = set()  # cluster queues that may have candidates
+        self._bulk = 0  # inside bulk(): structure and queue refreshes wait until the end
+        self._bulk_dirty = False
+
+    @contextmanager
+    def bulk(self) -> Iterator[None]:
+        """Apply many objects at once (start-up, a resync): rebuild the cohort forest once at the end."""
+        self._bulk += 1
+        try:
+            yield
+        finally:
+            self._bulk -= 1
+            if self._bulk == 0 and self._bulk_dirty:
+                self._bulk_dirty = False
+                self._structure_changed()
 
     # ------------------------------------------------------------------------------------ objects
 
@@ -136,6 +151,9 @@ class Engine:
 
     def _structure_changed(self) -> None:
         """Rebuild the cohort forest and queue activity, then give every workload a fresh look."""
+        if self._bulk:
+            self._bulk_dirty = True
+            return
         for c in self.cohorts.values():
             c.node.parent = None
             c.node.children = []
@@ -208,6 +226,9 @@ class Engine:
 
     def _requeue_everything(self) -> None:
         """After a configuration change: re-place every pending workload and unpark every class."""
+        if self._bulk:
+            self._bulk_dirty = True
+            return
         for info in sorted(self.workloads.values(), key=lambda i: i.seq):
             if info.state is State.PENDING:
                 self._place(info)
@@ -240,7 +261,7 @@ class Engine:
         info.reserved_at = info.admitted_at = now
         info.pods_ready = info.ever_ready = True
         if cq is not None:
-            cq.admitted[info.key] = info
+            cq.add_admitted(info)
             add_workload_usage(cq, info)
 
     def cluster_queue_for(self, info: WorkloadInfo) -> str | None:
@@ -371,7 +392,7 @@ class Engine:
     def _release(self, info: WorkloadInfo) -> None:
         cq = self.cqs.get(info.cluster_queue or "")
         if cq is not None and info.key in cq.admitted:
-            del cq.admitted[info.key]
+            cq.remove_admitted(info)
             remove_workload_usage(cq, info)
             self._dirty_roots.add(cq.node.root().name)
         info.admission = None

@@ -10,7 +10,9 @@ restoring usage on the live quota tree is the "simulation" and always leaves it 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import heapq
+import itertools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -128,50 +130,56 @@ class ClassicalPreemptor:
         return _WHILE_BORROWING
 
     def _from_cq(self, cq: ClusterQueueState, source: ClusterQueueState, wl: WorkloadInfo, frs: set[FR],
-                 lca: QuotaNode | None, advantage: bool) -> list[_Candidate]:
-        out = []
-        for cand in source.admitted.values():
+                 lca: QuotaNode | None, advantage: bool) -> Iterator[tuple[tuple, int, _Candidate]]:
+        """Candidates of one queue, lazily, in candidate order (keyed for merging across queues)."""
+        for order, cand in source.by_victim_order:
             variant = self._variant(cq, wl, cand, frs, advantage)
             if variant:
-                out.append(_Candidate(cand, lca, variant))
-        return out
+                yield order, cand.seq, _Candidate(cand, lca, variant)
 
-    def _collect_subtree(self, cq: ClusterQueueState, wl: WorkloadInfo, frs: set[FR], current: QuotaNode,
-                         lca: QuotaNode, skip: QuotaNode | None, advantage: bool, out: list[_Candidate]) -> None:
+    def _sources(self, cq: ClusterQueueState, frs: set[FR], current: QuotaNode, skip: QuotaNode | None,
+                 out: list[ClusterQueueState]) -> None:
+        """Queues under ``current`` (outside ``skip``) that use more than their quota in ``frs``."""
         for child in current.children:
             if child is skip:
                 continue
             if child.is_cohort:
-                if child.within_nominal(frs):
-                    continue
-                self._collect_subtree(cq, wl, frs, child, lca, skip, advantage, out)
+                if not child.within_nominal(frs):
+                    self._sources(cq, frs, child, skip, out)
             elif child is not cq.node and not child.within_nominal(frs):
-                out.extend(self._from_cq(cq, self.cqs[child.name], wl, frs, lca, advantage))
+                out.append(self.cqs[child.name])
 
     def candidates(self, cq: ClusterQueueState, wl: WorkloadInfo, frs: set[FR],
-                   requests: dict[FR, int]) -> tuple[list[_Candidate], bool, bool]:
-        """Ordered candidates, whether none come from other queues, whether none are hierarchical."""
-        same: list[_Candidate] = []
-        if cq.spec.preemption.within_cluster_queue != model.NEVER:
-            same = self._from_cq(cq, cq, wl, frs, None, False)
-        hierarchy: list[_Candidate] = []
-        by_priority: list[_Candidate] = []
+                   requests: dict[FR, int]) -> tuple[_Lazy, _Lazy, _Lazy]:
+        """Candidates in upstream's order, as three lazy groups: hierarchical reclaim, the rest of the
+        cohort, the preemptor's own queue. Nothing is walked until a group is first looked at."""
+        levels: list[tuple[QuotaNode, QuotaNode | None, bool]] = []
         if cq.node.parent is not None and cq.spec.preemption.reclaim_within_cohort != model.NEVER:
             advantage, remaining = _quantities_fit(cq.node, requests)
             previous: QuotaNode | None = None
             for root in cq.node.path_to_root():
-                target = hierarchy if advantage else by_priority
-                self._collect_subtree(cq, wl, frs, root, root, previous, advantage, target)
+                levels.append((root, previous, advantage))
                 ok, remaining = _quantities_fit(root, remaining)
                 advantage = advantage or ok
                 previous = root
-        name = cq.name
 
-        def key(c: _Candidate) -> tuple:
-            return candidate_order_key(c.info, name)
+        def group(with_advantage: bool) -> Iterator[_Candidate]:
+            streams = []
+            for root, skip, advantage in levels:
+                if advantage != with_advantage:
+                    continue
+                sources: list[ClusterQueueState] = []
+                self._sources(cq, frs, root, skip, sources)
+                streams.extend(self._from_cq(cq, src, wl, frs, root, advantage) for src in sources)
+            for _, _, cand in heapq.merge(*streams):
+                yield cand
 
-        ordered = sorted(hierarchy, key=key) + sorted(by_priority, key=key) + sorted(same, key=key)
-        return ordered, not hierarchy and not by_priority, not hierarchy
+        def same() -> Iterator[_Candidate]:
+            if cq.spec.preemption.within_cluster_queue != model.NEVER:
+                for _, _, cand in self._from_cq(cq, cq, wl, frs, None, False):
+                    yield cand
+
+        return _Lazy(group(True)), _Lazy(group(False)), _Lazy(same())
 
     def _valid(self, cq: ClusterQueueState, cand: _Candidate, borrow: bool, frs: set[FR]) -> bool:
         if cand.info.cluster_queue == cq.name:
@@ -203,21 +211,33 @@ class ClassicalPreemptor:
     def _targets(self, cq: ClusterQueueState, wl: WorkloadInfo, requests: dict[FR, int], frs: set[FR]) -> list[Target]:
         if self.fair is not None:
             return self.fair.targets(cq, wl, requests, frs)
-        cands, none_from_others, none_hierarchical = self.candidates(cq, wl, frs, requests)
-        if not cands:
-            return []
+        from_hierarchy, from_others, same = self.candidates(cq, wl, frs, requests)
         borrow_forbidden = cq.spec.preemption.borrow_within_cohort == model.NEVER
         under_nominal = all(cq.node.usage.get(fr, 0) < cq.node.quota(fr).nominal for fr in frs)
-        if none_from_others or (borrow_forbidden and not under_nominal):
-            attempts = (True,)
-        elif borrow_forbidden and none_hierarchical:
-            attempts = (False,)
+        none_hierarchical = not from_hierarchy.any()
+        if borrow_forbidden and not under_nominal:
+            # Decided without looking at the other queues' non-hierarchical candidates: the only
+            # attempt borrows, and with borrowWithinCohort off none of them is valid in it.
+            attempts: tuple[bool, ...] = (True,)
+            if none_hierarchical and not same.any():
+                return []
         else:
-            attempts = (True, False)
+            none_from_others = none_hierarchical and not from_others.any()
+            if none_from_others and not same.any():
+                return []
+            if none_from_others:
+                attempts = (True,)
+            elif borrow_forbidden and none_hierarchical:
+                attempts = (False,)
+            else:
+                attempts = (True, False)
         for allow_borrowing in attempts:
             chosen: list[Target] = []
             ok = False
-            for cand in cands:
+            # With borrowWithinCohort off, every non-hierarchical candidate of another queue may only
+            # be taken without borrowing: in a borrowing attempt that group has nothing valid.
+            groups = (from_hierarchy, same) if allow_borrowing and borrow_forbidden else (from_hierarchy, from_others, same)
+            for cand in itertools.chain(*groups):
                 if not self._valid(cq, cand, allow_borrowing, frs):
                     continue
                 src = self.cqs[cand.info.cluster_queue]
@@ -266,6 +286,40 @@ class ClassicalPreemptor:
         if any(t.workload.cluster_queue == cq.name for t in chosen):
             return G_PREEMPT, borrow
         return G_RECLAIM, borrow
+
+
+class _Lazy:
+    """An iterator that remembers what it produced, so it can be replayed (two attempts) and asked
+    whether it is empty without being consumed."""
+
+    __slots__ = ("_source", "_seen", "_done")
+
+    def __init__(self, source: Iterable) -> None:
+        self._source = iter(source)
+        self._seen: list = []
+        self._done = False
+
+    def _pull(self) -> bool:
+        if self._done:
+            return False
+        try:
+            self._seen.append(next(self._source))
+            return True
+        except StopIteration:
+            self._done = True
+            return False
+
+    def any(self) -> bool:
+        return bool(self._seen) or self._pull()
+
+    def __iter__(self) -> Iterator:
+        i = 0
+        while True:
+            if i < len(self._seen):
+                yield self._seen[i]
+                i += 1
+            elif not self._pull():
+                return
 
 
 def _quantities_fit(node: QuotaNode, requests: dict[FR, int]) -> tuple[bool, dict[FR, int]]:

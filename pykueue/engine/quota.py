@@ -73,7 +73,10 @@ class QuotaNode:
     def within_nominal(self, frs: set[FR] | frozenset[FR]) -> bool:
         """True when usage is at or below subtree quota in every one of ``frs``."""
         usage, quota = self.usage, self.subtree_quota
-        return all(usage.get(fr, 0) <= quota.get(fr, 0) for fr in frs)
+        for fr in frs:  # noqa: SIM110 - a plain loop: this runs for every queue of a preemption search
+            if usage.get(fr, 0) > quota.get(fr, 0):
+                return False
+        return True
 
 
 def available(node: QuotaNode, fr: FR) -> int:

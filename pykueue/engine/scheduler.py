@@ -255,7 +255,8 @@ class Scheduler:
         info.admission = assignment.to_admission(cq.name)
         info.usage = dict(assignment.usage)
         info.cluster_queue = cq.name
-        cq.admitted[info.key] = info
+        info.reserved_at = now
+        cq.add_admitted(info)
         add_workload_usage(cq, info)
         info.state = State.QUOTA_RESERVED
         info.reserved_at = now

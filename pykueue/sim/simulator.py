@@ -83,18 +83,19 @@ class Simulation:
 
     def _setup(self) -> None:
         engine, inp = self.engine, self.inputs
-        for ns in inp.namespaces:
-            engine.apply_namespace(ns)
-        for rf in inp.resource_flavors:
-            engine.apply_resource_flavor(rf)
-        for ac in inp.admission_checks:
-            engine.apply_admission_check(ac)
-        for c in inp.cohorts:
-            engine.apply_cohort(c)
-        for cq in inp.cluster_queues:
-            engine.apply_cluster_queue(cq)
-        for lq in inp.local_queues:
-            engine.apply_local_queue(lq)
+        with engine.bulk():
+            for ns in inp.namespaces:
+                engine.apply_namespace(ns)
+            for rf in inp.resource_flavors:
+                engine.apply_resource_flavor(rf)
+            for ac in inp.admission_checks:
+                engine.apply_admission_check(ac)
+            for c in inp.cohorts:
+                engine.apply_cohort(c)
+            for cq in inp.cluster_queues:
+                engine.apply_cluster_queue(cq)
+            for lq in inp.local_queues:
+                engine.apply_local_queue(lq)
         for sub in inp.workloads:
             key = sub.workload.key
             self._subs[key] = sub
