@@ -252,6 +252,7 @@ class Scheduler:
     def admit(self, cq: ClusterQueueState, info: WorkloadInfo, assignment: Assignment, now: float) -> None:
         engine = self.engine
         cq.pending.remove(info.key)
+        self.preempting.discard(info.key)  # its preemptions are done; if it is evicted later it waits like any other
         info.admission = assignment.to_admission(cq.name)
         info.usage = dict(assignment.usage)
         info.cluster_queue = cq.name
