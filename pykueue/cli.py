@@ -32,7 +32,7 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--config", metavar="FILE")
 
     d = sub.add_parser("demo", help="watch a small scenario play out (the embedded default)")
-    d.add_argument("--speed", type=float, default=4.0, help="virtual seconds per real second")
+    d.add_argument("--speed", type=float, default=6.0, help="virtual seconds per real second")
     d.add_argument("--no-live", action="store_true", help="print the final tables only")
     return p
 

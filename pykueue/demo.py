@@ -41,7 +41,7 @@ def _frame(now: float, rows: list[tuple[float, str]], state: dict[str, str]) -> 
     return Group(head, wl, log)
 
 
-def run_demo(*, speed: float = 4.0, live: bool = True) -> int:
+def run_demo(*, speed: float = 6.0, live: bool = True) -> int:
     console = Console()
     inputs, problems = load_paths([demo_path()])
     if problems:
