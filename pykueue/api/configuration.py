@@ -9,6 +9,8 @@ both preemption strategies in v1beta1 when none are listed.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pykueue.api.durations import parse_duration
 from pykueue.api.models.config import ConfigurationV1beta1, ConfigurationV1beta2, RequeuingStrategy
 from pykueue.engine import model
@@ -65,70 +67,53 @@ def _strategies(strategies: list[str] | None, path: str, errors: Errors) -> tupl
     return chosen
 
 
-def config_v1beta2(cfg: ConfigurationV1beta2) -> tuple[model.Config, Errors]:
-    errors: Errors = []
-    wait = model.WaitForPodsReady()
-    w = cfg.wait_for_pods_ready
-    if w is not None:
-        path = "waitForPodsReady"
+def _wait_for_pods_ready(w: Any, default_timeout: float | None, block_default: bool, errors: Errors) -> model.WaitForPodsReady:
+    """The enabled waitForPodsReady section; the versions differ only in their defaults."""
+    path = "waitForPodsReady"
+    timeout = default_timeout or 0.0
+    if w.timeout is not None:
         timeout = _duration(w.timeout, f"{path}.timeout", errors) or 0.0
-        recovery: float | None = timeout
-        if w.recovery_timeout is not None:
-            recovery = _duration(w.recovery_timeout, f"{path}.recoveryTimeout", errors)
-        wait = model.WaitForPodsReady(
-            enable=True,
-            timeout_seconds=timeout,
-            recovery_timeout_seconds=recovery or None,
-            block_admission=bool(w.block_admission),
-            requeuing=_requeuing(w.requeuing_strategy, f"{path}.requeuingStrategy", errors),
-        )
+    recovery: float | None = timeout
+    if w.recovery_timeout is not None:
+        recovery = _duration(w.recovery_timeout, f"{path}.recoveryTimeout", errors)
+    return model.WaitForPodsReady(
+        enable=True,
+        timeout_seconds=timeout,
+        recovery_timeout_seconds=recovery or None,
+        block_admission=block_default if w.block_admission is None else bool(w.block_admission),
+        requeuing=_requeuing(w.requeuing_strategy, f"{path}.requeuingStrategy", errors),
+    )
+
+
+def _config(wait: model.WaitForPodsReady, strategies: list[str] | None, fair_on: bool, manage: object,
+            errors: Errors) -> model.Config:
     fair = model.FairSharing()
-    if cfg.fair_sharing is not None:
+    if fair_on:
         fair = model.FairSharing(
             enable=True,
-            preemption_strategies=_strategies(
-                cfg.fair_sharing.preemption_strategies, "fairSharing.preemptionStrategies", errors
-            ),
+            preemption_strategies=_strategies(strategies, "fairSharing.preemptionStrategies", errors),
         )
-    config = model.Config(
-        wait_for_pods_ready=wait,
-        fair_sharing=fair,
-        manage_jobs_without_queue_name=bool(cfg.manage_jobs_without_queue_name),
-    )
+    return model.Config(wait_for_pods_ready=wait, fair_sharing=fair, manage_jobs_without_queue_name=bool(manage))
+
+
+def config_v1beta2(cfg: ConfigurationV1beta2) -> tuple[model.Config, Errors]:
+    """v1beta2: a present section means enabled; blockAdmission defaults to false."""
+    errors: Errors = []
+    w = cfg.wait_for_pods_ready
+    wait = _wait_for_pods_ready(w, None, False, errors) if w is not None else model.WaitForPodsReady()
+    fs = cfg.fair_sharing
+    config = _config(wait, fs.preemption_strategies if fs else None, fs is not None,
+                     cfg.manage_jobs_without_queue_name, errors)
     return config, errors
 
 
 def config_v1beta1(cfg: ConfigurationV1beta1) -> tuple[model.Config, Errors]:
+    """v1beta1: ``enable: true`` switches a section on; blockAdmission defaults to true."""
     errors: Errors = []
-    wait = model.WaitForPodsReady()
     w = cfg.wait_for_pods_ready
-    if w is not None and w.enable:
-        path = "waitForPodsReady"
-        timeout = DEFAULT_PODS_READY_TIMEOUT
-        if w.timeout is not None:
-            timeout = _duration(w.timeout, f"{path}.timeout", errors) or 0.0
-        recovery: float | None = timeout
-        if w.recovery_timeout is not None:
-            recovery = _duration(w.recovery_timeout, f"{path}.recoveryTimeout", errors)
-        wait = model.WaitForPodsReady(
-            enable=True,
-            timeout_seconds=timeout,
-            recovery_timeout_seconds=recovery or None,
-            block_admission=True if w.block_admission is None else w.block_admission,
-            requeuing=_requeuing(w.requeuing_strategy, f"{path}.requeuingStrategy", errors),
-        )
-    fair = model.FairSharing()
+    enabled = w is not None and w.enable
+    wait = _wait_for_pods_ready(w, DEFAULT_PODS_READY_TIMEOUT, True, errors) if enabled else model.WaitForPodsReady()
     fs = cfg.fair_sharing
-    if fs is not None and fs.enable:
-        fair = model.FairSharing(
-            enable=True,
-            preemption_strategies=_strategies(
-                fs.preemption_strategies, "fairSharing.preemptionStrategies", errors
-            ),
-        )
-    config = model.Config(
-        wait_for_pods_ready=wait,
-        fair_sharing=fair,
-        manage_jobs_without_queue_name=bool(cfg.manage_jobs_without_queue_name),
-    )
+    config = _config(wait, fs.preemption_strategies if fs else None, fs is not None and bool(fs.enable),
+                     cfg.manage_jobs_without_queue_name, errors)
     return config, errors

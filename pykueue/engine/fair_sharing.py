@@ -21,6 +21,7 @@ from pykueue.engine.preemption import (
     Target,
     add_workload_usage,
     candidate_order_key,
+    fill_back,
     fits,
     remove_workload_usage,
     uses_resources,
@@ -197,15 +198,7 @@ class FairPreemptor:
         if not ok:
             self._restore(chosen)
             return []
-        for i in range(len(chosen) - 2, -1, -1):
-            t = chosen[i]
-            src = engine.cqs[t.workload.cluster_queue]
-            add_workload_usage(src, t.workload)
-            if fits(requests, cq.node, True):
-                chosen[i] = chosen[-1]
-                chosen.pop()
-            else:
-                remove_workload_usage(src, t.workload)
+        chosen = fill_back(engine.cqs, cq, chosen, requests, True)
         self._restore(chosen)
         return chosen
 

@@ -249,24 +249,10 @@ class ClassicalPreemptor:
             if not ok:
                 self._restore(chosen)
                 continue
-            chosen = self._fill_back(cq, chosen, requests, allow_borrowing)
+            chosen = fill_back(self.cqs, cq, chosen, requests, allow_borrowing)
             self._restore(chosen)
             return chosen
         return []
-
-    def _fill_back(self, cq: ClusterQueueState, chosen: list[Target], requests: dict[FR, int],
-                   allow_borrowing: bool) -> list[Target]:
-        """Give back, newest choice first (except the last, which made it fit), every victim not needed."""
-        for i in range(len(chosen) - 2, -1, -1):
-            t = chosen[i]
-            src = self.cqs[t.workload.cluster_queue]
-            add_workload_usage(src, t.workload)
-            if fits(requests, cq.node, allow_borrowing):
-                chosen[i] = chosen[-1]
-                chosen.pop()
-            else:
-                remove_workload_usage(src, t.workload)
-        return chosen
 
     def _restore(self, chosen: Iterable[Target]) -> None:
         for t in chosen:
@@ -286,6 +272,23 @@ class ClassicalPreemptor:
         if any(t.workload.cluster_queue == cq.name for t in chosen):
             return G_PREEMPT, borrow
         return G_RECLAIM, borrow
+
+
+def fill_back(cqs: dict[str, ClusterQueueState], cq: ClusterQueueState, chosen: list[Target],
+              requests: dict[FR, int], allow_borrowing: bool) -> list[Target]:
+    """The reverse pass: victims are already removed from usage; give back, most recently chosen
+    first (except the last, which made the preemptor fit), every one the preemptor does not need.
+    Returns the victims kept; their usage stays removed."""
+    for i in range(len(chosen) - 2, -1, -1):
+        t = chosen[i]
+        src = cqs[t.workload.cluster_queue]
+        add_workload_usage(src, t.workload)
+        if fits(requests, cq.node, allow_borrowing):
+            chosen[i] = chosen[-1]
+            chosen.pop()
+        else:
+            remove_workload_usage(src, t.workload)
+    return chosen
 
 
 class _Lazy:
