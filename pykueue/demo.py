@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
-from importlib import resources
+from pathlib import Path
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -22,7 +22,7 @@ from pykueue.sim.table import render
 
 
 def demo_path() -> str:
-    return str(resources.files("pykueue") / "examples" / "demo.yaml")
+    return str(Path(__file__).resolve().parent / "examples" / "demo.yaml")
 
 
 def _frame(now: float, rows: list[tuple[float, str]], state: dict[str, str]) -> Group:

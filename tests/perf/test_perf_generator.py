@@ -23,7 +23,10 @@ from pykueue.perf.generator import (
     quantity_value,
 )
 
-SHARED = Path("/work/shared/perf")
+SHARED = next(
+    (p for p in (Path(__file__).resolve().parents[2].parent / "shared" / "perf", Path("/work/shared/perf")) if p.exists()),
+    Path(__file__).resolve().parents[2].parent / "shared" / "perf",
+)
 BASELINE = SHARED / "baseline" / "generator.yaml"
 LARGE = SHARED / "large-scale" / "generator.yaml"
 needs_shared = pytest.mark.skipif(not BASELINE.exists(), reason="shared perf configs not available")

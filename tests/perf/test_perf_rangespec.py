@@ -9,7 +9,10 @@ import pytest
 
 from pykueue.perf.rangespec import RangeSpec, RangeSpecError, check, load_rangespec, parse_rangespec
 
-SHARED = Path("/work/shared/perf")
+SHARED = next(
+    (p for p in (Path(__file__).resolve().parents[2].parent / "shared" / "perf", Path("/work/shared/perf")) if p.exists()),
+    Path(__file__).resolve().parents[2].parent / "shared" / "perf",
+)
 needs_shared = pytest.mark.skipif(not SHARED.exists(), reason="shared perf configs not available")
 
 
