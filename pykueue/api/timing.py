@@ -6,6 +6,8 @@
 | ``pykueue.dev/runtime`` | Workload, Job | how long it runs once admitted (default: never finishes) |
 | ``pykueue.dev/ready-after`` | Workload, Job | delay from admission to all pods ready; ``never`` (default 0) |
 | ``pykueue.dev/admission-checks`` | Workload, Job | script of admission check states (below) |
+| ``pykueue.dev/unready-after`` | Workload, Job | delay from admission until its pods stop being ready (a failure) |
+| ``pykueue.dev/unready-for`` | Workload, Job | how long they then stay not ready; ``never`` (default) |
 | ``pykueue.dev/at`` | any object | the document is a change that replaces the object at that time |
 | ``pykueue.dev/delete-at`` | any object | the object is removed at that time |
 
@@ -32,7 +34,9 @@ READY_AFTER = "pykueue.dev/ready-after"
 AT = "pykueue.dev/at"
 DELETE_AT = "pykueue.dev/delete-at"
 ADMISSION_CHECKS = "pykueue.dev/admission-checks"
-WORKLOAD_ONLY = (ARRIVAL, RUNTIME, READY_AFTER, ADMISSION_CHECKS)
+UNREADY_AFTER = "pykueue.dev/unready-after"
+UNREADY_FOR = "pykueue.dev/unready-for"
+WORKLOAD_ONLY = (ARRIVAL, RUNTIME, READY_AFTER, ADMISSION_CHECKS, UNREADY_AFTER, UNREADY_FOR)
 KNOWN = (*WORKLOAD_ONLY, AT, DELETE_AT)
 CHECK_STATES = ("Ready", "Retry", "Rejected", "Pending")
 
@@ -95,9 +99,9 @@ def read_timing(annotations: dict[str, str], kind: str) -> tuple[Timing, Errors]
             except ValueError as exc:
                 errors.append((_path(key), str(exc)))
         else:
-            seconds = _seconds(annotations, key, errors, allow_never=key == READY_AFTER)
-            if seconds is None:
-                continue
+            seconds = _seconds(annotations, key, errors, allow_never=key in (READY_AFTER, UNREADY_FOR))
+            if seconds is None or key in (UNREADY_AFTER, UNREADY_FOR):
+                continue  # read by the simulator from the annotations; only checked here
             if key == ARRIVAL:
                 timing.arrival = seconds
             elif key == RUNTIME:

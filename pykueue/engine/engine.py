@@ -408,6 +408,13 @@ class Engine:
         info.pods_ready = True
         info.ever_ready = True
 
+    def mark_pods_not_ready(self, key: str, now: float) -> None:
+        """A pod of a running workload failed: it waits for recoveryTimeout to be ready again."""
+        info = self.workloads.get(key)
+        if info is None or not info.has_quota:
+            return
+        info.pods_ready = False
+
     def pods_ready_timeout(self, key: str, now: float) -> None:
         """The waitForPodsReady timeout passed: evict if not ready, requeue with exponential backoff, or
         deactivate once the backoff limit is exceeded (upstream's RequeuingLimitExceeded)."""

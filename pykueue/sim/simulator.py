@@ -12,7 +12,9 @@ import heapq
 import math
 from dataclasses import dataclass, field
 
+from pykueue.api.durations import parse_duration
 from pykueue.api.inputs import NEVER_READY, Change, Inputs, SubmittedWorkload
+from pykueue.api.timing import UNREADY_AFTER, UNREADY_FOR
 from pykueue.engine import events as ev
 from pykueue.engine import model
 from pykueue.engine.engine import Engine
@@ -24,7 +26,7 @@ from pykueue.sim.checks import Script, parse_script, step_for
 US = 1_000_000
 
 # Kinds of timed work, in the order they take effect when they share an instant and a sequence.
-_CHANGE, _ARRIVAL, _FINISH, _READY, _TIMEOUT, _CHECK = range(6)
+_CHANGE, _ARRIVAL, _FINISH, _READY, _TIMEOUT, _CHECK, _UNREADY = range(7)
 
 
 def to_us(seconds: float) -> int:
@@ -184,6 +186,10 @@ class Simulation:
             key, epoch = payload  # type: ignore[misc]
             if self._epoch.get(key) == epoch:
                 engine.pods_ready_timeout(key, now)
+        elif kind == _UNREADY:
+            key, epoch = payload  # type: ignore[misc]
+            if self._epoch.get(key) == epoch:
+                self._on_unready(key, epoch, now_us)
         elif kind == _CHECK:
             key, epoch, check, state = payload  # type: ignore[misc]
             if self._epoch.get(key) == epoch:
@@ -218,6 +224,22 @@ class Simulation:
             if sub.ready_after != NEVER_READY and math.isfinite(sub.ready_after):
                 self._at(now_us + to_us(sub.ready_after), _READY, (key, epoch))
             self._at(now_us + to_us(wfpr.timeout_seconds), _TIMEOUT, (key, epoch))
+        unready = sub.annotations.get(UNREADY_AFTER)
+        if unready is not None:
+            self._at(now_us + to_us(parse_duration(unready)), _UNREADY, (key, epoch))
+
+    def _on_unready(self, key: str, epoch: int, now_us: int) -> None:
+        """Pods stopped being ready (``pykueue.dev/unready-after``): the workload must recover within
+        waitForPodsReady.recoveryTimeout, or be evicted like a pods-ready timeout."""
+        engine = self.engine
+        engine.mark_pods_not_ready(key, now_us / US)
+        sub = self._subs[key]
+        back = sub.annotations.get(UNREADY_FOR, "never").strip()
+        if back != "never":
+            self._at(now_us + to_us(parse_duration(back)), _READY, (key, epoch))
+        recovery = engine.config.wait_for_pods_ready.recovery_timeout_seconds
+        if engine.config.wait_for_pods_ready.enable and recovery:
+            self._at(now_us + to_us(recovery), _TIMEOUT, (key, epoch))
 
     def _apply_change(self, change: Change, now: float) -> None:
         engine = self.engine
