@@ -24,6 +24,31 @@ except ImportError:  # pragma: no cover - depends on the PyYAML build
 from pykueue.api.fastyaml import FAILED, DocumentReader
 from pykueue.api.inputs import Source
 
+
+class _StrictLoader(_Loader):  # type: ignore[misc,valid-type]
+    """PyYAML's safe loader, except that a key repeated in one mapping is an error: YAML would keep
+    the last value and silently drop the others (two documents run together lose the first)."""
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    loader.flatten_mapping(node)
+    seen: set = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        try:
+            duplicate = key in seen
+            seen.add(key)
+        except TypeError:  # an unhashable key: PyYAML reports it below
+            continue
+        if duplicate:
+            raise yaml.constructor.ConstructorError(
+                "while constructing a mapping", node.start_mark, f"found duplicate key {key!r}", key_node.start_mark
+            )
+    return yaml.SafeLoader.construct_mapping(loader, node, deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
 _MARKER = re.compile(r"^---(?:[ \t]|$)", re.MULTILINE)
 _END = re.compile(r"^\.\.\.[ \t]*$", re.MULTILINE)
 
@@ -122,7 +147,7 @@ def parse_file(path: str, text: str, reader: DocumentReader | None = None) -> li
             docs.append(RawDocument(source, content))
             continue
         try:
-            docs.append(RawDocument(source, yaml.load(piece, Loader=_Loader)))
+            docs.append(RawDocument(source, yaml.load(piece, Loader=_StrictLoader)))  # noqa: S506 - a safe loader
         except yaml.YAMLError as exc:
             docs.append(RawDocument(source, error=_describe(exc, first_line)))
     return docs

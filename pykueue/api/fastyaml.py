@@ -161,6 +161,8 @@ def _flow(text: str) -> tuple[Any, str]:
             if not rest.startswith(": "):
                 raise _GiveUp
             value, rest = _flow_item(rest[2:])
+            if key in result:
+                raise _GiveUp  # let PyYAML report the duplicate key with its position
             result[key] = value
         rest = rest.lstrip()
         if rest.startswith(","):
@@ -243,6 +245,8 @@ def _mapping(lines: list[tuple[int, str]], i: int, indent: int) -> tuple[dict[An
         if rest[:1] in ("&", "*", "!", "|", ">"):
             raise _GiveUp
         value, i = _value(lines, rest, i + 1, indent, in_mapping=True)
+        if key in result:
+            raise _GiveUp  # let PyYAML report the duplicate key with its position
         result[key] = value
     return result, i
 
@@ -313,6 +317,8 @@ class DocumentReader:
                 if len(cache) >= self.max_cache:
                     cache.clear()
                 cache[block] = value
+            if not result.keys().isdisjoint(value):
+                return FAILED  # a repeated top-level key: PyYAML reports it with its position
             result.update(value)
         return result
 
