@@ -10,6 +10,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 
 from pykueue.engine import events as ev
 from pykueue.engine import model
@@ -26,6 +27,7 @@ from pykueue.engine.workload import (
     SUSPENDED,
     State,
     WorkloadInfo,
+    scheduling_hash,
     usage_of,
 )
 
@@ -459,8 +461,6 @@ class Engine:
 
     def set_reclaimable_pods(self, key: str, reclaimable: dict[str, int], now: float) -> None:
         """Dynamic reclaim: pods that finished give their quota back while the workload runs on."""
-        from dataclasses import replace
-
         info = self.workloads.get(key)
         if info is None or info.spec.reclaimable_pods == reclaimable:
             return
@@ -476,8 +476,6 @@ class Engine:
         else:
             self._unqueue(info)
             info.spec = replace(info.spec, reclaimable_pods=dict(reclaimable))
-            from pykueue.engine.workload import scheduling_hash
-
             info.hash = scheduling_hash(info.spec)
             if info.state is State.PENDING:
                 self._place(info)
@@ -571,6 +569,4 @@ class Engine:
 
 
 def _replace_active(spec: model.Workload, active: bool) -> model.Workload:
-    from dataclasses import replace
-
     return replace(spec, active=active)

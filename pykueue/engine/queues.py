@@ -127,10 +127,11 @@ class PendingQueue:
             heapq.heappop(heap)
         return False
 
-    def park_class_of(self, info: WorkloadInfo, reason: str) -> None:
-        """BestEffortFIFO: set ``info``'s class aside until capacity changes."""
+    def park_class_of(self, info: WorkloadInfo, reason: str, *, always: bool = False) -> None:
+        """Set ``info``'s class aside until capacity changes: under BestEffortFIFO, or ``always`` (a
+        namespace that does not match parks the class under either strategy, as upstream does)."""
         cls = self._where.get(info.key)
-        if cls is None or self.strategy != BEST_EFFORT_FIFO:
+        if cls is None or (self.strategy != BEST_EFFORT_FIFO and not always):
             return
         cls.parked = True
         cls.bulk_reason = reason

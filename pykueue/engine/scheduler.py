@@ -195,12 +195,7 @@ class Scheduler:
         if immediate or (strict and not force_park):
             return False
         if park or force_park:
-            if strict:
-                pending.strategy = model.BEST_EFFORT_FIFO
-                pending.park_class_of(info, info.reason or WAITING_FOR_QUOTA)
-                pending.strategy = model.STRICT_FIFO
-            else:
-                pending.park_class_of(info, info.reason or WAITING_FOR_QUOTA)
+            pending.park_class_of(info, info.reason or WAITING_FOR_QUOTA, always=force_park)
             return True
         return False
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import yaml
@@ -105,12 +104,6 @@ def build_result(run: Run, summary: dict[str, Any] | None = None) -> dict[str, A
         "clusterQueues": cqs,
         "summary": summary or {},
     }
-
-
-def _clean(obj: Any) -> Any:
-    if isinstance(obj, float) and (math.isinf(obj) or math.isnan(obj)):
-        return None
-    return obj
 
 
 def to_json(result: dict[str, Any]) -> str:
