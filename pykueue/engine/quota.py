@@ -22,7 +22,7 @@ _NO_QUOTA = ResourceQuota()
 class QuotaNode:
     """Quota, lent capacity and usage of one ClusterQueue or Cohort."""
 
-    __slots__ = ("name", "is_cohort", "parent", "children", "quotas", "subtree_quota", "usage")
+    __slots__ = ("name", "is_cohort", "parent", "children", "quotas", "subtree_quota", "usage", "local")
 
     def __init__(self, name: str, is_cohort: bool) -> None:
         self.name = name
@@ -32,6 +32,7 @@ class QuotaNode:
         self.quotas: dict[FR, ResourceQuota] = {}
         self.subtree_quota: dict[FR, int] = {}
         self.usage: dict[FR, int] = {}
+        self.local: dict[FR, int] = {}  # local_quota per resource, kept with subtree_quota
 
     def __repr__(self) -> str:
         return f"QuotaNode({'cohort' if self.is_cohort else 'cq'} {self.name})"
@@ -40,15 +41,22 @@ class QuotaNode:
         return self.quotas.get(fr, _NO_QUOTA)
 
     def local_quota(self, fr: FR) -> int:
-        """Capacity that only this subtree can use: what the lending limit keeps from the parent."""
-        q = self.quotas.get(fr)
-        if q is None or q.lending_limit is None:
-            return 0
-        return max(0, self.subtree_quota.get(fr, 0) - q.lending_limit)
+        """Capacity that only this subtree can use: what the lending limit keeps from the parent.
+        Computed with the subtree quota (``refresh_local``); it changes only when quotas do."""
+        return self.local.get(fr, 0)
+
+    def refresh_local(self) -> None:
+        subtree = self.subtree_quota
+        self.local = {
+            fr: max(0, subtree.get(fr, 0) - q.lending_limit)
+            for fr, q in self.quotas.items()
+            if q.lending_limit is not None
+        }
 
     def local_available(self, fr: FR) -> int:
         """Unused local quota: usable here, invisible to the parent."""
-        return max(0, self.local_quota(fr) - self.usage.get(fr, 0))
+        local = self.local.get(fr, 0)
+        return max(0, local - self.usage.get(fr, 0)) if local else 0
 
     def path_to_root(self) -> Iterator[QuotaNode]:
         """Ancestors, nearest first (not including self)."""
@@ -135,6 +143,7 @@ def recompute_subtree(node: QuotaNode) -> None:
     """Rebuild subtree quota and usage of a cohort subtree from its leaves (after structural changes)."""
     if not node.is_cohort:
         node.subtree_quota = {fr: q.nominal for fr, q in node.quotas.items()}
+        node.refresh_local()
         return
     subtree = {fr: q.nominal for fr, q in node.quotas.items()}
     usage: dict[FR, int] = {}
@@ -147,6 +156,7 @@ def recompute_subtree(node: QuotaNode) -> None:
             if stored > 0:
                 usage[fr] = usage.get(fr, 0) + stored
     node.subtree_quota = subtree
+    node.refresh_local()
     node.usage = usage
 
 
