@@ -15,30 +15,27 @@ _QUALIFIED_NAME_PART = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
 
 
+def _check(value: str, max_len: int, pattern: re.Pattern[str], what: str) -> list[str]:
+    errors = []
+    if len(value) > max_len:
+        errors.append(f"must be no more than {max_len} characters")
+    if not pattern.fullmatch(value):
+        errors.append(what)
+    return errors
+
+
 def dns1123_subdomain(value: str) -> list[str]:
     """Object names of most kinds, references to them, and qualified-name prefixes."""
-    errors = []
-    if len(value) > 253:
-        errors.append("must be no more than 253 characters")
-    if not _DNS1123_SUBDOMAIN.fullmatch(value):
-        errors.append(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-            "and must start and end with an alphanumeric character (e.g. 'example.com')"
-        )
-    return errors
+    return _check(value, 253, _DNS1123_SUBDOMAIN,
+                  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+                  "and must start and end with an alphanumeric character (e.g. 'example.com')")
 
 
 def dns1123_label(value: str) -> list[str]:
     """Namespace names and pod set names."""
-    errors = []
-    if len(value) > 63:
-        errors.append("must be no more than 63 characters")
-    if not _DNS1123_LABEL.fullmatch(value):
-        errors.append(
-            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-            "and must start and end with an alphanumeric character (e.g. 'my-name')"
-        )
-    return errors
+    return _check(value, 63, _DNS1123_LABEL,
+                  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+                  "and must start and end with an alphanumeric character (e.g. 'my-name')")
 
 
 def qualified_name(value: str) -> list[str]:
@@ -71,12 +68,6 @@ def qualified_name(value: str) -> list[str]:
 
 def label_value(value: str) -> list[str]:
     """Label values (may be empty)."""
-    errors = []
-    if len(value) > 63:
-        errors.append("must be no more than 63 characters")
-    if not _LABEL_VALUE.fullmatch(value):
-        errors.append(
-            "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-            "and must start and end with an alphanumeric character (e.g. 'MyValue', 'my_value', or '12345')"
-        )
-    return errors
+    return _check(value, 63, _LABEL_VALUE,
+                  "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+                  "and must start and end with an alphanumeric character (e.g. 'MyValue', 'my_value', or '12345')")

@@ -888,19 +888,25 @@ def _tta_table(tta: _Tta) -> str:
 
 
 def _pending(sweep: _Sweep, end_us: int, kind: str) -> Any:
+    return _step_lines(sweep, end_us, sweep.pending_index, "pending", "pending workloads",
+                       f"Pending workloads over time per {kind}")
+
+
+def _step_lines(sweep: _Sweep, end_us: int, index: int, what: str, y_title: str, title: str) -> Any:
+    """One step line per series for one sampled quantity (pending counts, shares)."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
     made: list[_Series] = []
     for i, (name, unit) in enumerate(sweep.units.items()):
-        s = _series(unit.points, [sweep.pending_index], end_us, [1.0])
+        s = _series(unit.points, [index], end_us, [1.0])
         made.append(s)
         fig.add_trace(go.Scatter(x=s.x, y=s.ys[0], name=name, mode="lines",
                                  line={"shape": "hv", "width": 1.5, "color": _color(i)},
-                                 hovertemplate=f"{html.escape(name)}<br>%{{x}} s: %{{y}}<extra>pending</extra>"))
+                                 hovertemplate=f"{html.escape(name)}<br>%{{x}} s: %{{y}}<extra>{what}</extra>"))
     fig.update_xaxes(title_text=_TIME_AXIS)
-    fig.update_yaxes(title_text="pending workloads", rangemode="tozero")
-    _layout(fig, f"Pending workloads over time per {kind}{_binned_note(made)}", 480)
+    fig.update_yaxes(title_text=y_title, rangemode="tozero")
+    _layout(fig, f"{title}{_binned_note(made)}", 480)
     return fig
 
 
@@ -951,20 +957,8 @@ def _preemptions(result: dict[str, Any], sweep: _Sweep, end_us: int, kind: str) 
 
 
 def _fair_shares(sweep: _Sweep, end_us: int, kind: str) -> Any:
-    import plotly.graph_objects as go
-
-    fig = go.Figure()
-    made: list[_Series] = []
-    for i, (name, unit) in enumerate(sweep.units.items()):
-        s = _series(unit.points, [sweep.share_index], end_us, [1.0])
-        made.append(s)
-        fig.add_trace(go.Scatter(x=s.x, y=s.ys[0], name=name, mode="lines",
-                                 line={"shape": "hv", "width": 1.5, "color": _color(i)},
-                                 hovertemplate=f"{html.escape(name)}<br>%{{x}} s: %{{y}}<extra>share</extra>"))
-    fig.update_xaxes(title_text=_TIME_AXIS)
-    fig.update_yaxes(title_text="weighted share", rangemode="tozero")
-    _layout(fig, f"Fair sharing: weighted share over time per {kind}{_binned_note(made)}", 480)
-    return fig
+    return _step_lines(sweep, end_us, sweep.share_index, "share", "weighted share",
+                       f"Fair sharing: weighted share over time per {kind}")
 
 
 # ------------------------------------------------------------------------------------------- header
