@@ -40,3 +40,15 @@ def read_yaml(path: str | Path) -> Any:
     if len(docs) > 1:
         raise ValueError(f"expected one YAML document, found {len(docs)}")
     return docs[0] if docs else None
+
+
+def read_config(path: str | Path, error: type[Exception]) -> Any:
+    """Read a generator or rangespec file; an unreadable file or bad YAML becomes ``error(source,
+    [("", message)])`` so both loaders report it the same way."""
+    source = str(path)
+    try:
+        return read_yaml(path)
+    except OSError as exc:
+        raise error(source, [("", f"cannot read: {exc.strerror or exc}")]) from None
+    except ValueError as exc:
+        raise error(source, [("", f"invalid YAML: {exc}")]) from None

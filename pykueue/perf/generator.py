@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pykueue.perf._yaml import read_yaml
+from pykueue.perf._yaml import read_config
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 CLASS_LABEL = "kueue.x-k8s.io/performance-scheduler-class"
@@ -362,12 +362,7 @@ def _check_names(r: _Reader, cfg: GeneratorConfig) -> None:
 def load_generator(path: str | Path) -> GeneratorConfig:
     """Read and validate an upstream ``generator.yaml``; raise ``GeneratorError`` naming the bad field."""
     source = str(path)
-    try:
-        data = read_yaml(path)
-    except OSError as exc:
-        raise GeneratorError(source, [("", f"cannot read: {exc.strerror or exc}")]) from None
-    except ValueError as exc:
-        raise GeneratorError(source, [("", f"invalid YAML: {exc}")]) from None
+    data = read_config(path, GeneratorError)
     return parse_generator(data, source)
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pykueue.perf._yaml import read_yaml
+from pykueue.perf._yaml import read_config
 
 _CMD_KEYS = ("maxWallMs", "mCPU", "maxrss")
 _TOP_KEYS = ("cmd", "clusterQueueClassesMinUsage", "wlClassesMaxAvgTimeToAdmissionMs")
@@ -112,12 +112,7 @@ def parse_rangespec(data: Any, source: str = "<rangespec>") -> RangeSpec:
 def load_rangespec(path: str | Path) -> RangeSpec:
     """Read and validate an upstream ``rangespec.yaml``; raise ``RangeSpecError`` naming the bad field."""
     source = str(path)
-    try:
-        data = read_yaml(path)
-    except OSError as exc:
-        raise RangeSpecError(source, [("", f"cannot read: {exc.strerror or exc}")]) from None
-    except ValueError as exc:
-        raise RangeSpecError(source, [("", f"invalid YAML: {exc}")]) from None
+    data = read_config(path, RangeSpecError)
     return parse_rangespec(data, source)
 
 

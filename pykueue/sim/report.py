@@ -661,7 +661,6 @@ def _layout(fig: Any, title: str, height: int) -> None:
 
 
 def _usage_overview(sweep: _Sweep, end_us: int, kind: str) -> Any:
-    import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     resources = sweep.resources or ["cpu"]
@@ -676,16 +675,7 @@ def _usage_overview(sweep: _Sweep, end_us: int, kind: str) -> Any:
             s = _series(unit.points, [sweep.index(res, "usage")], end_us, [factor])
             n = _series(unit.points, [sweep.index(res, "nominal")], end_us, [factor])
             made.append(s)
-            color = _color(i)
-            fig.add_trace(go.Scatter(x=s.x, y=s.ys[0], name=name, legendgroup=name, showlegend=row == 1,
-                                     mode="lines", line={"shape": "hv", "width": 1.5, "color": color},
-                                     hovertemplate=f"{html.escape(name)}<br>%{{x}} s: %{{y}}<extra>usage</extra>"),
-                          row=row, col=1)
-            fig.add_trace(go.Scatter(x=n.x, y=n.ys[0], name=f"{name} nominal", legendgroup=name,
-                                     showlegend=False, mode="lines",
-                                     line={"shape": "hv", "width": 1, "dash": "dash", "color": color},
-                                     hovertemplate=f"{html.escape(name)}<br>%{{x}} s: %{{y}}<extra>nominal</extra>"),
-                          row=row, col=1)
+            _add_usage_and_nominal(fig, s, n, name, _color(i), row)
         fig.update_yaxes(title_text=_axis_label(res), rangemode="tozero", row=row, col=1)
     fig.update_xaxes(title_text=_TIME_AXIS, row=len(resources), col=1)
     _layout(fig, f"Usage over time per {kind} (dashed: nominal quota){_binned_note(made)}",
@@ -738,7 +728,6 @@ def _borrow_lend(sweep: _Sweep, res: str, end_us: int, kind: str) -> Any:
 
 
 def _cohort_usage(sweep: _Sweep, cohorts: list[str], end_us: int) -> Any:
-    import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     resources = sweep.resources or ["cpu"]
@@ -755,16 +744,7 @@ def _cohort_usage(sweep: _Sweep, cohorts: list[str], end_us: int) -> Any:
             s = _series(acc.points, [k], end_us, [factor])
             n = _series(acc.points, [k + 1], end_us, [factor])
             made.append(s)
-            color = _color(i)
-            fig.add_trace(go.Scatter(x=s.x, y=s.ys[0], name=name, legendgroup=name, showlegend=row == 1,
-                                     mode="lines", line={"shape": "hv", "width": 1.5, "color": color},
-                                     hovertemplate=f"{html.escape(name)}<br>%{{x}} s: %{{y}}<extra>usage</extra>"),
-                          row=row, col=1)
-            fig.add_trace(go.Scatter(x=n.x, y=n.ys[0], name=f"{name} nominal", legendgroup=name,
-                                     showlegend=False, mode="lines",
-                                     line={"shape": "hv", "width": 1, "dash": "dash", "color": color},
-                                     hovertemplate=f"{html.escape(name)}<br>%{{x}} s: %{{y}}<extra>nominal</extra>"),
-                          row=row, col=1)
+            _add_usage_and_nominal(fig, s, n, name, _color(i), row)
         fig.update_yaxes(title_text=_axis_label(res), rangemode="tozero", row=row, col=1)
     fig.update_xaxes(title_text=_TIME_AXIS, row=len(resources), col=1)
     title = "Usage per cohort over time (dashed: total nominal quota)"
@@ -885,6 +865,21 @@ def _tta_table(tta: _Tta) -> str:
         rows.append(f"<tr><td>{html.escape(name)}</td><td>{len(values)}</td>"
                     f"<td>{tta.not_admitted.get(name, 0)}</td>{cells}</tr>")
     return f'<table class="stats">{head}{"".join(rows)}</table>'
+
+
+def _add_usage_and_nominal(fig: Any, usage: _Series, nominal: _Series, name: str, color: str, row: int) -> None:
+    """A series' usage (solid) and its nominal quota (dashed, same colour, one legend entry for both)."""
+    import plotly.graph_objects as go
+
+    fig.add_trace(go.Scatter(x=usage.x, y=usage.ys[0], name=name, legendgroup=name, showlegend=row == 1,
+                             mode="lines", line={"shape": "hv", "width": 1.5, "color": color},
+                             hovertemplate=f"{html.escape(name)}<br>%{{x}} s: %{{y}}<extra>usage</extra>"),
+                  row=row, col=1)
+    fig.add_trace(go.Scatter(x=nominal.x, y=nominal.ys[0], name=f"{name} nominal", legendgroup=name,
+                             showlegend=False, mode="lines",
+                             line={"shape": "hv", "width": 1, "dash": "dash", "color": color},
+                             hovertemplate=f"{html.escape(name)}<br>%{{x}} s: %{{y}}<extra>nominal</extra>"),
+                  row=row, col=1)
 
 
 def _pending(sweep: _Sweep, end_us: int, kind: str) -> Any:
