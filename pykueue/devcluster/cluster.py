@@ -1,0 +1,417 @@
+"""Start and stop a real Kubernetes control plane on loopback ports, for tests and for people.
+
+Tier 1 is etcd and kube-apiserver (RBAC and admission webhooks on): what upstream Kueue's integration
+tests run on. Tier 2 adds kube-controller-manager (Job, garbage-collector, namespace and
+service-account controllers among its defaults), kube-scheduler, and kwok, which fakes the kubelets of
+the nodes the caller declares and moves their pods Pending -> Running -> Succeeded.
+
+Every process is recorded in `DIR/cluster.json` as it starts, so `stop()` (or `pykueue dev-cluster
+down` from another process) ends exactly what was started, even after a failed start.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pykueue.devcluster import binaries, pki
+
+STAGES = Path(__file__).with_name("kwok-stages.yaml")
+STATE_FILE = "cluster.json"
+FAKE_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
+DEFAULT_CAPACITY = {"cpu": "32", "memory": "256Gi", "pods": "110"}
+# Reverse start order: the processes that depend on the API server go first.
+STOP_ORDER = ("kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd")
+
+
+class ClusterError(RuntimeError):
+    """The cluster did not come up (or down); the message names the process and its log."""
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def default_nodes(count: int = 2) -> list[dict[str, Any]]:
+    """A few plain nodes, for callers that do not care about labels or taints."""
+    return [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"kwok-node-{i}"}} for i in range(count)]
+
+
+def fake_node(node: dict[str, Any]) -> dict[str, Any]:
+    """A Node manifest as kwok manages it: its annotation, a hostname label, and a capacity
+    (the caller's, else a roomy default) that the scheduler can fit pods into."""
+    node = json.loads(json.dumps(node))
+    meta = node.setdefault("metadata", {})
+    meta.setdefault("annotations", {})[FAKE_NODE_ANNOTATION[0]] = FAKE_NODE_ANNOTATION[1]
+    meta.setdefault("labels", {}).setdefault("kubernetes.io/hostname", meta.get("name", ""))
+    status = node.setdefault("status", {})
+    capacity = status.setdefault("capacity", dict(DEFAULT_CAPACITY))
+    status.setdefault("allocatable", dict(capacity))
+    return node
+
+
+def load_nodes(path: Path) -> list[dict[str, Any]]:
+    """Node manifests from a YAML file (several documents, or a v1 List)."""
+    nodes: list[dict[str, Any]] = []
+    for doc in yaml.safe_load_all(path.read_text()):
+        if not doc:
+            continue
+        items = doc.get("items", []) if doc.get("kind") == "List" else [doc]
+        for item in items:
+            if item.get("kind") != "Node" or not item.get("metadata", {}).get("name"):
+                raise ClusterError(f"{path}: every document must be a Node with metadata.name")
+            nodes.append(item)
+    return nodes
+
+
+def _kubeconfig(path: Path, server: str, ca: Path, client: pki.Pair, user: str) -> None:
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "pykueue-dev", "cluster": {"server": server, "certificate-authority": str(ca)}}],
+        "users": [{"name": user, "user": {"client-certificate": str(client.cert), "client-key": str(client.key)}}],
+        "contexts": [{"name": "pykueue-dev", "context": {"cluster": "pykueue-dev", "user": user}}],
+        "current-context": "pykueue-dev",
+    }
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
+
+
+def _start_time(pid: int) -> str | None:
+    """The kernel's start time of a process, to tell it from a later one that reuses its pid."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] in ("Z", "X") else fields[19]  # a zombie has exited already
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: SIGKILL it when the test process that started it dies."""
+    import ctypes
+
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+@dataclass
+class Process:
+    """One started binary, as recorded in the state file."""
+
+    name: str
+    pid: int
+    started: str | None
+    log: str
+
+    def alive(self) -> bool:
+        return self.started is not None and _start_time(self.pid) == self.started
+
+
+@dataclass
+class DevCluster:
+    """A control plane in `directory`: its certificates, kubeconfigs, logs and state file."""
+
+    directory: Path
+    tier: int = 1
+    bin_dir: Path | None = None
+    processes: list[Process] = field(default_factory=list)
+    ports: dict[str, int] = field(default_factory=dict)
+    etcd_data: str | None = None
+    _children: list[subprocess.Popen] = field(default_factory=list)
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.directory / "kubeconfig"
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.ports['kube-apiserver']}"
+
+    @property
+    def kubectl_path(self) -> Path:
+        assert self.bin_dir is not None
+        return self.bin_dir / "kubectl"
+
+    # ---- start ---------------------------------------------------------------------------------
+
+    def start(self, nodes: list[dict[str, Any]] | None = None, *, detach: bool = False,
+              timeout: float = 90.0) -> DevCluster:
+        """Build missing binaries, then start the tier's processes and wait until each is ready.
+
+        `detach` leaves the processes running after this Python process exits (the CLI's `up`);
+        otherwise they are killed with it, so a crashed test run leaves nothing behind.
+        """
+        if self.tier not in (1, 2):
+            raise ClusterError(f"tier must be 1 or 2, not {self.tier}")
+        self.bin_dir = self.bin_dir or binaries.ensure()
+        self.directory.mkdir(parents=True, exist_ok=True)
+        existing = self.directory / STATE_FILE
+        if existing.exists() and any(p.alive() for p in DevCluster.load(self.directory).processes):
+            raise ClusterError(f"a cluster is already running in {self.directory}; stop it first")
+        (self.directory / "logs").mkdir(exist_ok=True)
+        deadline = time.monotonic() + timeout
+        try:
+            certs = pki.make_cluster_pki(self.directory / "pki")
+            self._start_etcd(detach, deadline)
+            self._start_apiserver(certs, detach, deadline)
+            if self.tier == 2:
+                self._start_tier2(certs, nodes if nodes is not None else default_nodes(), detach, deadline)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _spawn(self, name: str, args: list[str], detach: bool) -> Process:
+        assert self.bin_dir is not None
+        log = self.directory / "logs" / f"{name}.log"
+        with open(log, "ab") as out:
+            child = subprocess.Popen(
+                [str(self.bin_dir / name), *args],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=self.directory,
+                start_new_session=True, preexec_fn=None if detach else _die_with_parent,
+            )
+        self._children.append(child)
+        proc = Process(name, child.pid, _start_time(child.pid), str(log))
+        self.processes.append(proc)
+        self.save()
+        return proc
+
+    def _wait(self, proc: Process, ready, deadline: float) -> None:
+        """Poll `ready()` until it holds; fail early, with the log's tail, if the process died."""
+        while time.monotonic() < deadline:
+            if not proc.alive():
+                raise ClusterError(f"{proc.name} exited during start-up; last log lines:\n{_tail(proc.log)}")
+            with contextlib.suppress(OSError, urllib.error.URLError, ssl.SSLError, ValueError):
+                if ready():
+                    return
+            time.sleep(0.1)
+        raise ClusterError(f"{proc.name} was not ready in time; last log lines:\n{_tail(proc.log)}")
+
+    def _start_etcd(self, detach: bool, deadline: float) -> None:
+        client, peer = free_port(), free_port()
+        self.ports.update(etcd=client, etcd_peer=peer)
+        shm = Path("/dev/shm")
+        base = shm if shm.is_dir() and os.access(shm, os.W_OK) else self.directory
+        self.etcd_data = tempfile.mkdtemp(prefix="pykueue-etcd-", dir=base)
+        proc = self._spawn("etcd", [
+            f"--data-dir={self.etcd_data}",
+            f"--listen-client-urls=http://127.0.0.1:{client}",
+            f"--advertise-client-urls=http://127.0.0.1:{client}",
+            f"--listen-peer-urls=http://127.0.0.1:{peer}",
+            f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
+            f"--initial-cluster=default=http://127.0.0.1:{peer}",
+            "--unsafe-no-fsync",
+            "--log-level=warn",
+        ], detach)
+        self._wait(proc, lambda: b'"health":"true"' in _get(f"http://127.0.0.1:{client}/health"), deadline)
+
+    def _start_apiserver(self, certs: pki.ClusterPKI, detach: bool, deadline: float) -> None:
+        port = free_port()
+        self.ports["kube-apiserver"] = port
+        args = [
+            f"--etcd-servers=http://127.0.0.1:{self.ports['etcd']}",
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            f"--secure-port={port}",
+            f"--tls-cert-file={certs.serving.cert}",
+            f"--tls-private-key-file={certs.serving.key}",
+            f"--client-ca-file={certs.ca.cert}",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--service-account-key-file={certs.service_account_pub}",
+            f"--service-account-signing-key-file={certs.service_account_key}",
+            "--service-cluster-ip-range=10.0.0.0/24",
+            "--authorization-mode=RBAC",
+            "--allow-privileged=true",
+            "--endpoint-reconciler-type=none",
+            "--enable-admission-plugins=MutatingAdmissionWebhook,ValidatingAdmissionWebhook",
+            f"--requestheader-client-ca-file={certs.front_proxy_ca.cert}",
+            "--requestheader-allowed-names=front-proxy-client",
+            "--requestheader-username-headers=X-Remote-User",
+            "--requestheader-group-headers=X-Remote-Group",
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+            f"--proxy-client-cert-file={certs.front_proxy_client.cert}",
+            f"--proxy-client-key-file={certs.front_proxy_client.key}",
+            "--profiling=false",
+        ]
+        if self.tier == 1:
+            # No controller manager creates the `default` ServiceAccounts; envtest drops the plugin too.
+            args.append("--disable-admission-plugins=ServiceAccount")
+        proc = self._spawn("kube-apiserver", args, detach)
+        _kubeconfig(self.kubeconfig, self.server, certs.ca.cert, certs.admin, "pykueue-admin")
+        context = self.ssl_context(certs)
+        self._wait(proc, lambda: _get(f"{self.server}/readyz", context) == b"ok", deadline)
+
+    def _start_tier2(self, certs: pki.ClusterPKI, nodes: list[dict[str, Any]], detach: bool,
+                     deadline: float) -> None:
+        kcm_conf = self.directory / "controller-manager.kubeconfig"
+        _kubeconfig(kcm_conf, self.server, certs.ca.cert, certs.controller_manager, "kube-controller-manager")
+        sched_conf = self.directory / "scheduler.kubeconfig"
+        _kubeconfig(sched_conf, self.server, certs.ca.cert, certs.scheduler, "kube-scheduler")
+        insecure = ssl.create_default_context()
+        insecure.check_hostname = False
+        insecure.verify_mode = ssl.CERT_NONE  # their self-made serving certificates; /healthz is public
+
+        kcm_port = self.ports["kube-controller-manager"] = free_port()
+        kcm = self._spawn("kube-controller-manager", [
+            f"--kubeconfig={kcm_conf}",
+            f"--authentication-kubeconfig={kcm_conf}",
+            f"--authorization-kubeconfig={kcm_conf}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={kcm_port}",
+            f"--cert-dir={self.directory / 'kcm-certs'}",
+            "--leader-elect=false",
+            f"--service-account-private-key-file={certs.service_account_key}",
+            f"--root-ca-file={certs.ca.cert}",
+            f"--cluster-signing-cert-file={certs.ca.cert}",
+            f"--cluster-signing-key-file={certs.ca.key}",
+            "--use-service-account-credentials=true",  # each controller under its own RBAC role
+            "--concurrent-job-syncs=10",
+            "--profiling=false",
+        ], detach)
+        sched_port = self.ports["kube-scheduler"] = free_port()
+        sched = self._spawn("kube-scheduler", [
+            f"--kubeconfig={sched_conf}",
+            f"--authentication-kubeconfig={sched_conf}",
+            f"--authorization-kubeconfig={sched_conf}",
+            "--bind-address=127.0.0.1",
+            f"--secure-port={sched_port}",
+            f"--cert-dir={self.directory / 'scheduler-certs'}",
+            "--leader-elect=false",
+            "--profiling=false",
+        ], detach)
+        kwok_port = self.ports["kwok"] = free_port()
+        kwok = self._spawn("kwok", [
+            f"--kubeconfig={self.kubeconfig}",
+            f"--config={STAGES}",
+            "--manage-all-nodes=false",
+            "--manage-nodes-with-annotation-selector=" + "=".join(FAKE_NODE_ANNOTATION),
+            "--cidr=10.244.0.1/16",
+            "--node-ip=10.0.0.2",
+            f"--server-address=127.0.0.1:{kwok_port}",
+        ], detach)
+        self._wait(kcm, lambda: _get(f"https://127.0.0.1:{kcm_port}/healthz", insecure) == b"ok", deadline)
+        self._wait(sched, lambda: _get(f"https://127.0.0.1:{sched_port}/healthz", insecure) == b"ok", deadline)
+        self._wait(kwok, lambda: _get(f"http://127.0.0.1:{kwok_port}/healthz") == b"ok", deadline)
+        if nodes:
+            self.add_nodes(nodes, timeout=max(1.0, deadline - time.monotonic()))
+        # Pods need their namespace's `default` ServiceAccount, which the controller manager makes.
+        self._wait(kcm, lambda: self.kubectl("get", "serviceaccount", "default", check=False).returncode == 0,
+                   deadline)
+
+    # ---- use -----------------------------------------------------------------------------------
+
+    def add_nodes(self, nodes: list[dict[str, Any]], timeout: float = 60.0) -> list[str]:
+        """Create Nodes that kwok fakes (tier 2) and wait until they are Ready; return their names."""
+        if self.tier != 2:
+            raise ClusterError("fake nodes need a tier 2 cluster (kwok runs only there)")
+        manifests = [fake_node(n) for n in nodes]
+        names = [m["metadata"]["name"] for m in manifests]
+        self.kubectl("create", "-f", "-", input=yaml.safe_dump_all(manifests, sort_keys=False))
+        self.kubectl("wait", "--for=condition=Ready", *(f"node/{n}" for n in names),
+                     f"--timeout={max(1, int(timeout))}s", timeout=timeout + 10)
+        return names
+
+    def ssl_context(self, certs: pki.ClusterPKI | None = None) -> ssl.SSLContext:
+        """A TLS context that trusts the cluster CA and presents the admin's client certificate."""
+        pki_dir = self.directory / "pki"
+        ca = certs.ca.cert if certs else pki_dir / "ca.crt"
+        admin = certs.admin if certs else pki.Pair(pki_dir / "admin.crt", pki_dir / "admin.key")
+        context = ssl.create_default_context(cafile=str(ca))
+        context.load_cert_chain(str(admin.cert), str(admin.key))
+        return context
+
+    def kubectl(self, *args: str, check: bool = True, input: str | None = None,
+                timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """Run the built kubectl against this cluster as the admin."""
+        result = subprocess.run(
+            [str(self.kubectl_path), f"--kubeconfig={self.kubeconfig}", *args],
+            capture_output=True, text=True, input=input, timeout=timeout,
+        )
+        if check and result.returncode != 0:
+            raise ClusterError(f"kubectl {' '.join(args)} failed: {result.stderr.strip()}")
+        return result
+
+    # ---- state and stop ------------------------------------------------------------------------
+
+    def save(self) -> None:
+        state = {
+            "tier": self.tier,
+            "binDir": str(self.bin_dir),
+            "ports": self.ports,
+            "etcdData": self.etcd_data,
+            "processes": [vars(p) for p in self.processes],
+        }
+        tmp = self.directory / f".{STATE_FILE}.tmp"
+        tmp.write_text(json.dumps(state, indent=2))
+        tmp.replace(self.directory / STATE_FILE)
+
+    @classmethod
+    def load(cls, directory: Path) -> DevCluster:
+        """The cluster recorded in `directory`, to use or stop it from another process."""
+        try:
+            state = json.loads((directory / STATE_FILE).read_text())
+        except FileNotFoundError:
+            raise ClusterError(f"no cluster was started in {directory} ({STATE_FILE} is missing)") from None
+        return cls(
+            directory=directory,
+            tier=state["tier"],
+            bin_dir=Path(state["binDir"]),
+            processes=[Process(**p) for p in state["processes"]],
+            ports=state["ports"],
+            etcd_data=state.get("etcdData"),
+        )
+
+    def stop(self, grace: float = 5.0) -> list[str]:
+        """End every recorded process (TERM, then KILL after `grace` seconds); return their names."""
+        order = {name: i for i, name in enumerate(STOP_ORDER)}
+        stopped = []
+        for proc in sorted(self.processes, key=lambda p: order.get(p.name, -1)):
+            if proc.alive():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(proc.pid, signal.SIGTERM)
+                limit = time.monotonic() + grace
+                while proc.alive() and time.monotonic() < limit:
+                    self._reap()
+                    time.sleep(0.05)
+                if proc.alive():
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(proc.pid, signal.SIGKILL)
+                stopped.append(proc.name)
+        self._reap()
+        if self.etcd_data:
+            shutil.rmtree(self.etcd_data, ignore_errors=True)
+        with contextlib.suppress(FileNotFoundError):
+            (self.directory / STATE_FILE).unlink()
+        return stopped
+
+    def _reap(self) -> None:
+        for child in self._children:
+            child.poll()
+
+
+def _get(url: str, context: ssl.SSLContext | None = None) -> bytes:
+    with urllib.request.urlopen(url, context=context, timeout=2) as response:
+        return response.read().strip()
+
+
+def _tail(path: str, lines: int = 15) -> str:
+    try:
+        return "\n".join(Path(path).read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"

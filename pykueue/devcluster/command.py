@@ -1,0 +1,58 @@
+"""`pykueue dev-cluster up|env|down|build`: the test control plane from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from pykueue.devcluster import binaries
+from pykueue.devcluster.cluster import ClusterError, DevCluster, load_nodes
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "dev-cluster",
+        help="start a real Kubernetes control plane on loopback (etcd, kube-apiserver, ...)",
+        description="Start, inspect and stop a local control plane built from pinned Go modules.",
+    )
+    verbs = p.add_subparsers(dest="verb", required=True)
+    up = verbs.add_parser("up", help="build what is missing, start the cluster in the background")
+    up.add_argument("--dir", required=True, type=Path, help="where its kubeconfig, certificates and logs go")
+    up.add_argument("--tier", type=int, choices=(1, 2), default=1,
+                    help="1: etcd + kube-apiserver; 2: plus controller manager, scheduler and kwok nodes")
+    up.add_argument("--nodes", type=Path, metavar="FILE",
+                    help="tier 2: Node manifests (labels, taints, capacity) that kwok fakes")
+    up.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for readiness")
+    env = verbs.add_parser("env", help="print shell lines that set KUBECONFIG and put kubectl on PATH")
+    env.add_argument("--dir", required=True, type=Path)
+    down = verbs.add_parser("down", help="stop every process the cluster started")
+    down.add_argument("--dir", required=True, type=Path)
+    verbs.add_parser("build", help="build (or reuse) the binaries and print their directory")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Exit 0 on success, 2 with one `pykueue: error:` line otherwise."""
+    try:
+        if args.verb == "build":
+            print(binaries.ensure())
+        elif args.verb == "up":
+            if args.nodes and args.tier != 2:
+                raise ClusterError("--nodes needs --tier 2 (tier 1 has no kubelets, fake or real)")
+            nodes = load_nodes(args.nodes) if args.nodes else None
+            cluster = DevCluster(args.dir.resolve(), tier=args.tier)
+            cluster.start(nodes, detach=True, timeout=args.timeout)
+            print(cluster.kubeconfig)
+        elif args.verb == "env":
+            cluster = DevCluster.load(args.dir.resolve())
+            print(f"export KUBECONFIG={shlex.quote(str(cluster.kubeconfig))}")
+            print(f"export PATH={shlex.quote(str(cluster.bin_dir))}:\"$PATH\"")
+        elif args.verb == "down":
+            cluster = DevCluster.load(args.dir.resolve())
+            stopped = cluster.stop()
+            print(f"stopped {', '.join(stopped) if stopped else 'nothing (no process was running)'}")
+    except (ClusterError, binaries.BuildError, OSError) as exc:
+        print(f"pykueue: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
