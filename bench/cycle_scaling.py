@@ -18,6 +18,7 @@ import time
 
 from pykueue.engine import model as m
 from pykueue.engine.engine import Engine
+from pykueue.engine.model import US
 from pykueue.engine.workload import State
 
 QUEUES = 10
@@ -52,7 +53,7 @@ def build(pending: int, seed: int = 7) -> Engine:
                 creation_time=n * 0.001,
             )
         )
-    e.schedule(0.0)  # fill the queues
+    e.schedule(0)  # fill the queues
     return e
 
 
@@ -61,7 +62,7 @@ def measure(pending: int, admissions: int) -> tuple[float, int, int]:
     running = sorted((i for i in e.workloads.values() if i.has_quota), key=lambda i: i.seq)
     spent = 0.0
     admitted = 0
-    t = 1.0
+    t = US
     while admitted < admissions and running:
         victim = running.pop(0)
         e.finish_workload(victim.key, t)
@@ -72,7 +73,7 @@ def measure(pending: int, admissions: int) -> tuple[float, int, int]:
             if ev.type == "Admitted":
                 admitted += 1
                 running.append(e.workloads[ev.workload])
-        t += 1.0
+        t += US
     backlog = sum(1 for i in e.workloads.values() if i.state is State.PENDING)
     return spent, admitted, backlog
 

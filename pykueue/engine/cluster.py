@@ -13,7 +13,7 @@ from pykueue.engine.workload import WorkloadInfo
 def victim_order(info: WorkloadInfo) -> tuple:
     """Preemption-candidate order within one queue: lower priority, then the most recently
     admitted, then the newest, then the last in the input."""
-    return (info.priority, -(info.reserved_at or 0.0), -info.order_time, -info.seq)
+    return (info.priority, -(info.reserved_us or 0), -info.order_us, -info.seq)
 
 
 def quotas_of(groups: tuple[model.ResourceGroup, ...]) -> dict[FR, model.ResourceQuota]:

@@ -2,7 +2,8 @@
 
 The simulator, the embedded control plane and the Kubernetes controller all drive this one class: they
 apply and delete objects as they change, report workloads that finished, and call ``schedule(now)``.
-The engine never reads a clock or does I/O: time is whatever ``now`` the caller passes.
+The engine never reads a clock or does I/O: time is whatever ``now`` the caller passes, an integer
+number of microseconds (``model.US``) on the caller's clock, and every time it returns is one too.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pykueue.engine import events as ev
 from pykueue.engine import model
 from pykueue.engine.cluster import ClusterQueueState, CohortState
 from pykueue.engine.events import Event
+from pykueue.engine.model import seconds_to_us
 from pykueue.engine.preemption import ClassicalPreemptor, add_workload_usage, remove_workload_usage
 from pykueue.engine.quota import recompute_subtree
 from pykueue.engine.scheduler import Scheduler
@@ -55,7 +57,7 @@ class Engine:
         self._seq = 0
         self._events: list[Event] = []
         self._dirty_roots: set[str] = set()  # trees whose capacity grew: parked classes get another look
-        self._backoff: list[tuple[float, int, str]] = []  # (requeue_at, seq, key)
+        self._backoff: list[tuple[int, int, str]] = []  # (requeue_us, seq, key)
         self._nonempty: set[str] = set()  # cluster queues that may have candidates
         self._bulk = 0  # inside bulk(): structure and queue refreshes wait until the end
         self._bulk_dirty = False
@@ -101,7 +103,7 @@ class Engine:
         self.admission_checks.pop(name, None)
         self._structure_changed()
 
-    def apply_cluster_queue(self, spec: model.ClusterQueue, now: float = 0.0) -> None:
+    def apply_cluster_queue(self, spec: model.ClusterQueue, now: int = 0) -> None:
         cq = self.cqs.get(spec.name)
         if cq is None:
             cq = self.cqs[spec.name] = ClusterQueueState(spec)
@@ -136,7 +138,7 @@ class Engine:
             c.explicit = False
         self._structure_changed()
 
-    def apply_local_queue(self, lq: model.LocalQueue, now: float = 0.0) -> None:
+    def apply_local_queue(self, lq: model.LocalQueue, now: int = 0) -> None:
         old = self.local_queues.get(lq.key)
         self.local_queues[lq.key] = lq
         if lq.stop_policy == model.STOP_HOLD_AND_DRAIN and (old is None or old.stop_policy != model.STOP_HOLD_AND_DRAIN):
@@ -240,7 +242,7 @@ class Engine:
 
     # ----------------------------------------------------------------------------- workloads
 
-    def add_workload(self, spec: model.Workload, now: float = 0.0) -> WorkloadInfo:
+    def add_workload(self, spec: model.Workload, now: int = 0) -> WorkloadInfo:
         if spec.key in self.workloads:
             raise ValueError(f"workload {spec.key} already exists")
         self._seq += 1
@@ -252,7 +254,7 @@ class Engine:
             self._place(info)
         return info
 
-    def _restore_admission(self, info: WorkloadInfo, admission: model.Admission, now: float) -> None:
+    def _restore_admission(self, info: WorkloadInfo, admission: model.Admission, now: int) -> None:
         """A workload that arrives already admitted (status.admission): its quota is in use now."""
         cq = self.cqs.get(admission.cluster_queue)
         info.cluster_queue = admission.cluster_queue
@@ -260,7 +262,7 @@ class Engine:
         info.usage = usage_of(info.spec, admission)
         info.state = State.ADMITTED
         info.set_reason(None)
-        info.reserved_at = info.admitted_at = now
+        info.reserved_us = info.admitted_us = now
         info.pods_ready = info.ever_ready = True
         if cq is not None:
             cq.add_admitted(info)
@@ -293,7 +295,7 @@ class Engine:
         if old is not None and old in self.cqs and (old != new):
             self.cqs[old].pending.remove(info.key)
         info.cluster_queue = new
-        if info.requeue_at is not None:
+        if info.requeue_us is not None:
             return  # waiting for its backoff to expire
         if new is None or new not in self.cqs:
             return
@@ -309,7 +311,7 @@ class Engine:
         if info.cluster_queue in self.cqs:
             self.cqs[info.cluster_queue].pending.remove(info.key)
 
-    def finish_workload(self, key: str, now: float) -> None:
+    def finish_workload(self, key: str, now: int) -> None:
         """The workload's job completed: it leaves the queue or frees its quota."""
         info = self.workloads[key]
         if info.state is State.FINISHED:
@@ -320,7 +322,7 @@ class Engine:
         else:
             self._unqueue(info)
         info.state = State.FINISHED
-        info.finished_at = now
+        info.finished_us = now
         info.set_reason(None)
         self._emit(ev.FINISHED, info, cq_name)
 
@@ -333,7 +335,7 @@ class Engine:
         else:
             self._unqueue(info)
 
-    def set_active(self, key: str, active: bool, now: float) -> None:
+    def set_active(self, key: str, active: bool, now: int) -> None:
         """``spec.active`` changed: deactivation evicts and never requeues; reactivation requeues."""
         info = self.workloads[key]
         if info.state is State.FINISHED:
@@ -349,7 +351,7 @@ class Engine:
             else:
                 self._unqueue(info)
             info.state = State.INACTIVE
-            info.requeue_at = None
+            info.requeue_us = None
             info.requeue_count = 0
             info.set_reason(DEACTIVATED, "The workload is deactivated")
             self._emit(ev.DEACTIVATED, info, info.cluster_queue)
@@ -359,33 +361,33 @@ class Engine:
             self._emit(ev.REQUEUED, info, self.cluster_queue_for(info), reason="Reactivated")
             self._place(info)
 
-    def evict(self, key: str, reason: str, now: float, *, requeue_after: float | None = None) -> None:
+    def evict(self, key: str, reason: str, now: int, *, requeue_after_us: int | None = None) -> None:
         """Evict an admitted workload (it releases its quota now) and requeue it, maybe after a backoff."""
         info = self.workloads[key]
         if not info.has_quota:
             return
-        self._evict(info, reason, now, requeue=True, requeue_after=requeue_after)
+        self._evict(info, reason, now, requeue=True, requeue_after_us=requeue_after_us)
 
-    def _evict(self, info: WorkloadInfo, reason: str, now: float, *, requeue: bool,
-               requeue_after: float | None = None, by: str | None = None) -> None:
+    def _evict(self, info: WorkloadInfo, reason: str, now: int, *, requeue: bool,
+               requeue_after_us: int | None = None, by: str | None = None) -> None:
         cq_name = info.cluster_queue
         self._release(info)
         info.state = State.PENDING
         info.evictions += 1
-        info.evicted_at = now
+        info.evicted_us = now
         info.eviction_reason = reason
         info.pods_ready = False
         info.check_states = {}
         self._emit(ev.EVICTED, info, cq_name, reason=reason)
         if reason == ev.EVICTED_PODS_READY_TIMEOUT and self.config.wait_for_pods_ready.requeuing.timestamp == "Eviction" or reason == ev.EVICTED_ADMISSION_CHECK:
-            info.order_time = now
+            info.order_us = now
         if not requeue:
             return
         info.set_reason(PENDING_EVALUATION)
-        if requeue_after is not None and requeue_after > 0:
-            info.requeue_at = now + requeue_after
+        if requeue_after_us is not None and requeue_after_us > 0:
+            info.requeue_us = now + requeue_after_us
             self._seq += 1
-            heapq.heappush(self._backoff, (info.requeue_at, self._seq, info.key))
+            heapq.heappush(self._backoff, (info.requeue_us, self._seq, info.key))
             self._unqueue(info)
             return
         self._emit(ev.REQUEUED, info, cq_name, reason=reason)
@@ -402,7 +404,7 @@ class Engine:
 
     # ------------------------------------------------------------------------------- lifecycle
 
-    def mark_pods_ready(self, key: str, now: float) -> None:
+    def mark_pods_ready(self, key: str, now: int) -> None:
         """All pods of an admitted workload are ready (waitForPodsReady)."""
         info = self.workloads.get(key)
         if info is None or not info.has_quota:
@@ -410,35 +412,36 @@ class Engine:
         info.pods_ready = True
         info.ever_ready = True
 
-    def mark_pods_not_ready(self, key: str, now: float) -> None:
+    def mark_pods_not_ready(self, key: str, now: int) -> None:
         """A pod of a running workload failed: it waits for recoveryTimeout to be ready again."""
         info = self.workloads.get(key)
         if info is None or not info.has_quota:
             return
         info.pods_ready = False
 
-    def pods_ready_timeout(self, key: str, now: float) -> None:
+    def pods_ready_timeout(self, key: str, now: int) -> None:
         """The waitForPodsReady timeout passed: evict if not ready, requeue with exponential backoff, or
         deactivate once the backoff limit is exceeded (upstream's RequeuingLimitExceeded)."""
         info = self.workloads.get(key)
         if info is None or not info.has_quota or info.pods_ready:
             return
         strategy = self.config.wait_for_pods_ready.requeuing
-        info.requeue_count += 1
         limit = strategy.backoff_limit_count
-        if limit is not None and info.requeue_count > limit:
+        # Upstream checks the limit before counting: the count stops at the limit (requeueState.count).
+        if limit is not None and info.requeue_count >= limit:
             self._evict(info, ev.EVICTED_PODS_READY_TIMEOUT, now, requeue=False)
             info.spec = _replace_active(info.spec, False)
             info.state = State.INACTIVE
-            info.requeue_at = None
+            info.requeue_us = None
             info.set_reason(DEACTIVATED, "The workload is deactivated due to RequeuingLimitExceeded")
             self._emit(ev.DEACTIVATED, info, info.cluster_queue, reason="RequeuingLimitExceeded")
             return
-        delay = strategy.backoff_base_seconds * (2 ** (info.requeue_count - 1))
-        delay = min(delay, strategy.backoff_max_seconds)
-        self._evict(info, ev.EVICTED_PODS_READY_TIMEOUT, now, requeue=True, requeue_after=delay)
+        info.requeue_count += 1
+        delay = seconds_to_us(strategy.backoff_base_seconds) * (2 ** (info.requeue_count - 1))
+        delay = min(delay, seconds_to_us(strategy.backoff_max_seconds))
+        self._evict(info, ev.EVICTED_PODS_READY_TIMEOUT, now, requeue=True, requeue_after_us=delay)
 
-    def set_check_state(self, key: str, check: str, state: str, now: float) -> None:
+    def set_check_state(self, key: str, check: str, state: str, now: int) -> None:
         """An admission check reported on a workload holding quota: Ready (admitted once all are),
         Retry (evicted and requeued), Rejected (evicted and deactivated), Pending."""
         info = self.workloads.get(key)
@@ -448,7 +451,7 @@ class Engine:
         if state == "Ready":
             if info.state is State.QUOTA_RESERVED and all(v == "Ready" for v in info.check_states.values()):
                 info.state = State.ADMITTED
-                info.admitted_at = now
+                info.admitted_us = now
                 self._emit(ev.ADMITTED, info, info.cluster_queue)
         elif state == "Retry":
             self._evict(info, ev.EVICTED_ADMISSION_CHECK, now, requeue=True)
@@ -459,7 +462,7 @@ class Engine:
             info.set_reason(DEACTIVATED, f"Admission check {check} rejected the workload")
             self._emit(ev.DEACTIVATED, info, info.cluster_queue, reason="AdmissionCheckRejected")
 
-    def set_reclaimable_pods(self, key: str, reclaimable: dict[str, int], now: float) -> None:
+    def set_reclaimable_pods(self, key: str, reclaimable: dict[str, int], now: int) -> None:
         """Dynamic reclaim: pods that finished give their quota back while the workload runs on."""
         info = self.workloads.get(key)
         if info is None or info.spec.reclaimable_pods == reclaimable:
@@ -480,31 +483,36 @@ class Engine:
             if info.state is State.PENDING:
                 self._place(info)
 
-    def next_wakeup(self) -> float | None:
+    def next_wakeup(self) -> int | None:
         """The earliest time at which a backoff expires (the driver should call ``schedule`` then)."""
         while self._backoff:
             at, _, key = self._backoff[0]
             info = self.workloads.get(key)
-            if info is None or info.requeue_at != at:
+            if info is None or info.requeue_us != at:
                 heapq.heappop(self._backoff)
                 continue
             return at
         return None
 
-    def _expire_backoffs(self, now: float) -> None:
+    def _expire_backoffs(self, now: int) -> None:
         while self._backoff and self._backoff[0][0] <= now:
             at, _, key = heapq.heappop(self._backoff)
             info = self.workloads.get(key)
-            if info is None or info.requeue_at != at or info.state is not State.PENDING:
+            if info is None or info.requeue_us != at or info.state is not State.PENDING:
                 continue
-            info.requeue_at = None
+            info.requeue_us = None
             self._emit(ev.REQUEUED, info, self.cluster_queue_for(info), reason="BackoffFinished")
             self._place(info)
 
     # ----------------------------------------------------------------------------- scheduling
 
-    def schedule(self, now: float) -> list[Event]:
-        """Run scheduling cycles until one changes nothing; return the events of this instant."""
+    def schedule(self, now: int) -> list[Event]:
+        """Run scheduling cycles until one changes nothing; return the events of this instant.
+
+        ``now`` must be an int (microseconds): a float here is the rounding bug this unit prevents."""
+        if type(now) is not int:
+            raise TypeError(f"time must be an int number of microseconds (a wall clock: time.time_ns() // 1000), "
+                            f"got {now!r}")
         self._expire_backoffs(now)
         self.scheduler.run(now)
         out, self._events = self._events, []

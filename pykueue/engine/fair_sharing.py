@@ -127,7 +127,7 @@ def _tournament_winner(engine: Engine, entries: list):
     root = entries[0].cq.node.root()
 
     def key(e, cohort: str) -> tuple:
-        return (values.get((cohort, e.info.key), 0), -e.info.priority, e.info.order_time, e.info.seq)
+        return (values.get((cohort, e.info.key), 0), -e.info.priority, e.info.order_us, e.info.seq)
 
     def run(cohort: QuotaNode):
         cands = []
@@ -162,7 +162,7 @@ class FairPreemptor:
             for cand in cq.admitted.values():
                 if cand.priority > wl.priority:
                     continue
-                if cand.priority == wl.priority and not (same_prio_ok and wl.order_time < cand.order_time):
+                if cand.priority == wl.priority and not (same_prio_ok and wl.order_us < cand.order_us):
                     continue
                 if uses_resources(cand, frs):
                     out.append(cand)

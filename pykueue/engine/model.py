@@ -10,6 +10,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# Virtual time. Every time the engine stores or compares is an integer number of microseconds: a
+# float sum such as ``now + backoff`` can land a rounding error away from the instant the driver
+# wakes up at, and then the backoff never expires. Durations given in seconds (configuration, API
+# fields) are converted once, with ``seconds_to_us``.
+US = 1_000_000
+
+
+def seconds_to_us(seconds: float) -> int:
+    """Seconds as whole microseconds (exact for any duration written to the microsecond)."""
+    return round(seconds * US)
+
+
+def format_us(us: int) -> str:
+    """A time for messages, exactly: ``300s``, ``0.003s``, ``372480.003s``."""
+    sign, us = ("-", -us) if us < 0 else ("", us)
+    whole, frac = divmod(us, US)
+    return f"{sign}{whole}.{frac:06d}".rstrip("0").rstrip(".") + "s"
+
+
 # Policy values, normalised to their v1beta2 spelling.
 NEVER = "Never"
 LOWER_PRIORITY = "LowerPriority"

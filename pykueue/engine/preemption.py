@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -73,8 +73,8 @@ def candidate_order_key(info: WorkloadInfo, preemptor_cq: str) -> tuple:
     return (
         info.cluster_queue == preemptor_cq,
         info.priority,
-        -(info.reserved_at or 0.0),
-        -info.order_time,
+        -(info.reserved_us or 0),
+        -info.order_us,
         -info.seq,
     )
 
@@ -95,6 +95,11 @@ class ClassicalPreemptor:
         # Targets found while nominating one workload: the oracle and the final search often ask the
         # same question, and nothing changes the quota tree in between. Cleared per nomination.
         self.memo: dict[tuple, list[Target]] | None = None
+        # Over-quota queues per (subtree, excluded subtree, resources), while the scheduler nominates
+        # a cycle's heads: usage does not change then (every search restores it), and with hundreds
+        # of queues in a cohort the walk was a large part of each nomination. None outside.
+        self.sources_cache: dict[tuple, list[ClusterQueueState]] | None = None
+        self._walking = 0  # > 0 while a search has victims' usage removed: the cache does not apply
 
     # -- candidates ---------------------------------------------------------------------------------
 
@@ -112,7 +117,7 @@ class ClassicalPreemptor:
         if rule == model.LOWER_PRIORITY:
             too_high = not lower
         elif rule == model.LOWER_OR_NEWER_EQUAL_PRIORITY:
-            newer_equal = wl_priority == cand_priority and wl.order_time < cand.order_time
+            newer_equal = wl_priority == cand_priority and wl.order_us < cand.order_us
             too_high = not (lower or newer_equal)
         else:
             too_high = rule != model.ANY
@@ -137,20 +142,36 @@ class ClassicalPreemptor:
             if variant:
                 yield order, cand.seq, _Candidate(cand, lca, variant)
 
-    def _sources(self, cq: ClusterQueueState, frs: set[FR], current: QuotaNode, skip: QuotaNode | None,
+    def _sources(self, exclude: QuotaNode | None, frs: set[FR], current: QuotaNode, skip: QuotaNode | None,
                  out: list[ClusterQueueState]) -> None:
-        """Queues under ``current`` (outside ``skip``) that use more than their quota in ``frs``."""
+        """Queues under ``current`` (outside ``skip``, other than ``exclude``) that use more than their
+        quota in ``frs``."""
         for child in current.children:
             if child is skip:
                 continue
             if child.is_cohort:
                 if not child.within_nominal(frs):
-                    self._sources(cq, frs, child, skip, out)
-            elif child is not cq.node and not child.within_nominal(frs):
+                    self._sources(exclude, frs, child, skip, out)
+            elif child is not exclude and not child.within_nominal(frs):
                 out.append(self.cqs[child.name])
 
+    def _sources_of(self, cq: ClusterQueueState, frs: set[FR], root: QuotaNode,
+                    skip: QuotaNode | None) -> list[ClusterQueueState]:
+        """``_sources`` for a preemptor in ``cq``, from the cycle's cache when usage is the live one."""
+        cache = self.sources_cache
+        if cache is None or self._walking:
+            out: list[ClusterQueueState] = []
+            self._sources(cq.node, frs, root, skip, out)
+            return out
+        key = (root, skip, frozenset(frs))
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = []
+            self._sources(None, frs, root, skip, found)
+        return [src for src in found if src is not cq]
+
     def candidates(self, cq: ClusterQueueState, wl: WorkloadInfo, frs: set[FR],
-                   requests: dict[FR, int]) -> tuple[_Lazy, _Lazy, _Lazy]:
+                   requests: dict[FR, int]) -> tuple[_Group, _Group, _Lazy]:
         """Candidates in upstream's order, as three lazy groups: hierarchical reclaim, the rest of the
         cohort, the preemptor's own queue. Nothing is walked until a group is first looked at."""
         levels: list[tuple[QuotaNode, QuotaNode | None, bool]] = []
@@ -163,23 +184,21 @@ class ClassicalPreemptor:
                 advantage = advantage or ok
                 previous = root
 
-        def group(with_advantage: bool) -> Iterator[_Candidate]:
+        def group(with_advantage: bool) -> list[Iterator[tuple[tuple, int, _Candidate]]]:
             streams = []
             for root, skip, advantage in levels:
                 if advantage != with_advantage:
                     continue
-                sources: list[ClusterQueueState] = []
-                self._sources(cq, frs, root, skip, sources)
-                streams.extend(self._from_cq(cq, src, wl, frs, root, advantage) for src in sources)
-            for _, _, cand in heapq.merge(*streams):
-                yield cand
+                for src in self._sources_of(cq, frs, root, skip):
+                    streams.append(self._from_cq(cq, src, wl, frs, root, advantage))
+            return streams
 
         def same() -> Iterator[_Candidate]:
             if cq.spec.preemption.within_cluster_queue != model.NEVER:
                 for _, _, cand in self._from_cq(cq, cq, wl, frs, None, False):
                     yield cand
 
-        return _Lazy(group(True)), _Lazy(group(False)), _Lazy(same())
+        return _Group(lambda: group(True)), _Group(lambda: group(False)), _Lazy(same())
 
     def _valid(self, cq: ClusterQueueState, cand: _Candidate, borrow: bool, frs: set[FR]) -> bool:
         if cand.info.cluster_queue == cq.name:
@@ -231,7 +250,19 @@ class ClassicalPreemptor:
                 attempts = (False,)
             else:
                 attempts = (True, False)
+        self._walking += 1
+        try:
+            return self._greedy(cq, requests, frs, attempts, borrow_forbidden, from_hierarchy, from_others, same)
+        finally:
+            self._walking -= 1
+
+    def _greedy(self, cq: ClusterQueueState, requests: dict[FR, int], frs: set[FR], attempts: tuple[bool, ...],
+                borrow_forbidden: bool, from_hierarchy: _Group, from_others: _Group, same: _Lazy) -> list[Target]:
+        """Upstream's minimal preemptions: per attempt, take candidates in order until the preemptor
+        fits, then give back those it does not need."""
         for allow_borrowing in attempts:
+            if not allow_borrowing and not _may_fit_without_borrowing(cq, requests, same):
+                continue  # the walk below could only fail and restore: skip it (same outcome)
             chosen: list[Target] = []
             ok = False
             # With borrowWithinCohort off, every non-hierarchical candidate of another queue may only
@@ -291,6 +322,34 @@ def fill_back(cqs: dict[str, ClusterQueueState], cq: ClusterQueueState, chosen: 
     return chosen
 
 
+class _Group:
+    """A group of candidates: one stream per source queue, merged in candidate order. The sources are
+    chosen when the group is first looked at (as before); ``any`` then looks at streams only until
+    one has a candidate, instead of starting every stream as a merge does."""
+
+    __slots__ = ("_open", "_streams", "_merged")
+
+    def __init__(self, open_streams: Callable[[], list[Iterator[tuple[tuple, int, _Candidate]]]]) -> None:
+        self._open = open_streams
+        self._streams: list[_Lazy] | None = None
+        self._merged: _Lazy | None = None
+
+    def _sources(self) -> list[_Lazy]:
+        if self._streams is None:
+            self._streams = [_Lazy(s) for s in self._open()]
+        return self._streams
+
+    def any(self) -> bool:
+        if self._merged is not None:
+            return self._merged.any()
+        return any(stream.any() for stream in self._sources())
+
+    def __iter__(self) -> Iterator[_Candidate]:
+        if self._merged is None:
+            self._merged = _Lazy(cand for _, _, cand in heapq.merge(*self._sources()))
+        return iter(self._merged)
+
+
 class _Lazy:
     """An iterator that remembers what it produced, so it can be replayed (two attempts) and asked
     whether it is empty without being consumed."""
@@ -323,6 +382,29 @@ class _Lazy:
                 i += 1
             elif not self._pull():
                 return
+
+
+def _may_fit_without_borrowing(cq: ClusterQueueState, requests: dict[FR, int], same: _Lazy) -> bool:
+    """Whether an attempt without borrowing can succeed at all. It needs the preemptor's own usage
+    plus its request within the queue's quota, and only victims of its own queue lower that usage:
+    victims elsewhere never do. When even evicting every own candidate leaves the queue above its
+    quota, the greedy walk would take every candidate of the cohort (thousands under
+    ``reclaimWithinCohort: Any``) only to give them all back."""
+    node = cq.node
+    need: dict[FR, int] = {}
+    for fr, v in requests.items():
+        excess = node.usage.get(fr, 0) + v - node.subtree_quota.get(fr, 0)
+        if excess > 0:
+            need[fr] = excess
+    for cand in same:
+        if not need:
+            break
+        for fr, v in cand.info.usage.items():
+            if fr in need:
+                need[fr] -= v
+                if need[fr] <= 0:
+                    del need[fr]
+    return not need
 
 
 def _quantities_fit(node: QuotaNode, requests: dict[FR, int]) -> tuple[bool, dict[FR, int]]:

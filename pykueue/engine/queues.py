@@ -63,7 +63,7 @@ class PendingQueue:
         return key in self._where
 
     def _member_entry(self, info: WorkloadInfo) -> tuple:
-        return (0 if info.key == self.sticky else 1, info.order_time, info.seq, info.key, info)
+        return (0 if info.key == self.sticky else 1, info.order_us, info.seq, info.key, info)
 
     def _refresh(self, cls: _Class) -> None:
         """Point the queue heap at the class's current first member (if the class is not parked)."""
@@ -73,7 +73,7 @@ class PendingQueue:
             if not cls.live:
                 del self._classes[cls.hash]
             return
-        entry = (0 if head.key == self.sticky else 1, -cls.priority, head.order_time, head.seq, next(_tiebreak), cls)
+        entry = (0 if head.key == self.sticky else 1, -cls.priority, head.order_us, head.seq, next(_tiebreak), cls)
         if cls.entry is not None and cls.entry[:4] == entry[:4]:
             return
         cls.entry = entry

@@ -33,6 +33,10 @@ from pykueue.engine.workload import (
 if TYPE_CHECKING:
     from pykueue.engine.engine import Engine
 
+# A workload admitted more often than this at one instant is in a loop that would never let the clock
+# move: preempted back and forth, or evicted at once each time (an admission check answering Retry
+# after 0 s, a pods-ready timeout of 0 s without backoff). Counted over every ``schedule`` call of
+# the instant, since each timer of the instant may start a new one.
 MAX_ADMISSIONS_PER_INSTANT = 50
 
 
@@ -51,10 +55,15 @@ class Scheduler:
         # (the simulator's rule), so a victim could otherwise win the next cycle and retake it
         # forever; upstream's victims are still terminating then. These go first in later cycles.
         self.preempting: set[str] = set()
+        self._instant: int | None = None
+        self._admissions: dict[str, int] = {}  # per workload, at ``_instant``
 
-    def run(self, now: float) -> None:
+    def run(self, now: int) -> None:
         engine = self.engine
-        admissions: dict[str, int] = {}
+        if now != self._instant:
+            self._instant = now
+            self._admissions = {}
+        admissions = self._admissions
         try:
             while True:
                 engine.wake_dirty_trees()
@@ -65,7 +74,7 @@ class Scheduler:
 
     # ---------------------------------------------------------------------------------------- cycle
 
-    def cycle(self, now: float, admissions: dict[str, int]) -> bool:
+    def cycle(self, now: int, admissions: dict[str, int]) -> bool:
         engine = self.engine
         heads: list[tuple[ClusterQueueState, WorkloadInfo]] = []
         for name in sorted(engine._nonempty):
@@ -82,14 +91,18 @@ class Scheduler:
             return False
         progressed = False
         entries: list[Entry] = []
-        for cq, info in heads:
-            if not engine.namespace_allowed(cq, info.spec.namespace):
-                info.set_reason(MISCONFIGURED, "Workload namespace doesn't match ClusterQueue selector")
-                self._requeue(cq, info, immediate=False, park=True, force_park=True)
-                progressed = True
-                continue
-            assignment, targets = self.assignments(cq, info)
-            entries.append(Entry(cq, info, assignment, targets))
+        engine.preemptor.sources_cache = {}  # nominating changes no usage: share the walks of the cohorts
+        try:
+            for cq, info in heads:
+                if not engine.namespace_allowed(cq, info.spec.namespace):
+                    info.set_reason(MISCONFIGURED, "Workload namespace doesn't match ClusterQueue selector")
+                    self._requeue(cq, info, immediate=False, park=True, force_park=True)
+                    progressed = True
+                    continue
+                assignment, targets = self.assignments(cq, info)
+                entries.append(Entry(cq, info, assignment, targets))
+        finally:
+            engine.preemptor.sources_cache = None
         first = sorted((e for e in entries if e.info.key in self.preempting), key=lambda e: (e.info.seq, e.cq.name))
         rest = [e for e in entries if e.info.key not in self.preempting]
         if engine.config.fair_sharing.enable:
@@ -97,7 +110,7 @@ class Scheduler:
 
             ordered = itertools.chain(first, tournament_order(engine, rest))
         else:
-            rest.sort(key=lambda e: (e.assignment.borrowing, -e.info.priority, e.info.order_time, e.info.seq, e.cq.name))
+            rest.sort(key=lambda e: (e.assignment.borrowing, -e.info.priority, e.info.order_us, e.info.seq, e.cq.name))
             ordered = itertools.chain(first, rest)
         reservations: list[tuple[ClusterQueueState, dict[FR, int]]] = []
         preempted: set[str] = set()
@@ -108,7 +121,7 @@ class Scheduler:
                 remove_usage(cq.node, fr, v)
         return progressed
 
-    def _process(self, entry: Entry, now: float, reservations: list, preempted: set[str],
+    def _process(self, entry: Entry, now: int, reservations: list, preempted: set[str],
                  admissions: dict[str, int]) -> bool:
         engine = self.engine
         cq, info, assignment = entry.cq, entry.info, entry.assignment
@@ -158,10 +171,7 @@ class Scheduler:
         count = admissions.get(info.key, 0) + 1
         admissions[info.key] = count
         if count > MAX_ADMISSIONS_PER_INSTANT:
-            raise EngineError(
-                f"preemption loop: workload {info.key} was admitted and preempted {count - 1} times "
-                f"at time {now:g}s; the configuration would preempt back and forth forever"
-            )
+            raise EngineError(_loop_message(info, count - 1, now))
         self.admit(cq, info, assignment, now)
         return True
 
@@ -244,18 +254,17 @@ class Scheduler:
 
     # -------------------------------------------------------------------------------------- admit
 
-    def admit(self, cq: ClusterQueueState, info: WorkloadInfo, assignment: Assignment, now: float) -> None:
+    def admit(self, cq: ClusterQueueState, info: WorkloadInfo, assignment: Assignment, now: int) -> None:
         engine = self.engine
         cq.pending.remove(info.key)
         self.preempting.discard(info.key)  # its preemptions are done; if it is evicted later it waits like any other
         info.admission = assignment.to_admission(cq.name)
         info.usage = dict(assignment.usage)
         info.cluster_queue = cq.name
-        info.reserved_at = now
+        info.reserved_us = now
         cq.add_admitted(info)
         add_workload_usage(cq, info)
         info.state = State.QUOTA_RESERVED
-        info.reserved_at = now
         info.set_reason(None)
         info.pods_ready = not engine.config.wait_for_pods_ready.enable
         engine._emit(ev.QUOTA_RESERVED, info, cq.name)
@@ -263,8 +272,23 @@ class Scheduler:
         info.check_states = {name: "Pending" for name in checks}
         if not checks:
             info.state = State.ADMITTED
-            info.admitted_at = now
+            info.admitted_us = now
             engine._emit(ev.ADMITTED, info, cq.name)
+
+
+def _loop_message(info: WorkloadInfo, times: int, now: int) -> str:
+    """Why the instant cannot end, in the words of its last eviction."""
+    at = f"at time {model.format_us(now)}"
+    reason = info.eviction_reason
+    if reason is None or reason == ev.EVICTED_PREEMPTED:
+        return (
+            f"preemption loop: workload {info.key} was admitted and preempted {times} times {at}; "
+            "the configuration would preempt back and forth forever"
+        )
+    return (
+        f"admission loop: workload {info.key} got quota and was evicted ({reason}) {times} times {at}; "
+        "the configuration would evict and readmit it forever without the clock moving"
+    )
 
 
 def applicable_checks(spec: model.ClusterQueue, admission: model.Admission) -> list[str]:

@@ -6,6 +6,7 @@ import itertools
 from enum import StrEnum
 
 from pykueue.engine import model
+from pykueue.engine.model import seconds_to_us
 from pykueue.engine.quota import FR
 
 _stamps = itertools.count(1)
@@ -70,17 +71,17 @@ class WorkloadInfo:
         "state",
         "admission",
         "usage",
-        "order_time",
+        "order_us",
         "reason",
         "message",
-        "reserved_at",
-        "admitted_at",
-        "finished_at",
+        "reserved_us",
+        "admitted_us",
+        "finished_us",
         "evictions",
-        "evicted_at",
+        "evicted_us",
         "eviction_reason",
         "requeue_count",
-        "requeue_at",
+        "requeue_us",
         "pods_ready",
         "ever_ready",
         "check_states",
@@ -96,17 +97,19 @@ class WorkloadInfo:
         self.state = State.PENDING if spec.active else State.INACTIVE
         self.admission: model.Admission | None = None
         self.usage: dict[FR, int] = {}
-        self.order_time = spec.creation_time  # queue-order timestamp (creation, or eviction for some)
+        # Times are integer microseconds (model.US); order_us is the queue-order timestamp: creation,
+        # or eviction for some evictions.
+        self.order_us = seconds_to_us(spec.creation_time)
         self.reason: str | None = PENDING_EVALUATION if spec.active else DEACTIVATED
         self.message = ""
-        self.reserved_at: float | None = None
-        self.admitted_at: float | None = None
-        self.finished_at: float | None = None
+        self.reserved_us: int | None = None
+        self.admitted_us: int | None = None
+        self.finished_us: int | None = None
         self.evictions = 0
-        self.evicted_at: float | None = None
+        self.evicted_us: int | None = None
         self.eviction_reason: str | None = None
         self.requeue_count = 0
-        self.requeue_at: float | None = None
+        self.requeue_us: int | None = None  # when its requeuing backoff expires
         self.pods_ready = False
         self.ever_ready = False
         self.check_states: dict[str, str] = {}
@@ -117,6 +120,21 @@ class WorkloadInfo:
         self.reason = reason
         self.message = message
         self.reason_stamp = next_stamp()
+
+    @property
+    def admitted_at(self) -> float | None:
+        """The last admission time in seconds, for result documents (compare ``admitted_us``)."""
+        return None if self.admitted_us is None else self.admitted_us / model.US
+
+    @property
+    def finished_at(self) -> float | None:
+        """The finish time in seconds, for result documents (compare ``finished_us``)."""
+        return None if self.finished_us is None else self.finished_us / model.US
+
+    @property
+    def requeue_at(self) -> float | None:
+        """When its requeuing backoff expires, in seconds, for status writers (compare ``requeue_us``)."""
+        return None if self.requeue_us is None else self.requeue_us / model.US
 
     @property
     def priority(self) -> int:

@@ -1,9 +1,21 @@
 """Deterministic virtual-time driver of the engine (``pykueue simulate``).
 
-Time is kept in integer microseconds so that decimal durations (0.1 s steps) land on exactly the same
-instants. At each instant the instant's events take effect first (arrivals, finishes, readiness,
-timeouts, timed object changes, backoff expiries), then the engine schedules until nothing changes,
-and only then does the clock move on.
+Time is kept in integer microseconds end to end (the engine's unit too) so that decimal durations
+(0.1 s steps) land on exactly the same instants and a backoff expires at exactly the instant it names.
+Durations read in seconds are converted once, on the way in. At each instant the instant's events take
+effect first (arrivals, finishes, readiness, timeouts, timed object changes, backoff expiries), then
+the engine schedules until nothing changes, and only then does the clock move on.
+
+A run that cannot settle stops with ``EngineError`` (exit status 3): a loop at one instant is caught by
+the engine (``MAX_ADMISSIONS_PER_INSTANT``); a configuration that repeats forever over time (a check
+that always answers Retry, pods that are never ready and no requeuing limit) is caught here, without
+``--until`` only. Progress is an arrival, a timed change, a finish or a deactivation. A workload
+evicted by its own timers (pods-ready timeout, admission check Retry) more than ``IDLE_EVICTIONS``
+times since the last progress (plus the requeuing limit and its longest check script, which make a
+finite series longer) stops the run once nothing else can happen: no arrival or timed change left,
+and no timer pending for a workload that holds quota and was not evicted since the last progress (a
+running job's finish could still change the outcome). ``IDLE_EVICTIONS_MAX`` such evictions stop it
+in any case, so that a fast cycle waiting for a distant event does not run for hours.
 """
 
 from __future__ import annotations
@@ -11,6 +23,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from pykueue.api.durations import parse_duration
 from pykueue.api.inputs import NEVER_READY, Change, Inputs, SubmittedWorkload
@@ -18,19 +31,47 @@ from pykueue.api.timing import UNREADY_AFTER, UNREADY_FOR
 from pykueue.engine import events as ev
 from pykueue.engine import model
 from pykueue.engine.engine import Engine
-from pykueue.engine.events import Event
+from pykueue.engine.events import EngineError, Event
+from pykueue.engine.model import US, format_us, seconds_to_us
 from pykueue.engine.workload import State
 from pykueue.sim.checks import ANNOTATION as CHECKS_ANNOTATION
 from pykueue.sim.checks import Script, parse_script, step_for
 
-US = 1_000_000
+__all__ = ["US", "IDLE_EVICTIONS", "IDLE_EVICTIONS_MAX", "NotSettling", "Run", "Simulation", "StepBudgetExceeded", "to_us"]
 
 # Kinds of timed work, in the order they take effect when they share an instant and a sequence.
 _CHANGE, _ARRIVAL, _FINISH, _READY, _TIMEOUT, _CHECK, _UNREADY = range(7)
 
+# Evictions of one workload by its own timers since the last progress after which a run without --until
+# stops (exit 3) once nothing else can happen. A series that ends by itself is shorter: its timers fire
+# the same way at every admission, so only the requeuing limit or a check script can end it, and their
+# lengths are added; anything else that could end it (an arrival, a timed change, a running job's finish)
+# is waited for, up to IDLE_EVICTIONS_MAX.
+IDLE_EVICTIONS = 100
+IDLE_EVICTIONS_MAX = 10_000
+_OWN_TIMER_EVICTIONS = (ev.EVICTED_PODS_READY_TIMEOUT, ev.EVICTED_ADMISSION_CHECK)
+
 
 def to_us(seconds: float) -> int:
-    return round(seconds * US)
+    """A duration read in seconds, as the integer microseconds the simulator and engine keep."""
+    return seconds_to_us(seconds)
+
+
+class NotSettling(EngineError):
+    """The configuration would repeat forever over virtual time (exit status 3, like a loop at one
+    instant)."""
+
+
+class StepBudgetExceeded(RuntimeError):
+    """More instants than the caller's ``step_budget`` (tests and fuzzing: a hang made visible)."""
+
+
+class _Idle(NamedTuple):
+    """Evictions of one workload by its own timers since the last progress."""
+
+    count: int
+    first_us: int
+    reasons: tuple[str, ...]
 
 
 @dataclass(slots=True)
@@ -64,10 +105,18 @@ class Run:
 
 
 class Simulation:
-    def __init__(self, inputs: Inputs, *, until: float | None = None, record_usage: bool = False) -> None:
+    def __init__(self, inputs: Inputs, *, until: float | None = None, record_usage: bool = False,
+                 step_budget: int | None = None) -> None:
         self.inputs = inputs
         self.until_us = None if until is None else to_us(until)
         self.record_usage = record_usage
+        self.step_budget = step_budget
+        self.steps = 0  # instants played (each one scheduling call)
+        self._inputs_left = 0  # arrivals and timed changes still queued
+        self._idle: dict[str, _Idle] = {}
+        self._disturbed: set[str] = set()  # workloads evicted (for any reason) since the last progress
+        self.idle_bound = IDLE_EVICTIONS
+        self.idle_bound_max = IDLE_EVICTIONS_MAX
         self.engine = Engine(inputs.config)
         self._queue: list[tuple[int, int, int, object]] = []
         self._seq = 0
@@ -109,6 +158,11 @@ class Simulation:
             self._at(max(arrival, 0), _ARRIVAL, sub)
         for change in inp.changes:
             self._at(to_us(change.at), _CHANGE, change)
+        self._inputs_left = len(inp.workloads) + len(inp.changes)
+        limit = engine.config.wait_for_pods_ready.requeuing.backoff_limit_count
+        longest = max((len(steps) for script in self._scripts.values() for steps in script.values()), default=0)
+        self.idle_bound = IDLE_EVICTIONS + (limit or 0) + longest
+        self.idle_bound_max = IDLE_EVICTIONS_MAX + (limit or 0) + longest
 
     # ---------------------------------------------------------------------------------------- run
 
@@ -121,22 +175,25 @@ class Simulation:
             wake = engine.next_wakeup()
             next_us = self._queue[0][0] if self._queue else None
             if wake is not None:
-                wake_us = to_us(wake)
-                next_us = wake_us if next_us is None else min(next_us, wake_us)
+                next_us = wake if next_us is None else min(next_us, wake)
             if next_us is None:
                 break
             if self.until_us is not None and next_us > self.until_us:
                 break
+            self.steps += 1
+            if self.step_budget is not None and self.steps > self.step_budget:
+                raise StepBudgetExceeded(f"more than {self.step_budget} steps (at {format_us(next_us)})")
             now_us = next_us
-            now = now_us / US
             while self._queue and self._queue[0][0] == now_us:
                 _, _, kind, payload = heapq.heappop(self._queue)
                 self._handle(kind, payload, now_us)
             self._record(now_us, engine.take_events())
-            self._record(now_us, engine.schedule(now))
+            self._record(now_us, engine.schedule(now_us))
             last_us = now_us
             if self.record_usage:
                 self._sample(now_us)
+            if self._idle and self.until_us is None:
+                self._check_settling(now_us)
         self.run_data.end_us = self.until_us if self.until_us is not None else last_us
         return self.run_data
 
@@ -148,6 +205,51 @@ class Simulation:
                 self._on_reserved(e.workload, now_us)
             elif e.type == ev.ADMITTED:
                 self._on_admitted(e.workload, now_us)
+            elif e.type == ev.EVICTED:
+                self._disturbed.add(e.workload)
+                if e.reason in _OWN_TIMER_EVICTIONS:
+                    idle = self._idle.get(e.workload)
+                    if idle is None:
+                        self._idle[e.workload] = _Idle(1, now_us, (e.reason,))
+                    else:
+                        reasons = idle.reasons if e.reason in idle.reasons else (*idle.reasons, e.reason)
+                        self._idle[e.workload] = _Idle(idle.count + 1, idle.first_us, reasons)
+            elif e.type in (ev.FINISHED, ev.DEACTIVATED):
+                self._progress()
+
+    def _progress(self) -> None:
+        self._idle.clear()
+        self._disturbed.clear()
+
+    def _check_settling(self, now_us: int) -> None:
+        """Stop a run that repeats forever: see the module's docstring."""
+        key, idle = max(self._idle.items(), key=lambda item: item[1].count)
+        if idle.count <= self.idle_bound:
+            return
+        head = (f"requeue loop: workload {key} was evicted ({', '.join(idle.reasons)}) {idle.count} times "
+                f"from {format_us(idle.first_us)} to {format_us(now_us)} while no workload arrived, finished or was "
+                "deactivated")
+        if idle.count > self.idle_bound_max:
+            raise NotSettling(f"{head}; stopped at the bound of {self.idle_bound_max} such evictions although "
+                              "other work is still scheduled (--until bounds the run)")
+        if not self._inputs_left and not self._undisturbed_timers():
+            raise NotSettling(f"{head}, and nothing else can happen; the configuration would requeue it forever "
+                              "(--until bounds the run)")
+
+    def _undisturbed_timers(self) -> bool:
+        """Whether a workload holding quota, not evicted since the last progress, has a timer pending:
+        a running job that will finish, a check that will answer. It may still change the outcome."""
+        workloads = self.engine.workloads
+        for _, _, kind, payload in self._queue:
+            if kind in (_ARRIVAL, _CHANGE):
+                continue
+            key, epoch = payload[0], payload[1]  # type: ignore[index]
+            if self._epoch.get(key) != epoch or key in self._disturbed:
+                continue
+            info = workloads.get(key)
+            if info is not None and info.has_quota:
+                return True
+        return False
 
     def _sample(self, now_us: int) -> None:
         engine = self.engine
@@ -165,10 +267,12 @@ class Simulation:
 
     def _handle(self, kind: int, payload: object, now_us: int) -> None:
         engine = self.engine
-        now = now_us / US
+        if kind in (_ARRIVAL, _CHANGE):
+            self._inputs_left -= 1
+            self._progress()
         if kind == _ARRIVAL:
             assert isinstance(payload, SubmittedWorkload)
-            info = engine.add_workload(payload.workload, now)
+            info = engine.add_workload(payload.workload, now_us)
             if info.state is State.ADMITTED:
                 self._epoch[info.key] = self._epoch.get(info.key, 0) + 1
                 self._on_admitted(info.key, now_us, preadmitted=True)
@@ -177,15 +281,15 @@ class Simulation:
             if self._epoch.get(key) == epoch:
                 info = engine.workloads.get(key)
                 if info is not None and info.state is State.ADMITTED:
-                    engine.finish_workload(key, now)
+                    engine.finish_workload(key, now_us)
         elif kind == _READY:
             key, epoch = payload  # type: ignore[misc]
             if self._epoch.get(key) == epoch:
-                engine.mark_pods_ready(key, now)
+                engine.mark_pods_ready(key, now_us)
         elif kind == _TIMEOUT:
             key, epoch = payload  # type: ignore[misc]
             if self._epoch.get(key) == epoch:
-                engine.pods_ready_timeout(key, now)
+                engine.pods_ready_timeout(key, now_us)
         elif kind == _UNREADY:
             key, epoch = payload  # type: ignore[misc]
             if self._epoch.get(key) == epoch:
@@ -193,10 +297,10 @@ class Simulation:
         elif kind == _CHECK:
             key, epoch, check, state = payload  # type: ignore[misc]
             if self._epoch.get(key) == epoch:
-                engine.set_check_state(key, check, state, now)
+                engine.set_check_state(key, check, state, now_us)
         elif kind == _CHANGE:
             assert isinstance(payload, Change)
-            self._apply_change(payload, now)
+            self._apply_change(payload, now_us)
 
     def _on_reserved(self, key: str, now_us: int) -> None:
         """A new quota reservation: timers of earlier ones are void; script this one's checks."""
@@ -232,7 +336,7 @@ class Simulation:
         """Pods stopped being ready (``pykueue.dev/unready-after``): the workload must recover within
         waitForPodsReady.recoveryTimeout, or be evicted like a pods-ready timeout."""
         engine = self.engine
-        engine.mark_pods_not_ready(key, now_us / US)
+        engine.mark_pods_not_ready(key, now_us)
         sub = self._subs[key]
         back = sub.annotations.get(UNREADY_FOR, "never").strip()
         if back != "never":
@@ -241,7 +345,7 @@ class Simulation:
         if engine.config.wait_for_pods_ready.enable and recovery:
             self._at(now_us + to_us(recovery), _TIMEOUT, (key, epoch))
 
-    def _apply_change(self, change: Change, now: float) -> None:
+    def _apply_change(self, change: Change, now: int) -> None:
         engine = self.engine
         obj = change.obj
         if change.kind == "ClusterQueue":

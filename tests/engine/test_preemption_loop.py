@@ -16,6 +16,7 @@ import pytest
 from pykueue.engine import model as m
 from pykueue.engine.engine import Engine
 from pykueue.engine.events import EngineError
+from pykueue.engine.model import US
 
 
 def world(reclaim: str) -> Engine:
@@ -40,15 +41,15 @@ def world(reclaim: str) -> Engine:
                        (m.PodSet("main", 1, {"cpu": rng.choice((500, 1000, 1500, 2000, 2500))}),),
                        priority=rng.choice((0, 10, 20)), creation_time=n * 0.001)
         )
-    e.schedule(0.0)
+    e.schedule(0)
     return e
 
 
 def churn(e: Engine, steps: int) -> None:
     running = sorted((i for i in e.workloads.values() if i.has_quota), key=lambda i: i.seq)
     for step in range(1, steps + 1):
-        e.finish_workload(running.pop(0).key, float(step))
-        running.extend(e.workloads[ev.workload] for ev in e.schedule(float(step)) if ev.type == "Admitted")
+        e.finish_workload(running.pop(0).key, step * US)
+        running.extend(e.workloads[ev.workload] for ev in e.schedule(step * US) if ev.type == "Admitted")
 
 
 def test_reclaim_any_ping_pong_is_detected() -> None:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from pykueue.engine import model as m
 from pykueue.engine.engine import Engine
+from pykueue.engine.model import US
 from pykueue.engine.preemption import add_workload_usage, fits, remove_workload_usage
 
 FLAVORS = ("f1", "f2")
@@ -122,15 +123,15 @@ def _play(e: Engine, world: World, log: list) -> None:
     t = 0.0
     for t in sorted(by_time):
         for w in by_time[t]:
-            e.add_workload(w, t)
-        log.extend((t, ev) for ev in e.schedule(t))
+            e.add_workload(w, round(t * US))
+        log.extend((t, ev) for ev in e.schedule(round(t * US)))
         check_limits(e, world)
     for _ in range(3):
         t += 1
         admitted = sorted((i for i in e.workloads.values() if i.has_quota), key=lambda i: i.seq)
         if admitted:
-            e.finish_workload(admitted[0].key, t)
-        log.extend((t, ev) for ev in e.schedule(t))
+            e.finish_workload(admitted[0].key, round(t * US))
+        log.extend((t, ev) for ev in e.schedule(round(t * US)))
         check_limits(e, world)
 
 
@@ -241,7 +242,7 @@ def test_preemption_respects_policy_and_is_minimal(world: World, data: st.DataOb
         priority=data.draw(st.sampled_from((0, 10, 100, 1000))),
         creation_time=10.0,
     )
-    wl = e.add_workload(spec, 10.0)
+    wl = e.add_workload(spec, 10 * US)
     cq = e.cqs[f"cq{q}"]
     if not cq.active:
         return
@@ -259,7 +260,7 @@ def test_preemption_respects_policy_and_is_minimal(world: World, data: st.DataOb
                 assert victim.priority < wl.priority
             else:
                 assert victim.priority < wl.priority or (
-                    victim.priority == wl.priority and wl.order_time < victim.order_time
+                    victim.priority == wl.priority and wl.order_us < victim.order_us
                 )
         else:
             assert policy.reclaim_within_cohort != m.NEVER

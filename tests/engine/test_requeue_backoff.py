@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pykueue.engine import model as m
 from pykueue.engine.engine import Engine
+from pykueue.engine.model import US
 from pykueue.engine.workload import State
 
 
@@ -24,11 +25,11 @@ def engine(limit: int | None, base: int, cap: int) -> Engine:
 
 def test_backoff_doubles_and_is_capped() -> None:
     e = engine(limit=None, base=60, cap=100)
-    now = 0.0
+    now = 0
     e.schedule(now)
     delays = []
     for _ in range(4):
-        now += 10  # the timeout passes with pods not ready
+        now += 10 * US  # the timeout passes with pods not ready
         e.pods_ready_timeout("ns/w", now)
         assert [(ev.type, ev.reason) for ev in e.take_events()] == [("Evicted", "PodsReadyTimeout")]
         info = e.workloads["ns/w"]
@@ -39,17 +40,17 @@ def test_backoff_doubles_and_is_capped() -> None:
         now = wake
         events = e.schedule(now)
         assert [ev.type for ev in events] == ["Requeued", "QuotaReserved", "Admitted"]
-    assert delays == [60, 100, 100, 100]  # 60, 120 -> capped, 240 -> capped, ...
+    assert delays == [60 * US, 100 * US, 100 * US, 100 * US]  # 60, 120 -> capped, 240 -> capped, ...
     assert e.workloads["ns/w"].requeue_count == 4
 
 
 def test_limit_deactivates_after_the_last_allowed_requeue() -> None:
     e = engine(limit=1, base=5, cap=3600)
-    e.schedule(0.0)
-    e.pods_ready_timeout("ns/w", 10.0)
-    e.schedule(15.0)
+    e.schedule(0)
+    e.pods_ready_timeout("ns/w", 10 * US)
+    e.schedule(15 * US)
     assert e.workloads["ns/w"].state is State.ADMITTED
-    e.pods_ready_timeout("ns/w", 25.0)
+    e.pods_ready_timeout("ns/w", 25 * US)
     info = e.workloads["ns/w"]
     assert info.state is State.INACTIVE and info.evictions == 2
     assert e.reason_of(info) == "Deactivated"
