@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
+from typing import Any
 
+import pytest
 import yaml
+
+from pykueue.api.durations import parse_duration
+from pykueue.api.loader import load_paths
+from pykueue.sim.result import build_result, to_json, to_yaml, write_json, write_yaml
+from pykueue.sim.simulator import Simulation
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "tests" / "scenarios" / "preempt_reclaim_lent_quota.yaml"
@@ -102,3 +111,68 @@ def test_demo_runs_without_a_terminal() -> None:
     proc = run("demo", "--no-live")
     assert proc.returncode == 0
     assert "team-a/a-urgent" in proc.stdout and "Preempted" in proc.stdout
+
+
+def _large_result(n: int) -> dict[str, Any]:
+    """A result shaped like ``build_result``'s, which shares no object between entries (a shared one
+    would be an anchor in ``to_yaml`` and a copy in the streamed YAML)."""
+    workloads = [
+        {"kind": "Workload", "namespace": "ns", "name": f"w{i}", "queueName": "lq", "clusterQueue": "cq",
+         "priority": 0, "state": "Admitted",
+         "admission": {"clusterQueue": "cq", "podSetAssignments": [{"name": "main", "count": 1, "flavors": {"cpu": "f"}}]},
+         "createdAt": 0.0, "admittedAt": 1.0,
+         "finishedAt": None, "evictions": 0, "reason": None}
+        for i in range(n)
+    ]
+    events = [{"time": i / 10, "type": "Admitted", "workload": f"ns/w{i}", "clusterQueue": "cq"} for i in range(n)]
+    return {"apiVersion": "pykueue.dev/v1alpha1", "kind": "SimulationResult", "endTime": 1.0,
+            "workloads": workloads, "events": events, "clusterQueues": [], "summary": {"é": [1, {}]}}
+
+
+class _Sink:
+    """A stdout that keeps only how much it was given, and the largest single write."""
+
+    def __init__(self) -> None:
+        self.size = self.largest = 0
+
+    def write(self, text: str) -> int:
+        self.size += len(text)
+        self.largest = max(self.largest, len(text))
+        return len(text)
+
+
+def test_json_and_yaml_are_streamed_not_built_whole() -> None:
+    """A million workloads made a result string of several GB; the writers must hold one piece at a
+    time (traced peak a fraction of the text) and write it in bounded pieces."""
+    result = _large_result(3000)
+    for write, whole in ((write_json, to_json), (write_yaml, to_yaml)):
+        text = whole(result)
+        sink = _Sink()
+        tracemalloc.start()
+        try:
+            write(result, sink)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert sink.size == len(text)
+        assert sink.largest <= 70_000 and peak < len(text) / 3, (write.__name__, sink.largest, peak, len(text))
+        out = io.StringIO()
+        write(result, out)
+        assert out.getvalue() == text
+
+
+SCENARIOS = sorted((ROOT / "tests" / "scenarios").glob("*.yaml"))
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_streamed_output_is_byte_identical_on_every_scenario(path: Path, tmp_path: Path) -> None:
+    meta = yaml.safe_load(path.read_text().partition("\n---\n")[0])
+    inputs, problems = load_paths([str(inputs_of(path, tmp_path))])
+    assert problems == []
+    until = parse_duration(str(meta["until"])) if "until" in meta else None
+    result = build_result(Simulation(inputs, until=until).run())
+    as_json, as_yaml = io.StringIO(), io.StringIO()
+    write_json(result, as_json)
+    write_yaml(result, as_yaml)
+    assert as_json.getvalue() == json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+    assert as_yaml.getvalue() == yaml.safe_dump(result, sort_keys=False, allow_unicode=True, width=120)

@@ -5,13 +5,20 @@ numbered from 1 in each file the way a YAML stream counts them, so an empty docu
 still takes a number. A syntax error spoils only its own document: the stream is split on document
 markers and each piece is parsed on its own, so later documents are still read and reported. Pieces go
 through ``fastyaml`` first and through PyYAML only when it gives up.
+
+Nothing a file holds may crash the reader: a UTF-8 byte-order mark is skipped (as kubectl does), a value
+PyYAML cannot build (``2024-02-30``, an integer of thousands of digits) is a problem at its position,
+and a document nested more than ``MAX_DEPTH`` collections deep is refused before any parser builds it
+(libyaml's composer recurses in C and dies with a signal some tens of thousands of levels down; Python's
+readers hit the recursion limit far sooner). Upstream's YAML reader stops at 10000 levels; no object the
+simulator reads needs more than about 15, so pykueue's limit is 100.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import yaml
@@ -28,6 +35,31 @@ from pykueue.api.inputs import Source
 class _StrictLoader(_Loader):  # type: ignore[misc,valid-type]
     """PyYAML's safe loader, except that a key repeated in one mapping is an error: YAML would keep
     the last value and silently drop the others (two documents run together lose the first)."""
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> object:
+        """A value Python cannot build (an impossible date, an integer too long to convert) is a
+        YAML error at the value's position, not an exception that escapes the reader."""
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, OverflowError) as exc:
+            if isinstance(exc, yaml.YAMLError):
+                raise
+            problem = f"cannot read the value {_excerpt(node)}: {_first_clause(exc)}"
+            raise _BadValue(None, None, problem, node.start_mark) from None
+
+
+class _BadValue(yaml.constructor.ConstructorError):
+    """Well-formed YAML holding a value that cannot be built."""
+
+
+def _excerpt(node: yaml.Node) -> str:
+    value = node.value if isinstance(node, yaml.ScalarNode) else ""
+    return repr(value if len(value) <= 40 else value[:37] + "...")
+
+
+def _first_clause(exc: BaseException) -> str:
+    """Python's message up to its first ``;`` (the rest is advice for programmers)."""
+    return str(exc).split(";")[0].strip() or type(exc).__name__
 
 
 def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
@@ -49,6 +81,11 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bo
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
+MAX_DEPTH = 100  # collections nested in one document; see the module's docstring
+MAX_EXPANDED = 1_000_000  # values in one document once its aliases are expanded
+_NESTING = "[{-:?"  # every level of nesting needs one of these characters
+_LEADING = re.compile(r"^[ \t?:-]*", re.MULTILINE)  # indentation and block indicators opening a line
+_UNBOUNDED = re.compile(r"[&!\x85\u2028\u2029]|\r(?!\n)")  # where _LEADING's bound does not hold
 _MARKER = re.compile(r"^---(?:[ \t]|$)", re.MULTILINE)
 _END = re.compile(r"^\.\.\.[ \t]*$", re.MULTILINE)
 
@@ -71,24 +108,34 @@ class ReadError:
 
 
 def expand_paths(paths: list[str]) -> Iterator[str | ReadError]:
-    """Files in the order given; a directory contributes its YAML files sorted by path."""
+    """Files in the order given; a directory contributes its YAML files sorted by path.
+
+    As ``kubectl apply -f DIR``: a directory that cannot be listed, and a YAML name in it that cannot
+    be read (a symbolic link to nothing), are errors rather than silently fewer objects."""
     for path in paths:
         if os.path.isdir(path):
-            names = sorted(
-                os.path.join(path, name)
-                for name in os.listdir(path)
-                if name.endswith((".yaml", ".yml")) and os.path.isfile(os.path.join(path, name))
-            )
-            yield from names
+            try:
+                entries = os.listdir(path)
+            except OSError as exc:
+                yield ReadError(path, f"cannot list the directory: {exc.strerror or exc}")
+                continue
+            for name in sorted(os.path.join(path, entry) for entry in entries if entry.endswith((".yaml", ".yml"))):
+                if os.path.isfile(name):
+                    yield name
+                elif os.path.islink(name) and not os.path.exists(name):
+                    yield ReadError(name, f"a symbolic link to {os.readlink(name)}, which does not exist")
         elif os.path.exists(path):
             yield path
+        elif os.path.islink(path):
+            yield ReadError(path, f"a symbolic link to {os.readlink(path)}, which does not exist")
         else:
             yield ReadError(path, "no such file or directory")
 
 
 def read_text(path: str) -> str | ReadError:
+    """The file's text; a leading UTF-8 byte-order mark is dropped, as kubectl drops it."""
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8-sig") as handle:
             return handle.read()
     except UnicodeDecodeError as exc:
         return ReadError(path, f"not UTF-8 text: {exc.reason} at byte {exc.start}")
@@ -133,7 +180,44 @@ def _describe(exc: yaml.YAMLError, first_line: int) -> str:
     where = f" at line {mark.line + first_line}, column {mark.column + 1}" if mark is not None else ""
     if context and context_mark is not None:
         context = f"{context} started at line {context_mark.line + first_line}"
-    return f"YAML syntax error{where}: {context + ', ' if context else ''}{problem}"
+    label = "YAML error" if isinstance(exc, _BadValue) else "YAML syntax error"
+    return f"{label}{where}: {context + ', ' if context else ''}{problem}"
+
+
+def _may_nest_too_deep(text: str) -> bool:
+    """Cheap upper bounds on the depth, so that ordinary documents skip the event parser. Every level
+    needs one of ``_NESTING``; and a flow collection needs a bracket while a block one nests at most two
+    levels (a mapping and its indentless sequence) per column of indentation, indicators included."""
+    if sum(text.count(c) for c in _NESTING) <= MAX_DEPTH:
+        return False
+    if _UNBOUNDED.search(text):  # anchors, tags, other line breaks: measure
+        return True
+    leading = max(len(run) for run in _LEADING.findall(text))
+    return text.count("[") + text.count("{") + 2 * (leading + 1) > MAX_DEPTH
+
+
+def nesting_error(text: str, first_line: int = 1) -> str | None:
+    """Why ``text`` nests too deeply to be read safely, or ``None``. The event parser keeps its own
+    stack, so it measures any depth without recursing; it only runs when the cheap bounds allow more
+    than ``MAX_DEPTH`` levels."""
+    if not _may_nest_too_deep(text):
+        return None
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    line = event.start_mark.line + first_line
+                    return (
+                        f"YAML error at line {line}, column {event.start_mark.column + 1}: "
+                        f"collections nested more than {MAX_DEPTH} levels deep (pykueue's limit)"
+                    )
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return None  # a syntax error: the ordinary reading reports it
+    return None
 
 
 def parse_file(path: str, text: str, reader: DocumentReader | None = None) -> list[RawDocument]:
@@ -142,12 +226,53 @@ def parse_file(path: str, text: str, reader: DocumentReader | None = None) -> li
     docs = []
     for i, (piece, first_line) in enumerate(split_documents(text), start=1):
         source = Source(path, i)
+        too_deep = nesting_error(piece, first_line)
+        if too_deep is not None:
+            docs.append(RawDocument(source, error=too_deep))
+            continue
         content = reader.read(piece)
         if content is not FAILED:
             docs.append(RawDocument(source, content))
             continue
         try:
-            docs.append(RawDocument(source, yaml.load(piece, Loader=_StrictLoader)))  # noqa: S506 - a safe loader
+            content = yaml.load(piece, Loader=_StrictLoader)  # noqa: S506 - a safe loader
         except yaml.YAMLError as exc:
             docs.append(RawDocument(source, error=_describe(exc, first_line)))
+            continue
+        except RecursionError:  # mappings nested through aliases, deeper than Python's stack
+            content = _TOO_DEEP
+        aliased = _alias_problem(content) if "&" in piece else None
+        if aliased is not None:
+            docs.append(RawDocument(source, error=f"YAML error: {aliased}"))
+        else:
+            docs.append(RawDocument(source, content))
     return docs
+
+
+_TOO_DEEP = object()
+
+
+def _alias_problem(content: object) -> str | None:
+    """Aliases can nest a document deeper than its text (each line adding a level), or expand it
+    exponentially (a "billion laughs"), or make it contain itself: all of that is refused, as
+    upstream's YAML reader refuses excessive aliasing. Walks the expanded value without recursion
+    and stops at the first limit."""
+    if content is _TOO_DEEP:
+        return f"aliases nest collections more than {MAX_DEPTH} levels deep (pykueue's limit)"
+    seen = 0
+    stack: list[tuple[object, int]] = [(content, 1)]
+    while stack:
+        value, depth = stack.pop()
+        seen += 1
+        if seen > MAX_EXPANDED:
+            return f"aliases expand the document to more than {MAX_EXPANDED} values"
+        if isinstance(value, dict):
+            children: Iterable[object] = [*value.keys(), *value.values()]
+        elif isinstance(value, list):
+            children = value
+        else:
+            continue
+        if depth > MAX_DEPTH:
+            return f"aliases nest collections more than {MAX_DEPTH} levels deep (pykueue's limit)"
+        stack.extend((child, depth + 1) for child in children)
+    return None

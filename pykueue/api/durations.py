@@ -2,6 +2,8 @@
 
 The simulator's annotations and ``--until`` use the same spelling as Kubernetes durations so that
 manifests read like the ones people already write; a bare number is a convenience meaning seconds.
+As Go's ``time.Duration`` (int64 nanoseconds), a duration is at most about 292 years either way: a
+longer one is an error, not an overflow deep inside Python.
 """
 
 from __future__ import annotations
@@ -23,6 +25,25 @@ _UNITS: dict[str, Fraction] = {
 }
 _PART = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+MAX_SECONDS = Fraction(2**63 - 1, 10**9)  # Go's maximum time.Duration, 2562047h47m16.854775807s
+_MAX_INT_DIGITS = 20  # more integer digits than this is out of range whatever the unit
+_MAX_FRACTION_DIGITS = 30  # digits below a nanosecond's 10^-21 change nothing
+
+
+def _out_of_range(value: object) -> ValueError:
+    shown = repr(value)
+    if len(shown) > 40:
+        shown = shown[:36] + "..." + shown[-1]
+    return ValueError(f"invalid duration {shown}: out of range (at most 2562047h47m16.854775807s, about 292 years)")
+
+
+def _exact(value: str, number: str) -> Fraction:
+    """A decimal number as a Fraction, refusing one too long to be a duration before Python's integer
+    conversion limit (4300 digits) refuses it with a message about Python."""
+    whole, _, fraction = number.partition(".")
+    if len(whole.lstrip("+-").lstrip("0")) > _MAX_INT_DIGITS:
+        raise _out_of_range(value)
+    return Fraction(f"{whole or '0'}.{fraction[:_MAX_FRACTION_DIGITS] or '0'}")
 
 
 def parse_duration(value: str | int | float) -> float:
@@ -30,8 +51,10 @@ def parse_duration(value: str | int | float) -> float:
     if isinstance(value, bool):
         raise ValueError(f"invalid duration {value!r}")
     if isinstance(value, int | float):
-        if not math.isfinite(value):
+        if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"invalid duration {value!r}: must be finite")
+        if abs(value) > MAX_SECONDS:
+            raise _out_of_range(value)
         return float(value)
     if not isinstance(value, str):
         raise ValueError(f"invalid duration {value!r}: must be a string or a number")
@@ -48,16 +71,24 @@ _SIMPLE_SCALE = {
     "h": (3600, 1),
 }
 
+_SIMPLE_LIMIT = {unit: int(MAX_SECONDS * div / mul) for unit, (mul, div) in _SIMPLE_SCALE.items()}
+
 
 @lru_cache(maxsize=4096)
 def _parse_text(value: str) -> float:
     simple = _SIMPLE.fullmatch(value)
     if simple is not None:  # the common case, "90s": exact integer arithmetic, no Fraction
+        digits = simple.group(1)
         mul, div = _SIMPLE_SCALE[simple.group(2)]
-        return int(simple.group(1)) * mul / div
+        if len(digits.lstrip("0")) > _MAX_INT_DIGITS or int(digits) > _SIMPLE_LIMIT[simple.group(2)]:
+            raise _out_of_range(value)
+        return int(digits) * mul / div
     text = value.strip()
     if _NUMBER.fullmatch(text):
-        return float(Fraction(text))
+        number = _exact(value, text)
+        if abs(number) > MAX_SECONDS:
+            raise _out_of_range(value)
+        return float(number)
     sign = 1
     rest = text
     if rest[:1] in ("+", "-"):
@@ -73,6 +104,8 @@ def _parse_text(value: str) -> float:
             raise ValueError(
                 f"invalid duration {value!r}: expected a number of seconds or a Go duration such as 90s, 1h30m, 250ms"
             )
-        total += Fraction(match.group(1)) * _UNITS[match.group(2)]
+        total += _exact(value, match.group(1)) * _UNITS[match.group(2)]
+        if total > MAX_SECONDS:
+            raise _out_of_range(value)
         pos = match.end()
     return float(sign * total)

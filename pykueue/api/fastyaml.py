@@ -3,8 +3,11 @@
 PyYAML builds Python objects in Python and reads about 3 MB/s, far too slow for 50,000 generated
 Workloads. Manifests, though, use a small subset of YAML: block mappings and sequences, plain and
 quoted one-line scalars, comments, small flow collections. This module reads that subset directly and
-gives up (returns ``None``) on anything else (anchors, tags, block scalars, multi-line scalars, tabs,
-escapes...), so the caller falls back to PyYAML and the result is always what PyYAML would produce.
+gives up (returns ``FAILED``) on anything else (anchors, tags, block scalars, multi-line scalars, tabs,
+escapes, any character outside printable ASCII, nesting deeper than Python's stack...), so the caller
+falls back to PyYAML and the result is always what PyYAML would produce. Only printable ASCII is read
+here because YAML's idea of white space is narrower than Python's (``str.strip`` removes a no-break
+space, which YAML keeps in a scalar) and YAML breaks lines on a lone carriage return.
 Plain scalars are typed with PyYAML's own resolver and constructors (YAML 1.1: ``on`` is ``True``,
 ``1:30`` is 90, ``2024-01-01`` a date), so typing never differs either.
 
@@ -39,6 +42,8 @@ _PLAIN_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 _TOP_KEY = re.compile(r"^(?=[^\s#\-.%])", re.MULTILINE)
 _PYYAML_ONLY = ("&", "*", "!", "\\", "\t")
 _PLAIN_KEY = re.compile(r"[^\s\-?:,\[\]{}#&*!|>'\"%@`][^:#]*")
+_PRINTABLE = bytes(range(0x20, 0x7F)) + b"\n\r"
+_LONE_CR = re.compile(r"\r(?!\n)")
 
 
 class _GiveUp(Exception):
@@ -283,7 +288,7 @@ def parse_block(text: str) -> Any:
         if end != len(lines):
             return _FAIL
         return value
-    except (_GiveUp, ValueError, IndexError):
+    except (_GiveUp, ValueError, IndexError, RecursionError):
         return _FAIL
 
 
@@ -296,8 +301,8 @@ class DocumentReader:
 
     def read(self, text: str) -> Any:
         """The document's content, or ``FAILED`` when PyYAML must read it."""
-        if any(c in text for c in _PYYAML_ONLY) or text.lstrip().startswith("%"):
-            # anchors, aliases, tags, escapes, tabs, directives: rare in manifests, left to PyYAML
+        if any(c in text for c in _PYYAML_ONLY) or text.lstrip().startswith("%") or _unusual(text):
+            # anchors, aliases, tags, escapes, tabs, directives, unusual characters: left to PyYAML
             return FAILED
         starts = [m.start() for m in _TOP_KEY.finditer(text)]
         if not starts:
@@ -321,6 +326,14 @@ class DocumentReader:
                 return FAILED  # a repeated top-level key: PyYAML reports it with its position
             result.update(value)
         return result
+
+
+def _unusual(text: str) -> bool:
+    """Anything but printable ASCII and line ends (a carriage return only in CRLF). Byte operations:
+    a regular expression over every document would cost more than the check is worth."""
+    if not text.isascii() or text.encode("ascii").translate(None, _PRINTABLE):
+        return True
+    return "\r" in text and _LONE_CR.search(text) is not None
 
 
 def _only_comments(text: str) -> bool:

@@ -87,3 +87,5 @@ class Inputs:
     # name -> value, for reference (priorities are already resolved on the workloads)
     priority_classes: dict[str, int] = field(default_factory=dict)
     workload_priority_classes: dict[str, int] = field(default_factory=dict)
+    # accepted, but probably not what the author meant: printed as "Warning: ..." (exit status 0)
+    warnings: list[Problem] = field(default_factory=list)

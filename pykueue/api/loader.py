@@ -13,6 +13,11 @@ same kind and name at that time, so it is not a duplicate; ``pykueue.dev/delete-
 (see ``pykueue.api.timing``). ``Change.obj`` is the engine object, a ``SubmittedWorkload`` for Workloads
 and Jobs, and the new value for PriorityClass / WorkloadPriorityClass. Time 0 stands for the latest
 ``metadata.creationTimestamp`` among the inputs, so stamped objects may be created at negative times.
+
+Cohorts may nest at most ``MAX_COHORT_DEPTH`` levels (at any moment of the clock): upstream sets no
+bound, but the scheduler's preemption and fair-sharing searches walk the tree recursively, and no real
+hierarchy comes near it. Things that are valid but probably not meant (a script for an admission check
+that no input defines) are ``Inputs.warnings``.
 """
 
 from __future__ import annotations
@@ -38,12 +43,19 @@ from pykueue.api.models import kueue_v1beta2 as v2
 from pykueue.api.models.base import validation_errors
 from pykueue.api.models.meta import ObjectMeta
 from pykueue.api.priority import PriorityClasses
-from pykueue.api.timing import Timing, creation_timestamp, read_timing
+from pykueue.api.timing import (
+    ADMISSION_CHECKS,
+    Timing,
+    creation_timestamp,
+    parse_admission_checks,
+    read_timing,
+)
 from pykueue.api.workloads import WorkloadReader, job_path, join_path
 
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 DEFAULT_NAMESPACE = "default"
 MAX_GENERATE_NAME_PREFIX = 58  # names are at most 63 characters and the server adds 5
+MAX_COHORT_DEPTH = 100  # cohorts from a root to the deepest cohort; see the module's docstring
 _WORKLOAD_KEYS = frozenset(("apiVersion", "kind", "metadata", "spec", "status"))
 
 Errors = list[tuple[str, str]]
@@ -82,6 +94,7 @@ class _Loader:
         self.workloads = WorkloadReader()
         self.inputs = Inputs()
         self.problems: list[Problem] = []
+        self.warnings: list[Problem] = []
         self.file_order: dict[str, int] = {}
         self.generated: dict[str, int] = {}  # generateName prefix -> names made from it so far
 
@@ -113,7 +126,11 @@ class _Loader:
                 if isinstance(text, ReadError):
                     self.report(Source(file, 0), "File", None, file, "<file>", text.message)
                     continue
-                for raw in parse_file(file, text, self.reader):
+                raws = parse_file(file, text, self.reader)
+                if is_config_flag and all(raw.error is None and raw.content is None for raw in raws):
+                    message = "the --config file holds no document; it must hold a Kueue Configuration"
+                    self.report(Source(file, 0), "File", None, file, "<file>", message)
+                for raw in raws:
                     if raw.error is not None:
                         self.report(raw.source, "Document", None, "-", "<document>", raw.error)
                     elif raw.content is not None:
@@ -256,6 +273,7 @@ class _Loader:
         errors = self.name_errors(
             doc, {"name": meta.name, "namespace": meta.namespace, "generateName": meta.generate_name}
         )
+        errors += validation.annotations_size(meta.annotations)
         doc.annotations = dict(meta.annotations or {})
         doc.labels = dict(meta.labels or {})
         doc.timing, timing_errors = read_timing(doc.annotations, doc.kind)
@@ -319,6 +337,52 @@ class _Loader:
                 seen[ident] = doc
             kept.append(doc)
         return kept
+
+    def check_cohort_depth(self, docs: list[_Doc]) -> None:
+        """No cohort deeper than ``MAX_COHORT_DEPTH``, in the initial state or after any timed change
+        of a Cohort (deletions are ignored: that can only overestimate the depth). Too deep at the
+        start is reported on the cohort past the limit; too deep after a change, on that change."""
+        cohorts = [d for d in docs if d.kind == "Cohort"]
+        if len(cohorts) < MAX_COHORT_DEPTH:  # a chain needs a Cohort document per level but the root
+            return
+        parents: dict[str, str | None] = {}
+        defined_by: dict[str, _Doc] = {}
+        for doc in cohorts:
+            if doc.timing.at is None:
+                parents[doc.name] = doc.obj.spec.parent_name or None
+                defined_by[doc.name] = doc
+        for name, depth in _cohort_depths(parents).items():
+            if depth == MAX_COHORT_DEPTH + 1 and name in defined_by:
+                self.doc_problems(defined_by[name], [self._too_deep(parents[name], name, depth)])
+        for change in sorted((d for d in cohorts if d.timing.at is not None), key=lambda d: d.timing.at or 0.0):
+            parents[change.name] = change.obj.spec.parent_name or None
+            depths = _cohort_depths(parents)
+            deepest = max(depths, key=lambda n: depths[n])
+            if depths[deepest] > MAX_COHORT_DEPTH:
+                self.doc_problems(change, [self._too_deep(parents[change.name], deepest, depths[deepest])])
+
+    @staticmethod
+    def _too_deep(parent: str | None, cohort: str, depth: int) -> tuple[str, str]:
+        message = (
+            f'Invalid value: "{parent}": this puts cohort {cohort} {depth} levels deep; '
+            f"pykueue supports cohort trees at most {MAX_COHORT_DEPTH} levels deep"
+        )
+        return "spec.parentName", message
+
+    def check_admission_check_scripts(self, docs: list[_Doc]) -> None:
+        """A script for a check that no AdmissionCheck defines is never played: warn."""
+        defined = {d.name for d in docs if d.kind == "AdmissionCheck"}
+        for doc in docs:
+            script = doc.annotations.get(ADMISSION_CHECKS) if doc.kind in ("Workload", "Job") else None
+            if not script:
+                continue
+            for check in parse_admission_checks(script):
+                if check not in defined:
+                    message = f'no AdmissionCheck "{check}" among the inputs: its script is never played'
+                    self.warnings.append(
+                        Problem(doc.source, doc.kind, doc.namespace, doc.name,
+                                f"metadata.annotations[{ADMISSION_CHECKS}]", message)
+                    )
 
     def priority_classes(self, docs: list[_Doc]) -> PriorityClasses:
         classes = PriorityClasses(pod=dict(validation.SYSTEM_PRIORITY_CLASSES), workload={})
@@ -461,8 +525,14 @@ class _Loader:
 
     def sorted_problems(self) -> list[Problem]:
         """By file (in reading order) and document number; a document's own problems in finding order."""
+        return self._sorted(self.problems)
+
+    def sorted_warnings(self) -> list[Problem]:
+        return self._sorted(self.warnings)
+
+    def _sorted(self, found: list[Problem]) -> list[Problem]:
         order = self.file_order
-        return sorted(self.problems, key=lambda p: (order.get(p.source.file, len(order)), p.source.doc))
+        return sorted(found, key=lambda p: (order.get(p.source.file, len(order)), p.source.doc))
 
     def run(self, docs: list[_Doc]) -> None:
         valid = []
@@ -478,7 +548,35 @@ class _Loader:
                 ok = False
             if ok:
                 valid.append(doc)
-        self.build(self.drop_duplicates(valid))
+        kept = self.drop_duplicates(valid)
+        self.check_cohort_depth(kept)
+        self.check_admission_check_scripts(kept)
+        self.build(kept)
+
+
+def _cohort_depths(parents: dict[str, str | None]) -> dict[str, int]:
+    """Levels from the root to each cohort (a root is 1), without recursion. A cohort whose ancestry
+    runs into a cycle is cut loose by the engine (it is a root then), so it counts 1."""
+    depth: dict[str, int] = {}
+    cyclic: set[str] = set()
+    for start in parents:
+        chain: list[str] = []
+        on_chain: set[str] = set()
+        node: str | None = start
+        while node is not None and node not in depth and node not in on_chain:
+            chain.append(node)
+            on_chain.add(node)
+            node = parents.get(node)
+        if node is not None and (node in on_chain or node in cyclic):  # runs into a cycle: cut loose
+            cyclic.update(chain)
+            for name in chain:
+                depth[name] = 1
+            continue
+        base = depth[node] if node is not None else 0
+        for name in reversed(chain):
+            base += 1
+            depth[name] = base
+    return depth
 
 
 @contextmanager
@@ -506,6 +604,7 @@ def load_paths(paths: list[str], config_path: str | None = None) -> tuple[Inputs
             [os.fspath(p) for p in paths], None if config_path is None else os.fspath(config_path)
         )
         loader.run(docs)
+    loader.inputs.warnings = loader.sorted_warnings()
     return loader.inputs, loader.sorted_problems()
 
 
@@ -527,4 +626,5 @@ def load_documents(
                 if doc is not None:
                     docs.append(doc)
         loader.run(docs)
+    loader.inputs.warnings = loader.sorted_warnings()
     return loader.inputs, loader.sorted_problems()

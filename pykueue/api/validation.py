@@ -82,6 +82,32 @@ def reference(value: str | None, path: str, *, label: bool = False) -> Errors:
     return [(path, f'Invalid value: "{value}": {msg}') for msg in check(value)]
 
 
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024  # apimachinery's TotalAnnotationSizeLimitB
+
+
+def annotations_size(values: dict[str, str] | None, path: str = "metadata.annotations") -> Errors:
+    """``ValidateAnnotationsSize``: keys and values together at most 256 KiB, counted in UTF-8 bytes."""
+    if not values:
+        return []
+    chars = sum(len(k) + len(v) for k, v in values.items())
+    if chars * 4 <= TOTAL_ANNOTATION_SIZE_LIMIT:  # cannot be over even if every character took 4 bytes
+        return []
+    size = sum(len(k.encode()) + len(v.encode()) for k, v in values.items())
+    if size <= TOTAL_ANNOTATION_SIZE_LIMIT:
+        return []
+    return [(path, f"Too long: may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes")]
+
+
+def job_pod_template(spec: v2.WorkloadSpec) -> Errors:
+    """What the API server's pod-spec validation adds for a Job (a Workload's CRD schema only asks
+    that ``containers`` be present): at least one container. Paths are the built Workload's."""
+    return [
+        (f"spec.podSets[{i}].template.spec.containers", "Required value")
+        for i, pod_set in enumerate(spec.pod_sets)
+        if not pod_set.template.spec.containers
+    ]
+
+
 def labels(values: dict[str, str] | None, path: str) -> Errors:
     errors: Errors = []
     for key, value in (values or {}).items():

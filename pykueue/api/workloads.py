@@ -90,7 +90,7 @@ class WorkloadReader:
             workload = v2.Workload.model_validate(built)
         except ValidationError as exc:
             return None, validation_errors(v2.Workload, built, exc)
-        errors = validation.workload(workload)
+        errors = validation.workload(workload) + validation.job_pod_template(workload.spec)
         return (None if errors else workload), errors
 
     def pod_sets(self, spec: v2.WorkloadSpec) -> tuple[model.PodSet, ...]:

@@ -2,6 +2,8 @@
 
 Upstream reads these files with ``sigs.k8s.io/yaml``; a key given twice there is an error in strict mode
 and a silent overwrite otherwise. pykueue never drops input silently, so a duplicate key is an error.
+Nesting deeper than the manifests' reader allows is refused before parsing, as there (see
+``pykueue.api.documents``): PyYAML's Python reader would otherwise overflow the stack.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from pykueue.api.documents import nesting_error
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -32,7 +36,10 @@ _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _c
 
 def read_yaml(path: str | Path) -> Any:
     """Read exactly one YAML document; raise ``OSError`` or ``ValueError`` with a one-line reason."""
-    text = Path(path).read_text(encoding="utf-8")
+    text = Path(path).read_text(encoding="utf-8-sig")
+    too_deep = nesting_error(text)
+    if too_deep is not None:
+        raise ValueError(too_deep)
     try:
         docs = [d for d in yaml.load_all(text, Loader=_StrictLoader) if d is not None]  # noqa: S506
     except yaml.YAMLError as exc:

@@ -44,6 +44,11 @@ RECLAIM_WITHIN_COHORT = ("Never", "LowerPriority", "Any")
 WITHIN_CLUSTER_QUEUE = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+# Upstream's generator has no bound (its runs take hours at 50,000 workloads); pykueue builds every
+# object in memory first, so a count that cannot be meant (1e11) is refused instead of allocating
+# until the machine gives out. A million workloads simulates in minutes; ten is still feasible.
+MAX_WORKLOADS = 10_000_000
+MAX_CLUSTER_QUEUES = 1_000_000
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _QUANTITY = re.compile(
@@ -275,6 +280,8 @@ def parse_generator(data: Any, source: str = "<generator>") -> GeneratorConfig:
     cohorts = tuple(_cohort_set(r, c, f"{prefix}[{i}]") for i, c in enumerate(cohorts_list))
     cfg = GeneratorConfig(cohorts=cohorts, resource_flavor=flavor)
     if not r.problems:
+        _check_size(r, cfg, prefix)
+    if not r.problems:
         _check_names(r, cfg)
     if r.problems:
         raise GeneratorError(source, r.problems)
@@ -338,6 +345,15 @@ def _template(r: _Reader, node: Any, path: str) -> WorkloadTemplate:
         priority=r.integer(m.get("priority"), f"{path}.priority", lo=_INT32_MIN, hi=_INT32_MAX),
         request=r.quantity(m.get("request"), f"{path}.request", required=True) or "0",
     )
+
+
+def _check_size(r: _Reader, cfg: GeneratorConfig, path: str) -> None:
+    """Refuse a scenario too large to build (checked before the names, which are built one by one)."""
+    queues, workloads = cfg.cluster_queue_count, cfg.workload_count
+    if queues > MAX_CLUSTER_QUEUES:
+        r.fail(path, f"the counts generate {queues} ClusterQueues; pykueue simulates at most {MAX_CLUSTER_QUEUES}")
+    if workloads > MAX_WORKLOADS:
+        r.fail(path, f"the counts generate {workloads} Workloads; pykueue simulates at most {MAX_WORKLOADS}")
 
 
 def _check_names(r: _Reader, cfg: GeneratorConfig) -> None:

@@ -12,8 +12,11 @@ come from the inputs and their timed changes, so a quota changed mid-run shows a
 
 from __future__ import annotations
 
+import contextlib
 import html
 import math
+import os
+import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -49,9 +52,28 @@ _WITHIN, _LENT, _BORROWED, _NOMINAL = "#4c78a8", "#54a24b", "#e45756", "#222222"
 
 def write_report(run: Run, result: dict[str, Any], path: str) -> None:
     """Write the report for ``run`` (and its ``build_result`` document) to ``path``."""
-    page = render_report(run, result)
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write(page)
+    write_atomically(path, render_report(run, result))
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path``, then rename it into place: a run killed
+    mid-write leaves the previous file whole, never an empty or truncated one. The new file gets the
+    permissions an ordinary ``open`` would have given it."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, temporary = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 def render_report(run: Run, result: dict[str, Any]) -> str:

@@ -21,6 +21,20 @@ _STYLE = {
 }
 
 
+class _Console(Console):
+    """A console that lets a closed pipe (``| head``) surface as ``BrokenPipeError``, which the CLI
+    ends quietly; rich's own handling exits with status 1."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
+def terminal() -> Console:
+    """The console the CLI renders tables on (stdout)."""
+    return _Console()
+
+
 def _t(v: float | None) -> str:
     return "-" if v is None else f"{v:g}s"
 

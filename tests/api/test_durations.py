@@ -33,3 +33,19 @@ def test_parse_duration(value: object, seconds: float) -> None:
 def test_invalid_durations_raise_value_error(value: object) -> None:
     with pytest.raises(ValueError):
         parse_duration(value)
+
+
+OUT_OF_RANGE = [
+    "2562047h47m16.854775808s", "9223372037s", "9223372036854775808ns", "2562048h", "-2562048h",
+    "9" * 400 + "h", "9" * 5000, "1" + "0" * 30 + "s", 10**400, 9.3e9,
+]
+
+
+def test_durations_beyond_gos_range_are_value_errors() -> None:
+    """Go's time.Duration is int64 nanoseconds; beyond it Python used to raise OverflowError, complain
+    about its own integer conversion limit, or return centuries."""
+    assert parse_duration("2562047h47m16.854775807s") == pytest.approx(9223372036.854775807)
+    assert parse_duration("9223372036854775807ns") == pytest.approx(9223372036.854775807)
+    for value in OUT_OF_RANGE:
+        with pytest.raises(ValueError, match="out of range"):
+            parse_duration(value)

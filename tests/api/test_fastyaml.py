@@ -127,3 +127,29 @@ def test_agrees_with_pyyaml_on_generated_documents(document: dict, flow: bool) -
     result = DocumentReader().read(text)
     if result is not FAILED:
         assert result == yaml.safe_load(text)
+
+
+# Where Python's idea of white space or of a line is not YAML's: the fast reader used to strip a
+# no-break space (which YAML keeps in a scalar), to read on across a Unicode line separator, and to
+# accept control characters that PyYAML refuses.
+UNUSUAL = [
+    "a: b\u00a0\n",
+    "a: \u00a0b\n",
+    "a: [x\u00a0, y]\n",
+    "k\u00a0: v\n",
+    "a: b\u2028c\n",
+    "a: 'b'\u00a0\n",
+    "a: b\rc: d\n",
+    "a: b\x01\n",
+    "a: b\x7f\n",
+]
+
+
+def test_gives_up_on_characters_outside_printable_ascii_but_not_on_crlf() -> None:
+    assert [text for text in UNUSUAL if DocumentReader().read(text) is not FAILED] == []
+    assert DocumentReader().read("a: b\r\nc: [1, 2]\r\n") == {"a": "b", "c": [1, 2]}
+
+
+def test_nesting_beyond_pythons_stack_gives_up_instead_of_raising() -> None:
+    text = "x: " + "[" * 5000 + "]" * 5000 + "\n"
+    assert DocumentReader().read(text) is FAILED

@@ -401,3 +401,21 @@ def test_load_documents_from_memory(tmp_path: Path) -> None:
     assert [str(p) for p in problems] == [
         'gen.yaml:4: Secret s: kind: unknown kind "Secret" for apiVersion "v1" (known kinds: Namespace)'
     ]
+
+
+def _cohort(name: str, parent: str | None = None, at: str | None = None) -> str:
+    meta = f"  annotations: {{pykueue.dev/at: {at}}}\n" if at else ""
+    spec = f"spec: {{parentName: {parent}}}\n" if parent else ""
+    return f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata:\n  name: {name}\n{meta}{spec}"
+
+
+def test_cohort_depth_limit_follows_timed_changes_and_not_cycles(load: Loader) -> None:
+    """A cycle is cut loose by the engine, however long; a timed change that deepens a tree counts."""
+    cycle = [_cohort(f"r{i}", f"r{(i + 1) % 150}") for i in range(150)]
+    chain = [_cohort("c0")] + [_cohort(f"c{i}", f"c{i - 1}") for i in range(1, 100)]
+    _, problems = load("---\n".join(cycle + chain))
+    assert problems == []
+    _, problems = load("---\n".join(cycle + chain + [_cohort("c0", "top", at="5s")]))
+    problem = only_problem(problems)
+    assert (problem.source.doc, problem.name, problem.path) == (251, "c0", "spec.parentName")
+    assert problem.message.startswith('Invalid value: "top": this puts cohort c99 101 levels deep')

@@ -437,3 +437,24 @@ def test_helpers() -> None:
     assert quantity_value("2e3") == 2000
     with pytest.raises(ValueError):
         quantity_value("1.2.3")
+
+
+def test_counts_that_cannot_be_meant_are_refused_before_anything_is_built() -> None:
+    """1e11 workloads (or queues) would allocate until the machine gives out; so would the name check,
+    which walks every queue: both totals are checked first."""
+    queues = {"className": "q", "count": 1, "nominalQuota": 1}
+    many_queues = {"cohorts": [{"className": "c", "count": 2_000_000, "queuesSets": [queues]}]}
+    with pytest.raises(GeneratorError) as err:
+        parse_generator(many_queues, "g")
+    assert err.value.problems == [("cohorts", "the counts generate 2000000 ClusterQueues; pykueue simulates at most 1000000")]
+    sets = [{"count": 10**11, "creationIntervalMs": 1, "workloads": [{"className": "w", "request": 1}]}]
+    many_workloads = {"cohorts": [{"className": "c", "count": 1, "queuesSets": [queues | {"workloadsSets": sets}]}]}
+    with pytest.raises(GeneratorError, match="generate 100000000000 Workloads; pykueue simulates at most 10000000"):
+        parse_generator(many_workloads, "g")
+
+
+def test_deep_nesting_in_a_generator_file_is_refused_without_overflowing(tmp_path: Path) -> None:
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("cohorts: " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(GeneratorError, match="nested more than 100 levels deep"):
+        load_generator(deep)
