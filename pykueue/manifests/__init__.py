@@ -1,0 +1,1 @@
+"""Kubernetes manifests built from pykueue's own API models, for installing pykueue on a real cluster."""

@@ -1,0 +1,5 @@
+import sys
+
+from pykueue.manifests.command import main
+
+sys.exit(main())
