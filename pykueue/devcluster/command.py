@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 from pykueue.devcluster import binaries
-from pykueue.devcluster.cluster import ClusterError, DevCluster, load_nodes
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -34,6 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Exit 0 on success, 2 with one `pykueue: error:` line otherwise."""
+    from pykueue.devcluster.cluster import ClusterError, DevCluster, load_nodes  # needs cryptography
+
     try:
         if args.verb == "build":
             print(binaries.ensure())

@@ -1,0 +1,1 @@
+"""`pykueue controller`: the engine driven by a real Kubernetes API server."""

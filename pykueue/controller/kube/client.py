@@ -1,0 +1,134 @@
+"""A thin layer over kubernetes_asyncio: raw JSON requests and watch streams by REST path.
+
+kubernetes_asyncio does the connection work (kubeconfig or in-cluster credentials with token
+refresh, TLS, aiohttp pooling); its generated models are skipped on the hot paths: responses are
+read as bytes and decoded with orjson into plain dicts, which the informers cache as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import orjson
+from kubernetes_asyncio import client as k8s_client
+from kubernetes_asyncio import config as k8s_config
+
+from pykueue.controller.kube.resources import Resource
+
+APPLY_PATCH = "application/apply-patch+yaml"
+MERGE_PATCH = "application/merge-patch+json"
+
+
+class ApiError(Exception):
+    """A non-2xx answer: `status` is the HTTP code, `reason` the Status reason (Conflict, NotFound...)."""
+
+    def __init__(self, status: int, body: dict[str, Any] | None, method: str, path: str) -> None:
+        self.status = status
+        self.body = body or {}
+        self.reason = self.body.get("reason", "")
+        self.message = self.body.get("message", "")
+        super().__init__(f"{method} {path}: {status} {self.reason}: {self.message}")
+
+
+class Kube:
+    """One API server connection."""
+
+    def __init__(self, api: k8s_client.ApiClient) -> None:
+        self.api = api
+
+    @classmethod
+    async def connect(cls, kubeconfig: str | None = None) -> Kube:
+        """From a kubeconfig file, or the pod's service account when none is given."""
+        configuration = k8s_client.Configuration()
+        if kubeconfig:
+            await k8s_config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
+        else:
+            k8s_config.load_incluster_config(client_configuration=configuration)
+        configuration.connection_pool_maxsize = 32
+        return cls(k8s_client.ApiClient(configuration))
+
+    async def close(self) -> None:
+        await self.api.close()
+
+    async def _raw(self, method: str, path: str, *, query: dict[str, Any] | None = None,
+                   body: Any = None, content_type: str = "application/json",
+                   timeout: float | aiohttp.ClientTimeout | None = 60.0) -> aiohttp.ClientResponse:
+        return await self.api.call_api(
+            path, method,
+            query_params=list((query or {}).items()),
+            header_params={"Accept": "application/json", "Content-Type": content_type},
+            body=body,
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+            _request_timeout=timeout,
+        )
+
+    async def request(self, method: str, path: str, *, query: dict[str, Any] | None = None,
+                      body: Any = None, content_type: str = "application/json") -> dict[str, Any]:
+        """One call; the decoded JSON answer, or `ApiError`."""
+        response = await self._raw(method, path, query=query, body=body, content_type=content_type)
+        async with response:
+            data = await response.read()
+        decoded = orjson.loads(data) if data else {}
+        if not 200 <= response.status < 300:
+            raise ApiError(response.status, decoded if isinstance(decoded, dict) else None, method, path)
+        return decoded
+
+    # ---- conveniences by resource ---------------------------------------------------------------
+
+    async def get(self, res: Resource, name: str, namespace: str | None = None) -> dict[str, Any]:
+        return await self.request("GET", res.path(namespace, name))
+
+    async def list(self, res: Resource, **query: Any) -> dict[str, Any]:
+        return await self.request("GET", res.path(), query=query)
+
+    async def create(self, res: Resource, obj: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
+        return await self.request("POST", res.path(namespace), body=obj)
+
+    async def replace(self, res: Resource, obj: dict[str, Any]) -> dict[str, Any]:
+        meta = obj["metadata"]
+        return await self.request("PUT", res.path(meta.get("namespace"), meta["name"]), body=obj)
+
+    async def merge_patch(self, res: Resource, name: str, patch: dict[str, Any], namespace: str | None = None,
+                          subresource: str | None = None) -> dict[str, Any]:
+        return await self.request("PATCH", res.path(namespace, name, subresource), body=patch,
+                                  content_type=MERGE_PATCH)
+
+    async def apply(self, res: Resource, obj: dict[str, Any], *, manager: str, subresource: str | None = None,
+                    force: bool = True) -> dict[str, Any]:
+        """Server-side apply of `obj` (which names itself) as field manager `manager`."""
+        meta = obj["metadata"]
+        query = {"fieldManager": manager, "force": "true" if force else "false"}
+        return await self.request("PATCH", res.path(meta.get("namespace"), meta["name"], subresource),
+                                  query=query, body=obj, content_type=APPLY_PATCH)
+
+    async def delete(self, res: Resource, name: str, namespace: str | None = None,
+                     propagation: str | None = "Background") -> dict[str, Any]:
+        body = {"propagationPolicy": propagation} if propagation else None
+        return await self.request("DELETE", res.path(namespace, name), body=body)
+
+    async def watch(self, res: Resource, resource_version: str, timeout_seconds: int = 300
+                    ) -> AsyncIterator[dict[str, Any]]:
+        """Watch events (`{"type": ..., "object": {...}}`) from `resource_version`, with bookmarks."""
+        query = {
+            "watch": "true",
+            "resourceVersion": resource_version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(timeout_seconds),
+        }
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=timeout_seconds + 30)
+        response = await self._raw("GET", res.path(), query=query, timeout=timeout)
+        async with response:
+            if response.status != 200:
+                data = await response.read()
+                body = orjson.loads(data) if data else None
+                raise ApiError(response.status, body if isinstance(body, dict) else None, "WATCH", res.path())
+            buffer = b""
+            async for chunk in response.content.iter_any():
+                buffer += chunk
+                while b"\n" in buffer:
+                    line, buffer = buffer.split(b"\n", 1)
+                    if line.strip():
+                        yield orjson.loads(line)

@@ -1,0 +1,123 @@
+"""List-then-watch informers with an in-memory cache per kind.
+
+The loop is client-go's: list (paginated) to get a consistent snapshot and its resourceVersion, tell
+the handler what changed against the cache (deletes included, so nothing is lost across a relist),
+then watch from that version with bookmarks; a watch that times out resumes from the last version
+seen; 410 Gone (the version was compacted away) relists; a broken connection retries with backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from pykueue.controller.kube.client import ApiError, Kube
+from pykueue.controller.kube.resources import Resource
+
+log = logging.getLogger("pykueue.informer")
+
+ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
+Handler = Callable[[str, dict[str, Any] | None, dict[str, Any] | None], None]  # (type, old, new)
+PAGE = 500
+
+
+def key_of(obj: dict[str, Any]) -> str:
+    meta = obj["metadata"]
+    namespace = meta.get("namespace")
+    return f"{namespace}/{meta['name']}" if namespace else meta["name"]
+
+
+class _Gone(Exception):
+    """The watch's resourceVersion is too old: relist."""
+
+
+class Informer:
+    """Keeps `store` equal to the server's objects of one kind and calls `handler` on each change."""
+
+    def __init__(self, kube: Kube, resource: Resource, handler: Handler, *, watch_timeout: int = 300) -> None:
+        self.kube = kube
+        self.resource = resource
+        self.handler = handler
+        self.watch_timeout = watch_timeout
+        self.store: dict[str, dict[str, Any]] = {}
+        self.synced = asyncio.Event()
+        self.resource_version = ""
+        self.relists = 0
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self.store.get(key)
+
+    async def run(self) -> None:
+        """Forever: list, then watch, relisting on 410 and backing off on errors."""
+        backoff = 0.2
+        need_list = True
+        while True:
+            try:
+                if need_list:
+                    await self._list()
+                    need_list = False
+                await self._watch()
+                backoff = 0.2
+            except asyncio.CancelledError:
+                raise
+            except _Gone:
+                log.info("watch of %s expired (410 Gone); relisting", self.resource.plural)
+                need_list = True
+            except Exception as exc:  # noqa: BLE001 - any transport failure: retry, never die
+                log.warning("watch of %s failed: %s; retrying in %.1f s", self.resource.plural, exc, backoff)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 30.0)
+                if isinstance(exc, ApiError) and exc.status == 410:
+                    need_list = True
+
+    async def _list(self) -> None:
+        items: list[dict[str, Any]] = []
+        query: dict[str, Any] = {"limit": PAGE}
+        while True:
+            page = await self.kube.list(self.resource, **query)
+            items.extend(page.get("items") or [])
+            token = page.get("metadata", {}).get("continue")
+            if not token:
+                break
+            query = {"limit": PAGE, "continue": token}
+        self.relists += 1
+        self.resource_version = page["metadata"]["resourceVersion"]
+        seen = set()
+        for obj in items:
+            obj.setdefault("apiVersion", self.resource.api_version)
+            obj.setdefault("kind", self.resource.kind)
+            key = key_of(obj)
+            seen.add(key)
+            old = self.store.get(key)
+            self.store[key] = obj
+            if old is None:
+                self.handler(ADDED, None, obj)
+            elif old["metadata"].get("resourceVersion") != obj["metadata"].get("resourceVersion"):
+                self.handler(MODIFIED, old, obj)
+        for key in [k for k in self.store if k not in seen]:
+            old = self.store.pop(key)
+            self.handler(DELETED, old, None)
+        self.synced.set()
+
+    async def _watch(self) -> None:
+        async for event in self.kube.watch(self.resource, self.resource_version, self.watch_timeout):
+            kind, obj = event.get("type"), event.get("object") or {}
+            if kind == "ERROR":
+                if obj.get("code") == 410:
+                    raise _Gone()
+                raise ApiError(obj.get("code", 0), obj, "WATCH", self.resource.path())
+            version = obj.get("metadata", {}).get("resourceVersion")
+            if version:
+                self.resource_version = version
+            if kind == "BOOKMARK":
+                continue
+            key = key_of(obj)
+            old = self.store.get(key)
+            if kind == DELETED:
+                self.store.pop(key, None)
+                self.handler(DELETED, old, None)
+            else:
+                self.store[key] = obj
+                self.handler(ADDED if old is None else MODIFIED, old, obj)

@@ -1,0 +1,47 @@
+"""The API resources the controller reads and writes, and their REST paths."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """One kind as the API server serves it."""
+
+    group: str  # "" for the core group
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def path(self, namespace: str | None = None, name: str | None = None, subresource: str | None = None) -> str:
+        """`/api/v1/namespaces/NS/pods/NAME/status`, or the collection across namespaces."""
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace is not None:
+            base += f"/namespaces/{namespace}"
+        base += f"/{self.plural}"
+        if name is not None:
+            base += f"/{name}"
+            if subresource:
+                base += f"/{subresource}"
+        return base
+
+
+KUEUE = "kueue.x-k8s.io"
+RESOURCE_FLAVOR = Resource(KUEUE, "v1beta2", "resourceflavors", "ResourceFlavor", False)
+CLUSTER_QUEUE = Resource(KUEUE, "v1beta2", "clusterqueues", "ClusterQueue", False)
+COHORT = Resource(KUEUE, "v1beta2", "cohorts", "Cohort", False)
+LOCAL_QUEUE = Resource(KUEUE, "v1beta2", "localqueues", "LocalQueue", True)
+WORKLOAD = Resource(KUEUE, "v1beta2", "workloads", "Workload", True)
+WORKLOAD_PRIORITY_CLASS = Resource(KUEUE, "v1beta2", "workloadpriorityclasses", "WorkloadPriorityClass", False)
+ADMISSION_CHECK = Resource(KUEUE, "v1beta2", "admissionchecks", "AdmissionCheck", False)
+NAMESPACE = Resource("", "v1", "namespaces", "Namespace", False)
+PRIORITY_CLASS = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False)
+JOB = Resource("batch", "v1", "jobs", "Job", True)
+CORE_EVENT = Resource("", "v1", "events", "Event", True)
+LEASE = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)

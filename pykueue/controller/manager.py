@@ -1,0 +1,529 @@
+"""The controller: informers feed the engine, the engine decides, writers publish its decisions.
+
+Everything runs on one asyncio loop, so the engine (pure, synchronous) is only ever touched from one
+place at a time and needs no locks. The order of work:
+
+1. informers for the queue objects and priority classes sync first, then Workloads (a Workload whose
+   status records an admission re-enters the engine admitted, so a restart never admits twice), then
+   Jobs;
+2. every change an informer sees is turned into the engine call the simulator would make
+   (`translate` goes through the same API layer as `simulate`) and a scheduling pass is requested;
+3. the scheduling loop runs `Engine.schedule(now)` on the wall clock and marks the workloads its
+   events touched;
+4. the status writer applies their status in batches, releases before reservations, so the API
+   never shows more admitted than the engine allows at any moment;
+5. the Job side (`jobs.JobSync`) follows each Workload's status: create, suspend, start, stop, finish.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+
+from pykueue.api.priority import PriorityClasses
+from pykueue.api.validation import SYSTEM_PRIORITY_CLASSES
+from pykueue.controller import translate, views
+from pykueue.controller.events import Recorder
+from pykueue.controller.jobs import JobSync
+from pykueue.controller.kube import resources as r
+from pykueue.controller.kube.client import ApiError, Kube
+from pykueue.controller.kube.informer import DELETED, Informer, key_of
+from pykueue.controller.kube.workqueue import WorkQueue
+from pykueue.controller.workload_status import (
+    MANAGER,
+    PREEMPTION_CAUSES,
+    Eviction,
+    apply_body,
+    desired_status,
+    rfc3339,
+)
+from pykueue.engine import events as ev
+from pykueue.engine import model
+from pykueue.engine.engine import Engine
+from pykueue.engine.events import EngineError
+from pykueue.engine.model import US
+from pykueue.engine.workload import State
+from pykueue.jobs.batch import RESOURCE_IN_USE_FINALIZER
+
+log = logging.getLogger("pykueue.controller")
+
+QUEUE_KINDS = (r.NAMESPACE, r.RESOURCE_FLAVOR, r.ADMISSION_CHECK, r.COHORT, r.CLUSTER_QUEUE, r.LOCAL_QUEUE)
+WRITE_CONCURRENCY = 16
+PENDING_SWEEP_SECONDS = 5.0
+
+
+class Controller:
+    def __init__(self, kube: Kube, config: model.Config, *, clock=time.time) -> None:
+        self.kube = kube
+        self.engine = Engine(config)
+        self.clock = clock
+        self.informers: dict[str, Informer] = {}
+        self.classes_by_key: dict[str, dict[str, Any]] = {}
+        self.problems: dict[str, list[str]] = {}
+        self.evictions: dict[str, Eviction] = {}
+        self.preemptors: dict[str, str] = {}
+        self.written: dict[str, dict[str, Any]] = {}
+        self.active: dict[str, bool] = {}
+        self.timers: dict[str, asyncio.TimerHandle] = {}
+        self.status_dirty: dict[str, None] = {}
+        self.status_wake = asyncio.Event()
+        self.kick_wake = asyncio.Event()
+        self.queues_dirty = asyncio.Event()
+        self.jobs = WorkQueue()
+        self.cycles = 0
+        self.admissions = 0
+        self.ready = asyncio.Event()
+        self.job_sync: JobSync | None = None
+        self._background: set[asyncio.Task] = set()
+        self.recorder = Recorder(kube)
+
+    # ---- wiring ----------------------------------------------------------------------------------
+
+    def _informer(self, res: r.Resource, handler) -> Informer:
+        inf = Informer(self.kube, res, handler)
+        self.informers[res.plural] = inf
+        return inf
+
+    async def run(self) -> None:
+        """Sync, then run every loop until cancelled."""
+        tasks: list[asyncio.Task] = []
+        try:
+            for res in QUEUE_KINDS:
+                inf = self._informer(res, lambda t, o, n, res=res: self.on_queue_object(res, t, o, n))
+                tasks.append(asyncio.create_task(inf.run(), name=f"informer-{res.plural}"))
+            for res in (r.PRIORITY_CLASS, r.WORKLOAD_PRIORITY_CLASS):
+                inf = self._informer(res, self.on_priority_class)
+                tasks.append(asyncio.create_task(inf.run(), name=f"informer-{res.plural}"))
+            await asyncio.gather(*(i.synced.wait() for i in self.informers.values()))
+            workloads = self._informer(r.WORKLOAD, self.on_workload)
+            tasks.append(asyncio.create_task(workloads.run(), name="informer-workloads"))
+            await workloads.synced.wait()
+            jobs = self._informer(r.JOB, self.on_job)
+            self.job_sync = JobSync(
+                self.kube, jobs.store, workloads.store, self.informers["resourceflavors"].store,
+                self.priority_classes, self.engine.config.manage_jobs_without_queue_name, self.clock,
+            )
+            tasks.append(asyncio.create_task(jobs.run(), name="informer-jobs"))
+            await jobs.synced.wait()
+            tasks += [
+                asyncio.create_task(self.schedule_loop(), name="scheduler"),
+                asyncio.create_task(self.status_loop(), name="status-writer"),
+                asyncio.create_task(self.queue_status_loop(), name="queue-status"),
+                asyncio.create_task(self.pending_sweep_loop(), name="pending-sweep"),
+                asyncio.create_task(self.recorder.run(), name="events"),
+                asyncio.create_task(self.jobs.run(self.job_sync.reconcile, self._job_error), name="jobs"),
+            ]
+            self.ready.set()
+            log.info("controller ready: %d workloads, %d cluster queues", len(self.engine.workloads),
+                     len(self.engine.cqs))
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    def now_us(self) -> int:
+        """The engine's time: whole microseconds of the wall clock (Unix epoch)."""
+        return round(self.clock() * US)
+
+    def kick(self) -> None:
+        self.kick_wake.set()
+
+    # ---- informer handlers: API -> engine --------------------------------------------------------
+
+    def on_queue_object(self, res: r.Resource, kind: str, old: dict | None, new: dict | None) -> None:
+        obj = new or old
+        assert obj is not None
+        key, now, engine = key_of(obj), self.now_us(), self.engine
+        if kind == DELETED:
+            deleters = {
+                "Namespace": engine.delete_namespace, "ResourceFlavor": engine.delete_resource_flavor,
+                "AdmissionCheck": engine.delete_admission_check, "Cohort": engine.delete_cohort,
+                "ClusterQueue": engine.delete_cluster_queue, "LocalQueue": engine.delete_local_queue,
+            }
+            deleters[res.kind](key)
+            self.problems.pop(f"{res.kind}/{key}", None)
+        else:
+            converted, problems = translate.queue_object(obj)
+            if problems or converted is None:
+                self.problems[f"{res.kind}/{key}"] = problems
+                log.warning("%s %s is invalid and ignored: %s", res.kind, key, "; ".join(problems))
+                return
+            self.problems.pop(f"{res.kind}/{key}", None)
+            if isinstance(converted, model.ClusterQueue):
+                engine.apply_cluster_queue(converted, now)
+            elif isinstance(converted, model.LocalQueue):
+                engine.apply_local_queue(converted, now)
+            elif isinstance(converted, model.Cohort):
+                engine.apply_cohort(converted)
+            elif isinstance(converted, model.ResourceFlavor):
+                engine.apply_resource_flavor(converted)
+            elif isinstance(converted, model.AdmissionCheck):
+                engine.apply_admission_check(converted)
+            elif isinstance(converted, model.Namespace):
+                engine.apply_namespace(converted)
+        self.queues_dirty.set()
+        self.kick()
+
+    def on_priority_class(self, kind: str, old: dict | None, new: dict | None) -> None:
+        obj = new or old
+        assert obj is not None
+        key = f"{obj.get('kind')}/{obj['metadata']['name']}"
+        if kind == DELETED:
+            self.classes_by_key.pop(key, None)
+        else:
+            self.classes_by_key[key] = obj
+
+    def priority_classes(self) -> PriorityClasses:
+        """The classes as the API layer's resolver takes them (for the Job side)."""
+        classes = PriorityClasses(pod=dict(SYSTEM_PRIORITY_CLASSES), workload={})
+        for obj in self.classes_by_key.values():
+            if obj.get("kind") == "WorkloadPriorityClass":
+                classes.workload[obj["metadata"]["name"]] = obj.get("value", 0)
+            else:
+                classes.pod[obj["metadata"]["name"]] = obj.get("value", 0)
+                if obj.get("globalDefault"):
+                    classes.default_pod_class = obj["metadata"]["name"]
+        return classes
+
+    def on_workload(self, kind: str, old: dict | None, new: dict | None) -> None:
+        obj = new or old
+        assert obj is not None
+        key, engine, now = key_of(obj), self.engine, self.now_us()
+        self._enqueue_owner(obj)
+        if kind == DELETED or obj["metadata"].get("deletionTimestamp"):
+            if key in engine.workloads:
+                engine.delete_workload(key)
+                self.kick()
+            self._forget(key)
+            if kind != DELETED and RESOURCE_IN_USE_FINALIZER in (obj["metadata"].get("finalizers") or []):
+                self._spawn(self._drop_finalizer(obj))
+            return
+        finished = translate.is_true(obj, "Finished")
+        if key not in engine.workloads:
+            if finished:
+                if RESOURCE_IN_USE_FINALIZER in (obj["metadata"].get("finalizers") or []):
+                    self._spawn(self._drop_finalizer(obj))
+                return
+            converted, problems = translate.workload(obj, list(self.classes_by_key.values()))
+            if converted is None:
+                self.problems[f"Workload/{key}"] = problems
+                log.warning("workload %s is invalid and not queued: %s", key, "; ".join(problems))
+                return
+            info = engine.add_workload(converted, now)
+            self.active[key] = converted.active
+            if info.state is State.ADMITTED:
+                self._arm_pods_ready_timer(key, obj)
+            else:
+                self.mark_status(key)
+            self.kick()
+            return
+        self._sync_workload(key, old, obj, now, finished)
+
+    def _sync_workload(self, key: str, old: dict[str, Any] | None, obj: dict[str, Any], now: int,
+                       finished: bool) -> None:
+        """Carry what others changed on a known Workload into the engine."""
+        engine = self.engine
+        state = views.admitted_state(engine, key)
+        changed = False
+        if finished and state is not State.FINISHED:
+            if state in (State.QUOTA_RESERVED, State.ADMITTED):
+                engine.finish_workload(key, now)
+            else:
+                engine.delete_workload(key)
+            self._cancel_timer(key)
+            if RESOURCE_IN_USE_FINALIZER in (obj["metadata"].get("finalizers") or []):
+                self._spawn(self._drop_finalizer(obj))
+            changed = True
+        # Only a change seen in the API counts: an older copy must not undo Kueue's own deactivation.
+        active = _active(obj)
+        if key in engine.workloads and old is not None and _active(old) != active and active != self.active.get(key):
+            self.active[key] = active
+            if active or views.admitted_state(engine, key) is not State.INACTIVE:
+                engine.set_active(key, active, now)
+            changed = True
+        ready = translate.is_true(obj, "PodsReady")
+        if state is State.ADMITTED and ready and not views.pods_ready(engine, key):
+            engine.mark_pods_ready(key, now)
+            self._cancel_timer(key)
+            changed = True
+        states = views.check_states(engine, key)
+        for check in (obj.get("status") or {}).get("admissionChecks") or []:
+            name, value = check.get("name"), check.get("state")
+            if name in states and value and states[name] != value:
+                engine.set_check_state(key, name, value, now)
+                changed = True
+        if changed:
+            self.mark_status(key)
+            self.kick()
+
+    def on_job(self, kind: str, old: dict | None, new: dict | None) -> None:
+        obj = new or old
+        assert obj is not None
+        if kind != DELETED:
+            self.jobs.add(key_of(obj))
+
+    def _enqueue_owner(self, workload: dict[str, Any]) -> None:
+        for owner in workload["metadata"].get("ownerReferences") or []:
+            if owner.get("kind") == "Job" and owner.get("apiVersion", "").startswith("batch/"):
+                self.jobs.add(f"{workload['metadata']['namespace']}/{owner['name']}")
+
+    # ---- scheduling ------------------------------------------------------------------------------
+
+    async def schedule_loop(self) -> None:
+        while True:
+            wake = self.engine.next_wakeup()
+            timeout = None if wake is None else max(0.0, wake / US - self.clock())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.kick_wake.wait(), timeout)
+            self.kick_wake.clear()
+            self.run_cycle()
+            await asyncio.sleep(0)
+
+    def run_cycle(self) -> None:
+        """One `Engine.schedule` at the current time; its events mark what must be written."""
+        now = self.now_us()
+        try:
+            events = self.engine.take_events() + self.engine.schedule(now)
+        except EngineError as exc:
+            log.error("scheduling stopped for this pass: %s", exc)
+            events = self.engine.take_events()
+        self.cycles += 1
+        for event in events:
+            self.on_event(event)
+
+    def on_event(self, event: ev.Event) -> None:
+        key = event.workload
+        log.info("decision=%s workload=%s clusterQueue=%s reason=%s%s", event.type, key, event.cluster_queue,
+                 event.reason, f" by={event.by}" if event.by else "")
+        self._record(event)
+        if event.type == ev.DEACTIVATED:
+            self.active[key] = False
+            self._spawn(self._deactivate(key))
+        if event.type == ev.PREEMPTED:
+            self.preemptors[key] = event.by or ""
+            self.evictions[key] = Eviction(ev.EVICTED_PREEMPTED, "", preemption_reason=event.reason)
+        elif event.type == ev.EVICTED:
+            previous = self.evictions.get(key)
+            preemption = previous.preemption_reason if previous and event.reason == ev.EVICTED_PREEMPTED else None
+            message = event.message or self._eviction_message(event, preemption)
+            self.evictions[key] = Eviction(event.reason or "", message, preemption)
+            self._cancel_timer(key)
+        elif event.type == ev.ADMITTED:
+            self.admissions += 1
+            workloads = self.informers.get("workloads")
+            obj = workloads.get(key) if workloads else None
+            self._arm_pods_ready_timer(key, obj)
+        self.mark_status(key)
+        self.queues_dirty.set()
+
+    def _record(self, event: ev.Event) -> None:
+        """The Kubernetes Event upstream records for this decision."""
+        workloads = self.informers.get("workloads")
+        obj = workloads.get(event.workload) if workloads else None
+        cq = event.cluster_queue
+        if event.type == ev.QUOTA_RESERVED:
+            self.recorder.emit(obj, "QuotaReserved", f"Quota reserved in ClusterQueue {cq}")
+        elif event.type == ev.ADMITTED:
+            self.recorder.emit(obj, "Admitted", f"Admitted by ClusterQueue {cq}")
+        elif event.type == ev.PREEMPTED:
+            self.recorder.emit(obj, "Preempted", f"Preempted by {event.by} ({event.reason})")
+        elif event.type == ev.EVICTED and event.reason != ev.EVICTED_PREEMPTED:
+            self.recorder.emit(obj, f"EvictedDueTo{event.reason}", event.message or str(event.reason))
+        elif event.type == ev.DEACTIVATED:
+            self.recorder.emit(obj, "WorkloadDeactivated", event.message or "Deactivated by Kueue", "Warning")
+        elif event.type == ev.REQUEUED:
+            self.recorder.emit(obj, "Requeued", "The workload is requeued")
+
+    async def _deactivate(self, key: str) -> None:
+        """Kueue deactivated it (requeuing limit reached, a check Rejected): `spec.active: false`."""
+        namespace, name = key.split("/", 1)
+        with contextlib.suppress(ApiError):
+            await self.kube.merge_patch(r.WORKLOAD, name, {"spec": {"active": False}}, namespace)
+
+    def _eviction_message(self, event: ev.Event, preemption: str | None) -> str:
+        if event.reason == ev.EVICTED_PREEMPTED:
+            uid, job_uid = self._uids(self.preemptors.get(event.workload, ""))
+            cause = PREEMPTION_CAUSES.get(preemption or "", "preemption")
+            return f"Preempted to accommodate a workload (UID: {uid}, JobUID: {job_uid}) due to {cause}"
+        return {
+            ev.EVICTED_PODS_READY_TIMEOUT: f"Exceeded the PodsReady timeout {event.workload}",
+            ev.EVICTED_CQ_STOPPED: "The ClusterQueue is stopped",
+            ev.EVICTED_LQ_STOPPED: "The LocalQueue is stopped",
+            ev.EVICTED_DEACTIVATED: "The workload is deactivated",
+            ev.EVICTED_ADMISSION_CHECK: "At least one admission check is false",
+        }.get(event.reason or "", event.reason or "Evicted")
+
+    def _uids(self, key: str) -> tuple[str, str]:
+        workloads = self.informers.get("workloads")
+        obj = workloads.get(key) if workloads and key else None
+        if obj is None:
+            return "UNKNOWN", "UNKNOWN"
+        labels = obj["metadata"].get("labels") or {}
+        return obj["metadata"].get("uid", "UNKNOWN"), labels.get("kueue.x-k8s.io/job-uid", "UNKNOWN")
+
+    # ---- waitForPodsReady on the wall clock ------------------------------------------------------
+
+    def _arm_pods_ready_timer(self, key: str, obj: dict[str, Any] | None) -> None:
+        wfpr = self.engine.config.wait_for_pods_ready
+        if not wfpr.enable or views.pods_ready(self.engine, key):
+            return
+        started = self.clock()
+        cond = translate.condition(obj, "Admitted") if obj else None
+        if cond is not None and cond.get("status") == "True":
+            started = translate.parse_time(cond.get("lastTransitionTime")) or started
+        delay = max(0.0, started + wfpr.timeout_seconds - self.clock())
+        self._cancel_timer(key)
+        self.timers[key] = asyncio.get_running_loop().call_later(delay, self._pods_ready_timeout, key)
+
+    def _pods_ready_timeout(self, key: str) -> None:
+        self.timers.pop(key, None)
+        if views.admitted_state(self.engine, key) in (State.ADMITTED, State.QUOTA_RESERVED) and not views.pods_ready(
+            self.engine, key
+        ):
+            self.engine.pods_ready_timeout(key, self.now_us())
+            self.kick()
+
+    def _cancel_timer(self, key: str) -> None:
+        timer = self.timers.pop(key, None)
+        if timer is not None:
+            timer.cancel()
+
+    # ---- status writers: engine -> API -----------------------------------------------------------
+
+    def mark_status(self, key: str) -> None:
+        self.status_dirty[key] = None
+        self.status_wake.set()
+
+    async def status_loop(self) -> None:
+        limit = asyncio.Semaphore(WRITE_CONCURRENCY)
+
+        async def write(key: str) -> None:
+            async with limit:
+                await self._write_status(key)
+
+        while True:
+            await self.status_wake.wait()
+            self.status_wake.clear()
+            keys = list(self.status_dirty)
+            self.status_dirty.clear()
+            releases = [k for k in keys if not views.holds_quota(self.engine, k)]
+            reservations = [k for k in keys if views.holds_quota(self.engine, k)]
+            for batch in (releases, reservations):
+                await asyncio.gather(*(write(k) for k in batch))
+
+    async def _write_status(self, key: str) -> None:
+        workloads = self.informers["workloads"]
+        obj = workloads.get(key)
+        view = views.workload(self.engine, key)
+        if obj is None or view is None or view.state is State.FINISHED:
+            return
+        uids = self._uids(self.preemptors[key]) if key in self.preemptors else None
+        status = desired_status(view, obj, self.evictions.get(key), uids, self.clock())
+        if self.written.get(key) == _comparable(status):
+            return
+        try:
+            await self.kube.apply(r.WORKLOAD, apply_body(obj, status), manager=MANAGER, subresource="status")
+            self.written[key] = _comparable(status)
+        except ApiError as exc:
+            if exc.status == 404:
+                if key in self.engine.workloads:
+                    self.engine.delete_workload(key)  # the write the server refused is undone in the engine
+                    self.kick()
+                return
+            log.warning("status of %s not written (%s); retrying", key, exc)
+            asyncio.get_running_loop().call_later(1.0, self.mark_status, key)
+        except Exception as exc:  # noqa: BLE001 - transport errors: retry, never stop the loop
+            log.warning("status of %s not written (%s); retrying", key, exc)
+            asyncio.get_running_loop().call_later(1.0, self.mark_status, key)
+
+    async def pending_sweep_loop(self) -> None:
+        """Pending workloads' QuotaReserved=False messages change as the queue moves; refresh them
+        every few seconds rather than on every cycle."""
+        while True:
+            await asyncio.sleep(PENDING_SWEEP_SECONDS)
+            for key in views.pending_keys(self.engine):
+                self.mark_status(key)
+
+    async def queue_status_loop(self) -> None:
+        while True:
+            await self.queues_dirty.wait()
+            await asyncio.sleep(0.5)  # coalesce a burst of changes into one write per queue
+            self.queues_dirty.clear()
+            try:
+                await self._write_queue_statuses()
+            except Exception as exc:  # noqa: BLE001
+                log.warning("queue status not written (%s); retrying", exc)
+                self.queues_dirty.set()
+
+    async def _write_queue_statuses(self) -> None:
+        for name in list(self.engine.cqs):
+            status = views.cluster_queue_status(self.engine, name)
+            if status is None or self.written.get(f"cq/{name}") == _comparable(status):
+                continue
+            body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name},
+                    "status": _stamped(status, self.informers["clusterqueues"].get(name), self.clock())}
+            with contextlib.suppress(ApiError):
+                await self.kube.apply(r.CLUSTER_QUEUE, body, manager=MANAGER, subresource="status")
+                self.written[f"cq/{name}"] = _comparable(status)
+        for key, counts in views.local_queue_counts(self.engine).items():
+            if self.written.get(f"lq/{key}") == counts:
+                continue
+            namespace, name = key.split("/", 1)
+            body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+                    "metadata": {"name": name, "namespace": namespace}, "status": counts}
+            with contextlib.suppress(ApiError):
+                await self.kube.apply(r.LOCAL_QUEUE, body, manager=MANAGER, subresource="status")
+                self.written[f"lq/{key}"] = counts
+
+    # ---- odds and ends ---------------------------------------------------------------------------
+
+    def _forget(self, key: str) -> None:
+        for table in (self.evictions, self.preemptors, self.written, self.active):
+            table.pop(key, None)
+        self.status_dirty.pop(key, None)
+        self._cancel_timer(key)
+
+    async def _drop_finalizer(self, obj: dict[str, Any]) -> None:
+        meta = obj["metadata"]
+        kept = [f for f in meta.get("finalizers") or [] if f != RESOURCE_IN_USE_FINALIZER]
+        patch = {"metadata": {"finalizers": kept, "resourceVersion": meta["resourceVersion"]}}
+        with contextlib.suppress(ApiError):  # a conflict: the next event of this workload retries
+            await self.kube.merge_patch(r.WORKLOAD, meta["name"], patch, meta["namespace"])
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _job_error(self, key: str, exc: Exception) -> None:
+        log.warning("job %s: %s; retrying", key, exc)
+
+
+def _active(obj: dict[str, Any]) -> bool:
+    return (obj.get("spec") or {}).get("active", True) is not False
+
+
+def _comparable(status: dict[str, Any]) -> dict[str, Any]:
+    """A status without its timestamps, to tell whether anything but time changed."""
+    out = dict(status)
+    if "conditions" in out:
+        out["conditions"] = [{k: v for k, v in c.items() if k != "lastTransitionTime"} for c in out["conditions"]]
+    return out
+
+
+def _stamped(status: dict[str, Any], obj: dict[str, Any] | None, now: float) -> dict[str, Any]:
+    old = {c["type"]: c for c in ((obj or {}).get("status") or {}).get("conditions") or []}
+    out = dict(status)
+    conditions = []
+    for cond in status.get("conditions", []):
+        previous = old.get(cond["type"])
+        since = previous["lastTransitionTime"] if previous and previous.get("status") == cond["status"] else rfc3339(now)
+        conditions.append({**cond, "lastTransitionTime": since})
+    out["conditions"] = conditions
+    return out

@@ -1,0 +1,103 @@
+"""API objects as the server holds them -> engine objects, through the same API layer `simulate` uses.
+
+Each object goes through `pykueue.api.loader.load_documents`, so the controller validates, defaults,
+normalises and converts exactly as the simulator does; what the server adds (uid, managedFields,
+resourceVersion, status of queue objects) and the simulator's own annotations are removed first.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+from typing import Any
+
+from pykueue.api.inputs import Inputs
+from pykueue.api.loader import load_documents
+from pykueue.engine import model
+
+KEPT_METADATA = ("name", "namespace", "labels", "annotations", "generation")
+SIM_ANNOTATION_PREFIX = "pykueue.dev/"
+
+
+def parse_time(stamp: str | None) -> float | None:
+    """RFC 3339 from the API server -> Unix seconds."""
+    if not stamp:
+        return None
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def clean(obj: dict[str, Any], *, keep_status: bool = False) -> dict[str, Any]:
+    """The object as a user would have written it."""
+    meta = obj.get("metadata") or {}
+    kept = {k: meta[k] for k in KEPT_METADATA if k in meta}
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items()
+                   if not k.startswith(SIM_ANNOTATION_PREFIX) and k != "kubectl.kubernetes.io/last-applied-configuration"}
+    if annotations:
+        kept["annotations"] = annotations
+    else:
+        kept.pop("annotations", None)
+    kept.pop("generation", None)
+    out = {k: v for k, v in obj.items() if k not in ("metadata", "status")}
+    out["metadata"] = kept
+    if keep_status and obj.get("status"):
+        out["status"] = obj["status"]
+    return out
+
+
+def _load(docs: list[dict[str, Any]], what: str) -> tuple[Inputs, list[str]]:
+    inputs, problems = load_documents(list(docs), what)
+    return inputs, [f"{p.path}: {p.message}" for p in problems]
+
+
+def queue_object(obj: dict[str, Any]) -> tuple[object | None, list[str]]:
+    """A ResourceFlavor, ClusterQueue, Cohort, LocalQueue, AdmissionCheck or Namespace in engine form."""
+    kind = obj.get("kind", "")
+    inputs, problems = _load([clean(obj)], kind)
+    if problems:
+        return None, problems
+    found = {
+        "ResourceFlavor": inputs.resource_flavors,
+        "ClusterQueue": inputs.cluster_queues,
+        "Cohort": inputs.cohorts,
+        "LocalQueue": inputs.local_queues,
+        "AdmissionCheck": inputs.admission_checks,
+        "Namespace": inputs.namespaces,
+    }.get(kind, [])
+    return (found[0] if found else None), []
+
+
+def workload(obj: dict[str, Any], classes: list[dict[str, Any]]) -> tuple[model.Workload | None, list[str]]:
+    """A Workload in engine form: priority resolved against `classes` (PriorityClass and
+    WorkloadPriorityClass objects), creation time in Unix seconds, a recorded admission kept."""
+    doc = clean(obj)
+    status = obj.get("status") or {}
+    if status.get("admission") and _holds_quota(status):
+        doc["status"] = {"admission": status["admission"]}
+        if status.get("reclaimablePods"):
+            doc["status"]["reclaimablePods"] = status["reclaimablePods"]
+    inputs, problems = _load([*(clean(c) for c in classes), doc], "Workload")
+    if problems:
+        return None, problems
+    if not inputs.workloads:
+        return None, ["the API layer produced no workload"]
+    converted = inputs.workloads[-1].workload
+    created = parse_time((obj.get("metadata") or {}).get("creationTimestamp")) or 0.0
+    return dataclasses.replace(converted, creation_time=created), []
+
+
+def condition(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:
+    for cond in (obj.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == kind:
+            return cond
+    return None
+
+
+def is_true(obj: dict[str, Any], kind: str) -> bool:
+    cond = condition(obj, kind)
+    return cond is not None and cond.get("status") == "True"
+
+
+def _holds_quota(status: dict[str, Any]) -> bool:
+    """A recorded admission counts while QuotaReserved is True and the workload has not finished."""
+    conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+    return conditions.get("QuotaReserved") == "True" and conditions.get("Finished") != "True"

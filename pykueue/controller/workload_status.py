@@ -1,0 +1,167 @@
+"""The Workload status the admission side of Kueue owns, computed from the engine's view.
+
+Written with server-side apply on the status subresource under field manager `kueue-admission`, so a
+field that is left out (an admission after eviction) is removed, while the conditions the Job side
+owns (`PodsReady`, `Finished`) and the admission checks' states written by their controllers stay.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from pykueue.api.quantity import format_quantity
+from pykueue.engine import model
+from pykueue.engine.workload import State
+
+MANAGER = "kueue-admission"
+OWNED_CONDITIONS = ("QuotaReserved", "Admitted", "Evicted", "Preempted", "Requeued")
+
+PREEMPTION_CAUSES = {
+    "InClusterQueue": "prioritization in the ClusterQueue",
+    "InCohortReclamation": "reclamation within the cohort",
+    "InCohortFairSharing": "Fair Sharing within the cohort",
+    "InCohortReclaimWhileBorrowing": "reclamation within the cohort while borrowing",
+}
+
+
+def rfc3339(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(slots=True)
+class Eviction:
+    """The last eviction of a workload, as the engine's events told it."""
+
+    reason: str
+    message: str
+    preemption_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadView:
+    """What the status needs from the engine about one workload."""
+
+    state: State
+    cluster_queue: str | None
+    admission: model.Admission | None
+    reason: str | None
+    message: str
+    requeue_count: int
+    requeue_at: float | None
+    evictions: int
+    spec: model.Workload
+    check_states: dict[str, str]
+
+
+def admission_status(admission: model.Admission, spec: model.Workload) -> dict[str, Any]:
+    """`status.admission` as upstream writes it: flavors and the usage each pod set charges."""
+    by_name = {ps.name: ps for ps in spec.pod_sets}
+    assignments = []
+    for psa in admission.pod_set_assignments:
+        ps = by_name.get(psa.name)
+        usage: dict[str, str] = {}
+        if ps is not None:
+            for resource in psa.flavors:
+                if resource == model.PODS:
+                    continue
+                usage[resource] = format_quantity(resource, ps.requests.get(resource, 0) * psa.count)
+        assignments.append({
+            "name": psa.name,
+            "flavors": dict(psa.flavors),
+            "resourceUsage": usage,
+            "count": psa.count,
+        })
+    return {"clusterQueue": admission.cluster_queue, "podSetAssignments": assignments}
+
+
+def _condition(kind: str, status: bool, reason: str, message: str, old: dict[str, dict[str, Any]],
+               now: str, generation: int | None) -> dict[str, Any]:
+    value = "True" if status else "False"
+    previous = old.get(kind)
+    since = previous["lastTransitionTime"] if previous and previous.get("status") == value else now
+    cond = {"type": kind, "status": value, "reason": reason, "message": message[:32768],
+            "lastTransitionTime": since}
+    if generation is not None:
+        cond["observedGeneration"] = generation
+    return cond
+
+
+def desired_status(view: WorkloadView, obj: dict[str, Any], eviction: Eviction | None,
+                   preemptor_uids: tuple[str, str] | None, now: float) -> dict[str, Any]:
+    """The status fields this manager owns, for the apply body."""
+    old = {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or [] if "type" in c}
+    stamp = rfc3339(now)
+    generation = (obj.get("metadata") or {}).get("generation")
+    conditions = []
+
+    def add(kind: str, status: bool, reason: str, message: str) -> None:
+        conditions.append(_condition(kind, status, reason, message, old, stamp, generation))
+
+    holds = view.state in (State.QUOTA_RESERVED, State.ADMITTED, State.FINISHED) and view.admission is not None
+    status: dict[str, Any] = {}
+    if holds:
+        assert view.admission is not None
+        cq = view.admission.cluster_queue
+        add("QuotaReserved", True, "QuotaReserved", f"Quota reserved in ClusterQueue {cq}")
+        if view.state is State.QUOTA_RESERVED:
+            add("Admitted", False, "UnsatisfiedChecks", "The workload has not all checks ready")
+        else:
+            add("Admitted", True, "Admitted", "The workload is admitted")
+        status["admission"] = admission_status(view.admission, view.spec)
+        if view.evictions:
+            add("Evicted", False, "QuotaReserved", "Previously: " + (eviction.message if eviction else "evicted"))
+    else:
+        reason = view.reason or "Pending"
+        message = view.message or ("The workload is deactivated" if view.state is State.INACTIVE else "")
+        add("QuotaReserved", False, "Pending" if view.state is not State.INACTIVE else "Inactive", message
+            or f"Waiting for quota ({reason})")
+        if view.evictions or "Admitted" in old:
+            add("Admitted", False, "NoReservation", "The workload has no reservation")
+        if eviction is not None:
+            add("Evicted", True, eviction.reason, eviction.message)
+            requeued = view.state is State.PENDING and view.requeue_at is None
+            add("Requeued", requeued, eviction.reason if not requeued else "Pending",
+                eviction.message if not requeued else "The workload is requeued")
+    if eviction is not None and eviction.preemption_reason is not None:
+        cause = PREEMPTION_CAUSES.get(eviction.preemption_reason, eviction.preemption_reason)
+        uid, job_uid = preemptor_uids or ("UNKNOWN", "UNKNOWN")
+        add("Preempted", not holds, eviction.preemption_reason,
+            f"Preempted to accommodate a workload (UID: {uid}, JobUID: {job_uid}) due to {cause}")
+    status["conditions"] = conditions
+    if holds and view.check_states:
+        status["admissionChecks"] = _check_states(view.check_states, obj, stamp)
+    if view.requeue_count or view.requeue_at is not None:
+        state: dict[str, Any] = {"count": view.requeue_count}
+        if view.requeue_at is not None:
+            state["requeueAt"] = rfc3339(view.requeue_at)
+        status["requeueState"] = state
+    return status
+
+
+def _check_states(states: dict[str, str], obj: dict[str, Any], stamp: str) -> list[dict[str, Any]]:
+    """The admission checks that apply to this reservation, as their controllers last set them
+    (new ones Pending); kept when unchanged so the check controllers' writes are not undone."""
+    old = {c.get("name"): c for c in (obj.get("status") or {}).get("admissionChecks") or []}
+    out = []
+    for name in sorted(states):
+        previous = old.get(name) or {}
+        same = previous.get("state") == states[name]
+        out.append({
+            "name": name,
+            "state": states[name],
+            "lastTransitionTime": previous.get("lastTransitionTime", stamp) if same else stamp,
+            "message": previous.get("message", "") if same else "",
+        })
+    return out
+
+
+def apply_body(obj: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+    meta = obj["metadata"]
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": meta["name"], "namespace": meta["namespace"]},
+        "status": status,
+    }

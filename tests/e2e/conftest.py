@@ -1,0 +1,110 @@
+"""The controller as its users run it: a separate `pykueue controller` process on the tier 2 cluster."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+import yaml
+
+from pykueue.devcluster.cluster import DevCluster
+
+REPO = Path(__file__).resolve().parents[2]
+CRDS = REPO / "config" / "crd" / "kueue.x-k8s.io.yaml"
+T = TypeVar("T")
+
+
+def eventually(check: Callable[[], T], timeout: float = 60.0, interval: float = 0.25, what: str = "") -> T:
+    """Poll `check` until it returns something truthy; fail with the last value after `timeout`."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what or check.__name__}; last: {last!r}")
+
+
+class Kueue:
+    """The cluster with Kueue's CRDs and a running controller, plus helpers the tests share."""
+
+    def __init__(self, cluster: DevCluster, log: Path) -> None:
+        self.cluster = cluster
+        self.log = log
+        self.process: subprocess.Popen | None = None
+
+    def start(self, config: Path | None = None) -> None:
+        args = [sys.executable, "-m", "pykueue.cli", "controller", "--kubeconfig", str(self.cluster.kubeconfig)]
+        if config is not None:
+            args += ["--config", str(config)]
+        out = open(self.log, "a")  # noqa: SIM115 - the child owns it
+        self.process = subprocess.Popen(args, stdout=out, stderr=out, cwd=REPO)
+        eventually(lambda: "controller ready" in self.log.read_text(), 60, what="controller ready")
+
+    def stop(self, kill: bool = False) -> None:
+        if self.process is not None and self.process.poll() is None:
+            (self.process.kill if kill else self.process.terminate)()
+            self.process.wait(timeout=30)
+        self.process = None
+
+    def apply(self, manifest: str | list[dict[str, Any]]) -> None:
+        text = manifest if isinstance(manifest, str) else yaml.safe_dump_all(manifest, sort_keys=False)
+        self.cluster.kubectl("apply", "--server-side", "-f", "-", input=text)
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        args = ["get", kind, name, "-o", "json"] + (["-n", namespace] if namespace else [])
+        result = self.cluster.kubectl(*args, check=False)
+        return json.loads(result.stdout) if result.returncode == 0 else None
+
+    def items(self, kind: str, namespace: str) -> list[dict[str, Any]]:
+        return json.loads(self.cluster.kubectl("get", kind, "-n", namespace, "-o", "json").stdout)["items"]
+
+    def workload_of(self, job: str, namespace: str) -> dict[str, Any] | None:
+        for wl in self.items("workloads.kueue.x-k8s.io", namespace):
+            owners = wl["metadata"].get("ownerReferences") or []
+            if any(o.get("kind") == "Job" and o.get("name") == job for o in owners):
+                return wl
+        return None
+
+
+def condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
+    for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if cond.get("type") == kind:
+            return cond
+    return None
+
+
+def is_true(obj: dict[str, Any] | None, kind: str) -> bool:
+    cond = condition(obj, kind)
+    return cond is not None and cond["status"] == "True"
+
+
+@pytest.fixture(scope="session")
+def kueue(e2e_cluster: DevCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
+    """Kueue's CRDs applied with kubectl, and `pykueue controller` running against the cluster."""
+    e2e_cluster.kubectl("apply", "--server-side", "-f", str(CRDS))
+    e2e_cluster.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+    k = Kueue(e2e_cluster, tmp_path_factory.mktemp("controller") / "controller.log")
+    k.start()
+    try:
+        yield k
+    finally:
+        k.stop()
+        print("\n--- controller log (tail) ---\n" + "\n".join(k.log.read_text().splitlines()[-40:]))
+
+
+@pytest.fixture
+def ns(kueue: Kueue, request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh namespace for one test, deleted afterwards."""
+    name = re.sub(r"[^a-z0-9-]+", "-", request.node.name.replace("_", "-").lower())[:50].strip("-")
+    kueue.cluster.kubectl("create", "namespace", name)
+    yield name
+    kueue.cluster.kubectl("delete", "namespace", name, "--wait=false", check=False)

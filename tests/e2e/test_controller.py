@@ -1,0 +1,339 @@
+"""`pykueue controller` on the tier 2 cluster, driven with kubectl as a Kueue user would.
+
+Each expected outcome is worked out by hand from the quotas and requests in the test.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from tests.e2e.conftest import Kueue, condition, eventually, is_true
+
+pytestmark = pytest.mark.e2e
+
+GPU_FLAVOR = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: gpu-h100}
+spec:
+  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
+  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
+"""
+PLAIN_FLAVOR = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: plain}
+"""
+
+
+def cluster_queue(name: str, cpu: str, *, flavor: str = "plain", cohort: str | None = None,
+                  strategy: str = "BestEffortFIFO", preemption: str = "{}", extra: str = "") -> str:
+    return f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: {name}}}
+spec:
+  {f"cohortName: {cohort}" if cohort else ""}
+  namespaceSelector: {{}}
+  queueingStrategy: {strategy}
+  preemption: {preemption}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: {flavor}
+      resources:
+      - {{name: cpu, nominalQuota: "{cpu}"}}
+  {extra}
+"""
+
+
+def local_queue(namespace: str, cq: str, name: str = "lq") -> str:
+    return f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: {name}, namespace: {namespace}}}
+spec: {{clusterQueue: {cq}}}
+"""
+
+
+def job(name: str, namespace: str, cpu: str, *, queue: str = "lq", pods: int = 1, runs_for: str = "1h",
+        priority_class: str | None = None) -> str:
+    return f"""
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  namespace: {namespace}
+  labels: {{kueue.x-k8s.io/queue-name: {queue}}}
+spec:
+  parallelism: {pods}
+  completions: {pods}
+  suspend: true
+  template:
+    metadata: {{annotations: {{pod-complete.stage.kwok.x-k8s.io/delay: "{runs_for}"}}}}
+    spec:
+      {f"priorityClassName: {priority_class}" if priority_class else ""}
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox
+        resources: {{requests: {{cpu: "{cpu}"}}}}
+"""
+
+
+def suspended(kueue: Kueue, name: str, namespace: str) -> bool:
+    obj = kueue.get("job", name, namespace)
+    return bool(obj and obj["spec"].get("suspend"))
+
+
+def running(kueue: Kueue, name: str, namespace: str) -> bool:
+    obj = kueue.get("job", name, namespace)
+    return bool(obj and obj["spec"].get("suspend") is False)
+
+
+def test_seed_001_smoke_job(kueue: Kueue, ns: str) -> None:
+    """Seed 001: quota applied, Job suspended, admitted, unsuspended with the flavor's node selector
+    and toleration, pods run on the GPU node, Job completes, Workload finishes, quota freed."""
+    kueue.apply(GPU_FLAVOR)
+    kueue.apply(f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: {ns}}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: ["cpu", "memory", "nvidia.com/gpu"]
+    flavors:
+    - name: gpu-h100
+      resources:
+      - {{name: cpu, nominalQuota: "100"}}
+      - {{name: memory, nominalQuota: 800Gi}}
+      - {{name: nvidia.com/gpu, nominalQuota: 8}}
+""")
+    kueue.apply(local_queue(ns, ns, "gpu-queue"))
+    kueue.apply(f"""
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train-smoke
+  namespace: {ns}
+  labels: {{kueue.x-k8s.io/queue-name: gpu-queue}}
+spec:
+  parallelism: 2
+  completions: 2
+  suspend: true
+  template:
+    metadata: {{annotations: {{pod-complete.stage.kwok.x-k8s.io/delay: "3s"}}}}
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: trainer
+        image: nvcr.io/nvidia/pytorch:25.05-py3
+        command: ["nvidia-smi"]
+        resources:
+          requests: {{cpu: "8", memory: 64Gi, nvidia.com/gpu: 1}}
+          limits: {{nvidia.com/gpu: 1}}
+""")
+    wl = eventually(lambda: (w := kueue.workload_of("train-smoke", ns)) and is_true(w, "Admitted") and w,
+                    what="the Workload admitted")
+    assert condition(wl, "QuotaReserved")["message"] == f"Quota reserved in ClusterQueue {ns}"
+    assignment = wl["status"]["admission"]["podSetAssignments"][0]
+    assert assignment["flavors"] == {"cpu": "gpu-h100", "memory": "gpu-h100", "nvidia.com/gpu": "gpu-h100"}
+    assert assignment["count"] == 2
+    assert assignment["resourceUsage"] == {"cpu": "16", "memory": "128Gi", "nvidia.com/gpu": "2"}
+    started = eventually(lambda: running(kueue, "train-smoke", ns) and kueue.get("job", "train-smoke", ns))
+    pod_spec = started["spec"]["template"]["spec"]
+    assert pod_spec["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod_spec["tolerations"]
+    eventually(lambda: is_true(kueue.get("job", "train-smoke", ns), "Complete"), 90, what="Job Complete")
+    for pod in kueue.items("pods", ns):
+        assert pod["spec"]["nodeName"] == "gpu-h100-0"
+    finished = eventually(lambda: (w := kueue.workload_of("train-smoke", ns)) and is_true(w, "Finished") and w)
+    assert condition(finished, "Finished")["reason"] == "Succeeded"
+    cq = eventually(lambda: (q := kueue.get("clusterqueue", ns)) and (q.get("status") or {}).get(
+        "reservingWorkloads") == 0 and q, what="quota freed")
+    usage = {r["name"]: r["total"] for r in cq["status"]["flavorsReservation"][0]["resources"]}
+    assert usage == {"cpu": "0", "memory": "0", "nvidia.com/gpu": "0"}
+
+
+def test_job_over_quota_stays_suspended(kueue: Kueue, ns: str) -> None:
+    """Seed 001's failure mode: 6 cpu asked of a 4 cpu queue that cannot borrow."""
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(cluster_queue(ns, "4"))
+    kueue.apply(local_queue(ns, ns))
+    kueue.apply(job("too-big", ns, "6"))
+    wl = eventually(lambda: (w := kueue.workload_of("too-big", ns)) and condition(w, "QuotaReserved") and w)
+    cond = condition(wl, "QuotaReserved")
+    assert cond["status"] == "False"
+    assert "insufficient quota for cpu in flavor plain" in cond["message"], cond["message"]
+    time.sleep(2)
+    assert suspended(kueue, "too-big", ns)
+    assert not is_true(kueue.workload_of("too-big", ns), "Admitted")
+
+
+def test_priority_preemption_suspends_and_restores_the_victim(kueue: Kueue, ns: str) -> None:
+    """A 4 cpu queue runs a low-priority 3 cpu Job; a high-priority 3 cpu Job preempts it."""
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(f"""
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {{name: {ns}-low}}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {{name: {ns}-high}}
+value: 1000
+""")
+    kueue.apply(cluster_queue(ns, "4", preemption="{withinClusterQueue: LowerPriority}"))
+    kueue.apply(local_queue(ns, ns))
+    kueue.apply(job("low", ns, "3", priority_class=f"{ns}-low"))
+    eventually(lambda: running(kueue, "low", ns), what="low running")
+    kueue.apply(job("high", ns, "3", priority_class=f"{ns}-high"))
+    eventually(lambda: running(kueue, "high", ns), what="high running")
+    victim = eventually(lambda: (w := kueue.workload_of("low", ns)) and is_true(w, "Evicted") and w)
+    assert condition(victim, "Evicted")["reason"] == "Preempted"
+    preempted = condition(victim, "Preempted")
+    assert preempted["status"] == "True" and preempted["reason"] == "InClusterQueue"
+    assert "due to prioritization in the ClusterQueue" in preempted["message"]
+    assert not is_true(victim, "Admitted")
+    assert "admission" not in victim["status"]
+    low = eventually(lambda: suspended(kueue, "low", ns) and kueue.get("job", "low", ns), what="low suspended")
+    assert "nodeSelector" not in low["spec"]["template"]["spec"] or not low["spec"]["template"]["spec"]["nodeSelector"]
+    assert condition(kueue.workload_of("high", ns), "Admitted")["status"] == "True"
+
+
+def test_borrowing_then_reclaim(kueue: Kueue, ns: str) -> None:
+    """Two 4 cpu queues in a cohort: A borrows B's idle 4 cpu for an 8 cpu Job; when B needs 4 cpu
+    back, A's Job is preempted (reclaim within the cohort) and B's runs."""
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(cluster_queue(f"{ns}-a", "4", cohort=f"{ns}-cohort"))
+    kueue.apply(cluster_queue(f"{ns}-b", "4", cohort=f"{ns}-cohort", preemption="{reclaimWithinCohort: Any}"))
+    kueue.apply(local_queue(ns, f"{ns}-a", "lq-a"))
+    kueue.apply(local_queue(ns, f"{ns}-b", "lq-b"))
+    kueue.apply(job("borrower", ns, "8", queue="lq-a"))
+    eventually(lambda: running(kueue, "borrower", ns), what="borrower running on borrowed quota")
+    cq_a = eventually(lambda: (q := kueue.get("clusterqueue", f"{ns}-a")) and (q.get("status") or {}).get(
+        "admittedWorkloads") == 1 and q)
+    assert cq_a["status"]["flavorsReservation"][0]["resources"][0] == {"name": "cpu", "total": "8", "borrowed": "4"}
+    kueue.apply(job("owner", ns, "4", queue="lq-b"))
+    eventually(lambda: running(kueue, "owner", ns), what="owner running")
+    victim = eventually(lambda: (w := kueue.workload_of("borrower", ns)) and is_true(w, "Preempted") and w)
+    assert condition(victim, "Preempted")["reason"] == "InCohortReclamation"
+    eventually(lambda: suspended(kueue, "borrower", ns), what="borrower suspended")
+
+
+@pytest.mark.parametrize("strategy, small_runs", [("StrictFIFO", False), ("BestEffortFIFO", True)])
+def test_strict_fifo_blocks_best_effort_does_not(kueue: Kueue, ns: str, strategy: str, small_runs: bool) -> None:
+    """4 cpu with 3 in use: the older 2 cpu Job cannot fit; the newer 1 cpu Job could. StrictFIFO
+    keeps it behind the head; BestEffortFIFO lets it through."""
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(cluster_queue(ns, "4", strategy=strategy))
+    kueue.apply(local_queue(ns, ns))
+    kueue.apply(job("running", ns, "3"))
+    eventually(lambda: running(kueue, "running", ns))
+    kueue.apply(job("big", ns, "2"))
+    eventually(lambda: kueue.workload_of("big", ns))
+    time.sleep(1.1)  # creation timestamps have whole seconds: "small" is strictly newer
+    kueue.apply(job("small", ns, "1"))
+    if small_runs:
+        eventually(lambda: running(kueue, "small", ns), what="small admitted past the head")
+    else:
+        wl = eventually(lambda: (w := kueue.workload_of("small", ns)) and condition(w, "QuotaReserved") and w)
+        time.sleep(2)
+        assert suspended(kueue, "small", ns)
+        assert condition(kueue.workload_of("small", ns), "QuotaReserved")["status"] == "False", wl
+    assert suspended(kueue, "big", ns)
+
+
+def test_stop_policy_set_with_kubectl_patch(kueue: Kueue, ns: str) -> None:
+    """HoldAndDrain evicts the running Job (reason ClusterQueueStopped); None admits it again."""
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(cluster_queue(ns, "4"))
+    kueue.apply(local_queue(ns, ns))
+    kueue.apply(job("worker", ns, "2"))
+    eventually(lambda: running(kueue, "worker", ns))
+    kueue.cluster.kubectl("patch", "clusterqueue", ns, "--type=merge", "-p", '{"spec":{"stopPolicy":"HoldAndDrain"}}')
+    wl = eventually(lambda: (w := kueue.workload_of("worker", ns)) and is_true(w, "Evicted") and w)
+    assert condition(wl, "Evicted")["reason"] == "ClusterQueueStopped"
+    eventually(lambda: suspended(kueue, "worker", ns), what="worker suspended")
+    cq = eventually(lambda: (q := kueue.get("clusterqueue", ns)) and condition(q, "Active")
+                    and condition(q, "Active")["status"] == "False" and q)
+    assert condition(cq, "Active")["reason"] == "Stopped"
+    kueue.cluster.kubectl("patch", "clusterqueue", ns, "--type=merge", "-p", '{"spec":{"stopPolicy":"None"}}')
+    eventually(lambda: running(kueue, "worker", ns), what="worker admitted again")
+
+
+def test_admission_check_driven_by_the_test(kueue: Kueue, ns: str) -> None:
+    """Quota is reserved but the Job waits until the test, acting as the check's controller, says Ready."""
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {{name: {ns}-check}}
+spec: {{controllerName: test.pykueue.dev/check}}
+""")
+    kueue.apply(cluster_queue(ns, "4", extra=f"admissionChecksStrategy: {{admissionChecks: [{{name: {ns}-check}}]}}"))
+    kueue.apply(local_queue(ns, ns))
+    kueue.apply(job("checked", ns, "1"))
+    wl = eventually(lambda: (w := kueue.workload_of("checked", ns)) and is_true(w, "QuotaReserved") and w)
+    assert condition(wl, "Admitted")["status"] == "False"
+    assert [(c["name"], c["state"]) for c in wl["status"]["admissionChecks"]] == [(f"{ns}-check", "Pending")]
+    time.sleep(1)
+    assert suspended(kueue, "checked", ns)
+    patch = json.dumps({"status": {"admissionChecks": [{
+        "name": f"{ns}-check", "state": "Ready", "message": "ok", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}})
+    kueue.cluster.kubectl("patch", "workload", wl["metadata"]["name"], "-n", ns, "--subresource=status",
+                          "--type=merge", "-p", patch)
+    eventually(lambda: running(kueue, "checked", ns), what="Job started once the check is Ready")
+    assert is_true(kueue.workload_of("checked", ns), "Admitted")
+
+
+def _events(kueue: Kueue, namespace: str, name: str) -> list[str]:
+    out = kueue.cluster.kubectl("get", "events", "-n", namespace, "--field-selector",
+                                f"involvedObject.name={name}", "-o", "json").stdout
+    return [e["reason"] for e in sorted(json.loads(out)["items"], key=lambda e: e.get("lastTimestamp") or "")]
+
+
+def test_seed_004_all_or_nothing_on_a_short_clock(kueue: Kueue, ns: str, tmp_path) -> None:
+    """Seed 004's sequence with waitForPodsReady timeout 3 s, backoff base 1 s, limit 3: pods that
+    never get ready are evicted at 3 s, requeued after 1, 2 and 4 s, and deactivated at the fourth
+    timeout (about 19 s) with requeueState.count 3."""
+    config = tmp_path / "config.yaml"
+    config.write_text("""
+apiVersion: config.kueue.x-k8s.io/v1beta1
+kind: Configuration
+waitForPodsReady:
+  enable: true
+  timeout: 3s
+  blockAdmission: false
+  requeuingStrategy: {timestamp: Eviction, backoffLimitCount: 3, backoffBaseSeconds: 1}
+""")
+    kueue.stop()
+    kueue.start(config)
+    try:
+        kueue.apply(PLAIN_FLAVOR)
+        kueue.apply(cluster_queue(ns, "4"))
+        kueue.apply(local_queue(ns, ns))
+        never_ready = job("all-or-nothing", ns, "1", pods=4).replace(
+            "restartPolicy: Never", "restartPolicy: Never\n      nodeSelector: {no-such-node: here}")
+        kueue.apply(never_ready)
+        eventually(lambda: running(kueue, "all-or-nothing", ns), what="first admission")
+        started = time.monotonic()
+        wl = eventually(lambda: (w := kueue.workload_of("all-or-nothing", ns)) and w["spec"].get("active") is False
+                        and w, 60, what="deactivated")
+        elapsed = time.monotonic() - started
+        assert 14 <= elapsed <= 35, elapsed  # 3 + 1 + 3 + 2 + 3 + 4 + 3 = 19 s of timers
+        assert wl["status"]["requeueState"]["count"] == 3
+        assert condition(wl, "QuotaReserved")["status"] == "False"
+        eventually(lambda: suspended(kueue, "all-or-nothing", ns), what="Job suspended again")
+        reasons = eventually(lambda: (e := _events(kueue, ns, wl["metadata"]["name"])) and
+                             "WorkloadDeactivated" in e and e, 20)
+        assert reasons.count("Admitted") == 4
+        assert reasons.count("EvictedDueToPodsReadyTimeout") >= 3
+    finally:
+        kueue.stop()
+        kueue.start()
