@@ -37,8 +37,10 @@ from pykueue.controller.workload_status import (
     PREEMPTION_CAUSES,
     Eviction,
     apply_body,
+    conditions_by_type,
     desired_status,
     rfc3339,
+    transition_time,
 )
 from pykueue.engine import events as ev
 from pykueue.engine import model
@@ -518,12 +520,7 @@ def _comparable(status: dict[str, Any]) -> dict[str, Any]:
 
 
 def _stamped(status: dict[str, Any], obj: dict[str, Any] | None, now: float) -> dict[str, Any]:
-    old = {c["type"]: c for c in ((obj or {}).get("status") or {}).get("conditions") or []}
-    out = dict(status)
-    conditions = []
-    for cond in status.get("conditions", []):
-        previous = old.get(cond["type"])
-        since = previous["lastTransitionTime"] if previous and previous.get("status") == cond["status"] else rfc3339(now)
-        conditions.append({**cond, "lastTransitionTime": since})
-    out["conditions"] = conditions
-    return out
+    old, stamp = conditions_by_type(obj), rfc3339(now)
+    conditions = [{**c, "lastTransitionTime": transition_time(old, c["type"], c["status"], stamp)}
+                  for c in status.get("conditions", [])]
+    return {**status, "conditions": conditions}

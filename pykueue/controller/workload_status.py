@@ -76,11 +76,20 @@ def admission_status(admission: model.Admission, spec: model.Workload) -> dict[s
     return {"clusterQueue": admission.cluster_queue, "podSetAssignments": assignments}
 
 
+def conditions_by_type(obj: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
+    return {c["type"]: c for c in ((obj or {}).get("status") or {}).get("conditions") or [] if "type" in c}
+
+
+def transition_time(old: dict[str, dict[str, Any]], kind: str, value: str, now: str) -> str:
+    """A condition keeps its lastTransitionTime while its status stays the same."""
+    previous = old.get(kind)
+    return previous["lastTransitionTime"] if previous and previous.get("status") == value else now
+
+
 def _condition(kind: str, status: bool, reason: str, message: str, old: dict[str, dict[str, Any]],
                now: str, generation: int | None) -> dict[str, Any]:
     value = "True" if status else "False"
-    previous = old.get(kind)
-    since = previous["lastTransitionTime"] if previous and previous.get("status") == value else now
+    since = transition_time(old, kind, value, now)
     cond = {"type": kind, "status": value, "reason": reason, "message": message[:32768],
             "lastTransitionTime": since}
     if generation is not None:
@@ -91,7 +100,7 @@ def _condition(kind: str, status: bool, reason: str, message: str, old: dict[str
 def desired_status(view: WorkloadView, obj: dict[str, Any], eviction: Eviction | None,
                    preemptor_uids: tuple[str, str] | None, now: float) -> dict[str, Any]:
     """The status fields this manager owns, for the apply body."""
-    old = {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or [] if "type" in c}
+    old = conditions_by_type(obj)
     stamp = rfc3339(now)
     generation = (obj.get("metadata") or {}).get("generation")
     conditions = []
