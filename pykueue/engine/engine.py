@@ -110,9 +110,9 @@ class Engine:
         else:
             old_stop = cq.spec.stop_policy
             cq.set_spec(spec)
-            if spec.stop_policy == model.STOP_HOLD_AND_DRAIN and old_stop != model.STOP_HOLD_AND_DRAIN:
+            if spec.stop_policy != old_stop:
                 for info in sorted(cq.admitted.values(), key=lambda i: i.seq):
-                    self.evict(info.key, ev.EVICTED_CQ_STOPPED, now)
+                    self._apply_stop_policy(info, now)
         self._structure_changed()
 
     def delete_cluster_queue(self, name: str) -> None:
@@ -141,11 +141,37 @@ class Engine:
     def apply_local_queue(self, lq: model.LocalQueue, now: int = 0) -> None:
         old = self.local_queues.get(lq.key)
         self.local_queues[lq.key] = lq
-        if lq.stop_policy == model.STOP_HOLD_AND_DRAIN and (old is None or old.stop_policy != model.STOP_HOLD_AND_DRAIN):
+        if lq.stop_policy != model.STOP_NONE and (old is None or old.stop_policy != lq.stop_policy):
             for info in sorted(self.workloads.values(), key=lambda i: i.seq):
                 if info.has_quota and f"{info.spec.namespace}/{info.spec.queue_name}" == lq.key:
-                    self.evict(info.key, ev.EVICTED_LQ_STOPPED, now)
+                    self._apply_stop_policy(info, now)
         self._requeue_everything()
+
+    def _apply_stop_policy(self, info: WorkloadInfo, now: int) -> None:
+        """A stopped queue and a workload holding quota in it, as upstream's workload controller treats
+        them: HoldAndDrain evicts an Admitted workload; Hold and HoldAndDrain both cancel a reservation
+        still waiting for its admission checks (no eviction: it queues again, and reserves again once
+        the queue is released). The ClusterQueue's policy is looked at first, as upstream does."""
+        cq = self.cqs.get(info.cluster_queue or "")
+        lq = self.local_queues.get(f"{info.spec.namespace}/{info.spec.queue_name}")
+        for kind, policy, reason in (
+            ("ClusterQueue", cq.spec.stop_policy if cq else model.STOP_NONE, ev.EVICTED_CQ_STOPPED),
+            ("LocalQueue", lq.stop_policy if lq else model.STOP_NONE, ev.EVICTED_LQ_STOPPED),
+        ):
+            if policy == model.STOP_NONE:
+                continue
+            if info.state is State.ADMITTED:
+                if policy == model.STOP_HOLD_AND_DRAIN:
+                    self._evict(info, reason, now, requeue=True, message=f"The {kind} is stopped")
+                    return
+                continue
+            name = info.cluster_queue if kind == "ClusterQueue" else info.spec.queue_name
+            self._release(info)
+            info.state = State.PENDING
+            info.check_states = {}
+            info.set_reason(SUSPENDED, f"{kind} {name} is stopped")
+            self._place(info)
+            return
 
     def delete_local_queue(self, key: str) -> None:
         self.local_queues.pop(key, None)
@@ -267,6 +293,7 @@ class Engine:
         if cq is not None:
             cq.add_admitted(info)
             add_workload_usage(cq, info)
+            self._apply_stop_policy(info, now)
 
     def cluster_queue_for(self, info: WorkloadInfo) -> str | None:
         lq = self.local_queues.get(f"{info.spec.namespace}/{info.spec.queue_name}")
@@ -285,8 +312,23 @@ class Engine:
         if cq is None:
             return MISCONFIGURED, f"ClusterQueue {lq.cluster_queue} doesn't exist"
         if not cq.active:
-            return SUSPENDED, f"ClusterQueue {cq.name} is inactive"
+            return SUSPENDED, f"ClusterQueue {cq.name} is inactive: {self._inactive_detail(cq)}"
         return None
+
+    def _inactive_detail(self, cq: ClusterQueueState) -> str:
+        """Why a ClusterQueue admits nothing, in the words of upstream's Active=False condition."""
+        reason = cq.inactive_reason
+        if reason == "Stopped":
+            return f"stopPolicy is {cq.spec.stop_policy}"
+        if reason == "FlavorNotFound":
+            missing = sorted(f for f in cq.flavor_names if f not in self.flavors)
+            return f"references missing ResourceFlavor(s): {', '.join(missing)}"
+        if reason == "AdmissionCheckNotFound":
+            missing = sorted(r.name for r in cq.spec.admission_checks if r.name not in self.admission_checks)
+            return f"references missing AdmissionCheck(s): {', '.join(missing)}"
+        if reason == "CohortCycle":
+            return "its cohort is part of a cycle of Cohort parents"
+        return str(reason)
 
     def _place(self, info: WorkloadInfo) -> None:
         """Put a pending workload in the queue it belongs to now (or in none, if it is blocked)."""
@@ -317,10 +359,12 @@ class Engine:
         if info.state is State.FINISHED:
             return
         cq_name = info.cluster_queue
+        admission = info.admission if info.has_quota else None
         if info.has_quota:
             self._release(info)
         else:
             self._unqueue(info)
+        info.admission = admission  # a finished workload keeps the admission it ran under, as upstream
         info.state = State.FINISHED
         info.finished_us = now
         info.set_reason(None)
@@ -336,40 +380,51 @@ class Engine:
             self._unqueue(info)
 
     def set_active(self, key: str, active: bool, now: int) -> None:
-        """``spec.active`` changed: deactivation evicts and never requeues; reactivation requeues."""
+        """``spec.active`` changed: deactivation evicts and never requeues; reactivation requeues with
+        a fresh requeue state (the backoff count starts again from zero)."""
         info = self.workloads[key]
         if info.state is State.FINISHED:
             return
         spec = info.spec
         if spec.active == active and (info.state is State.INACTIVE) != active:
             return
-        info.spec = _replace_active(spec, active)
         if not active:
-            was_admitted = info.has_quota
-            if was_admitted:
-                self._evict(info, ev.EVICTED_DEACTIVATED, now, requeue=False)
-            else:
-                self._unqueue(info)
-            info.state = State.INACTIVE
-            info.requeue_us = None
-            info.requeue_count = 0
-            info.set_reason(DEACTIVATED, "The workload is deactivated")
-            self._emit(ev.DEACTIVATED, info, info.cluster_queue)
+            self._deactivate(info, now, cause=None, message="The workload is deactivated")
         else:
+            info.spec = _replace_active(spec, True)
             info.state = State.PENDING
-            info.set_reason(PENDING_EVALUATION)
+            info.requeue_count = 0
+            info.requeue_us = None
+            info.set_reason(PENDING_EVALUATION, "The workload was reactivated")
             self._emit(ev.REQUEUED, info, self.cluster_queue_for(info), reason="Reactivated")
             self._place(info)
 
-    def evict(self, key: str, reason: str, now: int, *, requeue_after_us: int | None = None) -> None:
+    def _deactivate(self, info: WorkloadInfo, now: int, *, cause: str | None, message: str) -> None:
+        """Every deactivation, by the user or by Kueue (``cause``: the requeuing limit, a rejected
+        admission check): one eviction with reason Deactivated if it held quota, never requeued, and its
+        requeue state cleared (upstream drops status.requeueState)."""
+        info.spec = _replace_active(info.spec, False)
+        if info.has_quota:
+            self._evict(info, ev.EVICTED_DEACTIVATED, now, requeue=False, cause=cause, message=message)
+        else:
+            self._unqueue(info)
+        info.state = State.INACTIVE
+        info.requeue_us = None
+        info.requeue_count = 0
+        info.set_reason(DEACTIVATED, message)
+        self._emit(ev.DEACTIVATED, info, info.cluster_queue, reason=cause, message=message)
+
+    def evict(self, key: str, reason: str, now: int, *, requeue_after_us: int | None = None,
+              message: str = "") -> None:
         """Evict an admitted workload (it releases its quota now) and requeue it, maybe after a backoff."""
         info = self.workloads[key]
         if not info.has_quota:
             return
-        self._evict(info, reason, now, requeue=True, requeue_after_us=requeue_after_us)
+        self._evict(info, reason, now, requeue=True, requeue_after_us=requeue_after_us, message=message)
 
     def _evict(self, info: WorkloadInfo, reason: str, now: int, *, requeue: bool,
-               requeue_after_us: int | None = None, by: str | None = None) -> None:
+               requeue_after_us: int | None = None, by: str | None = None, cause: str | None = None,
+               message: str = "") -> None:
         cq_name = info.cluster_queue
         self._release(info)
         info.state = State.PENDING
@@ -378,12 +433,12 @@ class Engine:
         info.eviction_reason = reason
         info.pods_ready = False
         info.check_states = {}
-        self._emit(ev.EVICTED, info, cq_name, reason=reason)
+        self._emit(ev.EVICTED, info, cq_name, reason=reason, by=None, message=message or None, cause=cause)
         if reason == ev.EVICTED_PODS_READY_TIMEOUT and self.config.wait_for_pods_ready.requeuing.timestamp == "Eviction" or reason == ev.EVICTED_ADMISSION_CHECK:
             info.order_us = now
         if not requeue:
             return
-        info.set_reason(PENDING_EVALUATION)
+        info.set_reason(PENDING_EVALUATION, message)
         if requeue_after_us is not None and requeue_after_us > 0:
             info.requeue_us = now + requeue_after_us
             self._seq += 1
@@ -427,19 +482,17 @@ class Engine:
             return
         strategy = self.config.wait_for_pods_ready.requeuing
         limit = strategy.backoff_limit_count
-        # Upstream checks the limit before counting: the count stops at the limit (requeueState.count).
+        # Upstream checks the limit before counting (requeueState.count stops at the limit), and at the
+        # limit it deactivates instead of evicting: one eviction, reason Deactivated.
         if limit is not None and info.requeue_count >= limit:
-            self._evict(info, ev.EVICTED_PODS_READY_TIMEOUT, now, requeue=False)
-            info.spec = _replace_active(info.spec, False)
-            info.state = State.INACTIVE
-            info.requeue_us = None
-            info.set_reason(DEACTIVATED, "The workload is deactivated due to RequeuingLimitExceeded")
-            self._emit(ev.DEACTIVATED, info, info.cluster_queue, reason="RequeuingLimitExceeded")
+            self._deactivate(info, now, cause=ev.CAUSE_REQUEUING_LIMIT, message=(
+                "The workload is deactivated due to exceeding the maximum number of re-queuing retries"))
             return
         info.requeue_count += 1
         delay = seconds_to_us(strategy.backoff_base_seconds) * (2 ** (info.requeue_count - 1))
         delay = min(delay, seconds_to_us(strategy.backoff_max_seconds))
-        self._evict(info, ev.EVICTED_PODS_READY_TIMEOUT, now, requeue=True, requeue_after_us=delay)
+        self._evict(info, ev.EVICTED_PODS_READY_TIMEOUT, now, requeue=True, requeue_after_us=delay,
+                    message=f"Exceeded the PodsReady timeout {info.key}")
 
     def set_check_state(self, key: str, check: str, state: str, now: int) -> None:
         """An admission check reported on a workload holding quota: Ready (admitted once all are),
@@ -454,13 +507,11 @@ class Engine:
                 info.admitted_us = now
                 self._emit(ev.ADMITTED, info, info.cluster_queue)
         elif state == "Retry":
-            self._evict(info, ev.EVICTED_ADMISSION_CHECK, now, requeue=True)
+            self._evict(info, ev.EVICTED_ADMISSION_CHECK, now, requeue=True,
+                        message="At least one admission check is false")
         elif state == "Rejected":
-            self._evict(info, ev.EVICTED_ADMISSION_CHECK, now, requeue=False)
-            info.spec = _replace_active(info.spec, False)
-            info.state = State.INACTIVE
-            info.set_reason(DEACTIVATED, f"Admission check {check} rejected the workload")
-            self._emit(ev.DEACTIVATED, info, info.cluster_queue, reason="AdmissionCheckRejected")
+            self._deactivate(info, now, cause=ev.CAUSE_ADMISSION_CHECK, message=(
+                f"The workload is deactivated due to Admission check(s): {check}, were rejected"))
 
     def set_reclaimable_pods(self, key: str, reclaimable: dict[str, int], now: int) -> None:
         """Dynamic reclaim: pods that finished give their quota back while the workload runs on."""
@@ -532,8 +583,10 @@ class Engine:
                 self._nonempty.add(cq.name)
 
     def _emit(self, type_: str, info: WorkloadInfo, cq: str | None, *, reason: str | None = None,
-              by: str | None = None) -> None:
-        self._events.append(Event(type_, info.key, cq, reason=reason, by=by))
+              by: str | None = None, message: str | None = None, cause: str | None = None) -> None:
+        admission = info.admission if type_ in (ev.QUOTA_RESERVED, ev.ADMITTED) else None
+        self._events.append(Event(type_, info.key, cq, reason=reason, by=by, message=message,
+                                  admission=admission, underlying_cause=cause))
 
     # ------------------------------------------------------------------------------- queries
 
@@ -548,17 +601,26 @@ class Engine:
 
     def reason_of(self, info: WorkloadInfo) -> str | None:
         """The reason of the workload's QuotaReserved=False condition, None when it holds quota."""
+        return self.condition_of(info)[0]
+
+    def message_of(self, info: WorkloadInfo) -> str | None:
+        """The message of the workload's QuotaReserved=False condition (or why it is inactive), with
+        the quantities; None when it holds quota or finished."""
+        return self.condition_of(info)[1] or None
+
+    def condition_of(self, info: WorkloadInfo) -> tuple[str | None, str]:
+        """(reason, message) of the QuotaReserved=False condition, as upstream words them."""
         if info.has_quota or info.state is State.FINISHED:
-            return None
+            return None, ""
         if info.state is State.INACTIVE:
-            return DEACTIVATED
+            return DEACTIVATED, info.message or "The workload is deactivated"
         blocked = self.blocker(info)
         if blocked is not None:
-            return blocked[0]
+            return blocked
         cq = self.cqs.get(info.cluster_queue or "")
         if cq is not None:
-            return cq.pending.reason_for(info)
-        return info.reason
+            return cq.pending.condition_for(info)
+        return info.reason, info.message
 
     def weighted_share(self, cq_name: str) -> int:
         """status.fairSharing.weightedShare: 0 unless fair sharing is enabled."""

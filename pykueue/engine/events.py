@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pykueue.engine.model import Admission
+
 QUOTA_RESERVED = "QuotaReserved"
 ADMITTED = "Admitted"
 EVICTED = "Evicted"
@@ -20,6 +22,19 @@ EVICTED_LQ_STOPPED = "LocalQueueStopped"
 EVICTED_DEACTIVATED = "Deactivated"
 EVICTED_ADMISSION_CHECK = "AdmissionCheck"
 
+# Why Kueue itself deactivated a workload (upstream's DeactivationTarget reasons): the underlying cause
+# of its one eviction, whose reason is EVICTED_DEACTIVATED.
+CAUSE_REQUEUING_LIMIT = "RequeuingLimitExceeded"
+CAUSE_ADMISSION_CHECK = "AdmissionCheck"
+
+# Upstream's eviction messages (the Evicted condition), and how it words a preemption's reason.
+PREEMPTION_REASON_TEXT = {
+    "InClusterQueue": "prioritization in the ClusterQueue",
+    "InCohortReclamation": "reclamation within the cohort",
+    "InCohortFairSharing": "Fair Sharing within the cohort",
+    "InCohortReclaimWhileBorrowing": "reclamation within the cohort while borrowing",
+}
+
 
 @dataclass(slots=True, frozen=True)
 class Event:
@@ -29,6 +44,9 @@ class Event:
     reason: str | None = None
     by: str | None = None
     message: str | None = None
+    # The admission of a QuotaReserved or Admitted event; what set off a Deactivated eviction.
+    admission: Admission | None = None
+    underlying_cause: str | None = None
 
 
 class EngineError(Exception):

@@ -53,34 +53,50 @@ def lendable(parent: QuotaNode) -> dict[str, int]:
     return out
 
 
-def share(node: QuotaNode, engine: Engine, extra: dict[FR, int] | None = None) -> tuple[float, bool]:
-    """(precise weighted share, borrowing) of ``node`` with ``extra`` usage added. +inf for a
-    zero-weight node that borrows."""
+def unweighted_ratio(node: QuotaNode, extra: dict[FR, int] | None = None) -> float:
+    """Per mille of what the parent could lend that ``node`` borrows (with ``extra`` usage added),
+    taking the worst resource; 0 when it borrows nothing or its parent has nothing to lend."""
     parent = node.parent
     if parent is None:
-        return 0.0, False
+        return 0.0
     borrowed: dict[str, int] = {}
     for fr, quota in node.subtree_quota.items():
         amount = node.usage.get(fr, 0) + (extra.get(fr, 0) if extra else 0) - quota
         if amount > 0:
             borrowed[fr[1]] = borrowed.get(fr[1], 0) + amount
     if not borrowed:
-        return 0.0, False
+        return 0.0
     lend = lendable(parent)
     ratio = 0.0
     for res in sorted(borrowed):
         lr = lend.get(res, 0)
         if lr > 0:
             ratio = max(ratio, borrowed[res] * 1000.0 / lr)
+    return ratio
+
+
+DRS = tuple[int, float]
+ZERO_DRS: DRS = (0, 0.0)
+NEGATIVE_DRS: DRS = (0, -1.0)  # below every share: the starting point of a search for the highest
+
+
+def drs(node: QuotaNode, engine: Engine, extra: dict[FR, int] | None = None) -> DRS:
+    """The dominant resource share as a sort key that orders as upstream's precise DRS comparison: a
+    node of weight 0 that borrows ranks above every finite share, and among such nodes the smaller
+    unweighted share ranks first; otherwise the precise (unrounded) weighted shares compare."""
+    ratio = unweighted_ratio(node, extra)
+    if ratio == 0:
+        return ZERO_DRS
     w = weight(node, engine)
     if w == 0:
-        return math.inf, True
-    return (ratio / w if ratio else 0.0), True
+        return (1, ratio)
+    return (0, ratio / w)
 
 
 def rounded_share(node: QuotaNode, engine: Engine, extra: dict[FR, int] | None = None) -> int:
-    value, _ = share(node, engine, extra)
-    if math.isinf(value):
+    """The share rounded up, as upstream reports it; comparisons use ``drs``, never this."""
+    zero_weight_borrows, value = drs(node, engine, extra)
+    if zero_weight_borrows:
         return MAX_SHARE
     return math.ceil(value)
 
@@ -111,23 +127,23 @@ def tournament_order(engine: Engine, entries: list) -> Iterator:
 
 
 def _tournament_winner(engine: Engine, entries: list):
-    values: dict[tuple[str, str], int] = {}
+    values: dict[tuple[str, str], DRS] = {}
     for e in entries:
         node = e.cq.node
         usage = e.assignment.usage
         for fr, v in usage.items():
             add_usage(node, fr, v)
-        drs = rounded_share(node, engine)
+        share = drs(node, engine)
         for ancestor in node.path_to_root():
-            values[(ancestor.name, e.info.key)] = drs
-            drs = rounded_share(ancestor, engine)
+            values[(ancestor.name, e.info.key)] = share
+            share = drs(ancestor, engine)
         for fr, v in usage.items():
             remove_usage(node, fr, v)
     by_cq = {e.cq.name: e for e in entries}
     root = entries[0].cq.node.root()
 
     def key(e, cohort: str) -> tuple:
-        return (values.get((cohort, e.info.key), 0), -e.info.priority, e.info.order_us, e.info.seq)
+        return (values.get((cohort, e.info.key), ZERO_DRS), -e.info.priority, e.info.order_us, e.info.seq)
 
     def run(cohort: QuotaNode):
         cands = []
@@ -256,8 +272,8 @@ class FairPreemptor:
                 yield Target(cand, IN_COHORT_RECLAMATION), []
                 continue
             p_node, t_node = _almost_lcas(cq.node, target_cq.node)
-            preemptor_new = rounded_share(p_node, engine)
-            target_old = rounded_share(t_node, engine)
+            preemptor_new = drs(p_node, engine)
+            target_old = drs(t_node, engine)
             if strategy == LESS_THAN_INITIAL_SHARE and not preemptor_new < target_old:
                 yield None, list(queue)
                 queue.clear()
@@ -267,7 +283,7 @@ class FairPreemptor:
             while queue:
                 cand = queue.pop(0)
                 remove_workload_usage(target_cq, cand)
-                target_new = rounded_share(t_node, engine)
+                target_new = drs(t_node, engine)
                 add_workload_usage(target_cq, cand)
                 if strategy == LESS_THAN_OR_EQUAL_TO_FINAL_SHARE:
                     passed = preemptor_new <= target_new
@@ -294,7 +310,7 @@ class FairPreemptor:
         for target_cq in ordering:
             queue = ordering.queues[target_cq.name]
             p_node, t_node = _almost_lcas(cq.node, target_cq.node)
-            passed = rounded_share(p_node, engine) < rounded_share(t_node, engine)
+            passed = drs(p_node, engine) < drs(t_node, engine)
             cand = queue.pop(0)
             if passed:
                 remove_workload_usage(target_cq, cand)
@@ -360,23 +376,23 @@ class _TargetOrdering:
 
     def _next(self, cohort: QuotaNode) -> ClusterQueueState | None:
         engine = self.engine
-        best_cq, best_cq_drs = None, -1
-        best_cohort, best_cohort_drs = None, -1
+        best_cq, best_cq_drs = None, NEGATIVE_DRS
+        best_cohort, best_cohort_drs = None, NEGATIVE_DRS
         for child in cohort.children:
             if id(child) in self.pruned:
                 continue
-            drs = rounded_share(child, engine)
+            share = drs(child, engine)
             if child.is_cohort:
-                if drs == 0 and id(child) not in self.ancestors:
+                if share == ZERO_DRS and id(child) not in self.ancestors:
                     self.pruned.add(id(child))
-                elif drs >= best_cohort_drs:
-                    best_cohort, best_cohort_drs = child, drs
+                elif share >= best_cohort_drs:
+                    best_cohort, best_cohort_drs = child, share
             else:
                 has = bool(self.queues.get(child.name))
-                if (drs == 0 and child is not self.cq.node) or not has:
+                if (share == ZERO_DRS and child is not self.cq.node) or not has:
                     self.pruned.add(id(child))
-                elif drs >= best_cq_drs:
-                    best_cq, best_cq_drs = child, drs
+                elif share >= best_cq_drs:
+                    best_cq, best_cq_drs = child, share
         if best_cohort is None and best_cq is None:
             self.pruned.add(id(cohort))
             return None

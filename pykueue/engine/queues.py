@@ -23,7 +23,7 @@ _tiebreak = itertools.count()  # stale and live entries of one class never compa
 
 
 class _Class:
-    __slots__ = ("hash", "priority", "heap", "live", "parked", "bulk_reason", "bulk_stamp", "entry")
+    __slots__ = ("hash", "priority", "heap", "live", "parked", "bulk_reason", "bulk_message", "bulk_stamp", "entry")
 
     def __init__(self, h: tuple, priority: int) -> None:
         self.hash = h
@@ -32,6 +32,7 @@ class _Class:
         self.live: dict[str, tuple] = {}
         self.parked = False
         self.bulk_reason: str | None = None
+        self.bulk_message = ""
         self.bulk_stamp = 0
         self.entry: tuple | None = None  # this class's live entry in the queue heap
 
@@ -127,7 +128,7 @@ class PendingQueue:
             heapq.heappop(heap)
         return False
 
-    def park_class_of(self, info: WorkloadInfo, reason: str, *, always: bool = False) -> None:
+    def park_class_of(self, info: WorkloadInfo, reason: str, message: str = "", *, always: bool = False) -> None:
         """Set ``info``'s class aside until capacity changes: under BestEffortFIFO, or ``always`` (a
         namespace that does not match parks the class under either strategy, as upstream does)."""
         cls = self._where.get(info.key)
@@ -135,6 +136,7 @@ class PendingQueue:
             return
         cls.parked = True
         cls.bulk_reason = reason
+        cls.bulk_message = message
         cls.bulk_stamp = next_stamp()
         cls.entry = None
 
@@ -150,10 +152,15 @@ class PendingQueue:
 
     def reason_for(self, info: WorkloadInfo) -> str | None:
         """The reason a pending member shows: its own, unless its class was set aside after that."""
+        return self.condition_for(info)[0]
+
+    def condition_for(self, info: WorkloadInfo) -> tuple[str | None, str]:
+        """(reason, message) of a pending member: its own, unless its class was set aside after that
+        (the class shares one answer, so the last member evaluated speaks for all)."""
         cls = self._where.get(info.key)
         if cls is not None and cls.bulk_reason is not None and cls.bulk_stamp > info.reason_stamp:
-            return cls.bulk_reason
-        return info.reason
+            return cls.bulk_reason, cls.bulk_message
+        return info.reason, info.message
 
     def is_parked(self, key: str) -> bool:
         cls = self._where.get(key)

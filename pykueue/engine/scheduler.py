@@ -153,7 +153,9 @@ class Scheduler:
             for t in targets:
                 preempted.add(t.workload.key)
                 engine._emit(ev.PREEMPTED, t.workload, t.workload.cluster_queue, reason=t.reason, by=info.key)
-                engine._evict(t.workload, ev.EVICTED_PREEMPTED, now, requeue=True, by=info.key)
+                engine._evict(t.workload, ev.EVICTED_PREEMPTED, now, requeue=True, by=info.key, message=(
+                    f"Preempted to accommodate a workload ({info.key}) due to "
+                    f"{ev.PREEMPTION_REASON_TEXT.get(t.reason, t.reason)}"))
             for fr, v in assignment.usage.items():
                 add_usage(cq.node, fr, v)
             reservations.append((cq, dict(assignment.usage)))
@@ -205,7 +207,7 @@ class Scheduler:
         if immediate or (strict and not force_park):
             return False
         if park or force_park:
-            pending.park_class_of(info, info.reason or WAITING_FOR_QUOTA, always=force_park)
+            pending.park_class_of(info, info.reason or WAITING_FOR_QUOTA, info.message, always=force_park)
             return True
         return False
 

@@ -23,6 +23,7 @@ from yaml.events import (
 
 from pykueue.api.quantity import format_quantity
 from pykueue.engine.engine import Engine
+from pykueue.engine.model import Admission
 from pykueue.engine.workload import State, WorkloadInfo
 from pykueue.sim.simulator import US, Run
 
@@ -36,20 +37,23 @@ def _time(value: float | None) -> float | None:
     return None if value is None else round(value * US) / US
 
 
+def _pod_set_assignments(admission: Admission) -> list[dict[str, Any]]:
+    return [
+        {"name": psa.name, "count": psa.count, "flavors": dict(sorted(psa.flavors.items()))}
+        for psa in admission.pod_set_assignments
+    ]
+
+
 def _admission(info: WorkloadInfo) -> dict[str, Any] | None:
-    if info.admission is None or not info.has_quota:
+    """The current admission, or for a finished workload the one it finished under."""
+    if info.admission is None or not (info.has_quota or info.state is State.FINISHED):
         return None
-    return {
-        "clusterQueue": info.admission.cluster_queue,
-        "podSetAssignments": [
-            {"name": psa.name, "count": psa.count, "flavors": dict(sorted(psa.flavors.items()))}
-            for psa in info.admission.pod_set_assignments
-        ],
-    }
+    return {"clusterQueue": info.admission.cluster_queue, "podSetAssignments": _pod_set_assignments(info.admission)}
 
 
 def workload_entry(engine: Engine, info: WorkloadInfo, created: float) -> dict[str, Any]:
     cq = info.admission.cluster_queue if info.has_quota and info.admission else engine.cluster_queue_for(info)
+    reason, message = engine.condition_of(info)
     return {
         "kind": info.spec.kind,
         "namespace": info.spec.namespace,
@@ -63,7 +67,8 @@ def workload_entry(engine: Engine, info: WorkloadInfo, created: float) -> dict[s
         "admittedAt": _time(info.admitted_at),
         "finishedAt": _time(info.finished_at),
         "evictions": info.evictions,
-        "reason": engine.reason_of(info),
+        "reason": reason,
+        "message": message or None,
     }
 
 
@@ -94,6 +99,12 @@ def build_result(run: Run, summary: dict[str, Any] | None = None) -> dict[str, A
             item["by"] = e.by
         if e.reason is not None:
             item["reason"] = e.reason
+        if e.underlying_cause is not None:
+            item["underlyingCause"] = e.underlying_cause
+        if e.message is not None:
+            item["message"] = e.message
+        if e.admission is not None:
+            item["podSetAssignments"] = _pod_set_assignments(e.admission)
         events.append(item)
     cqs = []
     for name in sorted(engine.cqs):

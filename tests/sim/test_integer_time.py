@@ -133,10 +133,12 @@ waitForPodsReady:
     for n in range(1, limit + 2):
         expected += [(t, ev.QUOTA_RESERVED, None), (t, ev.ADMITTED, None)]
         t += timeout
-        expected.append((t, ev.EVICTED, ev.EVICTED_PODS_READY_TIMEOUT))
         if n == limit + 1:
+            # At the limit Kueue deactivates: one eviction, reason Deactivated.
+            expected.append((t, ev.EVICTED, ev.EVICTED_DEACTIVATED))
             expected.append((t, ev.DEACTIVATED, "RequeuingLimitExceeded"))
             break
+        expected.append((t, ev.EVICTED, ev.EVICTED_PODS_READY_TIMEOUT))
         delay = min(base * 2 ** (n - 1), cap) * US
         t += delay
         expected.append((t, ev.REQUEUED, "BackoffFinished" if delay else ev.EVICTED_PODS_READY_TIMEOUT))
