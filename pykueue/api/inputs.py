@@ -56,6 +56,18 @@ class SubmittedWorkload:
 
 
 @dataclass(slots=True, frozen=True)
+class UnmanagedJob:
+    """A batch/v1 Job without the queue-name label: Kueue leaves it alone, but its labels and
+    annotations may show that its author meant it to be queued (see ``pykueue.api.references``)."""
+
+    source: Source
+    namespace: str
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True, frozen=True)
 class Change:
     """An object document carrying ``pykueue.dev/at``: it replaces the object of the same kind and name at
     that virtual time (``obj`` is the new engine object; ``None`` with ``delete`` means removal).
@@ -89,3 +101,8 @@ class Inputs:
     workload_priority_classes: dict[str, int] = field(default_factory=dict)
     # accepted, but probably not what the author meant: printed as "Warning: ..." (exit status 0)
     warnings: list[Problem] = field(default_factory=list)
+    # where each object of the initial state was written, by (kind, NAME or NAMESPACE/NAME); workloads
+    # carry their own source. With ``files`` (in reading order) it places later findings in input order.
+    sources: dict[tuple[str, str], Source] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+    unmanaged_jobs: list[UnmanagedJob] = field(default_factory=list)

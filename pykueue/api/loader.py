@@ -17,12 +17,17 @@ and Jobs, and the new value for PriorityClass / WorkloadPriorityClass. Time 0 st
 Cohorts may nest at most ``MAX_COHORT_DEPTH`` levels (at any moment of the clock): upstream sets no
 bound, but the scheduler's preemption and fair-sharing searches walk the tree recursively, and no real
 hierarchy comes near it. Things that are valid but probably not meant (a script for an admission check
-that no input defines) are ``Inputs.warnings``.
+that no input defines) are ``Inputs.warnings``; references to objects that no input defines are
+found afterwards, from the ``Inputs``, by ``pykueue.api.references``.
+
+A Workload or Job with ``metadata.generateName`` and no name is named as the API server would name it,
+except that the 5 characters come from a hash instead of a random draw (see ``_Loader.name_generated``).
 """
 
 from __future__ import annotations
 
 import gc
+import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,12 +41,13 @@ from pykueue.api import convert, validation
 from pykueue.api.configuration import config_v1beta1, config_v1beta2
 from pykueue.api.documents import ReadError, expand_paths, parse_file, read_text
 from pykueue.api.fastyaml import DocumentReader
-from pykueue.api.inputs import Change, Inputs, Problem, Source, SubmittedWorkload
+from pykueue.api.inputs import Change, Inputs, Problem, Source, SubmittedWorkload, UnmanagedJob
 from pykueue.api.kinds import API_VERSIONS, CONFIG_V1BETA1, REGISTRY, KindSpec
 from pykueue.api.models import kueue_v1beta1 as v1
 from pykueue.api.models import kueue_v1beta2 as v2
 from pykueue.api.models.base import validation_errors
 from pykueue.api.models.meta import ObjectMeta
+from pykueue.api.names import generated_name
 from pykueue.api.priority import PriorityClasses
 from pykueue.api.timing import (
     ADMISSION_CHECKS,
@@ -54,7 +60,6 @@ from pykueue.api.workloads import WorkloadReader, job_path, join_path
 
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 DEFAULT_NAMESPACE = "default"
-MAX_GENERATE_NAME_PREFIX = 58  # names are at most 63 characters and the server adds 5
 MAX_COHORT_DEPTH = 100  # cohorts from a root to the deepest cohort; see the module's docstring
 _WORKLOAD_KEYS = frozenset(("apiVersion", "kind", "metadata", "spec", "status"))
 
@@ -71,7 +76,7 @@ class _Doc:
     kind: str
     name: str
     namespace: str | None
-    generated_name: bool = False  # named from metadata.generateName
+    generated_name: bool = False  # named from metadata.generateName (see _Loader.name_generated)
     obj: Any = None  # the validated model, v1beta2-shaped (for a Job: the Workload built from it)
     created: datetime | None = None
     timing: Timing = field(default_factory=Timing)
@@ -96,7 +101,6 @@ class _Loader:
         self.problems: list[Problem] = []
         self.warnings: list[Problem] = []
         self.file_order: dict[str, int] = {}
-        self.generated: dict[str, int] = {}  # generateName prefix -> names made from it so far
 
     # --- reporting --------------------------------------------------------------------------------
 
@@ -171,18 +175,39 @@ class _Loader:
             namespace = ns if isinstance(ns, str) and ns else DEFAULT_NAMESPACE
         if spec.kind == "Configuration":
             name = name or "config"
-        generated = False
         prefix = meta.get("generateName")
-        if not name and spec.kind in ("Workload", "Job") and isinstance(prefix, str) and prefix:
-            # the API server would add 5 random characters; a counter keeps runs reproducible
-            prefix = prefix[:MAX_GENERATE_NAME_PREFIX]
-            self.generated[prefix] = self.generated.get(prefix, 0) + 1
-            name, generated = f"{prefix}{self.generated[prefix]:05d}", True
+        # named once every document is read, so that a generated name can avoid every given one
+        generated = not name and spec.kind in ("Workload", "Job") and isinstance(prefix, str) and bool(prefix)
         doc = _Doc(source, spec, content, spec.kind, name, namespace, generated)
         if is_config_flag and spec.kind != "Configuration":
             self.doc_problems(doc, [("kind", "the --config file must hold a Kueue Configuration")])
             return None
         return doc
+
+    @staticmethod
+    def name_generated(docs: list[_Doc]) -> None:
+        """Name the documents that carry only ``metadata.generateName``, as the API server would but
+        reproducibly: the 5 characters hash the document's content and how many identical documents
+        came before it. So the same inputs always give the same names, copies of one document get
+        different ones, and editing an unrelated document renames nothing. A name that a Job or
+        Workload of the namespace already has (both become one engine workload) is drawn again."""
+        pending = [doc for doc in docs if doc.generated_name]
+        if not pending:
+            return
+        family = ("Workload", "Job")
+        taken = {(d.namespace, d.name) for d in docs if d.kind in family and not d.generated_name}
+        copies: dict[bytes, int] = {}
+        for doc in pending:
+            content = hashlib.sha256(_canonical(doc.raw).encode()).digest()
+            copies[content] = occurrence = copies.get(content, 0) + 1
+            prefix = _metadata(doc.raw)["generateName"]
+            attempt = 0
+            name = generated_name(prefix, b"%s:%d:%d" % (content, occurrence, attempt))
+            while (doc.namespace, name) in taken:
+                attempt += 1
+                name = generated_name(prefix, b"%s:%d:%d" % (content, occurrence, attempt))
+            taken.add((doc.namespace, name))
+            doc.name = name
 
     # --- pass 2: parse, normalise, validate -------------------------------------------------------
 
@@ -193,6 +218,20 @@ class _Loader:
             return False
         labels = _metadata(doc.raw).get("labels")
         return not (isinstance(labels, dict) and labels.get(QUEUE_NAME_LABEL))
+
+    def note_unmanaged(self, doc: _Doc) -> None:
+        """Keep an ignored Job's labels and annotations: they may show it was meant to be queued."""
+        meta = _metadata(doc.raw)
+
+        def strings(value: object) -> dict[str, str]:
+            if not isinstance(value, dict):
+                return {}
+            return {k: "" if v is None else str(v) for k, v in value.items() if isinstance(k, str)}
+
+        self.inputs.unmanaged_jobs.append(
+            UnmanagedJob(doc.source, doc.namespace or DEFAULT_NAMESPACE, doc.name or "-",
+                         strings(meta.get("labels")), strings(meta.get("annotations")))
+        )
 
     def parse(self, doc: _Doc) -> bool:
         """Validate one document; on success ``doc.obj`` holds its v1beta2-shaped model."""
@@ -296,7 +335,12 @@ class _Loader:
             "Workload": validation.workload,
         }
         if doc.kind == "Job":
-            workload, errors = self.workloads.from_job(doc.raw)
+            if not doc.name:  # already reported on metadata.name; the integration would only repeat it
+                return []
+            raw = doc.raw
+            if doc.generated_name:  # the integration names the Workload after the Job's (generated) name
+                raw = {**raw, "metadata": {**_metadata(raw), "name": doc.name}}
+            workload, errors = self.workloads.from_job(raw)
             doc.obj = workload
             return errors
         check = checks.get(doc.kind)
@@ -426,6 +470,8 @@ class _Loader:
             else:
                 if doc.kind == "Namespace":
                     declared.add(doc.name)
+                if doc.kind not in ("Workload", "Job"):  # a SubmittedWorkload carries its own
+                    self.inputs.sources[(doc.kind, doc.key)] = doc.source
                 self.add(doc.kind, obj)
             if doc.timing.delete_at is not None:
                 self.inputs.changes.append(
@@ -535,9 +581,11 @@ class _Loader:
         return sorted(found, key=lambda p: (order.get(p.source.file, len(order)), p.source.doc))
 
     def run(self, docs: list[_Doc]) -> None:
+        self.name_generated(docs)
         valid = []
         for doc in docs:
             if self.is_ignored(doc):
+                self.note_unmanaged(doc)
                 continue
             try:
                 ok = self.parse(doc)
@@ -552,6 +600,19 @@ class _Loader:
         self.check_cohort_depth(kept)
         self.check_admission_check_scripts(kept)
         self.build(kept)
+        self.inputs.files = list(self.file_order)
+
+
+def _canonical(value: object) -> str:
+    """A text that is the same for equal YAML content in every run (``repr`` of a set is not:
+    string hashing is randomised per process)."""
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_canonical(k)}:{_canonical(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(_canonical(v) for v in value) + "]"
+    if isinstance(value, set | frozenset):
+        return "{" + ",".join(sorted(_canonical(v) for v in value)) + "}"
+    return repr(value)
 
 
 def _cohort_depths(parents: dict[str, str | None]) -> dict[str, int]:

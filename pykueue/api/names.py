@@ -1,11 +1,13 @@
 """Kubernetes name and label syntax: each check returns the problems it finds as messages (empty = valid).
 
 These are the apimachinery rules (``IsDNS1123Subdomain``, ``IsDNS1123Label``, ``IsQualifiedName``,
-``IsValidLabelValue``) that Kueue's CRD patterns and webhooks rely on.
+``IsValidLabelValue``) that Kueue's CRD patterns and webhooks rely on, plus the API server's name
+generator for ``metadata.generateName`` (``names.SimpleNameGenerator``), made deterministic.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 _LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
@@ -71,3 +73,21 @@ def label_value(value: str) -> list[str]:
     return _check(value, 63, _LABEL_VALUE,
                   "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
                   "and must start and end with an alphanumeric character (e.g. 'MyValue', 'my_value', or '12345')")
+
+
+# apimachinery's pkg/util/rand alphabet (no vowels, no look-alikes) and storage/names' lengths
+GENERATED_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+GENERATED_SUFFIX_LENGTH = 5
+MAX_GENERATED_PREFIX_LENGTH = 63 - GENERATED_SUFFIX_LENGTH
+
+
+def generated_name(prefix: str, seed: bytes) -> str:
+    """What the API server makes of ``generateName: PREFIX``: the prefix cut to 58 characters plus 5
+    characters of its alphabet. The server draws them at random; here they come from ``seed`` (a hash
+    input the caller derives from the document), so the same input always gets the same name."""
+    number = int.from_bytes(hashlib.sha256(seed).digest()[:8], "big")
+    suffix = []
+    for _ in range(GENERATED_SUFFIX_LENGTH):
+        number, digit = divmod(number, len(GENERATED_ALPHABET))
+        suffix.append(GENERATED_ALPHABET[digit])
+    return prefix[:MAX_GENERATED_PREFIX_LENGTH] + "".join(suffix)
