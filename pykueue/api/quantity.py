@@ -3,8 +3,8 @@
 A quantity is read into a ``Fraction`` (never a float), so ``"0.1"`` stays one tenth and ``"1.5Gi"`` is an
 exact byte count. ``to_canonical`` turns it into the integer Kueue keeps (``resources.ResourceValue``):
 milli-units for ``cpu``, whole units for everything else, rounded up like ``Quantity.ScaledValue``.
-``format_quantity`` prints such an integer back the way ``Quantity.String()`` prints the quantity Kueue
-builds from it (``resources.ResourceQuantity``).
+``format_quantity`` (kept in the engine, which words its messages with it) prints such an integer back
+the way ``Quantity.String()`` prints the quantity Kueue builds from it (``resources.ResourceQuantity``).
 """
 
 from __future__ import annotations
@@ -13,6 +13,10 @@ import math
 import re
 from fractions import Fraction
 from functools import lru_cache
+
+from pykueue.engine.quantity_text import format_binary, format_decimal, format_quantity, is_binary_si
+
+__all__ = ["format_binary", "format_decimal", "format_quantity", "is_binary_si", "parse_quantity", "to_canonical"]
 
 CPU = "cpu"
 
@@ -23,8 +27,6 @@ _MAX_EXPONENT = 1000  # far beyond any real quantity; keeps "1e999999999" from e
 
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-_DECIMAL_SUFFIX = {exp: suffix for suffix, exp in _DECIMAL.items()}
-_BINARY_SUFFIX = {0: "", 1: "Ki", 2: "Mi", 3: "Gi", 4: "Ti", 5: "Pi", 6: "Ei"}
 
 _QUANTITY = re.compile(
     r"(?P<sign>[+-]?)(?P<num>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
@@ -89,49 +91,3 @@ def to_canonical(resource_name: str, quantity: object) -> int:
         value *= 1000
     result = value.numerator if value.denominator == 1 else _round_away_from_zero(value)
     return max(INT64_MIN, min(INT64_MAX, result))
-
-
-def is_binary_si(resource_name: str) -> bool:
-    """Resources Kueue prints in powers of two (memory-like): memory, ephemeral-storage, hugepages-*."""
-    return resource_name in ("memory", "ephemeral-storage") or resource_name.startswith("hugepages-")
-
-
-def format_decimal(value: Fraction | int) -> str:
-    """``Quantity.String()`` for a DecimalSI quantity: the largest power-of-1000 suffix that keeps an integer."""
-    value = Fraction(value)
-    if value == 0:
-        return "0"
-    sign = "-" if value < 0 else ""
-    value = abs(value)
-    # Below a nano the quantity is rounded up to whole nanos, as Kubernetes does.
-    nanos = value * 10**9
-    if nanos.denominator != 1:
-        nanos = Fraction(math.ceil(nanos))
-    mantissa = nanos.numerator
-    exponent = -9
-    while exponent < 18 and mantissa % 1000 == 0:
-        mantissa //= 1000
-        exponent += 3
-    return f"{sign}{mantissa}{_DECIMAL_SUFFIX[exponent]}"
-
-
-def format_binary(value: int) -> str:
-    """``Quantity.String()`` for a BinarySI integer: Ki..Ei when exact, plain below 1024 (as DecimalSI)."""
-    if -1024 < value < 1024:
-        return format_decimal(value)
-    sign = "-" if value < 0 else ""
-    mantissa = abs(value)
-    power = 0
-    while power < 6 and mantissa % 1024 == 0:
-        mantissa //= 1024
-        power += 1
-    return f"{sign}{mantissa}{_BINARY_SUFFIX[power]}"
-
-
-def format_quantity(resource_name: str, value: int) -> str:
-    """Print a canonical integer as Kueue prints that resource: ``"1500m"``, ``"600Mi"``, ``"5k"``."""
-    if resource_name == CPU:
-        return format_decimal(Fraction(value, 1000))
-    if is_binary_si(resource_name):
-        return format_binary(value)
-    return format_decimal(value)

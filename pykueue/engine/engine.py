@@ -610,6 +610,9 @@ class Engine:
 
     def condition_of(self, info: WorkloadInfo) -> tuple[str | None, str]:
         """(reason, message) of the QuotaReserved=False condition, as upstream words them."""
+        if info.state is State.QUOTA_RESERVED:
+            waiting = sorted(name for name, state in info.check_states.items() if state != "Ready")
+            return None, f"The workload has not all admission checks ready: waiting for {', '.join(waiting)}"
         if info.has_quota or info.state is State.FINISHED:
             return None, ""
         if info.state is State.INACTIVE:
@@ -618,9 +621,17 @@ class Engine:
         if blocked is not None:
             return blocked
         cq = self.cqs.get(info.cluster_queue or "")
-        if cq is not None:
-            return cq.pending.condition_for(info)
-        return info.reason, info.message
+        if cq is None:
+            return info.reason, info.message
+        reason, message = cq.pending.condition_for(info)
+        if reason == PENDING_EVALUATION and info.key in cq.pending:
+            head = cq.pending.peek()
+            if cq.spec.queueing_strategy == model.STRICT_FIFO and head is not None and head is not info:
+                head_message = self.message_of(head) or "not evaluated yet"
+                message = f"Waiting behind {head.key}, the head of StrictFIFO ClusterQueue {cq.name}: {head_message}"
+            elif not message:
+                message = f"Waiting for its turn in ClusterQueue {cq.name}"
+        return reason, message
 
     def weighted_share(self, cq_name: str) -> int:
         """status.fairSharing.weightedShare: 0 unless fair sharing is enabled."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pykueue.engine import model
+from pykueue.engine.quantity_text import format_quantity
 from pykueue.engine.quota import FR, available, lowest_subtree_that_fits, potential_available
 from pykueue.engine.selectors import flavor_matches_affinity, untolerated_taint
 from pykueue.engine.workload import (
@@ -298,7 +299,8 @@ class FlavorAssigner:
         avail = available(node, fr)
         if val <= avail:
             return G_FIT, borrow, "", None
-        msg = f"insufficient unused quota for {fr[1]} in flavor {fr[0]}, {val - avail} more needed"
+        msg = (f"insufficient unused quota for {fr[1]} in flavor {fr[0]}, "
+               f"{format_quantity(fr[1], val - avail)} more needed")
         if node.quota(fr).nominal >= val or may_reclaim or self._can_preempt_while_borrowing():
             mode, borrow_after = self.oracle(self.cq, self.wl, fr, val)
             return mode, borrow_after, msg, (None if mode != G_NO_FIT else WAITING_FOR_QUOTA)

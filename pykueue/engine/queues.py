@@ -120,6 +120,10 @@ class PendingQueue:
             return head
         return None
 
+    def peek(self) -> WorkloadInfo | None:
+        """The workload the next ``pop`` would take, without taking it."""
+        return self._heap[0][5].head() if self.has_candidates() else None
+
     def has_candidates(self) -> bool:
         heap = self._heap
         while heap:

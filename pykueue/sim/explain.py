@@ -1,0 +1,249 @@
+"""``pykueue explain``: why a workload is (not) running, from a simulation of the inputs.
+
+Kueue users ask "why is my job not running" more than anything else; upstream answers with one
+condition message. This answers with the workload's whole history (reservations, evictions and their
+reasons, requeues and their backoff), and, while it is pending, its place in its queue, the quota it
+asks for against what its ClusterQueue has and can borrow, and what would have to change. The same
+explanation serves a workload not submitted yet (``--what-if``): the inputs plus that one object.
+
+Everything here is read from the finished ``Run``: the engine's condition messages and its event log.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from pykueue.api.quantity import format_quantity
+from pykueue.engine import events as ev
+from pykueue.engine.quota import FR, available, potential_available
+from pykueue.engine.workload import State, WorkloadInfo
+from pykueue.sim.simulator import US, Run
+
+MAX_AHEAD = 10  # workloads named as ahead in the queue; the rest are counted
+
+
+def _s(us: int) -> float:
+    return us / US
+
+
+def history(run: Run, key: str) -> list[dict[str, Any]]:
+    """The workload's events in order, each Evicted one with the backoff before it was requeued."""
+    out: list[dict[str, Any]] = []
+    for logged in run.log:
+        e = logged.event
+        if e.workload != key:
+            continue
+        item: dict[str, Any] = {"time": _s(logged.time_us), "type": e.type}
+        if e.cluster_queue:
+            item["clusterQueue"] = e.cluster_queue
+        if e.reason:
+            item["reason"] = e.reason
+        if e.underlying_cause:
+            item["underlyingCause"] = e.underlying_cause
+        if e.by:
+            item["by"] = e.by
+        if e.message:
+            item["message"] = e.message
+        if e.admission is not None:
+            item["flavors"] = _flavors(e.admission.pod_set_assignments)
+        out.append(item)
+    last_eviction: dict[str, Any] | None = None
+    for item in out:
+        if item["type"] == ev.EVICTED:
+            last_eviction = item
+        elif item["type"] == ev.REQUEUED and last_eviction is not None:
+            if item.get("reason") == "BackoffFinished":
+                last_eviction["requeuedAfter"] = round(item["time"] - last_eviction["time"], 6)
+            last_eviction = None
+    return out
+
+
+def _flavors(assignments: Any) -> dict[str, str]:
+    flavors: dict[str, str] = {}
+    for psa in assignments:
+        flavors.update(psa.flavors)
+    return dict(sorted(flavors.items()))
+
+
+def _requests(info: WorkloadInfo) -> dict[str, int]:
+    """Total requests per resource over its pod sets (counts less reclaimable pods), and ``pods``."""
+    total: dict[str, int] = {}
+    for ps, count in zip(info.spec.pod_sets, info.pod_set_counts(), strict=True):
+        for res, per_pod in ps.requests.items():
+            total[res] = total.get(res, 0) + per_pod * count
+        total["pods"] = total.get("pods", 0) + count
+    return total
+
+
+def quota_view(run: Run, info: WorkloadInfo) -> list[dict[str, Any]]:
+    """Per requested resource and each flavor its ClusterQueue has for it: what is asked, the nominal
+    quota, what the queue uses, what it could take now (its own and borrowable) and at most."""
+    engine = run.engine
+    cq = engine.cqs.get(info.cluster_queue or "")
+    if cq is None:
+        return []
+    rows = []
+    requests = _requests(info)
+    for res, want in sorted(requests.items()):
+        for fr in sorted(fr for fr in cq.node.quotas if fr[1] == res):
+            if res == "pods" and fr not in cq.node.quotas:
+                continue
+            rows.append(_quota_row(cq.node, fr, want))
+    return rows
+
+
+def _quota_row(node: Any, fr: FR, want: int) -> dict[str, Any]:
+    flavor, res = fr
+    now = available(node, fr)
+    ever = potential_available(node, fr)
+    return {
+        "resource": res,
+        "flavor": flavor,
+        "requested": format_quantity(res, want),
+        "nominal": format_quantity(res, node.quotas[fr].nominal),
+        "used": format_quantity(res, node.usage.get(fr, 0)),
+        "available": format_quantity(res, max(now, 0)),
+        "atMost": format_quantity(res, ever),
+        "short": format_quantity(res, max(0, want - max(now, 0))),
+        "fitsEver": want <= ever,
+        "_short": max(0, want - max(now, 0)),
+    }
+
+
+def queue_position(run: Run, info: WorkloadInfo) -> tuple[int, int, list[str]]:
+    """(1-based position, queue length, keys ahead) among the pending workloads of its ClusterQueue,
+    ordered as the queue orders them: priority, then queue-order time, then submission order."""
+    cq = run.engine.cqs.get(info.cluster_queue or "")
+    if cq is None:
+        return 0, 0, []
+    members = sorted(cq.pending.members(), key=lambda w: (-w.priority, w.order_us, w.seq))
+    keys = [w.key for w in members]
+    if info.key not in keys:
+        return 0, len(keys), []
+    pos = keys.index(info.key)
+    return pos + 1, len(keys), keys[:pos]
+
+
+def what_would_change(reason: str | None, message: str, rows: list[dict[str, Any]],
+                      ahead: list[str]) -> list[str]:
+    """Plain statements of what would let it be admitted."""
+    out: list[str] = []
+    if reason in ("WaitingForQuota", "ExceedsMaxQuota", "NoMatchingFlavor") or (rows and not reason):
+        by_res: dict[str, list[dict[str, Any]]] = {}
+        for row in rows:
+            by_res.setdefault(row["resource"], []).append(row)
+        for res, options in by_res.items():
+            if any(r["_short"] == 0 for r in options):
+                continue
+            best = min(options, key=lambda r: r["_short"])
+            alternatives = [r["flavor"] for r in options if r is not best and r["fitsEver"]]
+            also = f" (or enough in {', '.join(alternatives)})" if alternatives else ""
+            if best["fitsEver"]:
+                out.append(f"{best['short']} more {res} free in flavor {best['flavor']}{also}: running workloads "
+                           f"must finish or be preempted, or the queue must be allowed to borrow more")
+            else:
+                out.append(f"more {res} quota: it asks for {best['requested']} and the ClusterQueue can never "
+                           f"have more than {best['atMost']} in flavor {best['flavor']} (nominal quota plus what "
+                           f"it may borrow)")
+    if ahead and reason not in ("Suspended", "Misconfigured", "Deactivated"):
+        out.append(f"{len(ahead)} workload(s) ahead of it in its queue to be admitted or leave")
+    if reason == "Deactivated":
+        out.append("spec.active set back to true")
+    elif reason in ("Suspended", "Misconfigured") and message:
+        out.append(f"fix: {message}")
+    elif reason == "WaitingForPodsReady":
+        out.append("every admitted workload's pods ready (waitForPodsReady.blockAdmission)")
+    return out
+
+
+def explain(run: Run, key: str) -> dict[str, Any]:
+    """The explanation of workload ``key`` (NAMESPACE/NAME) as a document."""
+    engine = run.engine
+    info = engine.workloads[key]
+    reason, message = engine.condition_of(info)
+    doc: dict[str, Any] = {
+        "workload": key,
+        "kind": info.spec.kind,
+        "queueName": info.spec.queue_name,
+        "clusterQueue": info.cluster_queue,
+        "priority": info.priority,
+        "state": info.state.value,
+        "at": _s(run.end_us),
+        "reason": reason,
+        "message": message or None,
+        "history": history(run, key),
+    }
+    if info.admission is not None and info.state is not State.PENDING:
+        doc["flavors"] = _flavors(info.admission.pod_set_assignments)
+    if info.state is State.PENDING:
+        rows = quota_view(run, info)
+        pos, length, ahead = queue_position(run, info)
+        doc["queue"] = {"position": pos, "length": length, "ahead": ahead[:MAX_AHEAD],
+                        "aheadCount": len(ahead)}
+        doc["quota"] = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
+        doc["toBeAdmitted"] = what_would_change(reason, message, rows, ahead)
+    admitted = [h for h in doc["history"] if h["type"] == ev.ADMITTED]
+    doc["firstAdmittedAt"] = admitted[0]["time"] if admitted else None
+    return doc
+
+
+def render(doc: dict[str, Any], console: Console) -> None:
+    """The explanation for a person, on an 80-column terminal."""
+    console.print(f"[bold]{doc['kind']} {doc['workload']}[/]  queue {doc['queueName']} -> "
+                  f"ClusterQueue {doc['clusterQueue'] or '-'}  priority {doc['priority']}")
+    state = f"[bold]{doc['state']}[/] at {doc['at']:g}s"
+    if doc.get("flavors"):
+        state += "  on " + ", ".join(f"{r}={f}" for r, f in doc["flavors"].items())
+    console.print(state)
+    if doc["reason"]:
+        console.print(f"  {doc['reason']}: {doc['message'] or ''}", soft_wrap=False)
+    if doc["history"]:
+        console.print("\n[bold]History[/]")
+        table = Table(box=None, show_header=True, pad_edge=False)
+        table.add_column("TIME", justify="right", no_wrap=True)
+        table.add_column("EVENT", no_wrap=True)
+        table.add_column("DETAIL", overflow="fold")
+        for h in doc["history"]:
+            table.add_row(f"{h['time']:g}s", h["type"], _detail(h))
+        console.print(table)
+    else:
+        console.print("\nNo events yet: it has neither held quota nor been evicted.")
+    if "queue" in doc:
+        q = doc["queue"]
+        if q["position"]:
+            ahead = ", ".join(q["ahead"]) + (f" and {q['aheadCount'] - len(q['ahead'])} more"
+                                             if q["aheadCount"] > len(q["ahead"]) else "")
+            console.print(f"\n[bold]Queue[/]  position {q['position']} of {q['length']} pending in "
+                          f"ClusterQueue {doc['clusterQueue']}" + (f"; ahead: {ahead}" if ahead else ""))
+        if doc["quota"]:
+            table = Table(box=None, pad_edge=False, title=None)
+            for col in ("RESOURCE", "FLAVOR", "REQUESTED", "NOMINAL", "USED", "AVAILABLE", "AT MOST"):
+                table.add_column(col, no_wrap=True, justify="left" if col in ("RESOURCE", "FLAVOR") else "right")
+            for r in doc["quota"]:
+                table.add_row(r["resource"], r["flavor"], r["requested"], r["nominal"], r["used"],
+                              r["available"], r["atMost"])
+            console.print("\n[bold]Quota[/] (AVAILABLE: usable now, own and borrowable; AT MOST: if nothing "
+                          "else ran)")
+            console.print(table)
+        if doc["toBeAdmitted"]:
+            console.print("\n[bold]To be admitted it needs[/]")
+            for line in doc["toBeAdmitted"]:
+                console.print(f"  - {line}")
+
+
+def _detail(h: dict[str, Any]) -> str:
+    parts = []
+    if h.get("flavors"):
+        parts.append("on " + ", ".join(f"{r}={f}" for r, f in h["flavors"].items()))
+    if h.get("reason") and h["type"] != ev.PREEMPTED:
+        parts.append(h["reason"] + (f" ({h['underlyingCause']})" if h.get("underlyingCause") else ""))
+    if h["type"] == ev.PREEMPTED:
+        parts.append(f"by {h.get('by')} ({h.get('reason')})")
+    if h.get("requeuedAfter") is not None:
+        parts.append(f"requeued after a {h['requeuedAfter']:g}s backoff")
+    if h.get("message") and h["type"] != ev.PREEMPTED:
+        parts.append(h["message"])
+    return "; ".join(parts)
