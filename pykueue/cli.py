@@ -1,9 +1,11 @@
 """``pykueue`` command line: simulate, validate, demo.
 
 Exit status: 0 success; 1 a rangespec check failed; 2 invalid input (one ``FILE:DOC: ...`` line per
-problem on stderr, nothing on stdout); 3 the simulation could not settle (a preemption loop).
-No traceback reaches the user for anything they typed or wrote: a bad argument is one
-``pykueue: error: ...`` line, and a reader closing the pipe early (``| head``) ends the run quietly.
+problem on stderr, nothing on stdout); 3 the simulation could not settle (a preemption loop): the run
+so far is still printed, and stderr names the loop's workloads and queues.
+No traceback reaches the user for anything they typed or wrote: a bad option is the usage of the
+command it was given to plus one ``pykueue CMD: error: ...`` line, a problem with a file they named is
+one line, and a reader closing the pipe early (``| head``) ends the run quietly.
 """
 
 from __future__ import annotations
@@ -12,12 +14,15 @@ import argparse
 import os
 import re
 import sys
+from collections import Counter
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from pykueue.controller import command as controller_command
 from pykueue.devcluster import command as devcluster_command
 from pykueue.manifests import command as manifests_command
+from pykueue.sim import explain_command
 
 if TYPE_CHECKING:
     from pykueue.api.inputs import Inputs
@@ -28,46 +33,95 @@ EXTRA_COMMANDS = {
     "controller": controller_command,
     "dev-cluster": devcluster_command,
     "manifests": manifests_command,
+    "explain": explain_command,
 }
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, except that a mistake is one line (exit 2), like every other problem this CLI reports;
-    ``--help`` still shows the usage. ``-5s`` after ``--until`` is a value, not an unknown option (as
-    Python 3.13's argparse reads any ``-`` followed by a digit), so a negative duration gets its own
-    message."""
+    """argparse with the conventions of every other problem this CLI reports: exit 2, the usage of the
+    command that was misused and one ``PROG: error: ...`` line. ``-5s`` after ``--until`` is a value,
+    not an unknown option (as Python 3.13's argparse reads any ``-`` followed by a digit), so a
+    negative duration gets its own message."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = re.compile(r"^-\.?\d")
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_INVALID, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_INVALID, f"{self.prog}: error: {message}\n")
+
+
+def _version() -> str:
+    """The installed distribution's version: one number, kept in pyproject.toml."""
+    try:
+        return version("pykueue")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
+_DURATION = "a Go duration (90s, 1h30m, 250ms) or a number of seconds"
 
 
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="pykueue", description="Kueue's admission model in Python.")
+    p.add_argument("--version", action="version", version=f"pykueue {_version()}",
+                   help="print pykueue's version and exit")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    s = sub.add_parser("simulate", help="run a deterministic virtual-time simulation")
-    s.add_argument("paths", nargs="*", metavar="PATH")
-    s.add_argument("--output", choices=("json", "yaml", "table"))
-    s.add_argument("--until", metavar="DURATION")
-    s.add_argument("--config", metavar="FILE")
-    s.add_argument("--generator", metavar="GENERATOR.yaml")
-    s.add_argument("--rangespec", metavar="RANGESPEC.yaml")
-    s.add_argument("--report", metavar="FILE.html")
+    s = sub.add_parser("simulate", help="run a deterministic virtual-time simulation",
+                       description="Simulate Kueue's admission of the given objects on a virtual clock.")
+    s.add_argument("paths", nargs="*", metavar="PATH",
+                   help="YAML file, or directory of *.yaml / *.yml files, with Kueue objects, Jobs, Namespaces")
+    s.add_argument("-o", "--output", choices=("json", "yaml", "table"),
+                   help="json or yaml: the result document only; table: for people "
+                        "(default: table on a terminal, json otherwise)")
+    s.add_argument("--until", metavar="DURATION", help=f"stop the virtual clock at this time: {_DURATION}")
+    s.add_argument("--config", metavar="FILE", help="a Kueue Configuration (config.kueue.x-k8s.io v1beta1 or v1beta2)")
+    s.add_argument("--generator", metavar="GENERATOR.yaml",
+                   help="simulate the objects of an upstream scheduler performance generator config instead of PATHs")
+    s.add_argument("--rangespec", metavar="RANGESPEC.yaml",
+                   help="check the generator run's summary against an upstream range spec (exit 1 when out of range)")
+    s.add_argument("--report", metavar="FILE.html",
+                   help="also write a self-contained HTML report (needs plotly: pip install 'pykueue[report]')")
 
-    v = sub.add_parser("validate", help="check manifests and report every problem")
-    v.add_argument("paths", nargs="+", metavar="PATH")
-    v.add_argument("--config", metavar="FILE")
+    v = sub.add_parser("validate", help="check manifests and report every problem",
+                       description="Check manifests as simulate reads them; one line per problem, exit 2.")
+    v.add_argument("paths", nargs="+", metavar="PATH", help="YAML file, or directory of *.yaml / *.yml files")
+    v.add_argument("--config", metavar="FILE", help="a Kueue Configuration (config.kueue.x-k8s.io v1beta1 or v1beta2)")
 
-    d = sub.add_parser("demo", help="watch a small scenario play out (the embedded default)")
+    d = sub.add_parser("demo", help="watch a small scenario play out (the embedded default)",
+                       description="Two teams share GPU quota: watch admission, borrowing, flavor fallback, "
+                                   "reclaim and preemption.")
     d.add_argument("--speed", type=float, default=6.0, help="virtual seconds per real second")
     d.add_argument("--no-live", action="store_true", help="print the final tables only")
     for extra in EXTRA_COMMANDS.values():
         extra.add_parser(sub)
     return p
+
+
+def _subparser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The innermost (sub)command parser ``args`` went through: the one whose usage a mistake shows."""
+    while True:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if name is None or name not in subs[0].choices:
+            return parser
+        parser = subs[0].choices[name]
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """``parse_args``, except that an unknown option is reported by the subcommand it was given to
+    (argparse reports it from the top-level parser, with the top-level usage)."""
+    parser = _parser()
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        words = list(sys.argv[1:] if argv is None else argv)
+        command = getattr(args, "command", None)
+        before = command in words and extras[0] in words and words.index(extras[0]) < words.index(command)
+        owner = parser if before else _subparser(parser, args)
+        owner.error(f"unrecognized arguments: {' '.join(extras)}")
+    return args
 
 
 def _fail(lines: Sequence[str], code: int) -> int:
@@ -88,11 +142,15 @@ def _arg_error(message: str) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    """Every problem (exit 2), or warnings about what is valid but probably not meant, including
+    references that resolve to nothing among the inputs (exit 0)."""
     from pykueue.api.loader import load_paths
+    from pykueue.api.references import all_warnings
 
     inputs, problems = load_paths(args.paths, args.config)
     if problems:
         return _fail([str(p) for p in problems], EXIT_INVALID)
+    inputs.warnings = all_warnings(inputs)
     _warn(inputs)
     print(f"{len(args.paths)} path(s) valid")
     return EXIT_OK
@@ -108,12 +166,18 @@ def _check_arguments(args: argparse.Namespace) -> tuple[float | None, str | None
         return None, f"--generator builds its own objects; PATH arguments ({args.paths[0]}) cannot be added to it"
     if not args.generator and not args.paths:
         return None, "simulate: give at least one PATH or --generator"
+    if args.config and os.path.isdir(args.config):
+        return None, f"--config: {args.config} is a directory; give the Configuration file"
     if args.report:
         folder = os.path.dirname(os.path.abspath(args.report))
         if not os.path.isdir(folder):
             return None, f"--report: cannot write {args.report}: no such directory {folder}"
         if os.path.isdir(args.report):
             return None, f"--report: cannot write {args.report}: it is a directory"
+        try:  # before the run, not after minutes of it
+            import plotly  # noqa: F401
+        except ImportError:
+            return None, "--report needs plotly, which is not installed: pip install 'pykueue[report]'"
     if args.until is None:
         return None, None
     try:
@@ -162,10 +226,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return _fail([str(p) for p in problems], EXIT_INVALID)
     _warn(inputs)
     sim = Simulation(inputs, until=until, record_usage=bool(args.generator or args.report))
+    stopped: str | None = None
     try:
         run = sim.run()
-    except EngineError as e:
-        return _fail([f"simulation stopped: {e}"], EXIT_UNSETTLED)
+    except EngineError as e:  # the run so far is still shown: its last events are the loop
+        run, stopped = sim.run_data, str(e)
     result = build_result(run)
     summary = None
     if manifests is not None:
@@ -173,6 +238,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
         summary = summary_of(result, manifests)
         result["summary"] = summary
+    failures: list[str] | None = None
+    if spec is not None and summary is not None and stopped is None:
+        from pykueue.perf.rangespec import check
+
+        failures = check(summary, spec)
     if args.report:
         from pykueue.sim.report import write_report
 
@@ -187,16 +257,48 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     elif output == "yaml":
         write_yaml(result, sys.stdout)
     else:
-        from pykueue.sim.table import render, terminal
+        from pykueue.sim.table import nominal_quotas, render, terminal
 
-        render(result, terminal())
-    if spec is not None and summary is not None:
-        from pykueue.perf.rangespec import check
-
-        failures = check(summary, spec)
-        if failures:
-            return _fail(failures, EXIT_RANGE)
+        render(result, terminal(), quotas=nominal_quotas(run.engine), rows=manifests is None,
+               verdict=failures, stopped=stopped)
+    if stopped is not None:
+        sys.stdout.flush()
+        return _fail([f"simulation stopped: {stopped}", loop_members(result["events"])], EXIT_UNSETTLED)
+    if failures:
+        return _fail(failures, EXIT_RANGE)
     return EXIT_OK
+
+
+def _names(names: Sequence[str], limit: int = 10) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def loop_members(events: Sequence[dict[str, Any]]) -> str:
+    """The workloads and cluster queues of the loop that stopped a run, from its last events: those
+    evicted more than once at the final instant (a loop at one instant), else in the last 1,000 events
+    (a loop over time), with the workloads that preempted them."""
+    from pykueue.sim.table import seconds
+
+    if not events:
+        return "in the loop: no events were recorded"
+    end = events[-1]["time"]
+    start = len(events)
+    while start and events[start - 1]["time"] == end:
+        start -= 1
+    members: set[str] = set()
+    window: Sequence[dict[str, Any]] = ()
+    for window in (events[start:], events[-1000:]):
+        evictions = Counter(e["workload"] for e in window if e["type"] == "Evicted")
+        members = {w for w, n in evictions.items() if n > 1}
+        if members:
+            break
+    if not members:  # a single eviction each: name the last one evicted
+        members = {next((e["workload"] for e in reversed(events) if e["type"] == "Evicted"), events[-1]["workload"])}
+    members |= {e["by"] for e in window if e["type"] == "Preempted" and e["workload"] in members and e.get("by")}
+    queues = sorted({e["clusterQueue"] for e in window if e["workload"] in members and e.get("clusterQueue")})
+    return (f"in the loop: workloads {_names(sorted(members))}; cluster queues {_names(queues) if queues else 'none'} "
+            f"(the output has the events up to the stop, at {seconds(end)})")
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -222,7 +324,7 @@ def _extra_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     try:
         if args.command == "validate":
             code = cmd_validate(args)

@@ -188,12 +188,20 @@ class Simulation:
                 _, _, kind, payload = heapq.heappop(self._queue)
                 self._handle(kind, payload, now_us)
             self._record(now_us, engine.take_events())
-            self._record(now_us, engine.schedule(now_us))
-            last_us = now_us
-            if self.record_usage:
-                self._sample(now_us)
-            if self._idle and self.until_us is None:
-                self._check_settling(now_us)
+            try:
+                self._record(now_us, engine.schedule(now_us))
+                last_us = now_us
+                if self.record_usage:
+                    self._sample(now_us)
+                if self._idle and self.until_us is None:
+                    self._check_settling(now_us)
+            except EngineError:
+                # Keep the run so far for the caller (``run_data``): the events up to the stop show the loop.
+                self._record(now_us, engine.take_events())
+                if self.record_usage:
+                    self._sample(now_us)
+                self.run_data.end_us = now_us
+                raise
         self.run_data.end_us = self.until_us if self.until_us is not None else last_us
         return self.run_data
 

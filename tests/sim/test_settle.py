@@ -112,7 +112,7 @@ def test_check_retrying_after_zero_seconds_is_a_loop(tmp_path: Path) -> None:
     text = queue(checks=True) + workload("w", 'pykueue.dev/admission-checks: "prov=Retry@0s"')
     code, _, stderr = simulate(tmp_path, text, "--until", "1h")
     assert code == 3
-    assert stderr.strip() == (
+    assert stderr.splitlines()[0] == (
         "simulation stopped: admission loop: workload default/w got quota and was evicted (AdmissionCheck) "
         "50 times at time 0s; the configuration would evict and readmit it forever without the clock moving"
     )
@@ -153,7 +153,7 @@ def test_check_retrying_forever_stops_with_the_cycle(tmp_path: Path) -> None:
     text = queue(checks=True) + workload("w", 'pykueue.dev/admission-checks: "prov=Retry@5s"')
     code, _, stderr = simulate(tmp_path, text)
     assert code == 3
-    assert stderr.strip() == (
+    assert stderr.splitlines()[0] == (
         "simulation stopped: requeue loop: workload default/w was evicted (AdmissionCheck) 102 times from 5s "
         "to 510s while no workload arrived, finished or was deactivated, and nothing else can happen; the "
         "configuration would requeue it forever (--until bounds the run)"
@@ -248,7 +248,7 @@ def test_a_fast_cycle_waiting_for_a_distant_event_stops_at_the_hard_bound(tmp_pa
             + workload("a", "pykueue.dev/ready-after: never") + big("b", "", 4))
     code, _, stderr = simulate(tmp_path, text)
     assert code == 3
-    assert stderr.strip() == (
+    assert stderr.splitlines()[0] == (
         "simulation stopped: requeue loop: workload default/a was evicted (PodsReadyTimeout) 10001 times from 1s "
         "to 20001s while no workload arrived, finished or was deactivated; stopped at the bound of 10000 such "
         "evictions although other work is still scheduled (--until bounds the run)"
