@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 
 from pykueue.api.quantity import format_quantity
@@ -138,8 +139,9 @@ def what_would_change(reason: str | None, message: str, rows: list[dict[str, Any
         for res, options in by_res.items():
             if any(r["_short"] == 0 for r in options):
                 continue
-            best = min(options, key=lambda r: r["_short"])
-            alternatives = [r["flavor"] for r in options if r is not best and r["fitsEver"]]
+            possible = [r for r in options if r["fitsEver"]] or options
+            best = min(possible, key=lambda r: r["_short"])
+            alternatives = [r["flavor"] for r in possible if r is not best]
             also = f" (or enough in {', '.join(alternatives)})" if alternatives else ""
             if best["fitsEver"]:
                 out.append(f"{best['short']} more {res} free in flavor {best['flavor']}{also}: running workloads "
@@ -198,8 +200,8 @@ def render(doc: dict[str, Any], console: Console) -> None:
     if doc.get("flavors"):
         state += "  on " + ", ".join(f"{r}={f}" for r, f in doc["flavors"].items())
     console.print(state)
-    if doc["reason"]:
-        console.print(f"  {doc['reason']}: {doc['message'] or ''}", soft_wrap=False)
+    if doc["reason"] or doc["message"]:
+        console.print(Padding(f"{doc['reason'] or 'message'}: {doc['message'] or ''}", (0, 0, 0, 2)))
     if doc["history"]:
         console.print("\n[bold]History[/]")
         table = Table(box=None, show_header=True, pad_edge=False)
@@ -231,7 +233,7 @@ def render(doc: dict[str, Any], console: Console) -> None:
         if doc["toBeAdmitted"]:
             console.print("\n[bold]To be admitted it needs[/]")
             for line in doc["toBeAdmitted"]:
-                console.print(f"  - {line}")
+                console.print(Padding(f"- {line}", (0, 0, 0, 2)))
 
 
 def _detail(h: dict[str, Any]) -> str:

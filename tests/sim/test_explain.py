@@ -139,3 +139,26 @@ def test_table_output_fits_80_columns(inputs: Path, capsys, monkeypatch) -> None
     out = capsys.readouterr().out
     assert "position 2 of 2" in out and "ahead: default/waiting" in out
     assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_the_flavor_that_could_ever_fit_is_the_one_named(capsys) -> None:
+    """b-sweep asks for 8 GPUs: gpu-a100 can never hold that (at most 4), gpu-t4 can (at most 8)."""
+    from pykueue.demo import demo_path
+
+    doc = explain_json(capsys, "team-b/b-sweep", demo_path(), "--until", "20s")
+    assert doc["toBeAdmitted"][0].startswith("8 more nvidia.com/gpu free in flavor gpu-t4:")
+
+
+def test_the_readme_example_is_real_output(capsys, monkeypatch) -> None:
+    from rich.console import Console
+
+    from pykueue.demo import demo_path
+    from pykueue.sim import table
+
+    readme = (Path(__file__).parent.parent.parent / "README.md").read_text()
+    marker = "$ pykueue explain team-b/b-train-2 pykueue/examples/demo.yaml --until 20s\n"
+    shown = readme.split(marker, 1)[1].split("```", 1)[0]
+    monkeypatch.setattr(table, "terminal", lambda: Console(width=80, force_terminal=False, color_system=None))
+    assert main(["explain", "team-b/b-train-2", demo_path(), "--until", "20s", "-o", "table"]) == 0
+    out = "\n".join(line.rstrip() for line in capsys.readouterr().out.splitlines())
+    assert out.strip() == shown.strip()
