@@ -244,10 +244,15 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
         failures = check(summary, spec)
     if args.report:
-        from pykueue.sim.report import write_report
+        from pykueue.sim.report import queue_classes_from_manifests, write_report
 
         try:
-            write_report(run, result, args.report)
+            write_report(
+                run, result, args.report,
+                inputs=([args.generator] if args.generator else list(args.paths)) + ([args.config] if args.config else []),
+                rangespec=args.rangespec, verdict=failures, stopped=stopped,
+                queue_classes=queue_classes_from_manifests(manifests) if manifests is not None else None,
+            )
         except (OSError, RuntimeError) as e:
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             return _arg_error(f"--report: cannot write {args.report}: {reason}")

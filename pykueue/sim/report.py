@@ -1,10 +1,17 @@
 """The ``pykueue simulate --report FILE.html`` page: one self-contained HTML file of plotly charts.
 
 The page must open offline (plotly.js is embedded once, inline) and be byte-identical for the same run
-(explicit div ids, no wall-clock time, deterministic iteration and float arithmetic). Large runs (a thousand
-queues, tens of thousands of workloads) are reduced before plotting: queues are grouped into at most
-``MAX_SERIES`` series (by cohort and queue class, then coarser), and any series longer than ``MAX_POINTS``
-is resampled to time-weighted means over equal bins, so the file stays a few MB and writes in seconds.
+(explicit div ids, no wall-clock time, deterministic iteration and float arithmetic). What a reader needs
+comes first, in plain HTML: the range spec's verdict, the summary, the input files. Then the charts:
+usage per cluster queue per flavor and resource against nominal quota, a per-workload timeline, pending
+workloads by reason, borrowing and lending, cohorts, time to admission, preemptions.
+
+A cluster queue has one colour, the same in every chart. Queues of one performance class (the
+``kueue.x-k8s.io/performance-scheduler-class`` label, which upstream's generator puts on identical
+queues) are drawn as one series per class. Large runs (a thousand queues, tens of thousands of workloads)
+are reduced before plotting: other queues are grouped into at most ``MAX_SERIES`` series (by cohort,
+then coarser), any series longer than ``MAX_POINTS`` is resampled to time-weighted means over equal bins,
+and the timeline draws at most ``MAX_GANTT_ROWS`` workloads, so the file stays a few MB.
 
 Usage is read from ``Run.samples`` (recorded with ``Simulation(..., record_usage=True)``); nominal quotas
 come from the inputs and their timed changes, so a quota changed mid-run shows as a step.
@@ -18,41 +25,85 @@ import math
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pykueue.engine import events as ev
 from pykueue.engine import model
+from pykueue.sim import report_header as header
+from pykueue.sim import report_timeline as timeline
+from pykueue.sim.report_plot import (
+    CATEGORY_PALETTE,
+    MAX_POINTS,
+    TIME_AXIS,
+    Colors,
+    Series,
+    axis_label,
+    binned_note,
+    integer_ticks,
+    layout,
+    no_data,
+    rgba,
+    round3,
+    scale,
+    series,
+)
+from pykueue.sim.report_timeline import MAX_GANTT_ROWS
 from pykueue.sim.simulator import US, Run, to_us
 
 CLASS_LABEL = "kueue.x-k8s.io/performance-scheduler-class"
 MAX_SERIES = 30  # lines per chart before queues are grouped
-MAX_POINTS = 1200  # points per series before resampling
 MAX_MARKERS = 20_000  # preemption markers drawn (all are counted)
 HIST_BINS = 40
-MAX_SMALL_MULTIPLE_RESOURCES = 3
+MAX_USAGE_PANELS = 60  # series x flavor/resource panels in the usage chart
+MAX_USAGE_COLS = 4
+MAX_BORROW_CHARTS = 4  # flavor/resource pairs that get a borrowed-and-lent chart
+MAX_COHORT_ROWS = 8  # flavor/resource pairs in the cohort chart
 NO_COHORT = "(no cohort)"
 
 FR = tuple[str, str]  # (flavor, resource)
-_PALETTE = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-    "#17becf", "#393b79", "#ad494a", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd", "#e6550d",
-    "#31a354", "#756bb1", "#636363", "#6baed6", "#fd8d3c", "#74c476", "#9e9ac8", "#969696", "#9c9ede",
-    "#e7969c", "#b5cf6b", "#e7ba52",
-)
+# Preemption reasons and cohorts in dark tones of their own, never a queue's colour.
 _REASON_COLORS = {
-    "InClusterQueue": "#d62728",
-    "InCohortReclamation": "#1f77b4",
-    "InCohortFairSharing": "#9467bd",
-    "InCohortReclaimWhileBorrowing": "#ff7f0e",
+    "InClusterQueue": "#7b241c",
+    "InCohortReclamation": "#1b4f72",
+    "InCohortFairSharing": "#4a235a",
+    "InCohortReclaimWhileBorrowing": "#7e5109",
 }
+_COHORT_PALETTE = ("#34495e", "#7f8c8d", "#0e6655", "#6e2c00", "#512e5f", "#1a5276", "#7d6608", "#641e16")
 _WITHIN, _LENT, _BORROWED, _NOMINAL = "#4c78a8", "#54a24b", "#e45756", "#222222"
 
+__all__ = ["CLASS_LABEL", "MAX_GANTT_ROWS", "MAX_POINTS", "MAX_SERIES", "queue_classes_from_manifests",
+           "render_report", "write_atomically", "write_report"]
 
-def write_report(run: Run, result: dict[str, Any], path: str) -> None:
-    """Write the report for ``run`` (and its ``build_result`` document) to ``path``."""
-    write_atomically(path, render_report(run, result))
+
+def write_report(run: Run, result: dict[str, Any], path: str, *, inputs: Sequence[str] | None = None,
+                 rangespec: str | None = None, verdict: Sequence[str] | None = None,
+                 queue_classes: Mapping[str, str] | None = None, stopped: str | None = None) -> None:
+    """Write the report for ``run`` (and its ``build_result`` document) to ``path``.
+
+    ``inputs``: the paths the run read, as given (directories are listed file by file); without it the
+    files the workloads came from. ``rangespec``: the range spec file of a generator run, checked here
+    against ``result["summary"]`` unless ``verdict`` (the failure lines of ``rangespec.check``, empty
+    when it passed) is given. ``queue_classes``: cluster queue -> performance class, for queues whose
+    labels the engine's model does not keep (``queue_classes_from_manifests`` builds it). ``stopped``:
+    why the simulation stopped early (an ``EngineError``); the page says so first and checks no range.
+    """
+    page = render_report(run, result, inputs=inputs, rangespec=rangespec, verdict=verdict,
+                         queue_classes=queue_classes, stopped=stopped)
+    write_atomically(path, page)
+
+
+def queue_classes_from_manifests(manifests: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Cluster queue name -> its ``kueue.x-k8s.io/performance-scheduler-class`` label."""
+    out: dict[str, str] = {}
+    for m in manifests:
+        if m.get("kind") == "ClusterQueue":
+            meta = m.get("metadata") or {}
+            label = (meta.get("labels") or {}).get(CLASS_LABEL)
+            if isinstance(meta.get("name"), str) and isinstance(label, str) and label:
+                out[meta["name"]] = label
+    return out
 
 
 def write_atomically(path: str, text: str) -> None:
@@ -76,55 +127,114 @@ def write_atomically(path: str, text: str) -> None:
         raise
 
 
-def render_report(run: Run, result: dict[str, Any]) -> str:
+@dataclass
+class _Section:
+    div_id: str
+    heading: str
+    caption: str
+    content: Any  # a plotly figure, or HTML
+    after: str = ""  # HTML under the figure
+
+
+def render_report(run: Run, result: dict[str, Any], *, inputs: Sequence[str] | None = None,
+                  rangespec: str | None = None, verdict: Sequence[str] | None = None,
+                  queue_classes: Mapping[str, str] | None = None, stopped: str | None = None) -> str:
     """The whole HTML page as a string (what ``write_report`` writes)."""
     try:
         import plotly.io as pio
     except ImportError as e:  # plotly is the optional "report" extra
         raise RuntimeError("the HTML report needs plotly: pip install 'pykueue[report]'") from e
 
-    topo = _Topology.of(run)
+    topo = _Topology.of(run, queue_classes)
     units, unit_kind = _choose_units(topo)
     cohorts = _choose_cohorts(topo)
     sweep = _Sweep(run, topo, units, cohorts)
     sweep.replay()
     end_us = max(run.end_us, sweep.last_us)
+    end_s = end_us / US
     cohort_series = _top_cohorts(sweep, cohorts, end_us)
+    colors = Colors(sweep.units, units)
+
+    timelines = timeline.build_timelines(run, result, end_s)
+    choice = timeline.choose(timelines, topo.queues)
+    reasons_fig, reasons_caption = timeline.reasons_figure(run, timelines, end_s)
 
     fair = run.engine.config.fair_sharing.enable
-    sections: list[tuple[str, str, Any]] = []  # (div id, caption, figure or html)
-    sections.append(("usage", _USAGE_CAPTION, _usage_overview(sweep, end_us, unit_kind)))
-    for i, res in enumerate(sweep.resources[:MAX_SMALL_MULTIPLE_RESOURCES]):
-        sections.append((f"borrow-lend-{i}", _BORROW_CAPTION, _borrow_lend(sweep, res, end_us, unit_kind)))
-    sections.append(("cohorts", _COHORT_CAPTION, _cohort_usage(sweep, cohort_series, end_us)))
+    sections = [
+        _Section("usage", "Usage per flavor", _USAGE_CAPTION, _usage_per_flavor(sweep, end_us, unit_kind, colors)),
+        _Section("timeline", "Workloads", _TIMELINE_CAPTION,
+                 timeline.gantt_figure(choice, colors, end_s, len(timelines)),
+                 f"<p class='note'>{timeline.left_out_note(choice)}</p>" if choice.left_out else ""),
+        _Section("pending-reasons", "Pending", reasons_caption, reasons_fig),
+        _Section("pending", "", _PENDING_CAPTION, _pending(sweep, end_us, unit_kind, colors)),
+    ]
+    for i, fr in enumerate(sweep.frs[:MAX_BORROW_CHARTS]):
+        sections.append(_Section(f"borrow-lend-{i}", "Borrowing and lending" if i == 0 else "", _BORROW_CAPTION if i == 0 else "",
+                                 _borrow_lend(sweep, fr, end_us, unit_kind, colors)))
+    sections.append(_Section("cohorts", "Cohorts", _COHORT_CAPTION, _cohort_usage(sweep, cohort_series, end_us)))
     tta = _time_to_admission(run, result, topo)
-    sections.append(("time-to-admission", _TTA_CAPTION, _tta_figure(tta)))
-    sections.append(("time-to-admission-table", "", _tta_table(tta)))
-    sections.append(("pending", "", _pending(sweep, end_us, unit_kind)))
-    sections.append(("preemptions", _PREEMPT_CAPTION, _preemptions(result, sweep, end_us, unit_kind)))
+    sections.append(_Section("time-to-admission", "Time to admission", _TTA_CAPTION, _tta_figure(tta, colors),
+                             _tta_table(tta)))
+    sections.append(_Section("preemptions", "Preemptions", _PREEMPT_CAPTION,
+                             _preemptions(result, sweep, end_us, unit_kind, colors)))
     if fair:
-        sections.append(("fair-sharing", _FAIR_CAPTION, _fair_shares(sweep, end_us, unit_kind)))
+        sections.append(_Section("fair-sharing", "Fair sharing", _FAIR_CAPTION,
+                                 _fair_shares(sweep, end_us, unit_kind, colors)))
+    sections.append(_Section("not-admitted", "Workloads without quota at the end", _NOT_ADMITTED_CAPTION,
+                             header.not_admitted_html(result)))
 
-    body: list[str] = [_header(run, result, topo, unit_kind, sweep)]
+    files = header.input_files(inputs, _fallback_files(run))
+    body: list[str] = [
+        "<h1>pykueue simulation report</h1>",
+        header.stopped_html(stopped),
+        header.verdict_html(result, rangespec, verdict, stopped),
+        "<div class='top'>",
+        header.facts_html(result, len(topo.queues), len(topo.all_cohorts), fair),
+        header.summary_html(result.get("summary") or {}),
+        "</div>",
+        header.inputs_html(files),
+        _notes(run, topo, unit_kind, sweep),
+        "<nav>" + " · ".join(f"<a href='#{s.div_id}'>{html.escape(s.heading)}</a>" for s in sections if s.heading)
+        + "</nav>",
+    ]
     first = True
-    for div_id, caption, fig in sections:
-        if isinstance(fig, str):
-            body.append(f'<section id="{div_id}">{fig}</section>')
-            continue
-        if caption:
-            body.append(f'<p class="caption">{html.escape(caption)}</p>')
-        body.append(
-            pio.to_html(
-                fig,
-                full_html=False,
-                include_plotlyjs=first,  # the bundle goes inline once: the page opens offline
-                div_id=f"fig-{div_id}",
-                config={"displaylogo": False, "responsive": True},
-                default_height=f"{fig.layout.height or 450}px",
+    for s in sections:
+        body.append(f'<section id="{s.div_id}">')
+        if s.heading:
+            body.append(f"<h2>{html.escape(s.heading)}</h2>")
+        if s.caption:
+            body.append(f'<p class="caption">{html.escape(s.caption)}</p>')
+        if isinstance(s.content, str):
+            body.append(s.content)
+        else:
+            body.append(
+                pio.to_html(
+                    s.content,
+                    full_html=False,
+                    include_plotlyjs=first,  # the bundle goes inline once: the page opens offline
+                    div_id=f"fig-{s.div_id}",
+                    config={"displaylogo": False, "responsive": True},
+                    default_height=f"{s.content.layout.height or 450}px",
+                )
             )
-        )
-        first = False
-    return _PAGE.format(body="\n".join(body))
+            first = False
+        body.append(s.after)
+        body.append("</section>")
+    return _PAGE.format(body="\n".join(part for part in body if part))
+
+
+def _fallback_files(run: Run) -> list[str]:
+    return [sub.source.file for sub in run.inputs.workloads] + [c.source.file for c in run.inputs.changes]
+
+
+def _notes(run: Run, topo: _Topology, kind: str, sweep: _Sweep) -> str:
+    notes = []
+    if kind != "cluster queue":
+        notes.append(f"{len(topo.queues)} cluster queues are drawn as {len(sweep.units)} series, one per "
+                     f"{kind} (sums of their queues).")
+    if not run.samples:
+        notes.append("No usage samples: run the simulation with record_usage=True for usage charts.")
+    return "".join(f"<p class='note'>{html.escape(n)}</p>" for n in notes)
 
 
 # ------------------------------------------------------------------------------------------ topology
@@ -152,7 +262,7 @@ class _Topology:
     all_cohorts: list[str]
 
     @staticmethod
-    def of(run: Run) -> _Topology:
+    def of(run: Run, queue_classes: Mapping[str, str] | None = None) -> _Topology:
         inp, engine = run.inputs, run.engine
         cohort_of: dict[str, str | None] = {}
         class_of: dict[str, str] = {}
@@ -206,6 +316,9 @@ class _Topology:
         for p in list(parent_of.values()):
             if p is not None:
                 parent_of.setdefault(p, None)
+        for name, cls in (queue_classes or {}).items():
+            if name in cohort_of and cls:
+                class_of[name] = cls
         qevents.sort(key=lambda e: (e[0], e[1]))
         return _Topology(
             queues=sorted(cohort_of, key=lambda q: (cohort_of[q] is None, cohort_of[q] or "", q)),
@@ -230,8 +343,15 @@ class _Topology:
 
 
 def _choose_units(topo: _Topology) -> tuple[dict[str, str], str]:
-    """Map each queue to the series it is drawn in: itself when few, else the finest grouping that fits."""
+    """Map each queue to the series it is drawn in: one per performance class when queues carry one
+    (upstream's generator makes tens of identical queues per class), else itself when few, else the
+    finest grouping that fits."""
     qs = topo.queues
+    if topo.class_of:
+        by_class = {q: topo.class_of.get(q, q) for q in qs}
+        groups = len(set(by_class.values()))
+        if groups < len(qs) and groups <= MAX_SERIES:
+            return by_class, "queue class"
     if len(qs) <= MAX_SERIES:
         return {q: q for q in qs}, "cluster queue"
 
@@ -246,8 +366,6 @@ def _choose_units(topo: _Topology) -> tuple[dict[str, str], str]:
         candidates.append(
             ({q: f"{cohort(q)} / {topo.class_of.get(q, '-')}" for q in qs}, "cohort / queue class")
         )
-        if all(topo.class_of.get(q) for q in qs):
-            candidates.append(({q: topo.class_of[q] for q in qs}, "queue class"))
     candidates.append(({q: cohort(q) for q in qs}, "cohort"))
     candidates.append(({q: root(q) for q in qs}, "root cohort"))
     for mapping, kind in candidates:
@@ -350,13 +468,14 @@ class _Sweep:
         self.quota: dict[str, dict[FR, tuple[int, int | None]]] = {q: {} for q in topo.queues}
         self.own: dict[str, dict[FR, tuple[int, int | None]]] = {}
         self.pending: dict[str, int] = {}
-        frs: set[FR] = set()
+        seen: dict[FR, None] = {}
         for _, _, _, q in topo.quota_events:
-            frs.update(q)
-        for s in run.samples:
-            frs.update(s.usage)
-        self.resources = _order_resources({r for _, r in frs})
-        self.frs_of = {r: sorted(fr for fr in frs if fr[1] == r) for r in self.resources}
+            seen.update(dict.fromkeys(q))
+        for sample in run.samples:
+            seen.update(dict.fromkeys(sorted(sample.usage)))
+        self.frs = _order_frs(list(seen))
+        self._fr_index = {fr: i for i, fr in enumerate(self.frs)}
+        self.members = Counter(units.values())
         self.dirty_units: set[str] = set(self.units)
         self.dirty_roots: set[str] = set()
         self.dirty_cohorts: set[str] = set(self.cohorts)
@@ -471,13 +590,12 @@ class _Sweep:
         for name in sorted(self.dirty_units):
             unit = self.units[name]
             snap: list[float] = []
-            for res in self.resources:
-                frs = self.frs_of[res]
-                snap.append(sum(unit.usage.get(fr, 0) for fr in frs))
-                snap.append(sum(unit.nominal.get(fr, 0) for fr in frs))
-                snap.append(sum(unit.within.get(fr, 0) for fr in frs))
-                snap.append(sum(unit.borrowed.get(fr, 0) for fr in frs))
-                snap.append(max(0.0, round(sum(unit.lent.get(fr, 0.0) for fr in frs), 3)))
+            for fr in self.frs:
+                snap.append(unit.usage.get(fr, 0))
+                snap.append(unit.nominal.get(fr, 0))
+                snap.append(unit.within.get(fr, 0))
+                snap.append(unit.borrowed.get(fr, 0))
+                snap.append(max(0.0, round(unit.lent.get(fr, 0.0), 3)))
             snap.append(unit.pending)
             snap.append(unit.share_max)
             _append(unit.points, t, tuple(snap))
@@ -485,10 +603,9 @@ class _Sweep:
         for name in sorted(self.dirty_cohorts):
             acc = self.cohorts[name]
             snap = []
-            for res in self.resources:
-                frs = self.frs_of[res]
-                snap.append(sum(acc.usage.get(fr, 0) for fr in frs))
-                snap.append(sum(acc.nominal.get(fr, 0) for fr in frs))
+            for fr in self.frs:
+                snap.append(acc.usage.get(fr, 0))
+                snap.append(acc.nominal.get(fr, 0))
             _append(acc.points, t, tuple(snap))
         self.dirty_cohorts.clear()
 
@@ -518,16 +635,24 @@ class _Sweep:
 
     # ---- series for the charts
 
-    def index(self, res: str, what: str) -> int:
-        return self.resources.index(res) * 5 + ("usage", "nominal", "within", "borrowed", "lent").index(what)
+    def index(self, fr: FR, what: str) -> int:
+        """Where one flavor/resource's figure sits in a series' snapshot."""
+        return self._fr_index[fr] * 5 + _WHAT[what]
+
+    def cohort_index(self, fr: FR) -> int:
+        """Where one flavor/resource's usage sits in a cohort's snapshot (its nominal quota follows)."""
+        return self._fr_index[fr] * 2
 
     @property
     def pending_index(self) -> int:
-        return len(self.resources) * 5
+        return len(self.frs) * 5
 
     @property
     def share_index(self) -> int:
-        return len(self.resources) * 5 + 1
+        return len(self.frs) * 5 + 1
+
+
+_WHAT = {"usage": 0, "nominal": 1, "within": 2, "borrowed": 3, "lent": 4}
 
 
 def _append(points: list[tuple[int, tuple[float, ...]]], t: int, snap: tuple[float, ...]) -> None:
@@ -539,9 +664,13 @@ def _append(points: list[tuple[int, tuple[float, ...]]], t: int, snap: tuple[flo
         points.append((t, snap))
 
 
-def _order_resources(resources: set[str]) -> list[str]:
-    first = [r for r in ("cpu", "memory", "nvidia.com/gpu", "pods") if r in resources]
-    return first + sorted(resources - set(first))
+def _order_frs(frs: list[FR]) -> list[FR]:
+    """Flavors in the order the queues list them (preference order), resources the usual way within."""
+    flavor_rank: dict[str, int] = {}
+    for f, _ in frs:
+        flavor_rank.setdefault(f, len(flavor_rank))
+    usual = {r: i for i, r in enumerate(("cpu", "memory", "nvidia.com/gpu", "pods"))}
+    return sorted(set(frs), key=lambda fr: (flavor_rank[fr[0]], usual.get(fr[1], len(usual)), fr[1]))
 
 
 def _top_cohorts(sweep: _Sweep, cohorts: list[str], end_us: int) -> list[str]:
@@ -550,199 +679,166 @@ def _top_cohorts(sweep: _Sweep, cohorts: list[str], end_us: int) -> list[str]:
         return cohorts
 
     def peak(c: str) -> float:
-        return max((p[1][0] for p in sweep.cohorts[c].points), default=0)
+        return max((p[1][0] for p in sweep.cohorts[c].points if p[1]), default=0)
 
     return sorted(sorted(cohorts, key=lambda c: (-peak(c), c))[:MAX_SERIES])
-
-
-# ------------------------------------------------------------------------------------------ series
-
-
-@dataclass
-class _Series:
-    x: list[float]
-    ys: list[list[float]]
-    resampled_bin_s: float | None
-
-
-def _series(points: list[tuple[int, tuple[float, ...]]], idx: Sequence[int], end_us: int,
-            scale: Sequence[float]) -> _Series:
-    """Step series of some components of a point list, resampled when long; ends at ``end_us``."""
-    ts: list[int] = []
-    vals: list[tuple[float, ...]] = []
-    for t, snap in points:
-        v = tuple(snap[i] for i in idx)
-        if vals and vals[-1] == v:
-            continue
-        ts.append(t)
-        vals.append(v)
-    if not ts:
-        ts, vals = [0], [tuple(0.0 for _ in idx)]
-    bin_s = None
-    if len(ts) > MAX_POINTS and end_us > 0:
-        ts_f, vals = _resample(ts, vals, end_us, MAX_POINTS)
-        bin_s = end_us / MAX_POINTS / US
-        x = [round(t / US, 6) for t in ts_f]
-    else:
-        x = [round(t / US, 6) for t in ts]
-    last = vals[-1]
-    if end_us / US > x[-1]:
-        x.append(round(end_us / US, 6))
-        vals.append(last)
-    ys = [[_round(v[k] * scale[k]) for v in vals] for k in range(len(idx))]
-    return _Series(x, ys, bin_s)
-
-
-def _round(v: float) -> float:
-    r = round(v, 3)
-    return int(r) if r == int(r) else r
-
-
-def _resample(ts: list[int], vals: list[tuple[float, ...]], end_us: int,
-              nbins: int) -> tuple[list[float], list[tuple[float, ...]]]:
-    """Time-weighted mean of a step function over ``nbins`` equal bins of [0, end_us]."""
-    k = len(vals[0])
-    width = end_us / nbins
-    sums = [[0.0] * k for _ in range(nbins)]
-    n = len(ts)
-    for i in range(n):
-        s = float(ts[i])
-        e = float(ts[i + 1]) if i + 1 < n else float(end_us)
-        e = min(e, float(end_us))
-        if e <= s:
-            continue
-        v = vals[i]
-        if not any(v):
-            continue
-        b = min(int(s / width), nbins - 1)
-        while s < e and b < nbins:
-            bin_end = (b + 1) * width if b < nbins - 1 else float(end_us)
-            seg = min(e, bin_end) - s
-            if seg > 0:
-                row = sums[b]
-                for c in range(k):
-                    row[c] += v[c] * seg
-                s += seg
-            b += 1
-    return [b * width for b in range(nbins)], [tuple(x / width for x in row) for row in sums]
-
-
-def _scale(resource: str) -> tuple[float, str]:
-    """Canonical units to display units: cpu milli-units to cores, byte quantities to GiB."""
-    if resource == "cpu":
-        return 1 / 1000, "cores"
-    if resource in ("memory", "ephemeral-storage") or resource.startswith("hugepages-"):
-        return 1 / 2**30, "GiB"
-    return 1.0, ""
-
-
-def _axis_label(resource: str) -> str:
-    unit = _scale(resource)[1]
-    return f"{resource} ({unit})" if unit else resource
-
-
-def _color(i: int) -> str:
-    return _PALETTE[i % len(_PALETTE)]
-
-
-def _binned_note(series: Iterable[_Series]) -> str:
-    bins = [s.resampled_bin_s for s in series if s.resampled_bin_s]
-    return f" · time-weighted means over {max(bins):.3g} s bins" if bins else ""
 
 
 # ------------------------------------------------------------------------------------------ figures
 
 _USAGE_CAPTION = (
-    "Quota in use per series over virtual time (solid), with its nominal quota (dashed, same colour). "
-    "Click a legend entry to hide a series and its quota."
+    "Quota in use over virtual time (solid, filled) against the nominal quota (dashed), one panel per cluster "
+    "queue (or group of queues) and flavor/resource: flavors are never summed. A queue has the same colour in "
+    "every chart. Usage above the dashed line is borrowed from the cohort."
 )
+_TIMELINE_CAPTION = (
+    "Each workload from its arrival to the end of the run, coloured by state; red crosses are evictions "
+    "(hover for the reason and the preemptor). Row labels take their cluster queue's colour."
+)
+_PENDING_CAPTION = "Pending workloads per series, as the cluster queues counted them after every instant."
 _BORROW_CAPTION = (
-    "Per series: usage within nominal quota (blue), lent quota (green: nominal left unused while others "
-    "in the cohort borrow, attributed proportionally), borrowed usage above nominal (red), nominal (dashed)."
+    "Per series and flavor/resource: usage within nominal quota (blue), lent quota (green: nominal left "
+    "unused while others in the cohort borrow, attributed proportionally), borrowed usage above nominal "
+    "(red), nominal (dashed)."
 )
-_COHORT_CAPTION = "Sum of the usage of each cohort's queues (solid) and its total nominal quota (dashed)."
+_COHORT_CAPTION = "Sum of the usage of each cohort's queues (solid) and its total nominal quota (dashed), per flavor."
 _TTA_CAPTION = (
     "Time from creation to first admission per workload class (the performance-scheduler-class label, "
     "else the cluster queue). Workloads never admitted are left out and counted in the table."
 )
 _PREEMPT_CAPTION = "Each Preempted event: y is the victim's cluster queue (or its series); hover for details."
 _FAIR_CAPTION = "Weighted share (status.fairSharing.weightedShare) over time; the maximum within a group."
-
-_TIME_AXIS = "virtual time (s)"
-
-
-def _layout(fig: Any, title: str, height: int) -> None:
-    fig.update_layout(
-        title={"text": title, "x": 0.01, "xanchor": "left"},
-        template="plotly_white",
-        height=height,
-        margin={"l": 70, "r": 20, "t": 70, "b": 50},
-        hovermode="closest",
-        legend={"font": {"size": 11}},
-    )
+_NOT_ADMITTED_CAPTION = "Upstream's reason and message of the QuotaReserved=False condition, at the end of the run."
 
 
-def _usage_overview(sweep: _Sweep, end_us: int, kind: str) -> Any:
+def _fr_label(fr: FR) -> str:
+    return f"{fr[0]} · {axis_label(fr[1])}"
+
+
+def _unit_label(sweep: _Sweep, name: str, kind: str) -> str:
+    n = sweep.members.get(name, 0)
+    return f"{name} ({n} queues)" if kind != "cluster queue" and n > 1 else name
+
+
+def _used_frs(sweep: _Sweep, unit: _Unit) -> list[FR]:
+    """The flavor/resource pairs a series ever had quota or usage in."""
+    out = []
+    for fr in sweep.frs:
+        u, n = sweep.index(fr, "usage"), sweep.index(fr, "nominal")
+        if any(snap[u] or snap[n] for _, snap in unit.points):
+            out.append(fr)
+    return out
+
+
+def _usage_per_flavor(sweep: _Sweep, end_us: int, kind: str, colors: Colors) -> Any:
+    """One panel per series and flavor/resource: usage against nominal quota, in the series' colour."""
+    import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    resources = sweep.resources or ["cpu"]
-    fig = make_subplots(rows=len(resources), cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=[_axis_label(r) for r in resources])
-    made: list[_Series] = []
-    for row, res in enumerate(resources, start=1):
-        factor = _scale(res)[0]
-        for i, (name, unit) in enumerate(sweep.units.items()):
-            if not sweep.resources:
-                break
-            s = _series(unit.points, [sweep.index(res, "usage")], end_us, [factor])
-            n = _series(unit.points, [sweep.index(res, "nominal")], end_us, [factor])
+    cells_of = {name: _used_frs(sweep, unit) for name, unit in sweep.units.items()}
+    cols = max(1, min(MAX_USAGE_COLS, max((len(v) for v in cells_of.values()), default=1)))
+    grid: list[list[tuple[str, FR] | None]] = []
+    drawn = left = 0
+    for name, frs in cells_of.items():
+        for start in range(0, len(frs), cols):
+            chunk = frs[start:start + cols]
+            if drawn + len(chunk) > MAX_USAGE_PANELS:
+                left += len(chunk)
+                continue
+            grid.append([(name, fr) for fr in chunk] + [None] * (cols - len(chunk)))
+            drawn += len(chunk)
+    rows = max(1, len(grid))
+    cells = [c for row in grid for c in row if c is not None]
+    height = 110 + 230 * rows
+    spacing = min(0.9 / max(1, rows - 1), 60 / height) if rows > 1 else 0.1
+    fig = make_subplots(
+        rows=rows, cols=cols, vertical_spacing=spacing, horizontal_spacing=0.06 if cols > 1 else 0.02,
+        specs=[[{} if c is not None else None for c in row] for row in grid] or [[{}] * cols],
+        subplot_titles=[f"{_unit_label(sweep, n, kind)} · {_fr_label(fr)}" for n, fr in cells] or None,
+    )
+    end_s = end_us / US
+    shown: set[str] = set()
+    made: list[Series] = []
+    for r, row in enumerate(grid, start=1):
+        for c, cell in enumerate(row, start=1):
+            if cell is None:
+                continue
+            name, fr = cell
+            unit = sweep.units[name]
+            factor = scale(fr[1])[0]
+            s = series(unit.points, [sweep.index(fr, "usage")], end_us, [factor])
+            n = series(unit.points, [sweep.index(fr, "nominal")], end_us, [factor])
             made.append(s)
-            _add_usage_and_nominal(fig, s, n, name, _color(i), row)
-        fig.update_yaxes(title_text=_axis_label(res), rangemode="tozero", row=row, col=1)
-    fig.update_xaxes(title_text=_TIME_AXIS, row=len(resources), col=1)
-    _layout(fig, f"Usage over time per {kind} (dashed: nominal quota){_binned_note(made)}",
-            120 + 380 * len(resources))
+            color = colors.series(name)
+            meta = {"series": name, "flavor": fr[0], "resource": fr[1]}
+            tag = f"{html.escape(name)} · {html.escape(fr[0])} · {html.escape(fr[1])}"
+            fig.add_trace(go.Scatter(x=s.x, y=s.ys[0], name=name, legendgroup=name, showlegend=name not in shown,
+                                     mode="lines", fill="tozeroy", fillcolor=rgba(color, 0.15), meta=meta,
+                                     line={"shape": "hv", "width": 1.6, "color": color},
+                                     hovertemplate=f"{tag}<br>%{{x}} s: %{{y}}<extra>usage</extra>"),
+                          row=r, col=c)
+            fig.add_trace(go.Scatter(x=n.x, y=n.ys[0], name="nominal quota", legendgroup="nominal",
+                                     showlegend=not shown, mode="lines", meta={**meta, "nominal": True},
+                                     line={"shape": "hv", "width": 1.2, "dash": "dash", "color": _NOMINAL},
+                                     hovertemplate=f"{tag}<br>%{{x}} s: %{{y}}<extra>nominal</extra>"),
+                          row=r, col=c)
+            shown.add(name)
+            fig.update_yaxes(title_text=axis_label(fr[1]) if c == 1 else None, rangemode="tozero", row=r, col=c)
+            fig.update_xaxes(range=[0, end_s if end_s > 0 else 1], row=r, col=c)
+    # Panel titles in their series' colour, like the series' lines.
+    for annotation, (name, _) in zip(fig.layout.annotations, cells, strict=False):
+        annotation.font = {"size": 12, "color": colors.series(name)}
+    for c in range(1, cols + 1):
+        fig.update_xaxes(title_text=TIME_AXIS, row=rows, col=c)
+    title = f"Usage per {kind} and flavor (dashed: nominal quota)"
+    if left:
+        title += f" · {left} more panels not drawn"
+    if not cells:
+        no_data(fig, "No quota and no usage")
+    layout(fig, title + binned_note(made), height)
     return fig
 
 
-def _borrow_lend(sweep: _Sweep, res: str, end_us: int, kind: str) -> Any:
+def _borrow_lend(sweep: _Sweep, fr: FR, end_us: int, kind: str, colors: Colors) -> Any:
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     names = list(sweep.units)
     cols = 3 if len(names) > 4 else max(1, len(names))
     rows = max(1, math.ceil(len(names) / cols))
-    fig = make_subplots(rows=rows, cols=cols, shared_xaxes=True, subplot_titles=names,
+    fig = make_subplots(rows=rows, cols=cols, shared_xaxes=True,
+                        subplot_titles=[_unit_label(sweep, n, kind) for n in names],
                         vertical_spacing=min(0.3 / rows, 0.08) if rows > 1 else 0.1, horizontal_spacing=0.05)
-    factor = _scale(res)[0]
-    idx = [sweep.index(res, w) for w in ("within", "lent", "borrowed")]
-    made: list[_Series] = []
+    factor = scale(fr[1])[0]
+    idx = [sweep.index(fr, w) for w in ("within", "lent", "borrowed")]
+    made: list[Series] = []
     for i, name in enumerate(names):
         unit = sweep.units[name]
         row, col = i // cols + 1, i % cols + 1
-        s = _series(unit.points, idx, end_us, [factor] * 3)
-        n = _series(unit.points, [sweep.index(res, "nominal")], end_us, [factor])
+        s = series(unit.points, idx, end_us, [factor] * 3)
+        n = series(unit.points, [sweep.index(fr, "nominal")], end_us, [factor])
         made.append(s)
         stack = f"stack-{i}"
         for k, (label, color) in enumerate(
             (("used within nominal", _WITHIN), ("lent", _LENT), ("borrowed", _BORROWED))
         ):
             fig.add_trace(go.Scatter(x=s.x, y=s.ys[k], name=label, legendgroup=label, showlegend=i == 0,
-                                     stackgroup=stack, mode="lines",
+                                     stackgroup=stack, mode="lines", meta={"series": name},
                                      line={"shape": "hv", "width": 0.5, "color": color},
                                      hovertemplate=f"{html.escape(name)}<br>%{{x}} s: %{{y}}<extra>{label}</extra>"),
                           row=row, col=col)
         fig.add_trace(go.Scatter(x=n.x, y=n.ys[0], name="nominal quota", legendgroup="nominal",
-                                 showlegend=i == 0, mode="lines",
+                                 showlegend=i == 0, mode="lines", meta={"series": name, "nominal": True},
                                  line={"shape": "hv", "width": 1.2, "dash": "dash", "color": _NOMINAL},
                                  hovertemplate=f"{html.escape(name)}<br>%{{x}} s: %{{y}}<extra>nominal</extra>"),
                       row=row, col=col)
+    for annotation, name in zip(fig.layout.annotations, names, strict=False):
+        annotation.font = {"size": 11, "color": colors.series(name)}
     fig.update_yaxes(rangemode="tozero")
-    fig.update_annotations(font_size=11)
     for col in range(1, cols + 1):
-        fig.update_xaxes(title_text=_TIME_AXIS, row=rows, col=col)
+        fig.update_xaxes(title_text=TIME_AXIS, row=rows, col=col)
     height = 150 + 190 * rows
-    _layout(fig, f"Borrowed and lent {_axis_label(res)} per {kind}{_binned_note(made)}", height)
+    layout(fig, f"Borrowed and lent {_fr_label(fr)} per {kind}{binned_note(made)}", height)
     # A horizontal legend between the title and the first row of subplot titles.
     fig.update_layout(margin={"t": 100}, legend={"orientation": "h", "x": 1, "xanchor": "right",
                                                  "y": 1 + 30 / (height - 150), "yanchor": "bottom"})
@@ -752,28 +848,30 @@ def _borrow_lend(sweep: _Sweep, res: str, end_us: int, kind: str) -> Any:
 def _cohort_usage(sweep: _Sweep, cohorts: list[str], end_us: int) -> Any:
     from plotly.subplots import make_subplots
 
-    resources = sweep.resources or ["cpu"]
-    fig = make_subplots(rows=len(resources), cols=1, shared_xaxes=True, vertical_spacing=0.08,
-                        subplot_titles=[_axis_label(r) for r in resources])
-    made: list[_Series] = []
-    for row, res in enumerate(resources, start=1):
-        if not sweep.resources:
+    frs = sweep.frs[:MAX_COHORT_ROWS] or [("", "cpu")]
+    fig = make_subplots(rows=len(frs), cols=1, shared_xaxes=True, vertical_spacing=min(0.08, 0.5 / len(frs)),
+                        subplot_titles=[_fr_label(fr) if fr[0] else "" for fr in frs])
+    made: list[Series] = []
+    for row, fr in enumerate(frs, start=1):
+        if not sweep.frs:
             break
-        factor = _scale(res)[0]
-        k = sweep.resources.index(res) * 2
+        factor = scale(fr[1])[0]
+        k = sweep.cohort_index(fr)
         for i, name in enumerate(cohorts):
             acc = sweep.cohorts[name]
-            s = _series(acc.points, [k], end_us, [factor])
-            n = _series(acc.points, [k + 1], end_us, [factor])
+            s = series(acc.points, [k], end_us, [factor])
+            n = series(acc.points, [k + 1], end_us, [factor])
             made.append(s)
-            _add_usage_and_nominal(fig, s, n, name, _color(i), row)
-        fig.update_yaxes(title_text=_axis_label(res), rangemode="tozero", row=row, col=1)
-    fig.update_xaxes(title_text=_TIME_AXIS, row=len(resources), col=1)
+            _add_usage_and_nominal(fig, s, n, name, _COHORT_PALETTE[i % len(_COHORT_PALETTE)], row)
+        fig.update_yaxes(title_text=axis_label(fr[1]), rangemode="tozero", row=row, col=1)
+    fig.update_xaxes(title_text=TIME_AXIS, row=len(frs), col=1)
     title = "Usage per cohort over time (dashed: total nominal quota)"
+    if len(sweep.frs) > len(frs):
+        title += f" · {len(sweep.frs) - len(frs)} more flavor/resource pairs not drawn"
     if not cohorts:
         title += " · no cohorts in this run"
-        fig.add_annotation(text="No cohorts", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
-    _layout(fig, title + _binned_note(made), 120 + 340 * len(resources))
+        no_data(fig, "No cohorts")
+    layout(fig, title + binned_note(made), 120 + 260 * len(frs))
     return fig
 
 
@@ -835,7 +933,7 @@ def _quantile(values: list[float], q: float) -> float:
     return values[lo] + (values[hi] - values[lo]) * (pos - lo)
 
 
-def _tta_figure(tta: _Tta) -> Any:
+def _tta_figure(tta: _Tta, colors: Colors) -> Any:
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
@@ -847,16 +945,17 @@ def _tta_figure(tta: _Tta) -> Any:
     for i, (name, values) in enumerate(tta.by_class.items()):
         if not values:
             continue
-        color = _color(i)
-        fig.add_trace(go.Box(x=[name], q1=[_round(_quantile(values, 0.25))], median=[_round(_quantile(values, 0.5))],
-                             q3=[_round(_quantile(values, 0.75))], lowerfence=[_round(values[0])],
-                             upperfence=[_round(values[-1])], mean=[_round(sum(values) / len(values))],
+        # a class named after a series (unlabelled workloads fall back to their queue) takes its colour
+        color = colors.of_series.get(name) or CATEGORY_PALETTE[i % len(CATEGORY_PALETTE)]
+        fig.add_trace(go.Box(x=[name], q1=[round3(_quantile(values, 0.25))], median=[round3(_quantile(values, 0.5))],
+                             q3=[round3(_quantile(values, 0.75))], lowerfence=[round3(values[0])],
+                             upperfence=[round3(values[-1])], mean=[round3(sum(values) / len(values))],
                              name=name, legendgroup=name, marker_color=color, boxmean=True),
                       row=1, col=1)
         counts = [0] * HIST_BINS
         for v in values:
             counts[min(int(v / width), HIST_BINS - 1)] += 1
-        centers = [_round((b + 0.5) * width) for b in range(HIST_BINS)]
+        centers = [round3((b + 0.5) * width) for b in range(HIST_BINS)]
         if many:
             fig.add_trace(go.Scatter(x=centers, y=counts, name=name, legendgroup=name, showlegend=False,
                                      mode="lines", line={"shape": "hvh", "color": color}), row=1, col=2)
@@ -864,12 +963,11 @@ def _tta_figure(tta: _Tta) -> Any:
             fig.add_trace(go.Bar(x=centers, y=counts, width=width, name=name, legendgroup=name,
                                  showlegend=False, marker_color=color, opacity=0.6), row=1, col=2)
     if not any(tta.by_class.values()):
-        fig.add_annotation(text="No workload was admitted", showarrow=False, xref="paper", yref="paper",
-                           x=0.5, y=0.5)
+        no_data(fig, "No workload was admitted")
     fig.update_yaxes(title_text="seconds to admission", rangemode="tozero", row=1, col=1)
     fig.update_xaxes(title_text="seconds to admission", row=1, col=2)
     fig.update_yaxes(title_text="workloads", row=1, col=2)
-    _layout(fig, "Time to admission per workload class", 480)
+    layout(fig, "Time to admission per workload class", 480)
     fig.update_layout(barmode="overlay", bargap=0)
     return fig
 
@@ -881,7 +979,7 @@ def _tta_table(tta: _Tta) -> str:
     for name, values in tta.by_class.items():
         if values:
             stats = [sum(values) / len(values), _quantile(values, 0.5), _quantile(values, 0.95), values[-1]]
-            cells = "".join(f"<td>{_round(s)}</td>" for s in stats)
+            cells = "".join(f"<td>{round3(s)}</td>" for s in stats)
         else:
             cells = "<td>-</td>" * 4
         rows.append(f"<tr><td>{html.escape(name)}</td><td>{len(values)}</td>"
@@ -889,7 +987,7 @@ def _tta_table(tta: _Tta) -> str:
     return f'<table class="stats">{head}{"".join(rows)}</table>'
 
 
-def _add_usage_and_nominal(fig: Any, usage: _Series, nominal: _Series, name: str, color: str, row: int) -> None:
+def _add_usage_and_nominal(fig: Any, usage: Series, nominal: Series, name: str, color: str, row: int) -> None:
     """A series' usage (solid) and its nominal quota (dashed, same colour, one legend entry for both)."""
     import plotly.graph_objects as go
 
@@ -904,30 +1002,32 @@ def _add_usage_and_nominal(fig: Any, usage: _Series, nominal: _Series, name: str
                   row=row, col=1)
 
 
-def _pending(sweep: _Sweep, end_us: int, kind: str) -> Any:
+def _pending(sweep: _Sweep, end_us: int, kind: str, colors: Colors) -> Any:
     return _step_lines(sweep, end_us, sweep.pending_index, "pending", "pending workloads",
-                       f"Pending workloads over time per {kind}")
+                       f"Pending workloads over time per {kind}", colors)
 
 
-def _step_lines(sweep: _Sweep, end_us: int, index: int, what: str, y_title: str, title: str) -> Any:
+def _step_lines(sweep: _Sweep, end_us: int, index: int, what: str, y_title: str, title: str,
+                colors: Colors) -> Any:
     """One step line per series for one sampled quantity (pending counts, shares)."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
-    made: list[_Series] = []
-    for i, (name, unit) in enumerate(sweep.units.items()):
-        s = _series(unit.points, [index], end_us, [1.0])
+    made: list[Series] = []
+    for name, unit in sweep.units.items():
+        s = series(unit.points, [index], end_us, [1.0])
         made.append(s)
-        fig.add_trace(go.Scatter(x=s.x, y=s.ys[0], name=name, mode="lines",
-                                 line={"shape": "hv", "width": 1.5, "color": _color(i)},
+        fig.add_trace(go.Scatter(x=s.x, y=s.ys[0], name=name, mode="lines", meta={"series": name},
+                                 line={"shape": "hv", "width": 1.5, "color": colors.series(name)},
                                  hovertemplate=f"{html.escape(name)}<br>%{{x}} s: %{{y}}<extra>{what}</extra>"))
-    fig.update_xaxes(title_text=_TIME_AXIS)
+    fig.update_xaxes(title_text=TIME_AXIS)
     fig.update_yaxes(title_text=y_title, rangemode="tozero")
-    _layout(fig, f"{title}{_binned_note(made)}", 480)
+    integer_ticks(fig, made)
+    layout(fig, f"{title}{binned_note(made)}", 420)
     return fig
 
 
-def _preemptions(result: dict[str, Any], sweep: _Sweep, end_us: int, kind: str) -> Any:
+def _preemptions(result: dict[str, Any], sweep: _Sweep, end_us: int, kind: str, colors: Colors) -> Any:
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
@@ -941,11 +1041,11 @@ def _preemptions(result: dict[str, Any], sweep: _Sweep, end_us: int, kind: str) 
     order = list(sweep.units)
     for i, reason in enumerate(reasons):
         mine = [e for e in events if (e.get("reason") or "(none)") == reason]
-        color = _REASON_COLORS.get(reason, _color(i))
+        color = _REASON_COLORS.get(reason, CATEGORY_PALETTE[i % len(CATEGORY_PALETTE)])
         counts = [0] * nbins
         for e in mine:
             counts[min(int(e["time"] / width), nbins - 1)] += 1
-        fig.add_trace(go.Bar(x=[_round((b + 0.5) * width) for b in range(nbins)], y=counts, width=width,
+        fig.add_trace(go.Bar(x=[round3((b + 0.5) * width) for b in range(nbins)], y=counts, width=width,
                              name=reason, legendgroup=reason, showlegend=False, marker_color=color,
                              hovertemplate="%{x} s: %{y}<extra>" + html.escape(reason) + "</extra>"),
                       row=1, col=1)
@@ -961,52 +1061,23 @@ def _preemptions(result: dict[str, Any], sweep: _Sweep, end_us: int, kind: str) 
         ), row=2, col=1)
     fig.update_layout(barmode="stack", bargap=0)
     fig.update_yaxes(title_text=f"per {width:.3g} s", row=1, col=1)
+    ticks = [f'<span style="color:{colors.series(u)}">{html.escape(u)}</span>' for u in order]
     fig.update_yaxes(title_text=f"victim's {kind}", type="category", categoryorder="array",
-                     categoryarray=order, range=[-0.5, len(order) - 0.5], row=2, col=1)
-    fig.update_xaxes(title_text=_TIME_AXIS, range=[0, end_s if end_s > 0 else 1], row=2, col=1)
+                     categoryarray=order, tickvals=order, ticktext=ticks, range=[-0.5, len(order) - 0.5],
+                     row=2, col=1)
+    fig.update_xaxes(title_text=TIME_AXIS, range=[0, end_s if end_s > 0 else 1], row=2, col=1)
     title = f"Preemptions on the timeline ({len(events)} in all)"
     if stride > 1:
         title += f" · every {stride}th marker drawn"
     if not events:
-        fig.add_annotation(text="No preemptions", showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5)
-    _layout(fig, title, 260 + max(240, 22 * len(order)))
+        no_data(fig, "No preemptions")
+    layout(fig, title, 260 + max(240, 22 * len(order)))
     return fig
 
 
-def _fair_shares(sweep: _Sweep, end_us: int, kind: str) -> Any:
+def _fair_shares(sweep: _Sweep, end_us: int, kind: str, colors: Colors) -> Any:
     return _step_lines(sweep, end_us, sweep.share_index, "share", "weighted share",
-                       f"Fair sharing: weighted share over time per {kind}")
-
-
-# ------------------------------------------------------------------------------------------- header
-
-
-def _header(run: Run, result: dict[str, Any], topo: _Topology, kind: str, sweep: _Sweep) -> str:
-    states = Counter(w["state"] for w in result["workloads"])
-    types = Counter(e["type"] for e in result["events"])
-    files = sorted({sub.source.file for sub in run.inputs.workloads} | {c.source.file for c in run.inputs.changes})
-    facts = [
-        ("end time", f"{result.get('endTime') or 0:g} s"),
-        ("workloads", str(len(result["workloads"]))),
-        *((f"· {state}", str(n)) for state, n in sorted(states.items())),
-        ("preemptions", str(types.get(ev.PREEMPTED, 0))),
-        ("evictions", str(types.get(ev.EVICTED, 0))),
-        ("cluster queues", str(len(topo.queues))),
-        ("cohorts", str(len(topo.all_cohorts))),
-        ("fair sharing", "on" if run.engine.config.fair_sharing.enable else "off"),
-    ]
-    rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in facts)
-    notes = []
-    if kind != "cluster queue":
-        notes.append(f"{len(topo.queues)} cluster queues are drawn as {len(sweep.units)} series, one per "
-                     f"{kind} (sums of their queues).")
-    if not run.samples:
-        notes.append("No usage samples: run the simulation with record_usage=True for usage charts.")
-    if files:
-        shown = ", ".join(html.escape(f) for f in files[:5]) + (" …" if len(files) > 5 else "")
-        notes.append(f"Inputs: {shown}")
-    note_html = "".join(f"<p class='note'>{n}</p>" for n in notes)
-    return f"<h1>pykueue simulation report</h1><table class='facts'>{rows}</table>{note_html}"
+                       f"Fair sharing: weighted share over time per {kind}", colors)
 
 
 _PAGE = """<!DOCTYPE html>
@@ -1017,12 +1088,27 @@ _PAGE = """<!DOCTYPE html>
 <style>
 body {{ font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px 32px; color: #222; }}
 h1 {{ font-size: 22px; margin: 0 0 12px; }}
+h2 {{ font-size: 17px; margin: 30px 0 4px; border-top: 1px solid #ddd; padding-top: 14px; }}
+section.verdict h2 {{ border: none; margin: 0 0 6px; padding: 0; }}
+h3 {{ font-size: 14px; margin: 4px 0; }}
+.verdict {{ padding: 10px 14px; border-radius: 6px; margin: 0 0 14px; }}
+.verdict.pass {{ background: #e7f5ea; border: 1px solid #2e9e4f; }}
+.verdict.fail {{ background: #fdecea; border: 1px solid #d62728; }}
+.verdict.unknown {{ background: #f4f4f4; border: 1px solid #999; }}
+.verdict ul {{ margin: 4px 0 8px; font-size: 13px; }}
+div.top {{ display: flex; flex-wrap: wrap; gap: 36px; align-items: flex-start; }}
 table.facts, table.stats {{ border-collapse: collapse; font-size: 13px; margin: 6px 0 14px; }}
 table.facts th, table.facts td, table.stats th, table.stats td {{ padding: 2px 10px; text-align: left;
   border-bottom: 1px solid #e5e5e5; }}
 table.facts th {{ font-weight: 600; color: #555; }}
+table.stats tr.bad td {{ color: #b00020; }}
+table.stats tr.ok td:last-child {{ color: #2e9e4f; }}
+table.wide td:last-child {{ max-width: 720px; }}
 p.note, p.caption {{ font-size: 13px; color: #555; margin: 4px 0; }}
-p.caption {{ margin-top: 28px; }}
+details#inputs {{ font-size: 13px; margin: 4px 0 8px; }}
+ul.inputs {{ margin: 4px 0; columns: 2; }}
+nav {{ font-size: 13px; margin: 10px 0; }}
+pre {{ font-size: 12px; background: #f7f7f7; padding: 6px; }}
 </style>
 </head>
 <body>

@@ -13,16 +13,18 @@ from pykueue.sim.report import (
     MAX_POINTS,
     _choose_cohorts,
     _choose_units,
-    _resample,
     _Sweep,
     _time_to_admission,
     _Topology,
     write_report,
 )
+from pykueue.sim.report_plot import resample
 from pykueue.sim.result import build_result
 from pykueue.sim.simulator import US, Run, Simulation
 
 pytest.importorskip("plotly")
+
+CPU = ("default-flavor", "cpu")
 
 FLAVOR = """\
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -142,9 +144,9 @@ def test_report_is_one_self_contained_page(reclaim: tuple[Run, dict], tmp_path: 
     assert page.count("plotly.js v") >= 1  # the plotly bundle's banner, inline
     assert len(page) > 1_000_000  # ... and the bundle itself
     for title in (
-        "Usage over time per cluster queue",
-        "Borrowed and lent cpu (cores) per cluster queue",
-        "Borrowed and lent memory (GiB) per cluster queue",
+        "Usage per cluster queue and flavor",
+        "Borrowed and lent default-flavor · cpu (cores) per cluster queue",
+        "Borrowed and lent default-flavor · memory (GiB) per cluster queue",
         "Usage per cohort over time",
         "Time to admission per workload class",
         "Pending workloads over time per cluster queue",
@@ -199,7 +201,7 @@ def _at(points: list[tuple[int, tuple[float, ...]]], seconds: float) -> tuple[fl
 def test_borrowed_and_lent_follow_the_cohort(reclaim: tuple[Run, dict]) -> None:
     sweep = _sweep(reclaim[0])
     a, b = sweep.units["team-a"].points, sweep.units["team-b"].points
-    usage, nominal, within, borrowed, lent = (sweep.index("cpu", w)
+    usage, nominal, within, borrowed, lent = (sweep.index(CPU, w)
                                               for w in ("usage", "nominal", "within", "borrowed", "lent"))
 
     def cpu(points: list, t: float) -> tuple[float, ...]:
@@ -219,7 +221,7 @@ def test_borrowed_and_lent_follow_the_cohort(reclaim: tuple[Run, dict]) -> None:
     # 20 s on: b-0..b-3 finished, no borrowing left
     assert cpu(a, 25)[4] == 0 and cpu(b, 25)[3] == 0
     cohort = sweep.cohorts["research"].points
-    k = sweep.resources.index("cpu") * 2
+    k = sweep.cohort_index(CPU)
     assert (_at(cohort, 1)[k], _at(cohort, 1)[k + 1]) == (6000, 8000)
     assert (_at(cohort, 7)[k], _at(cohort, 15)[k]) == (8000, 7000)
 
@@ -252,7 +254,7 @@ def test_many_queues_are_drawn_per_cohort(tmp_path: Path) -> None:
     write_report(run, result, str(out))
     page = out.read_text(encoding="utf-8")
     assert "40 cluster queues are drawn as 2 series, one per cohort" in page
-    assert "Usage over time per cohort" in page
+    assert "Usage per cohort and flavor" in page
     usage = _figure_html(page, "fig-usage")
     assert '"name":"co-0"' in usage and '"name":"co-1"' in usage
     assert "cq-07" not in usage  # no per-queue trace
@@ -260,18 +262,18 @@ def test_many_queues_are_drawn_per_cohort(tmp_path: Path) -> None:
     assert list(sweep.units) == ["co-0", "co-1"]
     # 20 queues x 2 cpu of nominal quota per cohort; at 2.5 s each queue runs w-0, w-1, w-2
     snap = _at(sweep.units["co-0"].points, 2.5)
-    assert snap[sweep.index("cpu", "nominal")] == 40_000
-    assert snap[sweep.index("cpu", "usage")] == 40_000  # 2 running per queue, the third borrows nothing
+    assert snap[sweep.index(CPU, "nominal")] == 40_000
+    assert snap[sweep.index(CPU, "usage")] == 40_000  # 2 running per queue, the third borrows nothing
     assert snap[sweep.pending_index] == 20
 
 
 def test_resample_is_a_time_weighted_mean() -> None:
     ts = [0, 10, 30]
     vals = [(1.0,), (3.0,), (0.0,)]
-    x, y = _resample(ts, vals, 40, 4)
+    x, y = resample(ts, vals, 40, 4)
     assert x == [0, 10, 20, 30]
     assert y == [(1.0,), (3.0,), (3.0,), (0.0,)]
-    x, y = _resample(ts, vals, 40, 2)
+    x, y = resample(ts, vals, 40, 2)
     assert y == [(2.0,), (1.5,)]
 
 
@@ -312,10 +314,10 @@ spec:
             _wl("team-a", "a-1", "0s", "20s", 1)]
     run, result = _simulate(tmp_path, docs)
     sweep = _sweep(run)
-    nominal = sweep.index("cpu", "nominal")
+    nominal = sweep.index(CPU, "nominal")
     a = sweep.units["team-a"].points
     assert (_at(a, 5)[nominal], _at(a, 15)[nominal]) == (4000, 6000)
-    k = sweep.resources.index("cpu") * 2
+    k = sweep.cohort_index(CPU)
     research, org = sweep.cohorts["research"].points, sweep.cohorts["org"].points
     # research: team-a's quota plus its own 2; org: that plus team-c's 4
     assert (_at(research, 5)[k + 1], _at(research, 15)[k + 1]) == (6000, 8000)
