@@ -225,7 +225,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if problems:
         return _fail([str(p) for p in problems], EXIT_INVALID)
     _warn(inputs)
-    sim = Simulation(inputs, until=until, record_usage=bool(args.generator or args.report))
+    sim = Simulation(inputs, until=until, record_usage=bool(args.generator or args.report),
+                     record_reasons=bool(args.report))
     stopped: str | None = None
     try:
         run = sim.run()

@@ -60,6 +60,7 @@ class Engine:
         self._backoff: list[tuple[int, int, str]] = []  # (requeue_us, seq, key)
         self._nonempty: set[str] = set()  # cluster queues that may have candidates
         self._bulk = 0  # inside bulk(): structure and queue refreshes wait until the end
+        self.reason_watch: set[WorkloadInfo] | None = None  # see watch_reasons
         self._bulk_dirty = False
 
     @contextmanager
@@ -73,6 +74,15 @@ class Engine:
             if self._bulk == 0 and self._bulk_dirty:
                 self._bulk_dirty = False
                 self._structure_changed()
+
+    def watch_reasons(self) -> set[WorkloadInfo]:
+        """Start collecting the workloads whose QuotaReserved=False reason may have changed (a driver
+        that records reasons over time reads ``condition_of`` for just these, then clears the set)."""
+        if self.reason_watch is None:
+            self.reason_watch = set(self.workloads.values())
+            for info in self.workloads.values():
+                info.watch = self.reason_watch
+        return self.reason_watch
 
     # ------------------------------------------------------------------------------------ objects
 
@@ -262,6 +272,8 @@ class Engine:
         for info in sorted(self.workloads.values(), key=lambda i: i.seq):
             if info.state is State.PENDING:
                 self._place(info)
+                if self.reason_watch is not None:  # queue blockers may have changed
+                    self.reason_watch.add(info)
         for cq in self.cqs.values():
             if cq.pending.requeue_inadmissible() or cq.pending.has_candidates():
                 self._nonempty.add(cq.name)
@@ -274,6 +286,9 @@ class Engine:
         self._seq += 1
         info = WorkloadInfo(spec, self._seq)
         self.workloads[info.key] = info
+        if self.reason_watch is not None:
+            info.watch = self.reason_watch
+            self.reason_watch.add(info)
         if spec.admission is not None and spec.active:
             self._restore_admission(info, spec.admission, now)
         elif info.state is State.PENDING:

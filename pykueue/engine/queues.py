@@ -141,6 +141,8 @@ class PendingQueue:
         cls.parked = True
         cls.bulk_reason = reason
         cls.bulk_message = message
+        if info.watch is not None:  # every member now shows the class's reason
+            info.watch.update(e[4] for e in cls.live.values())
         cls.bulk_stamp = next_stamp()
         cls.entry = None
 

@@ -87,6 +87,7 @@ class WorkloadInfo:
         "check_states",
         "hash",
         "reason_stamp",
+        "watch",
     )
 
     def __init__(self, spec: model.Workload, seq: int) -> None:
@@ -115,11 +116,16 @@ class WorkloadInfo:
         self.check_states: dict[str, str] = {}
         self.hash = scheduling_hash(spec)
         self.reason_stamp = 0
+        # The engine's set of workloads whose reason may have changed, when a driver records reasons over
+        # time (Engine.watch_reasons); None otherwise, and then this costs nothing.
+        self.watch: set[WorkloadInfo] | None = None
 
     def set_reason(self, reason: str | None, message: str = "") -> None:
         self.reason = reason
         self.message = message
         self.reason_stamp = next_stamp()
+        if self.watch is not None:
+            self.watch.add(self)
 
     @property
     def admitted_at(self) -> float | None:

@@ -102,14 +102,28 @@ class Run:
     samples: list[UsageSample] = field(default_factory=list)
     created_us: dict[str, int] = field(default_factory=dict)
     kinds: dict[str, str] = field(default_factory=dict)
+    reasons: list[ReasonChange] = field(default_factory=list)  # with record_reasons: each reason change
+
+
+@dataclass(slots=True, frozen=True)
+class ReasonChange:
+    """A workload's QuotaReserved=False reason as it stood after an instant (None: it holds quota or
+    finished), recorded only when it differs from the last one recorded for that workload."""
+
+    time_us: int
+    workload: str
+    reason: str | None
+    message: str | None = None
 
 
 class Simulation:
     def __init__(self, inputs: Inputs, *, until: float | None = None, record_usage: bool = False,
-                 step_budget: int | None = None) -> None:
+                 step_budget: int | None = None, record_reasons: bool = False) -> None:
         self.inputs = inputs
         self.until_us = None if until is None else to_us(until)
         self.record_usage = record_usage
+        self.record_reasons = record_reasons
+        self._last_reason: dict[str, str | None] = {}
         self.step_budget = step_budget
         self.steps = 0  # instants played (each one scheduling call)
         self._inputs_left = 0  # arrivals and timed changes still queued
@@ -169,6 +183,8 @@ class Simulation:
     def run(self) -> Run:
         self._setup()
         engine = self.engine
+        if self.record_reasons:
+            engine.watch_reasons()
         now_us = 0
         last_us = 0
         while True:
@@ -193,6 +209,8 @@ class Simulation:
                 last_us = now_us
                 if self.record_usage:
                     self._sample(now_us)
+                if self.record_reasons:
+                    self._record_reasons(now_us)
                 if self._idle and self.until_us is None:
                     self._check_settling(now_us)
             except EngineError:
@@ -204,6 +222,22 @@ class Simulation:
                 raise
         self.run_data.end_us = self.until_us if self.until_us is not None else last_us
         return self.run_data
+
+    def _record_reasons(self, now_us: int) -> None:
+        """The reasons of the workloads the engine marked as possibly changed in this instant."""
+        watch = self.engine.watch_reasons()
+        if not watch:
+            return
+        last, out = self._last_reason, self.run_data.reasons
+        for info in sorted(watch, key=lambda i: i.seq):
+            reason, message = self.engine.condition_of(info)
+            if info.key not in last and reason is None:
+                last[info.key] = None
+                continue
+            if last.get(info.key, "") != reason:
+                last[info.key] = reason
+                out.append(ReasonChange(now_us, info.key, reason, message or None))
+        watch.clear()
 
     def _record(self, now_us: int, events: list[Event]) -> None:
         log = self.run_data.log
