@@ -45,7 +45,7 @@ def write_report(paths: list[str], generator: str | None, rangespec: str | None,
         manifests = None
     if problems:
         sys.exit("\n".join(str(p) for p in problems))
-    run = Simulation(inputs, record_usage=True).run()
+    run = Simulation(inputs, record_usage=True, record_reasons=True).run()
     result = build_result(run)
     if manifests is not None:
         result["summary"] = summary_of(result, manifests)

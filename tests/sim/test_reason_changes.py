@@ -70,3 +70,14 @@ spec:
     run = Simulation(inputs, record_reasons=True).run()
     got = [(r.time_us // 1_000_000, r.reason) for r in run.reasons]
     assert got == [(0, "ExceedsMaxQuota"), (5, "Suspended")]
+
+
+def test_simulate_report_uses_the_recorded_reasons(tmp_path, capsys) -> None:
+    from pykueue.cli import main
+
+    out = tmp_path / "r.html"
+    assert main(["simulate", demo_path(), "--report", str(out), "-o", "json"]) == 0
+    capsys.readouterr()
+    html = out.read_text()
+    assert "as the simulator recorded it after every instant" in html
+    assert "does not record reasons over time" not in html
