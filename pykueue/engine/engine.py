@@ -18,7 +18,7 @@ from pykueue.engine import model
 from pykueue.engine.cluster import ClusterQueueState, CohortState
 from pykueue.engine.events import Event
 from pykueue.engine.model import seconds_to_us
-from pykueue.engine.preemption import ClassicalPreemptor, add_workload_usage, remove_workload_usage
+from pykueue.engine.preemption import ClusterState, Preemptor, add_workload_usage, remove_workload_usage
 from pykueue.engine.quota import recompute_subtree
 from pykueue.engine.scheduler import Scheduler
 from pykueue.engine.selectors import selector_matches
@@ -48,11 +48,8 @@ class Engine:
         self.namespaces: dict[str, model.Namespace] = {}
         self.admission_checks: dict[str, model.AdmissionCheck] = {}
         self.workloads: dict[str, WorkloadInfo] = {}
-        self.preemptor = ClassicalPreemptor(self.cqs)
-        if self.config.fair_sharing.enable:
-            from pykueue.engine.fair_sharing import FairPreemptor
-
-            self.preemptor.fair = FairPreemptor(self)
+        self.state = ClusterState(self.cqs, self.cohorts, self.config)
+        self.preemptor = Preemptor(self.state)
         self.scheduler = Scheduler(self)
         self._seq = 0
         self._events: list[Event] = []
@@ -654,7 +651,7 @@ class Engine:
             return 0
         from pykueue.engine.fair_sharing import weighted_share
 
-        return weighted_share(self.cqs[cq_name].node, self)
+        return weighted_share(self.cqs[cq_name].node, self.state)
 
     def pending_count(self, cq_name: str) -> int:
         cq = self.cqs[cq_name]

@@ -19,7 +19,7 @@ from pykueue.engine.cluster import ClusterQueueState
 from pykueue.engine.events import EngineError
 from pykueue.engine.flavors import FIT, NO_FIT, PREEMPT, Assignment, FlavorAssigner
 from pykueue.engine.podset_reducer import reduce_counts
-from pykueue.engine.preemption import Target, add_workload_usage, fits, remove_workload_usage
+from pykueue.engine.preemption import Target, add_workload_usage, fits, without
 from pykueue.engine.quota import FR, add_usage, remove_usage
 from pykueue.engine.workload import (
     MISCONFIGURED,
@@ -91,8 +91,7 @@ class Scheduler:
             return False
         progressed = False
         entries: list[Entry] = []
-        engine.preemptor.sources_cache = {}  # nominating changes no usage: share the walks of the cohorts
-        try:
+        with engine.preemptor.nominating_heads():
             for cq, info in heads:
                 if not engine.namespace_allowed(cq, info.spec.namespace):
                     info.set_reason(MISCONFIGURED, "Workload namespace doesn't match ClusterQueue selector")
@@ -101,14 +100,12 @@ class Scheduler:
                     continue
                 assignment, targets = self.assignments(cq, info)
                 entries.append(Entry(cq, info, assignment, targets))
-        finally:
-            engine.preemptor.sources_cache = None
         first = sorted((e for e in entries if e.info.key in self.preempting), key=lambda e: (e.info.seq, e.cq.name))
         rest = [e for e in entries if e.info.key not in self.preempting]
         if engine.config.fair_sharing.enable:
             from pykueue.engine.fair_sharing import tournament_order
 
-            ordered = itertools.chain(first, tournament_order(engine, rest))
+            ordered = itertools.chain(first, tournament_order(engine.state, rest))
         else:
             rest.sort(key=lambda e: (e.assignment.borrowing, -e.info.priority, e.info.order_us, e.info.seq, e.cq.name))
             ordered = itertools.chain(first, rest)
@@ -141,11 +138,8 @@ class Scheduler:
             info.set_reason(WAITING_FOR_QUOTA, "Workload has overlapping preemption targets with another workload")
             return self._requeue(cq, info, immediate=True)
         targets = [t for t in entry.targets if t.workload.has_quota]
-        for t in targets:
-            remove_workload_usage(engine.cqs[t.workload.cluster_queue], t.workload)
-        ok = fits(assignment.usage, cq.node, True)
-        for t in targets:
-            add_workload_usage(engine.cqs[t.workload.cluster_queue], t.workload)
+        with without(engine.cqs, (t.workload for t in targets)):
+            ok = fits(assignment.usage, cq.node, True)
         if not ok:
             info.set_reason(WAITING_FOR_QUOTA, "Workload no longer fits after processing another workload")
             return self._requeue(cq, info, immediate=True)
@@ -219,12 +213,8 @@ class Scheduler:
 
     def assignments(self, cq: ClusterQueueState, info: WorkloadInfo) -> tuple[Assignment, list[Target]]:
         """Full assignment, with preemption targets when needed; else the largest partial one."""
-        preemptor = self.engine.preemptor
-        preemptor.memo = {}
-        try:
+        with self.engine.preemptor.nominating():
             return self._assignments(cq, info)
-        finally:
-            preemptor.memo = None
 
     def _assignments(self, cq: ClusterQueueState, info: WorkloadInfo) -> tuple[Assignment, list[Target]]:
         assigner = self.assigner(cq, info)

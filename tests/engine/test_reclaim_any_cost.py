@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 from pykueue.engine import model as m
-from pykueue.engine import preemption
 from pykueue.engine.engine import Engine
+from pykueue.engine.preemption import common as preemption
 from pykueue.engine.workload import State
 
 BORROWED = 500  # small workloads of the busy queue, all on borrowed quota but one

@@ -1,11 +1,11 @@
-"""Classical preemption: which admitted workloads to evict so that a pending one fits.
+"""Classical preemption (no fair sharing): which admitted workloads to evict so that a pending one fits.
 
 Candidates come from the preemptor's own ClusterQueue (``withinClusterQueue``) and from queues in its
 cohort tree that use more than their nominal quota (``reclaimWithinCohort``). They are ordered (other
 queues first, lower priority first, most recently admitted first) and taken greedily until the
 preemptor fits; a reverse pass then gives back every victim that is not needed. Attempts are made
-with and without letting the preemptor borrow, as upstream's heuristics prescribe; removing and
-restoring usage on the live quota tree is the "simulation" and always leaves it as it was.
+with and without letting the preemptor borrow, as upstream's heuristics prescribe. The search loop and
+the quota what-ifs that always restore the tree are in ``common``.
 """
 
 from __future__ import annotations
@@ -17,17 +17,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pykueue.engine import model
-from pykueue.engine.flavors import G_NO_CANDIDATES, G_PREEMPT, G_RECLAIM
-from pykueue.engine.quota import FR, QuotaNode, add_usage, available, lowest_subtree_that_fits, remove_usage
+from pykueue.engine.preemption.common import (
+    IN_CLUSTER_QUEUE,
+    IN_COHORT_RECLAIM_WHILE_BORROWING,
+    IN_COHORT_RECLAMATION,
+    Target,
+    minimal_targets,
+)
+from pykueue.engine.quota import FR, QuotaNode
 from pykueue.engine.workload import WorkloadInfo
 
 if TYPE_CHECKING:
     from pykueue.engine.cluster import ClusterQueueState
-
-IN_CLUSTER_QUEUE = "InClusterQueue"
-IN_COHORT_RECLAMATION = "InCohortReclamation"
-IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
-IN_COHORT_FAIR_SHARING = "InCohortFairSharing"
 
 # How a candidate may be preempted.
 _WITHIN_CQ, _HIERARCHICAL, _WITHOUT_BORROWING, _WHILE_BORROWING = 1, 2, 3, 4
@@ -39,46 +40,6 @@ _REASON = {
 }
 
 
-@dataclass(slots=True, frozen=True)
-class Target:
-    workload: WorkloadInfo
-    reason: str
-
-
-def remove_workload_usage(cq: ClusterQueueState, info: WorkloadInfo) -> None:
-    for fr, v in info.usage.items():
-        remove_usage(cq.node, fr, v)
-
-
-def add_workload_usage(cq: ClusterQueueState, info: WorkloadInfo) -> None:
-    for fr, v in info.usage.items():
-        add_usage(cq.node, fr, v)
-
-
-def uses_resources(info: WorkloadInfo, frs: set[FR]) -> bool:
-    return any(fr in frs for fr in info.usage)
-
-
-def fits(requests: dict[FR, int], node: QuotaNode, allow_borrowing: bool) -> bool:
-    for fr, v in requests.items():
-        if not allow_borrowing and node.borrowing_with(fr, v):
-            return False
-        if v > available(node, fr):
-            return False
-    return True
-
-
-def candidate_order_key(info: WorkloadInfo, preemptor_cq: str) -> tuple:
-    """Other queues first, then lower priority, then the most recently admitted, then the newest."""
-    return (
-        info.cluster_queue == preemptor_cq,
-        info.priority,
-        -(info.reserved_us or 0),
-        -info.order_us,
-        -info.seq,
-    )
-
-
 @dataclass(slots=True)
 class _Candidate:
     info: WorkloadInfo
@@ -86,15 +47,11 @@ class _Candidate:
     variant: int
 
 
-class ClassicalPreemptor:
+class ClassicalPolicy:
     """Finds preemption targets with the classical (non fair-sharing) policy."""
 
     def __init__(self, cqs: dict[str, ClusterQueueState]) -> None:
         self.cqs = cqs
-        self.fair = None  # a FairPreemptor when fair sharing is enabled: it then picks the targets
-        # Targets found while nominating one workload: the oracle and the final search often ask the
-        # same question, and nothing changes the quota tree in between. Cleared per nomination.
-        self.memo: dict[tuple, list[Target]] | None = None
         # Over-quota queues per (subtree, excluded subtree, resources), while the scheduler nominates
         # a cycle's heads: usage does not change then (every search restores it), and with hundreds
         # of queues in a cohort the walk was a large part of each nomination. None outside.
@@ -218,18 +175,6 @@ class ClassicalPreemptor:
     # -- targets ------------------------------------------------------------------------------------
 
     def targets(self, cq: ClusterQueueState, wl: WorkloadInfo, requests: dict[FR, int], frs: set[FR]) -> list[Target]:
-        memo = self.memo
-        if memo is not None:
-            key = (cq.name, wl.key, tuple(sorted(requests.items())), tuple(sorted(frs)))
-            found = memo.get(key)
-            if found is None:
-                found = memo[key] = self._targets(cq, wl, requests, frs)
-            return list(found)
-        return self._targets(cq, wl, requests, frs)
-
-    def _targets(self, cq: ClusterQueueState, wl: WorkloadInfo, requests: dict[FR, int], frs: set[FR]) -> list[Target]:
-        if self.fair is not None:
-            return self.fair.targets(cq, wl, requests, frs)
         from_hierarchy, from_others, same = self.candidates(cq, wl, frs, requests)
         borrow_forbidden = cq.spec.preemption.borrow_within_cohort == model.NEVER
         under_nominal = all(cq.node.usage.get(fr, 0) < cq.node.quota(fr).nominal for fr in frs)
@@ -263,63 +208,18 @@ class ClassicalPreemptor:
         for allow_borrowing in attempts:
             if not allow_borrowing and not _may_fit_without_borrowing(cq, requests, same):
                 continue  # the walk below could only fail and restore: skip it (same outcome)
-            chosen: list[Target] = []
-            ok = False
             # With borrowWithinCohort off, every non-hierarchical candidate of another queue may only
             # be taken without borrowing: in a borrowing attempt that group has nothing valid.
             groups = (from_hierarchy, same) if allow_borrowing and borrow_forbidden else (from_hierarchy, from_others, same)
-            for cand in itertools.chain(*groups):
-                if not self._valid(cq, cand, allow_borrowing, frs):
-                    continue
-                src = self.cqs[cand.info.cluster_queue]
-                remove_workload_usage(src, cand.info)
-                chosen.append(Target(cand.info, _REASON[cand.variant]))
-                if fits(requests, cq.node, allow_borrowing):
-                    ok = True
-                    break
-            if not ok:
-                self._restore(chosen)
-                continue
-            chosen = fill_back(self.cqs, cq, chosen, requests, allow_borrowing)
-            self._restore(chosen)
-            return chosen
+            valid = (
+                Target(cand.info, _REASON[cand.variant])
+                for cand in itertools.chain(*groups)
+                if self._valid(cq, cand, allow_borrowing, frs)
+            )
+            chosen = minimal_targets(self.cqs, cq, requests, allow_borrowing, valid, removed=False)
+            if chosen is not None:
+                return chosen
         return []
-
-    def _restore(self, chosen: Iterable[Target]) -> None:
-        for t in chosen:
-            add_workload_usage(self.cqs[t.workload.cluster_queue], t.workload)
-
-    # -- oracle -------------------------------------------------------------------------------------
-
-    def oracle(self, cq: ClusterQueueState, wl: WorkloadInfo, fr: FR, quantity: int) -> tuple[int, int]:
-        """Could preempting free ``quantity`` of ``fr``? (granular mode, borrowing level afterwards)."""
-        chosen = self.targets(cq, wl, {fr: quantity}, {fr})
-        if not chosen:
-            return G_NO_CANDIDATES, 0
-        for t in chosen:
-            remove_workload_usage(self.cqs[t.workload.cluster_queue], t.workload)
-        borrow, _ = lowest_subtree_that_fits(cq.node, fr, quantity)
-        self._restore(chosen)
-        if any(t.workload.cluster_queue == cq.name for t in chosen):
-            return G_PREEMPT, borrow
-        return G_RECLAIM, borrow
-
-
-def fill_back(cqs: dict[str, ClusterQueueState], cq: ClusterQueueState, chosen: list[Target],
-              requests: dict[FR, int], allow_borrowing: bool) -> list[Target]:
-    """The reverse pass: victims are already removed from usage; give back, most recently chosen
-    first (except the last, which made the preemptor fit), every one the preemptor does not need.
-    Returns the victims kept; their usage stays removed."""
-    for i in range(len(chosen) - 2, -1, -1):
-        t = chosen[i]
-        src = cqs[t.workload.cluster_queue]
-        add_workload_usage(src, t.workload)
-        if fits(requests, cq.node, allow_borrowing):
-            chosen[i] = chosen[-1]
-            chosen.pop()
-        else:
-            remove_workload_usage(src, t.workload)
-    return chosen
 
 
 class _Group:

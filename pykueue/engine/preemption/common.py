@@ -1,0 +1,153 @@
+"""What every preemption policy shares: targets, their reasons, the quota what-ifs that always
+restore, and the one search loop (take targets in order until the preemptor fits, then give back the
+ones it does not need), as upstream's ``preemption/common`` holds for its classical and fair-sharing
+policies."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pykueue.engine.quota import FR, QuotaNode, add_usage, available, remove_usage
+from pykueue.engine.workload import WorkloadInfo
+
+if TYPE_CHECKING:
+    from pykueue.engine import model
+    from pykueue.engine.cluster import ClusterQueueState, CohortState
+
+IN_CLUSTER_QUEUE = "InClusterQueue"
+IN_COHORT_RECLAMATION = "InCohortReclamation"
+IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
+IN_COHORT_FAIR_SHARING = "InCohortFairSharing"
+
+
+@dataclass(slots=True, frozen=True)
+class ClusterState:
+    """The part of the engine a preemption policy reads: queues, cohorts and the configuration (the
+    dicts are the engine's own, so the state is always current)."""
+
+    cqs: dict[str, ClusterQueueState]
+    cohorts: dict[str, CohortState]
+    config: model.Config
+
+
+@dataclass(slots=True, frozen=True)
+class Target:
+    workload: WorkloadInfo
+    reason: str
+
+
+def remove_workload_usage(cq: ClusterQueueState, info: WorkloadInfo) -> None:
+    for fr, v in info.usage.items():
+        remove_usage(cq.node, fr, v)
+
+
+def add_workload_usage(cq: ClusterQueueState, info: WorkloadInfo) -> None:
+    for fr, v in info.usage.items():
+        add_usage(cq.node, fr, v)
+
+
+def uses_resources(info: WorkloadInfo, frs: set[FR]) -> bool:
+    return any(fr in frs for fr in info.usage)
+
+
+def fits(requests: dict[FR, int], node: QuotaNode, allow_borrowing: bool) -> bool:
+    for fr, v in requests.items():
+        if not allow_borrowing and node.borrowing_with(fr, v):
+            return False
+        if v > available(node, fr):
+            return False
+    return True
+
+
+def candidate_order_key(info: WorkloadInfo, preemptor_cq: str) -> tuple:
+    """Other queues first, then lower priority, then the most recently admitted, then the newest."""
+    return (
+        info.cluster_queue == preemptor_cq,
+        info.priority,
+        -(info.reserved_us or 0),
+        -info.order_us,
+        -info.seq,
+    )
+
+
+# --------------------------------------------------------------------------------- quota what-ifs
+
+
+@contextmanager
+def without(cqs: dict[str, ClusterQueueState], workloads: Iterable[WorkloadInfo]) -> Iterator[None]:
+    """The quota tree as if ``workloads`` were evicted, for the body of the ``with``; always restored."""
+    removed: list[WorkloadInfo] = []
+    try:
+        for info in workloads:
+            remove_workload_usage(cqs[info.cluster_queue or ""], info)
+            removed.append(info)
+        yield
+    finally:
+        for info in removed:
+            add_workload_usage(cqs[info.cluster_queue or ""], info)
+
+
+@contextmanager
+def restoring(cqs: dict[str, ClusterQueueState], chosen: list[Target]) -> Iterator[list[Target]]:
+    """A search that removes its victims' usage one by one: whatever ``chosen`` holds when the body
+    ends (however it ends) gets its usage back."""
+    try:
+        yield chosen
+    finally:
+        for t in chosen:
+            add_workload_usage(cqs[t.workload.cluster_queue or ""], t.workload)
+
+
+@contextmanager
+def with_usage(node: QuotaNode, usage: dict[FR, int]) -> Iterator[None]:
+    """The quota tree as if ``usage`` were charged to ``node``, for the body of the ``with``."""
+    for fr, v in usage.items():
+        add_usage(node, fr, v)
+    try:
+        yield
+    finally:
+        for fr, v in usage.items():
+            remove_usage(node, fr, v)
+
+
+# ------------------------------------------------------------------------------------ the search
+
+
+def fill_back(cqs: dict[str, ClusterQueueState], cq: ClusterQueueState, chosen: list[Target],
+              requests: dict[FR, int], allow_borrowing: bool) -> list[Target]:
+    """The reverse pass: victims are already removed from usage; give back, most recently chosen
+    first (except the last, which made the preemptor fit), every one the preemptor does not need.
+    ``chosen`` keeps the victims kept (their usage stays removed)."""
+    for i in range(len(chosen) - 2, -1, -1):
+        t = chosen[i]
+        src = cqs[t.workload.cluster_queue or ""]
+        add_workload_usage(src, t.workload)
+        if fits(requests, cq.node, allow_borrowing):
+            chosen[i] = chosen[-1]
+            chosen.pop()
+        else:
+            remove_workload_usage(src, t.workload)
+    return chosen
+
+
+def minimal_targets(cqs: dict[str, ClusterQueueState], cq: ClusterQueueState, requests: dict[FR, int],
+                    allow_borrowing: bool, targets: Iterator[Target], *, removed: bool) -> list[Target] | None:
+    """Upstream's minimal preemptions: take ``targets`` in order (their usage removed as they come,
+    by the producer when ``removed``) until the preemptor fits, then give back those it does not
+    need. None when even all of them are not enough. The quota tree is left as it was."""
+    try:
+        with restoring(cqs, []) as chosen:
+            for t in targets:
+                if not removed:
+                    remove_workload_usage(cqs[t.workload.cluster_queue or ""], t.workload)
+                chosen.append(t)
+                if fits(requests, cq.node, allow_borrowing):
+                    return list(fill_back(cqs, cq, chosen, requests, allow_borrowing))
+            return None
+    finally:
+        close = getattr(targets, "close", None)
+        if close is not None:  # a generator producing targets restores what it simulated
+            close()
