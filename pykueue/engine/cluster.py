@@ -7,7 +7,7 @@ import bisect
 from pykueue.engine import model
 from pykueue.engine.queues import PendingQueue
 from pykueue.engine.quota import FR, QuotaNode
-from pykueue.engine.workload import WorkloadInfo
+from pykueue.engine.workload import Stamps, WorkloadInfo
 
 
 def victim_order(info: WorkloadInfo) -> tuple:
@@ -28,10 +28,10 @@ def quotas_of(groups: tuple[model.ResourceGroup, ...]) -> dict[FR, model.Resourc
 class ClusterQueueState:
     __slots__ = ("spec", "node", "pending", "admitted", "by_victim_order", "group_of", "inactive_reason", "flavor_names")
 
-    def __init__(self, spec: model.ClusterQueue) -> None:
+    def __init__(self, spec: model.ClusterQueue, stamps: Stamps) -> None:
         self.spec = spec
         self.node = QuotaNode(spec.name, is_cohort=False)
-        self.pending = PendingQueue(spec.queueing_strategy)
+        self.pending = PendingQueue(spec.queueing_strategy, stamps)
         self.admitted: dict[str, WorkloadInfo] = {}  # holding quota (QuotaReserved or Admitted)
         # The same workloads in preemption-candidate order (lowest priority, then most recently
         # admitted, first), so a preemption search can merge queues lazily instead of sorting all.

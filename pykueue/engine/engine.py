@@ -29,6 +29,7 @@ from pykueue.engine.workload import (
     SUSPENDED,
     State,
     WorkloadInfo,
+    new_stamps,
     scheduling_hash,
     usage_of,
 )
@@ -52,6 +53,7 @@ class Engine:
         self.preemptor = Preemptor(self.state)
         self.scheduler = Scheduler(self)
         self._seq = 0
+        self._stamps = new_stamps()  # per engine: two engines in one process never share a counter
         self._events: list[Event] = []
         self._dirty_roots: set[str] = set()  # trees whose capacity grew: parked classes get another look
         self._backoff: list[tuple[int, int, str]] = []  # (requeue_us, seq, key)
@@ -113,7 +115,7 @@ class Engine:
     def apply_cluster_queue(self, spec: model.ClusterQueue, now: int = 0) -> None:
         cq = self.cqs.get(spec.name)
         if cq is None:
-            cq = self.cqs[spec.name] = ClusterQueueState(spec)
+            cq = self.cqs[spec.name] = ClusterQueueState(spec, self._stamps)
         else:
             old_stop = cq.spec.stop_policy
             cq.set_spec(spec)
@@ -281,7 +283,7 @@ class Engine:
         if spec.key in self.workloads:
             raise ValueError(f"workload {spec.key} already exists")
         self._seq += 1
-        info = WorkloadInfo(spec, self._seq)
+        info = WorkloadInfo(spec, self._seq, self._stamps)
         self.workloads[info.key] = info
         if self.reason_watch is not None:
             info.watch = self.reason_watch

@@ -17,9 +17,7 @@ import heapq
 import itertools
 
 from pykueue.engine.model import BEST_EFFORT_FIFO
-from pykueue.engine.workload import WorkloadInfo, next_stamp
-
-_tiebreak = itertools.count()  # stale and live entries of one class never compare the class itself
+from pykueue.engine.workload import Stamps, WorkloadInfo
 
 
 class _Class:
@@ -47,10 +45,12 @@ class _Class:
 
 
 class PendingQueue:
-    __slots__ = ("strategy", "_classes", "_heap", "_where", "_count", "sticky")
+    __slots__ = ("strategy", "_classes", "_heap", "_where", "_count", "sticky", "stamps", "_tiebreak")
 
-    def __init__(self, strategy: str = BEST_EFFORT_FIFO) -> None:
+    def __init__(self, strategy: str, stamps: Stamps) -> None:
         self.strategy = strategy
+        self.stamps = stamps  # the engine's: a class's reason and its members' compare by stamp
+        self._tiebreak = itertools.count()  # stale and live entries of one class never compare the class
         self._classes: dict[tuple, _Class] = {}
         self._heap: list[tuple] = []
         self._where: dict[str, _Class] = {}
@@ -74,7 +74,7 @@ class PendingQueue:
             if not cls.live:
                 del self._classes[cls.hash]
             return
-        entry = (0 if head.key == self.sticky else 1, -cls.priority, head.order_us, head.seq, next(_tiebreak), cls)
+        entry = (0 if head.key == self.sticky else 1, -cls.priority, head.order_us, head.seq, next(self._tiebreak), cls)
         if cls.entry is not None and cls.entry[:4] == entry[:4]:
             return
         cls.entry = entry
@@ -143,7 +143,7 @@ class PendingQueue:
         cls.bulk_message = message
         if info.watch is not None:  # every member now shows the class's reason
             info.watch.update(e[4] for e in cls.live.values())
-        cls.bulk_stamp = next_stamp()
+        cls.bulk_stamp = next(self.stamps)
         cls.entry = None
 
     def requeue_inadmissible(self) -> bool:

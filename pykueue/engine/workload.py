@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from enum import StrEnum
 
 from pykueue.engine import model
 from pykueue.engine.model import seconds_to_us
 from pykueue.engine.quota import FR
 
-_stamps = itertools.count(1)
+Stamps = Iterator[int]  # one per engine: tells which of two reasons (a workload's, its class's) was set last
 
 
-def next_stamp() -> int:
-    """A global, increasing counter: tells which of two reasons was set last."""
-    return next(_stamps)
+def new_stamps() -> Stamps:
+    return itertools.count(1)
 
 
 class State(StrEnum):
@@ -88,9 +88,10 @@ class WorkloadInfo:
         "hash",
         "reason_stamp",
         "watch",
+        "stamps",
     )
 
-    def __init__(self, spec: model.Workload, seq: int) -> None:
+    def __init__(self, spec: model.Workload, seq: int, stamps: Stamps) -> None:
         self.spec = spec
         self.key = spec.key
         self.seq = seq  # document order: the final tie-breaker everywhere
@@ -116,6 +117,7 @@ class WorkloadInfo:
         self.check_states: dict[str, str] = {}
         self.hash = scheduling_hash(spec)
         self.reason_stamp = 0
+        self.stamps = stamps
         # The engine's set of workloads whose reason may have changed, when a driver records reasons over
         # time (Engine.watch_reasons); None otherwise, and then this costs nothing.
         self.watch: set[WorkloadInfo] | None = None
@@ -123,7 +125,7 @@ class WorkloadInfo:
     def set_reason(self, reason: str | None, message: str = "") -> None:
         self.reason = reason
         self.message = message
-        self.reason_stamp = next_stamp()
+        self.reason_stamp = next(self.stamps)
         if self.watch is not None:
             self.watch.add(self)
 
