@@ -100,6 +100,7 @@ class _Loader:
         self.inputs = Inputs()
         self.problems: list[Problem] = []
         self.warnings: list[Problem] = []
+        self._class_changes: list[tuple[float, int, str, str, int | None]] = []
         self.file_order: dict[str, int] = {}
 
     # --- reporting --------------------------------------------------------------------------------
@@ -449,9 +450,39 @@ class _Loader:
                 self.inputs.workload_priority_classes[doc.name] = doc.obj.value
         return classes
 
+    def class_changes(self, docs: list[_Doc]) -> None:
+        """Timed PriorityClass and WorkloadPriorityClass changes and deletions, in time order. A class
+        value is read when a workload is created (upstream copies it into the Workload then), so a
+        change applies to the workloads created after it and leaves existing ones alone."""
+        changes = []
+        for i, doc in enumerate(docs):
+            if doc.kind not in ("PriorityClass", "WorkloadPriorityClass"):
+                continue
+            if doc.timing.at is not None:
+                changes.append((doc.timing.at, i, doc.kind, doc.name, doc.obj.value))
+            if doc.timing.delete_at is not None:
+                changes.append((doc.timing.delete_at, i, doc.kind, doc.name, None))
+        self._class_changes = sorted(changes, key=lambda c: (c[0], c[1]))
+
+    def classes_at(self, classes: PriorityClasses, t: float) -> PriorityClasses:
+        """The priority classes as they stand at virtual time ``t``."""
+        applied = [c for c in self._class_changes if c[0] <= t]
+        if not applied:
+            return classes
+        out = PriorityClasses(pod=dict(classes.pod), workload=dict(classes.workload),
+                              default_pod_class=classes.default_pod_class)
+        for _, _, kind, name, value in applied:
+            table = out.pod if kind == "PriorityClass" else out.workload
+            if value is None:
+                table.pop(name, None)
+            else:
+                table[name] = value
+        return out
+
     def build(self, docs: list[_Doc]) -> None:
         epoch = max((d.created for d in docs if d.created is not None), default=None)
         classes = self.priority_classes(docs)
+        self.class_changes(docs)
         creation_times: dict[tuple[str, str], float] = {}
         declared: set[str] = set()
         used: list[str] = []
@@ -538,12 +569,13 @@ class _Loader:
             creation = creation_times.get(identity, timing.at)
         else:
             creation = timing.arrival
+        created_at = timing.at if timing.at is not None else timing.arrival
         workload = self.workloads.to_engine(
             doc.obj,
             namespace=doc.namespace or DEFAULT_NAMESPACE,
             name=doc.name,
             kind=doc.kind,
-            classes=classes,
+            classes=self.classes_at(classes, created_at) if self._class_changes else classes,
             creation_time=creation,
         )
         if isinstance(workload, tuple):
