@@ -205,4 +205,28 @@ def workload(
         reclaimable_pods={rp.name: rp.count for rp in (status.reclaimable_pods or [] if status else [])},
         admission=admission(status, spec.pod_sets),
         kind=kind,
+        admitted=_admitted(status),
+        check_states=_check_states(status),
     )
+
+
+def _conditions(status: v2.WorkloadStatus | None) -> dict[str, str]:
+    """Condition type -> status ("True"/"False"), from a status read from the API server."""
+    out: dict[str, str] = {}
+    for c in (status.conditions if status is not None and isinstance(status.conditions, list) else []):
+        if isinstance(c, dict) and isinstance(c.get("type"), str):
+            out[c["type"]] = str(c.get("status"))
+    return out
+
+
+def _admitted(status: v2.WorkloadStatus | None) -> bool:
+    """A status with an admission is Admitted unless its Admitted condition says otherwise (a
+    simulation input gives only ``status.admission``, which means admitted)."""
+    return _conditions(status).get("Admitted", "True") == "True"
+
+
+def _check_states(status: v2.WorkloadStatus | None) -> dict[str, str]:
+    checks = status.admission_checks if status is not None else None
+    if not isinstance(checks, list):
+        return {}
+    return {c["name"]: str(c.get("state", "Pending")) for c in checks if isinstance(c, dict) and "name" in c}

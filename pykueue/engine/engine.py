@@ -20,7 +20,7 @@ from pykueue.engine.events import Event
 from pykueue.engine.model import seconds_to_us
 from pykueue.engine.preemption import ClusterState, Preemptor, add_workload_usage, remove_workload_usage
 from pykueue.engine.quota import recompute_subtree
-from pykueue.engine.scheduler import Scheduler
+from pykueue.engine.scheduler import Scheduler, applicable_checks
 from pykueue.engine.selectors import selector_matches
 from pykueue.engine.workload import (
     DEACTIVATED,
@@ -303,7 +303,14 @@ class Engine:
         info.state = State.ADMITTED
         info.set_reason(None)
         info.reserved_us = info.admitted_us = now
-        info.pods_ready = info.ever_ready = True
+        info.pods_ready = True
+        if not info.spec.admitted and cq is not None:
+            # Quota reserved, admission checks not all Ready (a controller restarted meanwhile).
+            checks = applicable_checks(cq.spec, admission)
+            info.check_states = {name: info.spec.check_states.get(name, "Pending") for name in checks}
+            if any(state != "Ready" for state in info.check_states.values()):
+                info.state = State.QUOTA_RESERVED
+                info.admitted_us = None
         if cq is not None:
             cq.add_admitted(info)
             add_workload_usage(cq, info)
@@ -479,7 +486,6 @@ class Engine:
         if info is None or not info.has_quota:
             return
         info.pods_ready = True
-        info.ever_ready = True
 
     def mark_pods_not_ready(self, key: str, now: int) -> None:
         """A pod of a running workload failed: it waits for recoveryTimeout to be ready again."""

@@ -229,6 +229,10 @@ class Workload:
     reclaimable_pods: dict[str, int] = field(default_factory=dict)
     admission: Admission | None = None  # pre-existing admission (status.admission)
     kind: str = "Workload"  # the submitted object's kind: Workload or Job
+    # With ``admission``: False when the status says quota is only reserved (Admitted=False, admission
+    # checks not all Ready); then ``check_states`` holds the states the status reports, by check name.
+    admitted: bool = True
+    check_states: dict[str, str] = field(default_factory=dict)
 
     @property
     def key(self) -> str:

@@ -83,7 +83,6 @@ class WorkloadInfo:
         "requeue_count",
         "requeue_us",
         "pods_ready",
-        "ever_ready",
         "check_states",
         "hash",
         "reason_stamp",
@@ -113,7 +112,6 @@ class WorkloadInfo:
         self.requeue_count = 0
         self.requeue_us: int | None = None  # when its requeuing backoff expires
         self.pods_ready = False
-        self.ever_ready = False
         self.check_states: dict[str, str] = {}
         self.hash = scheduling_hash(spec)
         self.reason_stamp = 0
