@@ -16,7 +16,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        description="Admit Jobs and Workloads on a real cluster with the simulator's engine.")
     p.add_argument("--kubeconfig", metavar="FILE", help="kubeconfig to use (default: the pod's service account)")
     p.add_argument("--config", metavar="FILE", help="a Kueue Configuration (config.kueue.x-k8s.io)")
-    p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"))
+    p.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"),
+                   help="the least severe records written (default: info, one line per decision)")
+    p.add_argument("--log-format", default="logfmt", choices=("logfmt", "json"),
+                   help="one structured line per record: key=value (default) or JSON")
 
 
 def _config(path: str | None) -> tuple[model.Config | None, list[str]]:
@@ -29,8 +32,9 @@ def _config(path: str | None) -> tuple[model.Config | None, list[str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    from pykueue.controller import logs
+
+    logs.setup(args.log_level, getattr(args, "log_format", "logfmt"))
     config, problems = _config(args.config)
     if config is None:
         for line in problems:

@@ -22,6 +22,7 @@ from pykueue.jobs import batch
 
 log = logging.getLogger("pykueue.jobs")
 MANAGER = "kueue-job-controller"
+RECLAIMABLE_PODS_MANAGER = "kueue-reclaimable-pods"
 
 
 def is_finished(job: dict[str, Any]) -> tuple[bool, bool, str]:
@@ -41,6 +42,22 @@ def pods_ready(job: dict[str, Any]) -> bool:
     if wanted == 0:
         return False
     return (status.get("ready") or 0) + (status.get("succeeded") or 0) >= wanted
+
+
+def reclaimable_pods(job: dict[str, Any]) -> dict[str, int]:
+    """Upstream's `ReclaimablePods` for a Job: once fewer pods remain to succeed than run in
+    parallel, the difference no longer needs quota."""
+    spec, status = job.get("spec") or {}, job.get("status") or {}
+    parallelism = spec.get("parallelism")
+    parallelism = 1 if parallelism is None else parallelism
+    succeeded = status.get("succeeded") or 0
+    if parallelism == 1 or succeeded == 0:
+        return {}
+    completions = spec.get("completions")
+    remaining = (parallelism if completions is None else completions) - succeeded
+    if remaining >= parallelism:
+        return {}
+    return {batch.DEFAULT_POD_SET_NAME: parallelism - remaining}
 
 
 class JobSync:
@@ -82,6 +99,10 @@ class JobSync:
                 await self._set_conditions(workload, [self._cond(
                     "Finished", True, "Succeeded" if succeeded else "Failed", message)])
             return
+        reclaimable = reclaimable_pods(job)
+        recorded = {p.get("name"): p.get("count") for p in (workload.get("status") or {}).get("reclaimablePods") or []}
+        if reclaimable != recorded:
+            await self._set_reclaimable_pods(workload, reclaimable)
         admitted = is_true(workload, "Admitted") and (workload.get("status") or {}).get("admission")
         suspended = bool((job.get("spec") or {}).get("suspend"))
         if admitted and suspended:
@@ -108,16 +129,30 @@ class JobSync:
                 "status": {"conditions": conditions}}
         await self.kube.apply(r.WORKLOAD, body, manager=MANAGER, subresource="status")
 
+    async def _set_reclaimable_pods(self, workload: dict[str, Any], pods: dict[str, int]) -> None:
+        """`status.reclaimablePods` under upstream's own field manager, so the admission side's
+        status writes neither own nor drop it."""
+        meta = workload["metadata"]
+        body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+                "metadata": {"name": meta["name"], "namespace": meta["namespace"]},
+                "status": {"reclaimablePods": [{"name": n, "count": c} for n, c in sorted(pods.items())]}}
+        await self.kube.apply(r.WORKLOAD, body, manager=RECLAIMABLE_PODS_MANAGER, subresource="status")
+        log.info("reclaimable pods", extra={"fields": {
+            "workload": f"{meta['namespace']}/{meta['name']}", "reclaimablePods": ",".join(
+                f"{n}={c}" for n, c in sorted(pods.items())) or "none"}})
+
     async def _suspend(self, job: dict[str, Any]) -> None:
         meta = job["metadata"]
         await self.kube.merge_patch(r.JOB, meta["name"], {"spec": {"suspend": True}}, meta["namespace"])
-        log.info("suspended job %s/%s until its workload is admitted", meta["namespace"], meta["name"])
+        log.info("job suspended until its workload is admitted", extra={"fields": {
+            "job": f"{meta['namespace']}/{meta['name']}"}})
 
     async def _create_workload(self, job: dict[str, Any]) -> None:
         try:
             manifest = batch.workload_from_job(job)
         except (batch.JobConversionError, ValueError) as exc:
-            log.warning("job %s/%s cannot be queued: %s", job["metadata"]["namespace"], job["metadata"]["name"], exc)
+            log.warning("job cannot be queued", extra={"fields": {
+                "job": f"{job['metadata']['namespace']}/{job['metadata']['name']}", "error": str(exc)}})
             return
         spec = manifest["spec"]
         ref = spec.get("priorityClassRef")
@@ -134,8 +169,9 @@ class JobSync:
         except ApiError as exc:
             if exc.status != 409:  # already there: the informer will bring it
                 raise
-        log.info("created workload %s/%s for job %s", manifest["metadata"]["namespace"],
-                 manifest["metadata"]["name"], job["metadata"]["name"])
+        log.info("workload created", extra={"fields": {
+            "workload": f"{manifest['metadata']['namespace']}/{manifest['metadata']['name']}",
+            "job": job["metadata"]["name"]}})
 
     async def _start(self, job: dict[str, Any], workload: dict[str, Any]) -> None:
         admission = workload["status"]["admission"]
@@ -146,8 +182,8 @@ class JobSync:
                                                count=assignment.get("count"))
         started = batch.inject_admission(job, [info], assignment.get("count"))
         await self.kube.replace(r.JOB, started)
-        log.info("started job %s/%s on flavors %s", job["metadata"]["namespace"], job["metadata"]["name"],
-                 ",".join(names))
+        log.info("job started", extra={"fields": {
+            "job": f"{job['metadata']['namespace']}/{job['metadata']['name']}", "flavors": ",".join(names)}})
 
     async def _stop(self, job: dict[str, Any], workload: dict[str, Any]) -> None:
         """Upstream's order: suspend, clear the start time (the Job API allows changing scheduling
@@ -162,5 +198,5 @@ class JobSync:
         pod_sets = (workload.get("spec") or {}).get("podSets") or []
         original = batch.pod_set_info_from_pod_set(pod_sets[0]) if pod_sets else batch.original_pod_set_info(job)
         await self.kube.replace(r.JOB, batch.restore_job(fresh, original))
-        log.info("suspended job %s/%s: its workload is not admitted", job["metadata"]["namespace"],
-                 job["metadata"]["name"])
+        log.info("job suspended: its workload is not admitted", extra={"fields": {
+            "job": f"{job['metadata']['namespace']}/{job['metadata']['name']}"}})

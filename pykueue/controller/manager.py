@@ -55,6 +55,8 @@ log = logging.getLogger("pykueue.controller")
 QUEUE_KINDS = (r.NAMESPACE, r.RESOURCE_FLAVOR, r.ADMISSION_CHECK, r.COHORT, r.CLUSTER_QUEUE, r.LOCAL_QUEUE)
 WRITE_CONCURRENCY = 16
 PENDING_SWEEP_SECONDS = 5.0
+RETRY_BASE_SECONDS = 0.5
+RETRY_MAX_SECONDS = 30.0
 
 
 class Controller:
@@ -68,6 +70,8 @@ class Controller:
         self.evictions: dict[str, Eviction] = {}
         self.preemptors: dict[str, str] = {}
         self.written: dict[str, dict[str, Any]] = {}
+        self.retries: dict[str, int] = {}  # failed status writes in a row, per key: the retry's backoff
+        self.unreleased: set[str] = set()  # releases the API has not taken yet: reservations wait for them
         self.active: dict[str, bool] = {}
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.status_dirty: dict[str, None] = {}
@@ -119,8 +123,8 @@ class Controller:
                 asyncio.create_task(self.jobs.run(self.job_sync.reconcile, self._job_error), name="jobs"),
             ]
             self.ready.set()
-            log.info("controller ready: %d workloads, %d cluster queues", len(self.engine.workloads),
-                     len(self.engine.cqs))
+            log.info("controller ready", extra={"fields": {
+                "workloads": len(self.engine.workloads), "clusterQueues": len(self.engine.cqs)}})
             await asyncio.gather(*tasks)
         finally:
             for task in tasks:
@@ -142,6 +146,8 @@ class Controller:
         obj = new or old
         assert obj is not None
         key, now, engine = key_of(obj), self.now_us(), self.engine
+        if kind != DELETED and old is not None and new is not None and translate.clean(old) == translate.clean(new):
+            return  # only the status (our own write) or the server's bookkeeping changed: nothing to redo
         if kind == DELETED:
             deleters = {
                 "Namespace": engine.delete_namespace, "ResourceFlavor": engine.delete_resource_flavor,
@@ -150,11 +156,13 @@ class Controller:
             }
             deleters[res.kind](key)
             self.problems.pop(f"{res.kind}/{key}", None)
+            self.written.pop(f"{'cq' if res.kind == 'ClusterQueue' else 'lq'}/{key}", None)
         else:
             converted, problems = translate.queue_object(obj)
             if problems or converted is None:
                 self.problems[f"{res.kind}/{key}"] = problems
-                log.warning("%s %s is invalid and ignored: %s", res.kind, key, "; ".join(problems))
+                log.warning("invalid object ignored", extra={"fields": {
+                    "kind": res.kind, "name": key, "problems": "; ".join(problems)}})
                 return
             self.problems.pop(f"{res.kind}/{key}", None)
             if isinstance(converted, model.ClusterQueue):
@@ -215,7 +223,8 @@ class Controller:
             converted, problems = translate.workload(obj, list(self.classes_by_key.values()))
             if converted is None:
                 self.problems[f"Workload/{key}"] = problems
-                log.warning("workload %s is invalid and not queued: %s", key, "; ".join(problems))
+                log.warning("invalid workload not queued", extra={"fields": {
+                    "workload": key, "problems": "; ".join(problems)}})
                 return
             info = engine.add_workload(converted, now)
             self.active[key] = converted.active
@@ -254,6 +263,11 @@ class Controller:
             engine.mark_pods_ready(key, now)
             self._cancel_timer(key)
             changed = True
+        reclaimable = translate.reclaimable_pods(obj)
+        known = views.reclaimable_pods(engine, key)
+        if known is not None and reclaimable != known and views.admitted_state(engine, key) is not State.FINISHED:
+            engine.set_reclaimable_pods(key, reclaimable, now)  # succeeded pods give their quota back
+            changed = True
         states = views.check_states(engine, key)
         for check in (obj.get("status") or {}).get("admissionChecks") or []:
             name, value = check.get("name"), check.get("state")
@@ -262,6 +276,7 @@ class Controller:
                 changed = True
         if changed:
             self.mark_status(key)
+            self.queues_dirty.set()  # usage and counts moved even when no scheduling decision follows
             self.kick()
 
     def on_job(self, kind: str, old: dict | None, new: dict | None) -> None:
@@ -293,7 +308,7 @@ class Controller:
         try:
             events = self.engine.take_events() + self.engine.schedule(now)
         except EngineError as exc:
-            log.error("scheduling stopped for this pass: %s", exc)
+            log.error("scheduling stopped for this pass", extra={"fields": {"error": str(exc)}})
             events = self.engine.take_events()
         self.cycles += 1
         for event in events:
@@ -301,9 +316,11 @@ class Controller:
 
     def on_event(self, event: ev.Event) -> None:
         key = event.workload
-        log.info("decision=%s workload=%s clusterQueue=%s reason=%s%s", event.type, key, event.cluster_queue,
-                 event.reason, f" by={event.by}" if event.by else "")
-        self._record(event)
+        reason = event.reason
+        if event.type == ev.EVICTED and reason == ev.EVICTED_DEACTIVATED and event.underlying_cause:
+            reason = f"{reason}DueTo{event.underlying_cause}"  # upstream's ReasonWithCause
+        self._log_decision(event, reason)
+        self._record(event, reason)
         if event.type == ev.DEACTIVATED:
             self.active[key] = False
             self._spawn(self._deactivate(key))
@@ -313,8 +330,11 @@ class Controller:
         elif event.type == ev.EVICTED:
             previous = self.evictions.get(key)
             preemption = previous.preemption_reason if previous and event.reason == ev.EVICTED_PREEMPTED else None
-            message = event.message or self._eviction_message(event, preemption)
-            self.evictions[key] = Eviction(event.reason or "", message, preemption)
+            if event.reason == ev.EVICTED_PREEMPTED:
+                message = self._eviction_message(event, preemption)  # names the preemptor by UID, as upstream
+            else:
+                message = event.message or self._eviction_message(event, preemption)
+            self.evictions[key] = Eviction(reason or "", message, preemption)
             self._cancel_timer(key)
         elif event.type == ev.ADMITTED:
             self.admissions += 1
@@ -324,7 +344,20 @@ class Controller:
         self.mark_status(key)
         self.queues_dirty.set()
 
-    def _record(self, event: ev.Event) -> None:
+    def _log_decision(self, event: ev.Event, reason: str | None) -> None:
+        """One structured line per decision, whatever the decision."""
+        fields: dict[str, Any] = {"decision": event.type, "workload": event.workload,
+                                  "clusterQueue": event.cluster_queue or "", "reason": reason or event.type}
+        if event.by:
+            fields["by"] = event.by
+        if event.admission is not None:
+            fields["flavors"] = ",".join(f"{psa.name}:{r}={f}" for psa in event.admission.pod_set_assignments
+                                         for r, f in sorted(psa.flavors.items()))
+        if event.message:
+            fields["message"] = event.message
+        log.info("decision", extra={"fields": fields})
+
+    def _record(self, event: ev.Event, reason: str | None) -> None:
         """The Kubernetes Event upstream records for this decision."""
         workloads = self.informers.get("workloads")
         obj = workloads.get(event.workload) if workloads else None
@@ -336,7 +369,7 @@ class Controller:
         elif event.type == ev.PREEMPTED:
             self.recorder.emit(obj, "Preempted", f"Preempted by {event.by} ({event.reason})")
         elif event.type == ev.EVICTED and event.reason != ev.EVICTED_PREEMPTED:
-            self.recorder.emit(obj, f"EvictedDueTo{event.reason}", event.message or str(event.reason))
+            self.recorder.emit(obj, f"EvictedDueTo{reason}", event.message or str(reason))
         elif event.type == ev.DEACTIVATED:
             self.recorder.emit(obj, "WorkloadDeactivated", event.message or "Deactivated by Kueue", "Warning")
         elif event.type == ev.REQUEUED:
@@ -403,6 +436,9 @@ class Controller:
         self.status_wake.set()
 
     async def status_loop(self) -> None:
+        """Write what the engine decided, releases first: a reservation is written only once every
+        release the engine made before it is in the API, so a watcher never sees more admitted than
+        the quota, not even while the API server is unreachable."""
         limit = asyncio.Semaphore(WRITE_CONCURRENCY)
 
         async def write(key: str) -> None:
@@ -416,33 +452,64 @@ class Controller:
             self.status_dirty.clear()
             releases = [k for k in keys if not views.holds_quota(self.engine, k)]
             reservations = [k for k in keys if views.holds_quota(self.engine, k)]
-            for batch in (releases, reservations):
-                await asyncio.gather(*(write(k) for k in batch))
+            await asyncio.gather(*(write(k) for k in releases))
+            self.unreleased = {k for k in self.unreleased if self._release_pending(k)}
+            if self.unreleased:
+                for k in reservations:  # held back; written once the releases' retries get through
+                    self.status_dirty[k] = None
+                continue
+            await asyncio.gather(*(write(k) for k in reservations))
+
+    def _release_pending(self, key: str) -> bool:
+        """The API still shows quota for `key` that the engine has given back."""
+        obj = self.informers["workloads"].get(key)
+        return (obj is not None and key in self.engine.workloads and not views.holds_quota(self.engine, key)
+                and translate.is_true(obj, "QuotaReserved") and not translate.is_true(obj, "Finished"))
 
     async def _write_status(self, key: str) -> None:
         workloads = self.informers["workloads"]
         obj = workloads.get(key)
         view = views.workload(self.engine, key)
         if obj is None or view is None or view.state is State.FINISHED:
+            self.unreleased.discard(key)
             return
         uids = self._uids(self.preemptors[key]) if key in self.preemptors else None
         status = desired_status(view, obj, self.evictions.get(key), uids, self.clock())
         if self.written.get(key) == _comparable(status):
+            self.unreleased.discard(key)
             return
         try:
             await self.kube.apply(r.WORKLOAD, apply_body(obj, status), manager=MANAGER, subresource="status")
-            self.written[key] = _comparable(status)
         except ApiError as exc:
             if exc.status == 404:
                 if key in self.engine.workloads:
                     self.engine.delete_workload(key)  # the write the server refused is undone in the engine
                     self.kick()
+                self.unreleased.discard(key)
                 return
-            log.warning("status of %s not written (%s); retrying", key, exc)
-            asyncio.get_running_loop().call_later(1.0, self.mark_status, key)
+            # The server refused the content (4xx): retrying will not help the releases behind it.
+            self._retry_status(key, exc, transient=exc.status >= 500 or exc.status in (408, 429))
+            return
         except Exception as exc:  # noqa: BLE001 - transport errors: retry, never stop the loop
-            log.warning("status of %s not written (%s); retrying", key, exc)
-            asyncio.get_running_loop().call_later(1.0, self.mark_status, key)
+            self._retry_status(key, exc, transient=True)
+            return
+        self.written[key] = _comparable(status)
+        self.retries.pop(key, None)
+        self.unreleased.discard(key)
+
+    def _retry_status(self, key: str, exc: Exception, *, transient: bool) -> None:
+        """Write `key` again after a growing delay; a release that failed for a passing reason holds
+        the reservations back until it gets through."""
+        failures = self.retries.get(key, 0)
+        self.retries[key] = failures + 1
+        delay = min(RETRY_BASE_SECONDS * 2**failures, RETRY_MAX_SECONDS)
+        if transient and self._release_pending(key):
+            self.unreleased.add(key)
+        # One warning per key and outage (then every tenth try), not one per retry of every workload.
+        level = logging.WARNING if failures % 10 == 0 else logging.DEBUG
+        log.log(level, "status not written; retrying", extra={"fields": {
+            "workload": key, "error": str(exc), "failures": failures + 1, "retryIn": f"{delay:g}s"}})
+        asyncio.get_running_loop().call_later(delay, self.mark_status, key)
 
     async def pending_sweep_loop(self) -> None:
         """Pending workloads' QuotaReserved=False messages change as the queue moves; refresh them
@@ -453,41 +520,59 @@ class Controller:
                 self.mark_status(key)
 
     async def queue_status_loop(self) -> None:
+        failures = 0
         while True:
             await self.queues_dirty.wait()
             await asyncio.sleep(0.5)  # coalesce a burst of changes into one write per queue
             self.queues_dirty.clear()
             try:
                 await self._write_queue_statuses()
-            except Exception as exc:  # noqa: BLE001
-                log.warning("queue status not written (%s); retrying", exc)
+                failures = 0
+            except Exception as exc:  # noqa: BLE001 - the API server is away: back off, then try again
+                delay = min(RETRY_BASE_SECONDS * 2**failures, RETRY_MAX_SECONDS)
+                failures += 1
+                log.warning("queue status not written; retrying", extra={"fields": {
+                    "error": str(exc), "retryIn": f"{delay:g}s"}})
+                await asyncio.sleep(delay)
                 self.queues_dirty.set()
 
     async def _write_queue_statuses(self) -> None:
+        """ClusterQueue and LocalQueue status (counts, usage, the Active condition); a status the
+        server refuses is logged and left, never retried in a loop (the next change writes again)."""
         for name in list(self.engine.cqs):
             status = views.cluster_queue_status(self.engine, name)
             if status is None or self.written.get(f"cq/{name}") == _comparable(status):
                 continue
             body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name},
                     "status": _stamped(status, self.informers["clusterqueues"].get(name), self.clock())}
-            with contextlib.suppress(ApiError):
-                await self.kube.apply(r.CLUSTER_QUEUE, body, manager=MANAGER, subresource="status")
-                self.written[f"cq/{name}"] = _comparable(status)
-        for key, counts in views.local_queue_counts(self.engine).items():
-            if self.written.get(f"lq/{key}") == counts:
+            await self._apply_queue_status(r.CLUSTER_QUEUE, body, f"cq/{name}", status)
+        for key, status in views.local_queue_statuses(self.engine).items():
+            if self.written.get(f"lq/{key}") == _comparable(status):
                 continue
             namespace, name = key.split("/", 1)
             body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-                    "metadata": {"name": name, "namespace": namespace}, "status": counts}
-            with contextlib.suppress(ApiError):
-                await self.kube.apply(r.LOCAL_QUEUE, body, manager=MANAGER, subresource="status")
-                self.written[f"lq/{key}"] = counts
+                    "metadata": {"name": name, "namespace": namespace},
+                    "status": _stamped(status, self.informers["localqueues"].get(key), self.clock())}
+            await self._apply_queue_status(r.LOCAL_QUEUE, body, f"lq/{key}", status)
+
+    async def _apply_queue_status(self, res: r.Resource, body: dict[str, Any], key: str,
+                                  status: dict[str, Any]) -> None:
+        try:
+            await self.kube.apply(res, body, manager=MANAGER, subresource="status")
+        except ApiError as exc:
+            if exc.status >= 500 or exc.status in (408, 429):
+                raise
+            if exc.status != 404:
+                log.warning("queue status refused", extra={"fields": {"queue": key, "error": str(exc)}})
+            return
+        self.written[key] = _comparable(status)
 
     # ---- odds and ends ---------------------------------------------------------------------------
 
     def _forget(self, key: str) -> None:
-        for table in (self.evictions, self.preemptors, self.written, self.active):
+        for table in (self.evictions, self.preemptors, self.written, self.active, self.retries):
             table.pop(key, None)
+        self.unreleased.discard(key)
         self.status_dirty.pop(key, None)
         self._cancel_timer(key)
 
@@ -504,7 +589,7 @@ class Controller:
         task.add_done_callback(self._background.discard)
 
     def _job_error(self, key: str, exc: Exception) -> None:
-        log.warning("job %s: %s; retrying", key, exc)
+        log.warning("job not reconciled; retrying", extra={"fields": {"job": key, "error": str(exc)}})
 
 
 def _active(obj: dict[str, Any]) -> bool:

@@ -71,10 +71,13 @@ def workload(obj: dict[str, Any], classes: list[dict[str, Any]]) -> tuple[model.
     WorkloadPriorityClass objects), creation time in Unix seconds, a recorded admission kept."""
     doc = clean(obj)
     status = obj.get("status") or {}
+    kept: dict[str, Any] = {}
     if status.get("admission") and _holds_quota(status):
-        doc["status"] = {"admission": status["admission"]}
-        if status.get("reclaimablePods"):
-            doc["status"]["reclaimablePods"] = status["reclaimablePods"]
+        kept["admission"] = status["admission"]
+    if status.get("reclaimablePods"):  # charged less whether it holds quota or queues again
+        kept["reclaimablePods"] = status["reclaimablePods"]
+    if kept:
+        doc["status"] = kept
     inputs, problems = _load([*(clean(c) for c in classes), doc], "Workload")
     if problems:
         return None, problems
@@ -83,6 +86,12 @@ def workload(obj: dict[str, Any], classes: list[dict[str, Any]]) -> tuple[model.
     converted = inputs.workloads[-1].workload
     created = parse_time((obj.get("metadata") or {}).get("creationTimestamp")) or 0.0
     return dataclasses.replace(converted, creation_time=created), []
+
+
+def reclaimable_pods(obj: dict[str, Any]) -> dict[str, int]:
+    """`status.reclaimablePods` as the engine takes it: pod set name -> count."""
+    pods = (obj.get("status") or {}).get("reclaimablePods") or []
+    return {p["name"]: int(p.get("count") or 0) for p in pods if p.get("name")}
 
 
 def condition(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from pykueue.api.quantity import format_quantity
 from pykueue.controller.workload_status import WorkloadView
+from pykueue.engine import model
 from pykueue.engine.engine import Engine
 from pykueue.engine.workload import State
 
@@ -18,12 +19,13 @@ def workload(engine: Engine, key: str) -> WorkloadView | None:
     info = engine.workloads.get(key)
     if info is None:
         return None
+    reason, message = engine.condition_of(info)  # the QuotaReserved=False wording, as upstream's
     return WorkloadView(
         state=info.state,
         cluster_queue=info.cluster_queue,
         admission=info.admission,
-        reason=info.reason,
-        message=info.message,
+        reason=reason,
+        message=message,
         requeue_count=info.requeue_count,
         requeue_at=info.requeue_at,
         evictions=info.evictions,
@@ -52,6 +54,12 @@ def check_states(engine: Engine, key: str) -> dict[str, str]:
     return {} if info is None else dict(info.check_states)
 
 
+def reclaimable_pods(engine: Engine, key: str) -> dict[str, int] | None:
+    """The reclaimable pods the engine charges the workload without, None for an unknown workload."""
+    info = engine.workloads.get(key)
+    return None if info is None else dict(info.spec.reclaimable_pods)
+
+
 def pending_keys(engine: Engine) -> list[str]:
     return [k for k, i in engine.workloads.items() if i.state is State.PENDING]
 
@@ -77,7 +85,7 @@ def cluster_queue_status(engine: Engine, name: str) -> dict[str, Any] | None:
         "type": "Active",
         "status": "True" if reason is None else "False",
         "reason": "Ready" if reason is None else reason,
-        "message": "Can admit new workloads" if reason is None else _inactive_message(reason),
+        "message": "Can admit new workloads" if reason is None else _inactive_message(engine, name, reason),
     }
     return {
         "pendingWorkloads": engine.pending_count(name),
@@ -89,19 +97,46 @@ def cluster_queue_status(engine: Engine, name: str) -> dict[str, Any] | None:
     }
 
 
-def _inactive_message(reason: str) -> str:
-    return {
-        "Stopped": "Can't admit new workloads; clusterQueue is stopped",
-        "FlavorNotFound": "Can't admit new workloads: references missing ResourceFlavor(s)",
-        "AdmissionCheckNotFound": "Can't admit new workloads: references missing AdmissionCheck(s)",
-        "CohortCycle": "Can't admit new workloads: the cohort hierarchy has a cycle",
-    }.get(reason, f"Can't admit new workloads: {reason}")
+def _inactive_message(engine: Engine, name: str, reason: str) -> str:
+    """Upstream's Active=False message: every problem the queue has, the first one's reason first
+    ("Can't admit new workloads: references missing ResourceFlavor(s): a,b.")."""
+    cq = engine.cqs[name]
+    flavors = list(dict.fromkeys(fq.name for g in cq.spec.resource_groups for fq in g.flavors))
+    missing_flavors = [f for f in flavors if f not in engine.flavors]
+    missing_checks = sorted(r.name for r in cq.spec.admission_checks if r.name not in engine.admission_checks)
+    parts = []
+    if reason == "Stopped":
+        parts.append("is stopped")
+    if missing_flavors:
+        parts.append(f"references missing ResourceFlavor(s): {','.join(missing_flavors)}")
+    if missing_checks:
+        parts.append(f"references missing AdmissionCheck(s): {','.join(missing_checks)}")
+    if reason == "CohortCycle":
+        parts.append("its cohort is part of a cycle of Cohort parents")
+    return f"Can't admit new workloads: {', '.join(parts or [reason])}."
 
 
-def local_queue_counts(engine: Engine) -> dict[str, dict[str, int]]:
-    """pending / reserving / admitted workloads per LocalQueue key (NAMESPACE/NAME)."""
-    counts: dict[str, dict[str, int]] = {key: {"pendingWorkloads": 0, "reservingWorkloads": 0,
-                                                "admittedWorkloads": 0} for key in engine.local_queues}
+def local_queue_active(engine: Engine, key: str) -> dict[str, str]:
+    """A LocalQueue's Active condition, worded as upstream's LocalQueue reconciler words it."""
+    lq = engine.local_queues[key]
+    if lq.stop_policy != model.STOP_NONE:
+        return _active(False, "Stopped", "LocalQueue is stopped")
+    cq = engine.cqs.get(lq.cluster_queue)
+    if cq is None:
+        return _active(False, "ClusterQueueDoesNotExist", "Can't submit new workloads to clusterQueue")
+    if not cq.active:
+        return _active(False, "ClusterQueueIsInactive", "Can't submit new workloads to clusterQueue")
+    return _active(True, "Ready", "Can submit new workloads to localQueue")
+
+
+def _active(status: bool, reason: str, message: str) -> dict[str, str]:
+    return {"type": "Active", "status": "True" if status else "False", "reason": reason, "message": message}
+
+
+def local_queue_statuses(engine: Engine) -> dict[str, dict[str, Any]]:
+    """`LocalQueue.status` per key (NAMESPACE/NAME): pending / reserving / admitted counts and Active."""
+    counts: dict[str, dict[str, Any]] = {key: {"pendingWorkloads": 0, "reservingWorkloads": 0,
+                                               "admittedWorkloads": 0} for key in engine.local_queues}
     for info in engine.workloads.values():
         row = counts.get(f"{info.spec.namespace}/{info.spec.queue_name}")
         if row is None:
@@ -112,4 +147,6 @@ def local_queue_counts(engine: Engine) -> dict[str, dict[str, int]]:
             row["reservingWorkloads"] += 1
             if info.state is State.ADMITTED:
                 row["admittedWorkloads"] += 1
+    for key, row in counts.items():
+        row["conditions"] = [local_queue_active(engine, key)]
     return counts

@@ -122,12 +122,10 @@ def desired_status(view: WorkloadView, obj: dict[str, Any], eviction: Eviction |
         if view.evictions:
             add("Evicted", False, "QuotaReserved", "Previously: " + (eviction.message if eviction else "evicted"))
     else:
-        reason = view.reason or "Pending"
-        message = view.message or ("The workload is deactivated" if view.state is State.INACTIVE else "")
-        add("QuotaReserved", False, "Pending" if view.state is not State.INACTIVE else "Inactive", message
-            or f"Waiting for quota ({reason})")
-        if view.evictions or "Admitted" in old:
-            add("Admitted", False, "NoReservation", "The workload has no reservation")
+        # The engine's reason and message (upstream's tiered QuotaReserved=False reasons: Deactivated,
+        # Misconfigured, Suspended, WaitingForQuota, ...), both conditions written from the first pass.
+        add("QuotaReserved", False, view.reason or "Pending", view.message or "The workload has no quota reservation")
+        add("Admitted", False, "NoReservation", "The workload has no reservation")
         if eviction is not None:
             add("Evicted", True, eviction.reason, eviction.message)
             requeued = view.state is State.PENDING and view.requeue_at is None
@@ -141,6 +139,8 @@ def desired_status(view: WorkloadView, obj: dict[str, Any], eviction: Eviction |
     status["conditions"] = conditions
     if holds and view.check_states:
         status["admissionChecks"] = _check_states(view.check_states, obj, stamp)
+    elif not holds and (reset := _reset_checks(obj, stamp)):
+        status["admissionChecks"] = reset
     if view.requeue_count or view.requeue_at is not None:
         state: dict[str, Any] = {"count": view.requeue_count}
         if view.requeue_at is not None:
@@ -163,6 +163,24 @@ def _check_states(states: dict[str, str], obj: dict[str, Any], stamp: str) -> li
             "lastTransitionTime": previous.get("lastTransitionTime", stamp) if same else stamp,
             "message": previous.get("message", "") if same else "",
         })
+    return out
+
+
+def _reset_checks(obj: dict[str, Any], stamp: str) -> list[dict[str, Any]]:
+    """Upstream's resetChecksOnEviction: a workload without a reservation keeps its checks, each back
+    to Pending. (Dropping them from the apply would leave the server an invalid null list when
+    another manager, a check's controller, co-owns the entries.)"""
+    out = []
+    for check in (obj.get("status") or {}).get("admissionChecks") or []:
+        if not check.get("name"):
+            continue
+        if check.get("state") == "Pending":
+            out.append({"name": check["name"], "state": "Pending",
+                        "lastTransitionTime": check.get("lastTransitionTime", stamp),
+                        "message": check.get("message", "")})
+        else:
+            out.append({"name": check["name"], "state": "Pending", "lastTransitionTime": stamp,
+                        "message": f"Reset to Pending after eviction. Previously: {check.get('state')}"})
     return out
 
 

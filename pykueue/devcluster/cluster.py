@@ -11,7 +11,9 @@ down` from another process) ends exactly what was started, even after a failed s
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
+import functools
 import json
 import os
 import shutil
@@ -101,6 +103,12 @@ def _start_time(pid: int) -> str | None:
     except (OSError, IndexError):
         return None
     return None if fields[0] in ("Z", "X") else fields[19]  # a zombie has exited already
+
+
+@functools.cache
+def _lasting_thread() -> concurrent.futures.ThreadPoolExecutor:
+    """One worker thread that stays until the process ends, for starting children from other threads."""
+    return concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="devcluster-spawn")
 
 
 def _die_with_parent() -> None:
@@ -326,6 +334,32 @@ class DevCluster:
         self.kubectl("wait", "--for=condition=Ready", *(f"node/{n}" for n in names),
                      f"--timeout={max(1, int(timeout))}s", timeout=timeout + 10)
         return names
+
+    def restart_apiserver(self, *, kill: bool = False, grace: float = 5.0, timeout: float = 60.0) -> None:
+        """Stop kube-apiserver (SIGTERM, SIGKILL after `grace` seconds or at once with `kill`) and
+        start it again with the same arguments on the same port, for tests of what its clients do
+        while it is away; etcd keeps the data. Returns once it is ready again (within `timeout`)."""
+        old = next((p for p in self.processes if p.name == "kube-apiserver" and p.alive()), None)
+        if old is None:
+            raise ClusterError("kube-apiserver is not running in this cluster")
+        args = Path(f"/proc/{old.pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")[1:]
+        os.kill(old.pid, signal.SIGKILL if kill else signal.SIGTERM)
+        limit = time.monotonic() + grace  # it waits up to a minute for open watches to end
+        while old.alive() and time.monotonic() < limit:
+            self._reap()
+            time.sleep(0.05)
+        if old.alive():
+            os.kill(old.pid, signal.SIGKILL)
+        while old.alive():
+            self._reap()
+            time.sleep(0.05)
+        self.processes.remove(old)
+        # The child dies with the thread that started it (PR_SET_PDEATHSIG is per thread): a caller in a
+        # short-lived worker thread (asyncio.to_thread) would take the new API server down with it when
+        # that thread ends, so a thread that lives as long as the process starts it.
+        proc = _lasting_thread().submit(self._spawn, "kube-apiserver", [a.decode() for a in args], False).result()
+        deadline = time.monotonic() + timeout
+        self._wait(proc, lambda: _get(f"{self.server}/readyz", self.ssl_context()) == b"ok", deadline)
 
     def ssl_context(self, certs: pki.ClusterPKI | None = None) -> ssl.SSLContext:
         """A TLS context that trusts the cluster CA and presents the admin's client certificate."""

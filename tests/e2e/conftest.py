@@ -45,9 +45,20 @@ class Kueue:
         args = [sys.executable, "-m", "pykueue.cli", "controller", "--kubeconfig", str(self.cluster.kubeconfig)]
         if config is not None:
             args += ["--config", str(config)]
+        offset = self.log.stat().st_size if self.log.exists() else 0
         out = open(self.log, "a")  # noqa: SIM115 - the child owns it
         self.process = subprocess.Popen(args, stdout=out, stderr=out, cwd=REPO)
-        eventually(lambda: "controller ready" in self.log.read_text(), 60, what="controller ready")
+        # this start's own line: the log is appended to across restarts
+        try:
+            eventually(lambda: b"controller ready" in self.log.read_bytes()[offset:]
+                       or self.process.poll() is not None, 60, what="controller ready")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n--- controller log ---\n{self._tail(offset)}") from None
+        if self.process.poll() is not None:
+            raise AssertionError(f"the controller exited with {self.process.returncode}:\n{self._tail(offset)}")
+
+    def _tail(self, offset: int = 0, lines: int = 40) -> str:
+        return "\n".join(self.log.read_bytes()[offset:].decode(errors="replace").splitlines()[-lines:])
 
     def stop(self, kill: bool = False) -> None:
         if self.process is not None and self.process.poll() is None:

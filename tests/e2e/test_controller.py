@@ -292,6 +292,35 @@ spec: {{controllerName: test.pykueue.dev/check}}
     assert is_true(kueue.workload_of("checked", ns), "Admitted")
 
 
+def test_rejected_admission_check_deactivates(kueue: Kueue, ns: str) -> None:
+    """A check's controller says Rejected: one eviction, reason Deactivated with its cause, the
+    Workload deactivated (spec.active false) and its Job suspended again."""
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {{name: {ns}-check}}
+spec: {{controllerName: test.pykueue.dev/check}}
+""")
+    kueue.apply(cluster_queue(ns, "4", extra=f"admissionChecksStrategy: {{admissionChecks: [{{name: {ns}-check}}]}}"))
+    kueue.apply(local_queue(ns, ns))
+    kueue.apply(job("rejected", ns, "1"))
+    wl = eventually(lambda: (w := kueue.workload_of("rejected", ns)) and is_true(w, "QuotaReserved") and w)
+    patch = json.dumps({"status": {"admissionChecks": [{
+        "name": f"{ns}-check", "state": "Rejected", "message": "no", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}})
+    kueue.cluster.kubectl("patch", "workload", wl["metadata"]["name"], "-n", ns, "--subresource=status",
+                          "--type=merge", "-p", patch)
+    wl = eventually(lambda: (w := kueue.workload_of("rejected", ns)) and is_true(w, "Evicted")
+                    and w["spec"].get("active") is False and w, what="deactivated")
+    evicted = condition(wl, "Evicted")
+    assert evicted["reason"] == "DeactivatedDueToAdmissionCheck"
+    assert evicted["message"].startswith("The workload is deactivated due to Admission check(s): "), evicted
+    assert f"{ns}-check" in evicted["message"]
+    assert condition(wl, "QuotaReserved")["status"] == "False"
+    assert "admission" not in wl["status"]
+    assert suspended(kueue, "rejected", ns)
+
+
 def _events(kueue: Kueue, namespace: str, name: str) -> list[str]:
     out = kueue.cluster.kubectl("get", "events", "-n", namespace, "--field-selector",
                                 f"involvedObject.name={name}", "-o", "json").stdout
@@ -301,7 +330,8 @@ def _events(kueue: Kueue, namespace: str, name: str) -> list[str]:
 def test_seed_004_all_or_nothing_on_a_short_clock(kueue: Kueue, ns: str, tmp_path) -> None:
     """Seed 004's sequence with waitForPodsReady timeout 3 s, backoff base 1 s, limit 3: pods that
     never get ready are evicted at 3 s, requeued after 1, 2 and 4 s, and deactivated at the fourth
-    timeout (about 19 s) with requeueState.count 3."""
+    timeout (about 19 s): one eviction with reason Deactivated and its cause (upstream's
+    DeactivatedDueToRequeuingLimitExceeded), requeueState cleared."""
     config = tmp_path / "config.yaml"
     config.write_text("""
 apiVersion: config.kueue.x-k8s.io/v1beta1
@@ -327,13 +357,23 @@ waitForPodsReady:
                         and w, 60, what="deactivated")
         elapsed = time.monotonic() - started
         assert 14 <= elapsed <= 35, elapsed  # 3 + 1 + 3 + 2 + 3 + 4 + 3 = 19 s of timers
-        assert wl["status"]["requeueState"]["count"] == 3
-        assert condition(wl, "QuotaReserved")["status"] == "False"
+        # As upstream: Kueue's deactivation is one eviction with reason Deactivated and the cause
+        # (ReasonWithCause: DeactivatedDueToRequeuingLimitExceeded), and it drops status.requeueState
+        # (reactivation starts the count from zero).
+        message = "The workload is deactivated due to exceeding the maximum number of re-queuing retries"
+        wl = eventually(lambda: (w := kueue.workload_of("all-or-nothing", ns)) and
+                        w["status"].get("requeueState") is None and
+                        (condition(w, "Evicted") or {}).get("reason") == "DeactivatedDueToRequeuingLimitExceeded"
+                        and w, 30, what="requeueState cleared, evicted as Deactivated")
+        assert condition(wl, "Evicted")["message"] == message
+        reserved = condition(wl, "QuotaReserved")
+        assert (reserved["status"], reserved["reason"], reserved["message"]) == ("False", "Deactivated", message)
         eventually(lambda: suspended(kueue, "all-or-nothing", ns), what="Job suspended again")
         reasons = eventually(lambda: (e := _events(kueue, ns, wl["metadata"]["name"])) and
                              "WorkloadDeactivated" in e and e, 20)
         assert reasons.count("Admitted") == 4
-        assert reasons.count("EvictedDueToPodsReadyTimeout") >= 3
+        assert reasons.count("EvictedDueToPodsReadyTimeout") == 3
+        assert reasons.count("EvictedDueToDeactivatedDueToRequeuingLimitExceeded") == 1
     finally:
         kueue.stop()
         kueue.start()

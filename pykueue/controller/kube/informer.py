@@ -53,20 +53,27 @@ class Informer:
         """Forever: list, then watch, relisting on 410 and backing off on errors."""
         backoff = 0.2
         need_list = True
+        loop = asyncio.get_running_loop()
         while True:
             try:
                 if need_list:
                     await self._list()
                     need_list = False
+                started = loop.time()
                 await self._watch()
-                backoff = 0.2
+                if loop.time() - started < 1.0:  # a server closing watches at once: no hot loop
+                    await asyncio.sleep(backoff)
+                    backoff = min(backoff * 2, 30.0)
+                else:
+                    backoff = 0.2
             except asyncio.CancelledError:
                 raise
             except _Gone:
-                log.info("watch of %s expired (410 Gone); relisting", self.resource.plural)
+                log.info("watch expired (410 Gone); relisting", extra={"fields": {"resource": self.resource.plural}})
                 need_list = True
             except Exception as exc:  # noqa: BLE001 - any transport failure: retry, never die
-                log.warning("watch of %s failed: %s; retrying in %.1f s", self.resource.plural, exc, backoff)
+                log.warning("watch failed; retrying", extra={"fields": {
+                    "resource": self.resource.plural, "error": str(exc), "retryIn": f"{backoff:.1f}s"}})
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 30.0)
                 if isinstance(exc, ApiError) and exc.status == 410:
