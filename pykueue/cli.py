@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from pykueue.controller import command as controller_command
 from pykueue.devcluster import command as devcluster_command
+from pykueue.kubectl import command as kubectl_command
 from pykueue.manifests import command as manifests_command
 from pykueue.sim import explain_command
 
@@ -34,6 +35,11 @@ EXTRA_COMMANDS = {
     "dev-cluster": devcluster_command,
     "manifests": manifests_command,
     "explain": explain_command,
+    "get": kubectl_command.get,
+    "describe": kubectl_command.describe,
+    "stop": kubectl_command.stop,
+    "resume": kubectl_command.resume,
+    "pending": kubectl_command.pending,
 }
 
 
