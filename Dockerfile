@@ -1,0 +1,27 @@
+# The pykueue controller image: `docker build -t pykueue:0.1.0 .` (the chart's default image).
+# A slim Python pinned to one patch release and Debian release, the package installed with pip into
+# a virtualenv (no dev or test extras), run as an unprivileged user with no shell needed.
+ARG PYTHON_IMAGE=python:3.11.11-slim-bookworm
+
+FROM ${PYTHON_IMAGE} AS build
+ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
+WORKDIR /src
+COPY pyproject.toml ./
+COPY pykueue ./pykueue
+# Compiled to bytecode here: the pod's root filesystem is read-only, so Python cannot cache it later.
+RUN python -m venv /opt/pykueue \
+ && /opt/pykueue/bin/pip install . \
+ && /opt/pykueue/bin/pykueue --help >/dev/null
+
+FROM ${PYTHON_IMAGE}
+LABEL org.opencontainers.image.title="pykueue" \
+      org.opencontainers.image.description="Kueue's job queueing and quota admission in Python: the controller"
+COPY --from=build /opt/pykueue /opt/pykueue
+ENV PATH=/opt/pykueue/bin:$PATH \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    HOME=/tmp
+# 65532: the conventional "nonroot" uid/gid (distroless); the chart runs the pod as it too.
+USER 65532:65532
+ENTRYPOINT ["pykueue"]
+CMD ["controller"]

@@ -1,0 +1,228 @@
+"""The Helm chart and the rendered `config/manifests.yaml`.
+
+Without helm: the chart's CRDs are the generated ones, the default Configuration is one the controller
+accepts, the committed manifests hold least-privilege RBAC and a locked-down Deployment. With the
+pinned helm (built from Go, marker `cluster` as for the other tests that need built binaries):
+`helm lint`, `helm template` with values, and the committed manifests not stale.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pykueue.api.loader import load_paths
+from pykueue.devcluster.cluster import DevCluster
+from pykueue.engine import model
+from pykueue.manifests import render
+
+REPO = Path(__file__).resolve().parents[2]
+CHART = REPO / "charts" / "pykueue"
+SA = "pykueue-controller"
+NAMESPACE = "pykueue-system"
+# What the controller may never do: read secrets, touch pods, delete anything, grant itself more.
+FORBIDDEN_VERBS = {"*", "delete", "deletecollection", "escalate", "bind", "impersonate"}
+FORBIDDEN_RESOURCES = {"*", "secrets", "pods", "configmaps", "serviceaccounts", "nodes"}
+
+
+def documents(text: str) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(text) if d]
+
+
+def by_kind(docs: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    kinds: dict[str, list[dict[str, Any]]] = {}
+    for doc in docs:
+        kinds.setdefault(doc["kind"], []).append(doc)
+    return kinds
+
+
+@pytest.fixture(scope="module")
+def manifests() -> dict[str, list[dict[str, Any]]]:
+    return by_kind(documents(render.MANIFESTS.read_text()))
+
+
+# --- without helm ---------------------------------------------------------------------------------------
+
+
+def test_chart_crds_are_the_generated_crds() -> None:
+    assert render.CHART_CRDS.read_text() == render.GENERATED_CRDS.read_text(), (
+        "charts/pykueue/crds is stale: run python -m pykueue.manifests.render")
+
+
+def test_chart_app_version_is_the_package_version() -> None:
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert chart["appVersion"] == project["version"]
+
+
+def test_default_configuration_is_one_the_controller_accepts(tmp_path: Path) -> None:
+    config = yaml.safe_load((CHART / "values.yaml").read_text())["config"]
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    inputs, problems = load_paths([], str(path))  # what `pykueue controller --config` does
+    assert problems == []
+    assert inputs.config == model.Config()
+
+
+def test_manifests_hold_every_object_once(manifests: dict[str, list[dict[str, Any]]]) -> None:
+    counts = {kind: len(docs) for kind, docs in manifests.items()}
+    assert counts == {"CustomResourceDefinition": 7, "Namespace": 1, "ServiceAccount": 1, "ConfigMap": 1,
+                      "ClusterRole": 1, "ClusterRoleBinding": 1, "Deployment": 1}
+    assert manifests["Namespace"][0]["metadata"]["name"] == NAMESPACE
+    assert manifests["ServiceAccount"][0]["metadata"] == {
+        **manifests["ServiceAccount"][0]["metadata"], "name": SA, "namespace": NAMESPACE}
+    binding = manifests["ClusterRoleBinding"][0]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": SA, "namespace": NAMESPACE}]
+    assert binding["roleRef"]["name"] == manifests["ClusterRole"][0]["metadata"]["name"]
+
+
+def test_rbac_is_least_privilege(manifests: dict[str, list[dict[str, Any]]]) -> None:
+    """No wildcard, no secret, pod or delete; only the API groups the controller talks to; write
+    access to status subresources only through patch. Whether each grant is needed and enough is
+    shown on a cluster by test_least_privilege.py, against the API server's audit log."""
+    assert "Role" not in manifests and "RoleBinding" not in manifests  # no leader election yet: no leases
+    rules = manifests["ClusterRole"][0]["rules"]
+    for rule in rules:
+        assert set(rule) == {"apiGroups", "resources", "verbs"}, rule  # no resourceNames/nonResourceURLs
+        assert not FORBIDDEN_VERBS & set(rule["verbs"]), rule
+        assert not FORBIDDEN_RESOURCES & set(rule["resources"]), rule
+        assert set(rule["apiGroups"]) <= {"", "batch", "kueue.x-k8s.io", "scheduling.k8s.io"}, rule
+        for resource in rule["resources"]:
+            if resource.endswith("/status"):
+                assert rule["verbs"] == ["patch"], rule
+    granted = {(g, r, v) for rule in rules for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]}
+    read_only = {"namespaces", "priorityclasses", "resourceflavors", "admissionchecks", "cohorts",
+                 "workloadpriorityclasses", "clusterqueues", "localqueues"}
+    assert {(r, v) for _, r, v in granted if r in read_only} == {(r, v) for r in read_only for v in ("list", "watch")}
+    assert {v for _, r, v in granted if r == "events"} == {"create"}
+
+
+def test_deployment_is_locked_down(manifests: dict[str, list[dict[str, Any]]]) -> None:
+    deployment = manifests["Deployment"][0]
+    assert deployment["spec"]["replicas"] == 1
+    assert deployment["spec"]["strategy"] == {"type": "Recreate"}  # never two controllers at once
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == SA
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["runAsUser"] == 65532
+    assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+    (container,) = pod["containers"]
+    assert container["image"] == "pykueue:0.1.0"
+    assert container["args"][:2] == ["controller", "--config=/etc/pykueue/config.yaml"]
+    assert container["securityContext"] == {
+        "allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}}
+    assert {m["mountPath"] for m in container["volumeMounts"]} == {"/etc/pykueue", "/tmp"}
+    config_map = manifests["ConfigMap"][0]
+    volume = next(v for v in pod["volumes"] if v["name"] == "config")
+    assert volume["configMap"]["name"] == config_map["metadata"]["name"]
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    assert yaml.safe_load(config_map["data"]["config.yaml"]) == values["config"]
+
+
+# --- with helm ------------------------------------------------------------------------------------------
+
+
+def helm(helm_bin: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([str(helm_bin), *args], capture_output=True, text=True, cwd=REPO, timeout=120)
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+@pytest.mark.cluster
+def test_helm_lint(helm_bin: Path) -> None:
+    out = helm(helm_bin, "lint", str(CHART), "--strict").stdout
+    assert "1 chart(s) linted, 0 chart(s) failed" in out
+
+
+@pytest.mark.cluster
+def test_committed_manifests_are_not_stale(helm_bin: Path) -> None:
+    assert render.stale(helm_bin) == [], "stale: run python -m pykueue.manifests.render"
+
+
+@pytest.mark.cluster
+def test_helm_template_defaults(helm_bin: Path) -> None:
+    """`helm install -n NS --create-namespace`: everything in the release namespace, no Namespace
+    object (helm makes it), no CRDs among the templates (helm installs crds/ itself)."""
+    kinds = by_kind(documents(helm(helm_bin, "template", "kq", str(CHART), "--namespace", "team-x").stdout))
+    assert set(kinds) == {"ServiceAccount", "ConfigMap", "ClusterRole", "ClusterRoleBinding", "Deployment"}
+    for docs in kinds.values():
+        for doc in docs:
+            if doc["kind"] not in ("ClusterRole", "ClusterRoleBinding"):
+                assert doc["metadata"]["namespace"] == "team-x", doc["kind"]
+    assert kinds["ServiceAccount"][0]["metadata"]["name"] == "kq-pykueue-controller"
+    assert kinds["ClusterRoleBinding"][0]["subjects"][0] == {
+        "kind": "ServiceAccount", "name": "kq-pykueue-controller", "namespace": "team-x"}
+
+
+@pytest.mark.cluster
+def test_helm_template_values(helm_bin: Path, tmp_path: Path) -> None:
+    values = tmp_path / "values.yaml"
+    values.write_text(yaml.safe_dump({
+        "image": {"repository": "registry.example/pykueue", "tag": "dev", "pullPolicy": "Always"},
+        "config": {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+                   "waitForPodsReady": {"timeout": "10m"}, "fairSharing": {"preemptionStrategies": ["LessThanOrEqualToFinalShare"]}},
+        "nodeSelector": {"node-role.kubernetes.io/control-plane": ""},
+        "tolerations": [{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists",
+                         "effect": "NoSchedule"}],
+        "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "2Gi"}},
+        "controller": {"logLevel": "debug", "extraArgs": ["--log-format=json"]},
+        "serviceAccount": {"name": "kueue-sa"},
+    }))
+    kinds = by_kind(documents(helm(helm_bin, "template", "pykueue", str(CHART), "-f", str(values)).stdout))
+    pod = kinds["Deployment"][0]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["image"] == "registry.example/pykueue:dev"
+    assert container["imagePullPolicy"] == "Always"
+    assert container["args"] == ["controller", "--config=/etc/pykueue/config.yaml", "--log-level=debug",
+                                 "--log-format=json"]
+    assert container["resources"] == {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "2Gi"}}
+    assert pod["nodeSelector"] == {"node-role.kubernetes.io/control-plane": ""}
+    assert pod["tolerations"][0]["key"] == "node-role.kubernetes.io/control-plane"
+    assert pod["serviceAccountName"] == "kueue-sa"
+    assert kinds["ClusterRoleBinding"][0]["subjects"][0]["name"] == "kueue-sa"
+    config = tmp_path / "config.yaml"
+    config.write_text(kinds["ConfigMap"][0]["data"]["config.yaml"])
+    inputs, problems = load_paths([], str(config))
+    assert problems == []
+    assert inputs.config.wait_for_pods_ready.timeout_seconds == 600.0
+    assert inputs.config.fair_sharing.enable
+    default = by_kind(documents(helm(helm_bin, "template", "pykueue", str(CHART)).stdout))
+    annotation = "checksum/config"
+    assert (kinds["Deployment"][0]["spec"]["template"]["metadata"]["annotations"][annotation]
+            != default["Deployment"][0]["spec"]["template"]["metadata"]["annotations"][annotation])
+
+
+@pytest.mark.cluster
+def test_helm_refuses_two_replicas(helm_bin: Path) -> None:
+    result = helm(helm_bin, "template", "pykueue", str(CHART), "--set", "replicaCount=2", check=False)
+    assert result.returncode != 0
+    assert "no leader election yet" in result.stderr
+
+
+@pytest.mark.cluster
+def test_helm_install_and_uninstall(helm_bin: Path, control_plane: DevCluster) -> None:
+    """`helm install --create-namespace` on the tier 1 API server: the CRDs from crds/ (kept if
+    another test installed them first), every template accepted, the notes printed; then uninstalled.
+    No controller manager runs there, so the Deployment makes no pod and nothing is waited for."""
+    kubeconfig = str(control_plane.kubeconfig)
+    release, namespace = "pykueue-helm", "pykueue-helm-system"
+    installed = helm(helm_bin, "install", release, str(CHART), "--namespace", namespace, "--create-namespace",
+                     "--kubeconfig", kubeconfig)
+    try:
+        assert "STATUS: deployed" in installed.stdout
+        assert f"kubectl -n {namespace} logs deployment/{release}-controller" in installed.stdout
+        for kind, name in (("serviceaccount", f"{release}-controller"), ("configmap", f"{release}-config"),
+                           ("deployment", f"{release}-controller")):
+            control_plane.kubectl("get", kind, name, "-n", namespace)
+        control_plane.kubectl("get", "clusterrolebinding", f"{release}-controller")
+        control_plane.kubectl("get", "crd", "workloads.kueue.x-k8s.io")
+    finally:
+        helm(helm_bin, "uninstall", release, "--namespace", namespace, "--kubeconfig", kubeconfig)
+        control_plane.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+    assert control_plane.kubectl("get", "clusterrole", f"{release}-controller", check=False).returncode != 0
