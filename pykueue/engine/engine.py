@@ -14,12 +14,11 @@ from contextlib import contextmanager
 from dataclasses import replace
 
 from pykueue.engine import events as ev
-from pykueue.engine import model
+from pykueue.engine import hierarchy, model
 from pykueue.engine.cluster import ClusterQueueState, CohortState
 from pykueue.engine.events import Event
 from pykueue.engine.model import seconds_to_us
 from pykueue.engine.preemption import ClusterState, Preemptor, add_workload_usage, remove_workload_usage
-from pykueue.engine.quota import recompute_subtree
 from pykueue.engine.scheduler import Scheduler, applicable_checks
 from pykueue.engine.selectors import selector_matches
 from pykueue.engine.workload import (
@@ -193,75 +192,8 @@ class Engine:
         if self._bulk:
             self._bulk_dirty = True
             return
-        for c in self.cohorts.values():
-            c.node.parent = None
-            c.node.children = []
-        for cq in self.cqs.values():
-            cq.node.parent = None
-            cq.node.children = []
-        for c in list(self.cohorts.values()):
-            parent = c.spec.parent
-            if parent:
-                p = self._cohort(parent)
-                c.node.parent = p.node
-        cyclic = self._cyclic_cohorts()
-        for name in cyclic:
-            self.cohorts[name].node.parent = None
-        for c in self.cohorts.values():
-            if c.node.parent is not None:
-                c.node.parent.children.append(c.node)
-        for cq in self.cqs.values():
-            if cq.spec.cohort:
-                parent = self._cohort(cq.spec.cohort)
-                cq.node.parent = parent.node
-                parent.node.children.append(cq.node)
-        for node in [c.node for c in self.cohorts.values()] + [cq.node for cq in self.cqs.values()]:
-            node.children.sort(key=lambda n: (n.is_cohort, n.name))
-        for cq in self.cqs.values():
-            cq.node.usage = {}
-            for info in cq.admitted.values():
-                for fr, v in info.usage.items():
-                    cq.node.usage[fr] = cq.node.usage.get(fr, 0) + v
-        roots = {cq.node.root() for cq in self.cqs.values()} | {c.node.root() for c in self.cohorts.values()}
-        for root in sorted(roots, key=lambda n: n.name):
-            recompute_subtree(root)
-        for cq in self.cqs.values():
-            cq.inactive_reason = self._inactive_reason(cq, cyclic)
+        hierarchy.rebuild(self.cohorts, self.cqs, self.flavors, self.admission_checks)
         self._requeue_everything()
-
-    def _cohort(self, name: str) -> CohortState:
-        c = self.cohorts.get(name)
-        if c is None:
-            c = self.cohorts[name] = CohortState(name)
-        return c
-
-    def _cyclic_cohorts(self) -> set[str]:
-        cyclic: set[str] = set()
-        for name, c in self.cohorts.items():
-            seen = {name}
-            node = c.node.parent
-            while node is not None:
-                if node.name in seen:
-                    cyclic.add(name)
-                    break
-                seen.add(node.name)
-                node = node.parent
-        return cyclic
-
-    def _inactive_reason(self, cq: ClusterQueueState, cyclic: set[str]) -> str | None:
-        if cq.spec.stop_policy != model.STOP_NONE:
-            return "Stopped"
-        missing = sorted(f for f in cq.flavor_names if f not in self.flavors)
-        if missing:
-            return "FlavorNotFound"
-        if any(rule.name not in self.admission_checks for rule in cq.spec.admission_checks):
-            return "AdmissionCheckNotFound"
-        node = cq.node.parent
-        while node is not None:
-            if node.name in cyclic:
-                return "CohortCycle"
-            node = node.parent
-        return None
 
     def _requeue_everything(self) -> None:
         """After a configuration change: re-place every pending workload and unpark every class."""
@@ -333,23 +265,8 @@ class Engine:
         if cq is None:
             return MISCONFIGURED, f"ClusterQueue {lq.cluster_queue} doesn't exist"
         if not cq.active:
-            return SUSPENDED, f"ClusterQueue {cq.name} is inactive: {self._inactive_detail(cq)}"
+            return SUSPENDED, f"ClusterQueue {cq.name} is inactive: {hierarchy.inactive_detail(cq, self.flavors, self.admission_checks)}"
         return None
-
-    def _inactive_detail(self, cq: ClusterQueueState) -> str:
-        """Why a ClusterQueue admits nothing, in the words of upstream's Active=False condition."""
-        reason = cq.inactive_reason
-        if reason == "Stopped":
-            return f"stopPolicy is {cq.spec.stop_policy}"
-        if reason == "FlavorNotFound":
-            missing = sorted(f for f in cq.flavor_names if f not in self.flavors)
-            return f"references missing ResourceFlavor(s): {', '.join(missing)}"
-        if reason == "AdmissionCheckNotFound":
-            missing = sorted(r.name for r in cq.spec.admission_checks if r.name not in self.admission_checks)
-            return f"references missing AdmissionCheck(s): {', '.join(missing)}"
-        if reason == "CohortCycle":
-            return "its cohort is part of a cycle of Cohort parents"
-        return str(reason)
 
     def _place(self, info: WorkloadInfo) -> None:
         """Put a pending workload in the queue it belongs to now (or in none, if it is blocked)."""
