@@ -8,7 +8,6 @@ number of microseconds (``model.US``) on the caller's clock, and every time it r
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -19,6 +18,7 @@ from pykueue.engine.cluster import ClusterQueueState, CohortState
 from pykueue.engine.events import Event
 from pykueue.engine.model import seconds_to_us
 from pykueue.engine.preemption import ClusterState, Preemptor, add_workload_usage, remove_workload_usage
+from pykueue.engine.queue_manager import QueueManager
 from pykueue.engine.scheduler import Scheduler, applicable_checks
 from pykueue.engine.selectors import selector_matches
 from pykueue.engine.workload import (
@@ -54,9 +54,7 @@ class Engine:
         self._seq = 0
         self._stamps = new_stamps()  # per engine: two engines in one process never share a counter
         self._events: list[Event] = []
-        self._dirty_roots: set[str] = set()  # trees whose capacity grew: parked classes get another look
-        self._backoff: list[tuple[int, int, str]] = []  # (requeue_us, seq, key)
-        self._nonempty: set[str] = set()  # cluster queues that may have candidates
+        self.queues = QueueManager(self.cqs, self.local_queues, self.workloads)
         self._bulk = 0  # inside bulk(): structure and queue refreshes wait until the end
         self.reason_watch: set[WorkloadInfo] | None = None  # see watch_reasons
         self._bulk_dirty = False
@@ -175,10 +173,9 @@ class Engine:
                 continue
             name = info.cluster_queue if kind == "ClusterQueue" else info.spec.queue_name
             self._release(info)
-            info.state = State.PENDING
+            self._transition(info, State.PENDING, now, reason=SUSPENDED, message=f"{kind} {name} is stopped")
             info.check_states = {}
-            info.set_reason(SUSPENDED, f"{kind} {name} is stopped")
-            self._place(info)
+            self.queues.place(info)
             return
 
     def delete_local_queue(self, key: str) -> None:
@@ -200,14 +197,7 @@ class Engine:
         if self._bulk:
             self._bulk_dirty = True
             return
-        for info in sorted(self.workloads.values(), key=lambda i: i.seq):
-            if info.state is State.PENDING:
-                self._place(info)
-                if self.reason_watch is not None:  # queue blockers may have changed
-                    self.reason_watch.add(info)
-        for cq in self.cqs.values():
-            if cq.pending.requeue_inadmissible() or cq.pending.has_candidates():
-                self._nonempty.add(cq.name)
+        self.queues.replace_all(self.reason_watch)
 
     # ----------------------------------------------------------------------------- workloads
 
@@ -223,7 +213,7 @@ class Engine:
         if spec.admission is not None and spec.active:
             self._restore_admission(info, spec.admission, now)
         elif info.state is State.PENDING:
-            self._place(info)
+            self.queues.place(info)
         return info
 
     def _restore_admission(self, info: WorkloadInfo, admission: model.Admission, now: int) -> None:
@@ -232,25 +222,22 @@ class Engine:
         info.cluster_queue = admission.cluster_queue
         info.admission = admission
         info.usage = usage_of(info.spec, admission)
-        info.state = State.ADMITTED
-        info.set_reason(None)
-        info.reserved_us = info.admitted_us = now
         info.pods_ready = True
+        to = State.ADMITTED
         if not info.spec.admitted and cq is not None:
             # Quota reserved, admission checks not all Ready (a controller restarted meanwhile).
             checks = applicable_checks(cq.spec, admission)
             info.check_states = {name: info.spec.check_states.get(name, "Pending") for name in checks}
             if any(state != "Ready" for state in info.check_states.values()):
-                info.state = State.QUOTA_RESERVED
-                info.admitted_us = None
+                to = State.QUOTA_RESERVED
+        self._transition(info, to, now)
         if cq is not None:
             cq.add_admitted(info)
             add_workload_usage(cq, info)
             self._apply_stop_policy(info, now)
 
     def cluster_queue_for(self, info: WorkloadInfo) -> str | None:
-        lq = self.local_queues.get(f"{info.spec.namespace}/{info.spec.queue_name}")
-        return lq.cluster_queue if lq is not None else None
+        return self.queues.cluster_queue_for(info)
 
     def blocker(self, info: WorkloadInfo) -> tuple[str, str] | None:
         """Why a pending workload cannot even be queued (upstream's queue blockers), or None."""
@@ -268,29 +255,6 @@ class Engine:
             return SUSPENDED, f"ClusterQueue {cq.name} is inactive: {hierarchy.inactive_detail(cq, self.flavors, self.admission_checks)}"
         return None
 
-    def _place(self, info: WorkloadInfo) -> None:
-        """Put a pending workload in the queue it belongs to now (or in none, if it is blocked)."""
-        old = info.cluster_queue
-        new = self.cluster_queue_for(info)
-        if old is not None and old in self.cqs and (old != new):
-            self.cqs[old].pending.remove(info.key)
-        info.cluster_queue = new
-        if info.requeue_us is not None:
-            return  # waiting for its backoff to expire
-        if new is None or new not in self.cqs:
-            return
-        lq = self.local_queues.get(f"{info.spec.namespace}/{info.spec.queue_name}")
-        cq = self.cqs[new]
-        if lq is not None and lq.stop_policy != model.STOP_NONE:
-            cq.pending.remove(info.key)
-            return
-        cq.pending.push(info)
-        self._nonempty.add(new)
-
-    def _unqueue(self, info: WorkloadInfo) -> None:
-        if info.cluster_queue in self.cqs:
-            self.cqs[info.cluster_queue].pending.remove(info.key)
-
     def finish_workload(self, key: str, now: int) -> None:
         """The workload's job completed: it leaves the queue or frees its quota."""
         info = self.workloads[key]
@@ -301,11 +265,9 @@ class Engine:
         if info.has_quota:
             self._release(info)
         else:
-            self._unqueue(info)
+            self.queues.unqueue(info)
         info.admission = admission  # a finished workload keeps the admission it ran under, as upstream
-        info.state = State.FINISHED
-        info.finished_us = now
-        info.set_reason(None)
+        self._transition(info, State.FINISHED, now)
         self._emit(ev.FINISHED, info, cq_name)
 
     def delete_workload(self, key: str) -> None:
@@ -315,7 +277,7 @@ class Engine:
         if info.has_quota:
             self._release(info)
         else:
-            self._unqueue(info)
+            self.queues.unqueue(info)
 
     def set_active(self, key: str, active: bool, now: int) -> None:
         """``spec.active`` changed: deactivation evicts and never requeues; reactivation requeues with
@@ -330,12 +292,12 @@ class Engine:
             self._deactivate(info, now, cause=None, message="The workload is deactivated")
         else:
             info.spec = _replace_active(spec, True)
-            info.state = State.PENDING
+            self._transition(info, State.PENDING, now, reason=PENDING_EVALUATION,
+                             message="The workload was reactivated")
             info.requeue_count = 0
             info.requeue_us = None
-            info.set_reason(PENDING_EVALUATION, "The workload was reactivated")
             self._emit(ev.REQUEUED, info, self.cluster_queue_for(info), reason="Reactivated")
-            self._place(info)
+            self.queues.place(info)
 
     def _deactivate(self, info: WorkloadInfo, now: int, *, cause: str | None, message: str) -> None:
         """Every deactivation, by the user or by Kueue (``cause``: the requeuing limit, a rejected
@@ -345,11 +307,10 @@ class Engine:
         if info.has_quota:
             self._evict(info, ev.EVICTED_DEACTIVATED, now, requeue=False, cause=cause, message=message)
         else:
-            self._unqueue(info)
-        info.state = State.INACTIVE
+            self.queues.unqueue(info)
+        self._transition(info, State.INACTIVE, now, reason=DEACTIVATED, message=message)
         info.requeue_us = None
         info.requeue_count = 0
-        info.set_reason(DEACTIVATED, message)
         self._emit(ev.DEACTIVATED, info, info.cluster_queue, reason=cause, message=message)
 
     def evict(self, key: str, reason: str, now: int, *, requeue_after_us: int | None = None,
@@ -365,7 +326,7 @@ class Engine:
                message: str = "") -> None:
         cq_name = info.cluster_queue
         self._release(info)
-        info.state = State.PENDING
+        self._transition(info, State.PENDING, now, reason=PENDING_EVALUATION, message=message)
         info.evictions += 1
         info.evicted_us = now
         info.eviction_reason = reason
@@ -376,24 +337,64 @@ class Engine:
             info.order_us = now
         if not requeue:
             return
-        info.set_reason(PENDING_EVALUATION, message)
         if requeue_after_us is not None and requeue_after_us > 0:
-            info.requeue_us = now + requeue_after_us
-            self._seq += 1
-            heapq.heappush(self._backoff, (info.requeue_us, self._seq, info.key))
-            self._unqueue(info)
+            self.queues.back_off(info, now + requeue_after_us)
             return
         self._emit(ev.REQUEUED, info, cq_name, reason=reason)
-        self._place(info)
+        self.queues.place(info)
 
     def _release(self, info: WorkloadInfo) -> None:
         cq = self.cqs.get(info.cluster_queue or "")
         if cq is not None and info.key in cq.admitted:
             cq.remove_admitted(info)
             remove_workload_usage(cq, info)
-            self._dirty_roots.add(cq.node.root().name)
+            self.queues.capacity_grew(cq)
         info.admission = None
         info.usage = {}
+
+    # --------------------------------------------------------------------------- state changes
+
+    def _transition(self, info: WorkloadInfo, to: State, now: int, *, reason: str | None = None,
+                    message: str = "") -> None:
+        """The one place a workload's state changes: checked against the allowed transitions, with the
+        reason and message of its QuotaReserved=False condition (None while it holds quota) and the
+        time of the change where the result keeps one."""
+        was = info.state
+        if to not in _ALLOWED[was]:
+            raise AssertionError(f"workload {info.key}: no transition from {was.value} to {to.value}")
+        info.state = to
+        info.set_reason(reason, message)
+        if to in _HOLDS and was not in _HOLDS:
+            info.reserved_us = now
+        if to is State.ADMITTED:
+            info.admitted_us = now  # the last admission: a later reservation alone keeps it
+        elif to is State.FINISHED:
+            info.finished_us = now
+
+    def reserve(self, cq: ClusterQueueState, info: WorkloadInfo, admission: model.Admission,
+                usage: dict, now: int) -> None:
+        """Reserve quota for a pending workload (the scheduler decided), and admit it at once when no
+        admission check applies to the admission."""
+        info.admission = admission
+        info.usage = dict(usage)
+        info.cluster_queue = cq.name
+        self._transition(info, State.QUOTA_RESERVED, now)  # first: the victim order reads reserved_us
+        cq.add_admitted(info)
+        add_workload_usage(cq, info)
+        info.pods_ready = not self.config.wait_for_pods_ready.enable
+        self._emit(ev.QUOTA_RESERVED, info, cq.name)
+        checks = applicable_checks(cq.spec, admission)
+        info.check_states = {name: "Pending" for name in checks}
+        if not checks:
+            self._transition(info, State.ADMITTED, now)
+            self._emit(ev.ADMITTED, info, cq.name)
+
+    def preempt(self, victim: WorkloadInfo, reason: str, by: WorkloadInfo, now: int) -> None:
+        """Evict ``victim`` for ``by`` (a preemption ``reason``), requeued as upstream requeues it."""
+        self._emit(ev.PREEMPTED, victim, victim.cluster_queue, reason=reason, by=by.key)
+        self._evict(victim, ev.EVICTED_PREEMPTED, now, requeue=True, by=by.key, message=(
+            f"Preempted to accommodate a workload ({by.key}) due to "
+            f"{ev.PREEMPTION_REASON_TEXT.get(reason, reason)}"))
 
     # ------------------------------------------------------------------------------- lifecycle
 
@@ -440,8 +441,7 @@ class Engine:
         info.check_states[check] = state
         if state == "Ready":
             if info.state is State.QUOTA_RESERVED and all(v == "Ready" for v in info.check_states.values()):
-                info.state = State.ADMITTED
-                info.admitted_us = now
+                self._transition(info, State.ADMITTED, now)
                 self._emit(ev.ADMITTED, info, info.cluster_queue)
         elif state == "Retry":
             self._evict(info, ev.EVICTED_ADMISSION_CHECK, now, requeue=True,
@@ -463,34 +463,22 @@ class Engine:
             info.usage = usage_of(info.spec, info.admission)
             if cq is not None:
                 add_workload_usage(cq, info)
-                self._dirty_roots.add(cq.node.root().name)
+                self.queues.capacity_grew(cq)
         else:
-            self._unqueue(info)
+            self.queues.unqueue(info)
             info.spec = replace(info.spec, reclaimable_pods=dict(reclaimable))
             info.hash = scheduling_hash(info.spec)
             if info.state is State.PENDING:
-                self._place(info)
+                self.queues.place(info)
 
     def next_wakeup(self) -> int | None:
         """The earliest time at which a backoff expires (the driver should call ``schedule`` then)."""
-        while self._backoff:
-            at, _, key = self._backoff[0]
-            info = self.workloads.get(key)
-            if info is None or info.requeue_us != at:
-                heapq.heappop(self._backoff)
-                continue
-            return at
-        return None
+        return self.queues.next_wakeup()
 
     def _expire_backoffs(self, now: int) -> None:
-        while self._backoff and self._backoff[0][0] <= now:
-            at, _, key = heapq.heappop(self._backoff)
-            info = self.workloads.get(key)
-            if info is None or info.requeue_us != at or info.state is not State.PENDING:
-                continue
-            info.requeue_us = None
+        for info in self.queues.expired_backoffs(now):
             self._emit(ev.REQUEUED, info, self.cluster_queue_for(info), reason="BackoffFinished")
-            self._place(info)
+            self.queues.place(info)
 
     # ----------------------------------------------------------------------------- scheduling
 
@@ -509,15 +497,6 @@ class Engine:
     def take_events(self) -> list[Event]:
         out, self._events = self._events, []
         return out
-
-    def wake_dirty_trees(self) -> None:
-        """Capacity grew somewhere: parked workloads in those cohort trees are candidates again."""
-        if not self._dirty_roots:
-            return
-        roots, self._dirty_roots = self._dirty_roots, set()
-        for cq in self.cqs.values():
-            if cq.node.root().name in roots and cq.pending.requeue_inadmissible():
-                self._nonempty.add(cq.name)
 
     def _emit(self, type_: str, info: WorkloadInfo, cq: str | None, *, reason: str | None = None,
               by: str | None = None, message: str | None = None, cause: str | None = None) -> None:
@@ -584,6 +563,16 @@ class Engine:
 
     def workloads_in_order(self) -> Iterable[WorkloadInfo]:
         return sorted(self.workloads.values(), key=lambda i: (i.spec.namespace, i.spec.name))
+
+
+_HOLDS = (State.QUOTA_RESERVED, State.ADMITTED)
+_ALLOWED: dict[State, frozenset[State]] = {
+    State.PENDING: frozenset((*_HOLDS, State.PENDING, State.INACTIVE, State.FINISHED)),
+    State.QUOTA_RESERVED: frozenset((State.ADMITTED, State.PENDING, State.INACTIVE, State.FINISHED)),
+    State.ADMITTED: frozenset((State.PENDING, State.INACTIVE, State.FINISHED)),
+    State.INACTIVE: frozenset((State.PENDING, State.INACTIVE, State.FINISHED)),
+    State.FINISHED: frozenset(),
+}
 
 
 def _replace_active(spec: model.Workload, active: bool) -> model.Workload:

@@ -19,14 +19,13 @@ from pykueue.engine.cluster import ClusterQueueState
 from pykueue.engine.events import EngineError
 from pykueue.engine.flavors import FIT, NO_FIT, PREEMPT, Assignment, FlavorAssigner
 from pykueue.engine.podset_reducer import reduce_counts
-from pykueue.engine.preemption import Target, add_workload_usage, fits, without
+from pykueue.engine.preemption import Target, fits, without
 from pykueue.engine.quota import FR, add_usage, remove_usage
 from pykueue.engine.workload import (
     MISCONFIGURED,
     WAITING_FOR_PODS_READY,
     WAITING_FOR_PREEMPTED,
     WAITING_FOR_QUOTA,
-    State,
     WorkloadInfo,
 )
 
@@ -66,7 +65,7 @@ class Scheduler:
         admissions = self._admissions
         try:
             while True:
-                engine.wake_dirty_trees()
+                engine.queues.wake_dirty_trees()
                 if not self.cycle(now, admissions):
                     return
         finally:
@@ -77,14 +76,14 @@ class Scheduler:
     def cycle(self, now: int, admissions: dict[str, int]) -> bool:
         engine = self.engine
         heads: list[tuple[ClusterQueueState, WorkloadInfo]] = []
-        for name in sorted(engine._nonempty):
+        for name in engine.queues.queues_with_candidates():
             cq = engine.cqs.get(name)
             if cq is None or not cq.active:
-                engine._nonempty.discard(name)
+                engine.queues.has_no_candidates(name)
                 continue
             info = cq.pending.pop()
             if info is None:
-                engine._nonempty.discard(name)
+                engine.queues.has_no_candidates(name)
                 continue
             heads.append((cq, info))
         if not heads:
@@ -146,10 +145,7 @@ class Scheduler:
         if mode == PREEMPT:
             for t in targets:
                 preempted.add(t.workload.key)
-                engine._emit(ev.PREEMPTED, t.workload, t.workload.cluster_queue, reason=t.reason, by=info.key)
-                engine._evict(t.workload, ev.EVICTED_PREEMPTED, now, requeue=True, by=info.key, message=(
-                    f"Preempted to accommodate a workload ({info.key}) due to "
-                    f"{ev.PREEMPTION_REASON_TEXT.get(t.reason, t.reason)}"))
+                engine.preempt(t.workload, t.reason, info, now)
             for fr, v in assignment.usage.items():
                 add_usage(cq.node, fr, v)
             reservations.append((cq, dict(assignment.usage)))
@@ -196,7 +192,7 @@ class Scheduler:
         elif pending.sticky == info.key:
             pending.sticky = None
         pending.push(info)
-        self.engine._nonempty.add(cq.name)
+        self.engine.queues.may_have_candidates(cq.name)
         strict = cq.spec.queueing_strategy == model.STRICT_FIFO
         if immediate or (strict and not force_park):
             return False
@@ -247,25 +243,9 @@ class Scheduler:
     # -------------------------------------------------------------------------------------- admit
 
     def admit(self, cq: ClusterQueueState, info: WorkloadInfo, assignment: Assignment, now: int) -> None:
-        engine = self.engine
         cq.pending.remove(info.key)
         self.preempting.discard(info.key)  # its preemptions are done; if it is evicted later it waits like any other
-        info.admission = assignment.to_admission(cq.name)
-        info.usage = dict(assignment.usage)
-        info.cluster_queue = cq.name
-        info.reserved_us = now
-        cq.add_admitted(info)
-        add_workload_usage(cq, info)
-        info.state = State.QUOTA_RESERVED
-        info.set_reason(None)
-        info.pods_ready = not engine.config.wait_for_pods_ready.enable
-        engine._emit(ev.QUOTA_RESERVED, info, cq.name)
-        checks = applicable_checks(cq.spec, info.admission)
-        info.check_states = {name: "Pending" for name in checks}
-        if not checks:
-            info.state = State.ADMITTED
-            info.admitted_us = now
-            engine._emit(ev.ADMITTED, info, cq.name)
+        self.engine.reserve(cq, info, assignment.to_admission(cq.name), assignment.usage, now)
 
 
 def _loop_message(info: WorkloadInfo, times: int, now: int) -> str:
