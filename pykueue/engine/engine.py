@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from types import MappingProxyType
 
 from pykueue.engine import events as ev
 from pykueue.engine import hierarchy, model
@@ -19,8 +20,10 @@ from pykueue.engine.events import Event
 from pykueue.engine.model import seconds_to_us
 from pykueue.engine.preemption import ClusterState, Preemptor, add_workload_usage, remove_workload_usage
 from pykueue.engine.queue_manager import QueueManager
+from pykueue.engine.quota import FR, available, potential_available
 from pykueue.engine.scheduler import Scheduler, applicable_checks
 from pykueue.engine.selectors import selector_matches
+from pykueue.engine.status import ClusterQueueStatus, CohortStatus, QuotaAvailability, WorkloadStatus
 from pykueue.engine.workload import (
     DEACTIVATED,
     MISCONFIGURED,
@@ -505,6 +508,90 @@ class Engine:
                                   admission=admission, underlying_cause=cause))
 
     # ------------------------------------------------------------------------------- queries
+
+    def state_of(self, key: str) -> State | None:
+        """A workload's state alone (cheap, for a driver's hot paths), None for an unknown workload."""
+        info = self.workloads.get(key)
+        return None if info is None else info.state
+
+    def check_names(self, key: str) -> list[str]:
+        """The admission checks that apply to a workload's current quota reservation, by name."""
+        info = self.workloads.get(key)
+        return [] if info is None else sorted(info.check_states)
+
+    def workload_status(self, key: str) -> WorkloadStatus | None:
+        """A frozen snapshot of one workload (the read model; see ``status``)."""
+        info = self.workloads.get(key)
+        return None if info is None else self._workload_status(info)
+
+    def _workload_status(self, info: WorkloadInfo) -> WorkloadStatus:
+        reason, message = self.condition_of(info)
+        return WorkloadStatus(
+            key=info.key, spec=info.spec, state=info.state,
+            cluster_queue=(info.admission.cluster_queue if info.has_quota and info.admission
+                           else self.cluster_queue_for(info)),
+            admission=info.admission, usage=MappingProxyType(dict(info.usage)), reason=reason,
+            message=message or None, order_us=info.order_us, reserved_us=info.reserved_us,
+            admitted_us=info.admitted_us, finished_us=info.finished_us, evictions=info.evictions,
+            eviction_reason=info.eviction_reason, requeue_count=info.requeue_count, requeue_us=info.requeue_us,
+            pods_ready=info.pods_ready, check_states=MappingProxyType(dict(info.check_states)), seq=info.seq,
+        )
+
+    def workload_statuses(self) -> list[WorkloadStatus]:
+        """Every workload, by namespace then name."""
+        return [self._workload_status(info) for info in self.workloads_in_order()]
+
+    def cluster_queue_names(self) -> list[str]:
+        """In the order the ClusterQueues were first applied."""
+        return list(self.cqs)
+
+    def cluster_queue_status(self, name: str) -> ClusterQueueStatus | None:
+        """A frozen snapshot of one ClusterQueue (the read model)."""
+        cq = self.cqs.get(name)
+        if cq is None:
+            return None
+        admitted = sum(1 for w in cq.admitted.values() if w.state is State.ADMITTED)
+        inactive = cq.inactive_reason
+        return ClusterQueueStatus(
+            name=name, spec=cq.spec, cohort=cq.spec.cohort, pending=len(cq.pending), reserving=len(cq.admitted),
+            admitted=admitted, usage=MappingProxyType({fr: v for fr, v in cq.node.usage.items() if v}),
+            quotas=MappingProxyType(dict(cq.node.quotas)), inactive_reason=inactive,
+            inactive_message=None if inactive is None else hierarchy.inactive_detail(cq, self.flavors,
+                                                                                      self.admission_checks),
+            weighted_share=self.weighted_share(name),
+        )
+
+    def cohort_names(self) -> list[str]:
+        """In the order the Cohorts were first applied or named."""
+        return list(self.cohorts)
+
+    def cohort_status(self, name: str) -> CohortStatus | None:
+        c = self.cohorts.get(name)
+        if c is None:
+            return None
+        parent = c.node.parent.name if c.node.parent is not None else None
+        return CohortStatus(name=name, spec=c.spec, parent=parent,
+                            usage=MappingProxyType({fr: v for fr, v in c.node.usage.items() if v}),
+                            subtree_quota=MappingProxyType(dict(c.node.subtree_quota)))
+
+    def pending_in_order(self, cq_name: str) -> list[WorkloadStatus]:
+        """The pending workloads of a ClusterQueue in queue order (priority, queue-order time,
+        submission order), as upstream's visibility API lists them."""
+        cq = self.cqs.get(cq_name)
+        if cq is None:
+            return []
+        members = sorted(cq.pending.members(), key=lambda w: (-w.priority, w.order_us, w.seq))
+        return [self._workload_status(w) for w in members]
+
+    def quota_availability(self, cq_name: str, fr: FR) -> QuotaAvailability | None:
+        """How much of one flavor and resource a ClusterQueue has, uses and could use."""
+        cq = self.cqs.get(cq_name)
+        if cq is None or fr not in cq.node.quotas:
+            return None
+        node = cq.node
+        return QuotaAvailability(nominal=node.quotas[fr].nominal, used=node.usage.get(fr, 0),
+                                 available=available(node, fr), at_most=potential_available(node, fr))
+
 
     def namespace_labels(self, name: str) -> dict[str, str]:
         ns = self.namespaces.get(name)

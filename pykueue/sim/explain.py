@@ -19,8 +19,9 @@ from rich.table import Table
 
 from pykueue.api.quantity import format_quantity
 from pykueue.engine import events as ev
-from pykueue.engine.quota import FR, available, potential_available
-from pykueue.engine.workload import State, WorkloadInfo
+from pykueue.engine.quota import FR
+from pykueue.engine.status import QuotaAvailability, WorkloadStatus
+from pykueue.engine.workload import State
 from pykueue.sim.simulator import US, Run
 
 MAX_AHEAD = 10  # workloads named as ahead in the queue; the rest are counted
@@ -69,62 +70,58 @@ def _flavors(assignments: Any) -> dict[str, str]:
     return dict(sorted(flavors.items()))
 
 
-def _requests(info: WorkloadInfo) -> dict[str, int]:
+def _requests(w: WorkloadStatus) -> dict[str, int]:
     """Total requests per resource over its pod sets (counts less reclaimable pods), and ``pods``."""
     total: dict[str, int] = {}
-    for ps, count in zip(info.spec.pod_sets, info.pod_set_counts(), strict=True):
+    reclaimable = w.spec.reclaimable_pods
+    for ps in w.spec.pod_sets:
+        count = max(0, ps.count - reclaimable.get(ps.name, 0))
         for res, per_pod in ps.requests.items():
             total[res] = total.get(res, 0) + per_pod * count
         total["pods"] = total.get("pods", 0) + count
     return total
 
 
-def quota_view(run: Run, info: WorkloadInfo) -> list[dict[str, Any]]:
+def quota_view(run: Run, w: WorkloadStatus) -> list[dict[str, Any]]:
     """Per requested resource and each flavor its ClusterQueue has for it: what is asked, the nominal
     quota, what the queue uses, what it could take now (its own and borrowable) and at most."""
     engine = run.engine
-    cq = engine.cqs.get(info.cluster_queue or "")
+    cq = engine.cluster_queue_status(w.cluster_queue or "")
     if cq is None:
         return []
     rows = []
-    requests = _requests(info)
-    for res, want in sorted(requests.items()):
-        for fr in sorted(fr for fr in cq.node.quotas if fr[1] == res):
-            if res == "pods" and fr not in cq.node.quotas:
-                continue
-            rows.append(_quota_row(cq.node, fr, want))
+    for res, want in sorted(_requests(w).items()):
+        for fr in sorted(fr for fr in cq.quotas if fr[1] == res):
+            q = engine.quota_availability(cq.name, fr)
+            if q is not None:
+                rows.append(_quota_row(fr, q, want))
     return rows
 
 
-def _quota_row(node: Any, fr: FR, want: int) -> dict[str, Any]:
+def _quota_row(fr: FR, q: QuotaAvailability, want: int) -> dict[str, Any]:
     flavor, res = fr
-    now = available(node, fr)
-    ever = potential_available(node, fr)
+    now = max(q.available, 0)
     return {
         "resource": res,
         "flavor": flavor,
         "requested": format_quantity(res, want),
-        "nominal": format_quantity(res, node.quotas[fr].nominal),
-        "used": format_quantity(res, node.usage.get(fr, 0)),
-        "available": format_quantity(res, max(now, 0)),
-        "atMost": format_quantity(res, ever),
-        "short": format_quantity(res, max(0, want - max(now, 0))),
-        "fitsEver": want <= ever,
-        "_short": max(0, want - max(now, 0)),
+        "nominal": format_quantity(res, q.nominal),
+        "used": format_quantity(res, q.used),
+        "available": format_quantity(res, now),
+        "atMost": format_quantity(res, q.at_most),
+        "short": format_quantity(res, max(0, want - now)),
+        "fitsEver": want <= q.at_most,
+        "_short": max(0, want - now),
     }
 
 
-def queue_position(run: Run, info: WorkloadInfo) -> tuple[int, int, list[str]]:
+def queue_position(run: Run, w: WorkloadStatus) -> tuple[int, int, list[str]]:
     """(1-based position, queue length, keys ahead) among the pending workloads of its ClusterQueue,
     ordered as the queue orders them: priority, then queue-order time, then submission order."""
-    cq = run.engine.cqs.get(info.cluster_queue or "")
-    if cq is None:
-        return 0, 0, []
-    members = sorted(cq.pending.members(), key=lambda w: (-w.priority, w.order_us, w.seq))
-    keys = [w.key for w in members]
-    if info.key not in keys:
+    keys = [p.key for p in run.engine.pending_in_order(w.cluster_queue or "")]
+    if w.key not in keys:
         return 0, len(keys), []
-    pos = keys.index(info.key)
+    pos = keys.index(w.key)
     return pos + 1, len(keys), keys[:pos]
 
 
@@ -163,30 +160,29 @@ def what_would_change(reason: str | None, message: str, rows: list[dict[str, Any
 
 def explain(run: Run, key: str) -> dict[str, Any]:
     """The explanation of workload ``key`` (NAMESPACE/NAME) as a document."""
-    engine = run.engine
-    info = engine.workloads[key]
-    reason, message = engine.condition_of(info)
+    w = run.engine.workload_status(key)
+    assert w is not None
     doc: dict[str, Any] = {
         "workload": key,
-        "kind": info.spec.kind,
-        "queueName": info.spec.queue_name,
-        "clusterQueue": info.cluster_queue,
-        "priority": info.priority,
-        "state": info.state.value,
+        "kind": w.spec.kind,
+        "queueName": w.spec.queue_name,
+        "clusterQueue": w.cluster_queue,
+        "priority": w.priority,
+        "state": w.state.value,
         "at": _s(run.end_us),
-        "reason": reason,
-        "message": message or None,
+        "reason": w.reason,
+        "message": w.message,
         "history": history(run, key),
     }
-    if info.admission is not None and info.state is not State.PENDING:
-        doc["flavors"] = _flavors(info.admission.pod_set_assignments)
-    if info.state is State.PENDING:
-        rows = quota_view(run, info)
-        pos, length, ahead = queue_position(run, info)
+    if w.admission is not None and w.state is not State.PENDING:
+        doc["flavors"] = _flavors(w.admission.pod_set_assignments)
+    if w.state is State.PENDING:
+        rows = quota_view(run, w)
+        pos, length, ahead = queue_position(run, w)
         doc["queue"] = {"position": pos, "length": length, "ahead": ahead[:MAX_AHEAD],
                         "aheadCount": len(ahead)}
         doc["quota"] = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
-        doc["toBeAdmitted"] = what_would_change(reason, message, rows, ahead)
+        doc["toBeAdmitted"] = what_would_change(w.reason, w.message or "", rows, ahead)
     admitted = [h for h in doc["history"] if h["type"] == ev.ADMITTED]
     doc["firstAdmittedAt"] = admitted[0]["time"] if admitted else None
     return doc

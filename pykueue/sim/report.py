@@ -302,11 +302,15 @@ class _Topology:
                 else:
                     add(t, "cohort", change.key, {})
         # The engine's final structure wins (it is what the run ended with).
-        for name, cqs in engine.cqs.items():
+        for name in engine.cluster_queue_names():
+            cqs = engine.cluster_queue_status(name)
+            assert cqs is not None
             if name not in cohort_of:
                 add(0, "cq", name, _quotas(cqs.spec.resource_groups))
             see_cq(cqs.spec)
-        for name, cs in engine.cohorts.items():
+        for name in engine.cohort_names():
+            cs = engine.cohort_status(name)
+            assert cs is not None
             parent_of[name] = cs.spec.parent
         for s in run.samples:
             cohort_of.setdefault(s.cluster_queue, None)

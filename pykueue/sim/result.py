@@ -22,19 +22,14 @@ from yaml.events import (
 )
 
 from pykueue.api.quantity import format_quantity
-from pykueue.engine.engine import Engine
 from pykueue.engine.model import Admission
-from pykueue.engine.workload import State, WorkloadInfo
+from pykueue.engine.status import WorkloadStatus
+from pykueue.engine.workload import State
 from pykueue.sim.simulator import US, Run
 
 
 def seconds(us: int | None) -> float | None:
     return None if us is None else us / US
-
-
-def _time(value: float | None) -> float | None:
-    """Engine times are seconds derived from integer microseconds; round away float noise."""
-    return None if value is None else round(value * US) / US
 
 
 def _pod_set_assignments(admission: Admission) -> list[dict[str, Any]]:
@@ -44,31 +39,29 @@ def _pod_set_assignments(admission: Admission) -> list[dict[str, Any]]:
     ]
 
 
-def _admission(info: WorkloadInfo) -> dict[str, Any] | None:
+def _admission(w: WorkloadStatus) -> dict[str, Any] | None:
     """The current admission, or for a finished workload the one it finished under."""
-    if info.admission is None or not (info.has_quota or info.state is State.FINISHED):
+    if w.admission is None or not (w.holds_quota or w.state is State.FINISHED):
         return None
-    return {"clusterQueue": info.admission.cluster_queue, "podSetAssignments": _pod_set_assignments(info.admission)}
+    return {"clusterQueue": w.admission.cluster_queue, "podSetAssignments": _pod_set_assignments(w.admission)}
 
 
-def workload_entry(engine: Engine, info: WorkloadInfo, created: float) -> dict[str, Any]:
-    cq = info.admission.cluster_queue if info.has_quota and info.admission else engine.cluster_queue_for(info)
-    reason, message = engine.condition_of(info)
+def workload_entry(w: WorkloadStatus, created: float) -> dict[str, Any]:
     return {
-        "kind": info.spec.kind,
-        "namespace": info.spec.namespace,
-        "name": info.spec.name,
-        "queueName": info.spec.queue_name,
-        "clusterQueue": cq,
-        "priority": info.spec.priority,
-        "state": info.state.value,
-        "admission": _admission(info),
+        "kind": w.spec.kind,
+        "namespace": w.namespace,
+        "name": w.name,
+        "queueName": w.spec.queue_name,
+        "clusterQueue": w.cluster_queue,
+        "priority": w.priority,
+        "state": w.state.value,
+        "admission": _admission(w),
         "createdAt": created,
-        "admittedAt": _time(info.admitted_at),
-        "finishedAt": _time(info.finished_at),
-        "evictions": info.evictions,
-        "reason": reason,
-        "message": message or None,
+        "admittedAt": seconds(w.admitted_us),
+        "finishedAt": seconds(w.finished_us),
+        "evictions": w.evictions,
+        "reason": w.reason,
+        "message": w.message,
     }
 
 
@@ -83,9 +76,9 @@ def usage_strings(usage: dict[tuple[str, str], int]) -> dict[str, dict[str, str]
 def build_result(run: Run, summary: dict[str, Any] | None = None) -> dict[str, Any]:
     engine = run.engine
     workloads = []
-    for info in engine.workloads_in_order():
-        created = seconds(run.created_us.get(info.key, round(info.spec.creation_time * US)))
-        workloads.append(workload_entry(engine, info, created or 0.0))
+    for w in engine.workload_statuses():
+        created = seconds(run.created_us.get(w.key, round(w.spec.creation_time * US)))
+        workloads.append(workload_entry(w, created or 0.0))
     events = []
     for logged in run.log:
         e = logged.event
@@ -107,17 +100,17 @@ def build_result(run: Run, summary: dict[str, Any] | None = None) -> dict[str, A
             item["podSetAssignments"] = _pod_set_assignments(e.admission)
         events.append(item)
     cqs = []
-    for name in sorted(engine.cqs):
-        cq = engine.cqs[name]
-        admitted = sum(1 for w in cq.admitted.values() if w.state is State.ADMITTED)
+    for name in sorted(engine.cluster_queue_names()):
+        cq = engine.cluster_queue_status(name)
+        assert cq is not None
         cqs.append(
             {
                 "name": name,
-                "cohort": cq.spec.cohort,
-                "pendingWorkloads": len(cq.pending),
-                "admittedWorkloads": admitted,
-                "usage": usage_strings(dict(cq.node.usage)),
-                "weightedShare": engine.weighted_share(name),
+                "cohort": cq.cohort,
+                "pendingWorkloads": cq.pending,
+                "admittedWorkloads": cq.admitted,
+                "usage": usage_strings(dict(cq.usage)),
+                "weightedShare": cq.weighted_share,
             }
         )
     return {

@@ -281,25 +281,26 @@ class Simulation:
     def _undisturbed_timers(self) -> bool:
         """Whether a workload holding quota, not evicted since the last progress, has a timer pending:
         a running job that will finish, a check that will answer. It may still change the outcome."""
-        workloads = self.engine.workloads
+        state_of = self.engine.state_of
         for _, _, kind, payload in self._queue:
             if kind in (_ARRIVAL, _CHANGE):
                 continue
             key, epoch = payload[0], payload[1]  # type: ignore[index]
             if self._epoch.get(key) != epoch or key in self._disturbed:
                 continue
-            info = workloads.get(key)
-            if info is not None and info.has_quota:
+            if state_of(key) in (State.QUOTA_RESERVED, State.ADMITTED):
                 return True
         return False
 
     def _sample(self, now_us: int) -> None:
         engine = self.engine
         fair = engine.config.fair_sharing.enable
-        for name, cq in engine.cqs.items():
-            usage = {fr: v for fr, v in cq.node.usage.items() if v}
-            pending = len(cq.pending)
-            share = engine.weighted_share(name) if fair else 0
+        for name in engine.cluster_queue_names():
+            cq = engine.cluster_queue_status(name)
+            assert cq is not None
+            usage = dict(cq.usage)
+            pending = cq.pending
+            share = cq.weighted_share if fair else 0
             state = (usage, pending, share)
             if self._last_sample.get(name) != state:
                 self._last_sample[name] = state
@@ -314,16 +315,15 @@ class Simulation:
             self._progress()
         if kind == _ARRIVAL:
             assert isinstance(payload, SubmittedWorkload)
-            info = engine.add_workload(payload.workload, now_us)
-            if info.state is State.ADMITTED:
-                self._epoch[info.key] = self._epoch.get(info.key, 0) + 1
-                self._on_admitted(info.key, now_us, preadmitted=True)
+            key = payload.workload.key
+            engine.add_workload(payload.workload, now_us)
+            if engine.state_of(key) is State.ADMITTED:
+                self._epoch[key] = self._epoch.get(key, 0) + 1
+                self._on_admitted(key, now_us, preadmitted=True)
         elif kind == _FINISH:
             key, epoch = payload  # type: ignore[misc]
-            if self._epoch.get(key) == epoch:
-                info = engine.workloads.get(key)
-                if info is not None and info.state is State.ADMITTED:
-                    engine.finish_workload(key, now_us)
+            if self._epoch.get(key) == epoch and engine.state_of(key) is State.ADMITTED:
+                engine.finish_workload(key, now_us)
         elif kind == _READY:
             key, epoch = payload  # type: ignore[misc]
             if self._epoch.get(key) == epoch:
@@ -348,11 +348,11 @@ class Simulation:
         """A new quota reservation: timers of earlier ones are void; script this one's checks."""
         epoch = self._epoch.get(key, 0) + 1
         self._epoch[key] = epoch
-        info = self.engine.workloads.get(key)
         script = self._scripts.get(key)
-        if info is None or not info.check_states or script is None:
+        checks = self.engine.check_names(key)
+        if not checks or script is None:
             return
-        for check in sorted(info.check_states):
+        for check in checks:
             step = step_for(script, check, epoch)
             if step is not None:
                 state, delay = step
@@ -429,8 +429,6 @@ class Simulation:
         elif change.kind in ("Workload", "Job"):
             if change.delete:
                 engine.delete_workload(change.key)
-            elif isinstance(obj, SubmittedWorkload):
-                info = engine.workloads.get(change.key)
-                if info is not None:
-                    engine.set_active(change.key, obj.workload.active, now)
-                    engine.set_reclaimable_pods(change.key, obj.workload.reclaimable_pods, now)
+            elif isinstance(obj, SubmittedWorkload) and engine.state_of(change.key) is not None:
+                engine.set_active(change.key, obj.workload.active, now)
+                engine.set_reclaimable_pods(change.key, obj.workload.reclaimable_pods, now)

@@ -59,7 +59,9 @@ def terminal() -> Console:
 def nominal_quotas(engine: Engine) -> Quotas:
     """Each cluster queue's final nominal quota, so that usage can be shown against it (borrowing)."""
     out: Quotas = {}
-    for name, cq in engine.cqs.items():
+    for name in engine.cluster_queue_names():
+        cq = engine.cluster_queue_status(name)
+        assert cq is not None
         out[name] = {
             (fq.name, res): q.nominal
             for group in cq.spec.resource_groups

@@ -1,0 +1,95 @@
+"""The engine's read model: frozen snapshots of a workload, a ClusterQueue and a Cohort.
+
+Drivers (the simulator, its result writer and report, ``explain``, the controller's status writers)
+read the engine only through these, never through its live structures, so those can change shape
+without touching any driver. Snapshots are cheap (plain field copies) and never change afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from pykueue.engine import model
+from pykueue.engine.quota import FR
+from pykueue.engine.workload import State
+
+EMPTY: Mapping = MappingProxyType({})
+
+
+@dataclass(slots=True, frozen=True)
+class WorkloadStatus:
+    key: str
+    spec: model.Workload  # the submitted workload (as last changed)
+    state: State
+    cluster_queue: str | None  # where it holds quota, else where its LocalQueue points
+    admission: model.Admission | None  # current; for a Finished workload, the one it finished under
+    usage: Mapping[FR, int]
+    reason: str | None  # of its QuotaReserved=False condition; None while it holds quota
+    message: str | None
+    order_us: int  # queue-order time: creation, or eviction for some evictions
+    reserved_us: int | None
+    admitted_us: int | None  # the last admission
+    finished_us: int | None
+    evictions: int
+    eviction_reason: str | None
+    requeue_count: int
+    requeue_us: int | None  # when its requeuing backoff expires
+    pods_ready: bool
+    check_states: Mapping[str, str]
+    seq: int  # submission order: the final tie-breaker
+
+    @property
+    def namespace(self) -> str:
+        return self.spec.namespace
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def priority(self) -> int:
+        return self.spec.priority
+
+    @property
+    def holds_quota(self) -> bool:
+        return self.state in (State.QUOTA_RESERVED, State.ADMITTED)
+
+
+@dataclass(slots=True, frozen=True)
+class ClusterQueueStatus:
+    name: str
+    spec: model.ClusterQueue
+    cohort: str | None
+    pending: int
+    reserving: int  # holding quota: QuotaReserved or Admitted
+    admitted: int
+    usage: Mapping[FR, int]  # non-zero usage only
+    quotas: Mapping[FR, model.ResourceQuota]
+    inactive_reason: str | None  # None when active
+    inactive_message: str | None
+    weighted_share: int  # status.fairSharing.weightedShare; 0 without fair sharing
+
+    @property
+    def active(self) -> bool:
+        return self.inactive_reason is None
+
+
+@dataclass(slots=True, frozen=True)
+class CohortStatus:
+    name: str
+    spec: model.Cohort
+    parent: str | None  # as linked (a cohort in a cycle is a root)
+    usage: Mapping[FR, int]
+    subtree_quota: Mapping[FR, int]
+
+
+@dataclass(slots=True, frozen=True)
+class QuotaAvailability:
+    """One flavor and resource of a ClusterQueue, as a pending workload sees it."""
+
+    nominal: int
+    used: int
+    available: int  # usable now: own leftovers and what the cohort can lend (negative if over)
+    at_most: int  # if nothing else used any
