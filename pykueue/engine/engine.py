@@ -17,6 +17,7 @@ from pykueue.engine import events as ev
 from pykueue.engine import hierarchy, model
 from pykueue.engine.cluster import ClusterQueueState, CohortState
 from pykueue.engine.events import Event
+from pykueue.engine.fair_sharing import weighted_share
 from pykueue.engine.model import seconds_to_us
 from pykueue.engine.preemption import ClusterState, Preemptor, add_workload_usage, remove_workload_usage
 from pykueue.engine.queue_manager import QueueManager
@@ -640,8 +641,6 @@ class Engine:
         """status.fairSharing.weightedShare: 0 unless fair sharing is enabled."""
         if not self.config.fair_sharing.enable:
             return 0
-        from pykueue.engine.fair_sharing import weighted_share
-
         return weighted_share(self.cqs[cq_name].node, self.state)
 
     def pending_count(self, cq_name: str) -> int:

@@ -17,6 +17,7 @@ from pykueue.engine import events as ev
 from pykueue.engine import model
 from pykueue.engine.cluster import ClusterQueueState
 from pykueue.engine.events import EngineError
+from pykueue.engine.fair_sharing import tournament_order
 from pykueue.engine.flavors import FIT, NO_FIT, PREEMPT, Assignment, FlavorAssigner
 from pykueue.engine.podset_reducer import reduce_counts
 from pykueue.engine.preemption import Target, fits, without
@@ -102,8 +103,6 @@ class Scheduler:
         first = sorted((e for e in entries if e.info.key in self.preempting), key=lambda e: (e.info.seq, e.cq.name))
         rest = [e for e in entries if e.info.key not in self.preempting]
         if engine.config.fair_sharing.enable:
-            from pykueue.engine.fair_sharing import tournament_order
-
             ordered = itertools.chain(first, tournament_order(engine.state, rest))
         else:
             rest.sort(key=lambda e: (e.assignment.borrowing, -e.info.priority, e.info.order_us, e.info.seq, e.cq.name))
