@@ -231,8 +231,8 @@ class Engine:
         if not info.spec.admitted and cq is not None:
             # Quota reserved, admission checks not all Ready (a controller restarted meanwhile).
             checks = applicable_checks(cq.spec, admission)
-            info.check_states = {name: info.spec.check_states.get(name, "Pending") for name in checks}
-            if any(state != "Ready" for state in info.check_states.values()):
+            info.check_states = {name: info.spec.check_states.get(name, model.CheckState.PENDING) for name in checks}
+            if any(state != model.CheckState.READY for state in info.check_states.values()):
                 to = State.QUOTA_RESERVED
         self._transition(info, to, now)
         if cq is not None:
@@ -388,7 +388,7 @@ class Engine:
         info.pods_ready = not self.config.wait_for_pods_ready.enable
         self._emit(ev.QUOTA_RESERVED, info, cq.name)
         checks = applicable_checks(cq.spec, admission)
-        info.check_states = {name: "Pending" for name in checks}
+        info.check_states = {name: model.CheckState.PENDING for name in checks}
         if not checks:
             self._transition(info, State.ADMITTED, now)
             self._emit(ev.ADMITTED, info, cq.name)
@@ -443,14 +443,14 @@ class Engine:
         if info is None or not info.has_quota or check not in info.check_states:
             return
         info.check_states[check] = state
-        if state == "Ready":
-            if info.state is State.QUOTA_RESERVED and all(v == "Ready" for v in info.check_states.values()):
+        if state == model.CheckState.READY:
+            if info.state is State.QUOTA_RESERVED and all(v == model.CheckState.READY for v in info.check_states.values()):
                 self._transition(info, State.ADMITTED, now)
                 self._emit(ev.ADMITTED, info, info.cluster_queue)
-        elif state == "Retry":
+        elif state == model.CheckState.RETRY:
             self._evict(info, ev.EVICTED_ADMISSION_CHECK, now, requeue=True,
                         message="At least one admission check is false")
-        elif state == "Rejected":
+        elif state == model.CheckState.REJECTED:
             self._deactivate(info, now, cause=ev.CAUSE_ADMISSION_CHECK, message=(
                 f"The workload is deactivated due to Admission check(s): {check}, were rejected"))
 
@@ -615,7 +615,7 @@ class Engine:
     def condition_of(self, info: WorkloadInfo) -> tuple[str | None, str]:
         """(reason, message) of the QuotaReserved=False condition, as upstream words them."""
         if info.state is State.QUOTA_RESERVED:
-            waiting = sorted(name for name, state in info.check_states.items() if state != "Ready")
+            waiting = sorted(name for name, state in info.check_states.items() if state != model.CheckState.READY)
             return None, f"The workload has not all admission checks ready: waiting for {', '.join(waiting)}"
         if info.has_quota or info.state is State.FINISHED:
             return None, ""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import IntEnum
 from typing import TYPE_CHECKING
 
 from pykueue.engine import model
@@ -28,10 +29,28 @@ if TYPE_CHECKING:
     from pykueue.engine.cluster import ClusterQueueState
 
 # Assignment modes, worst to best.
-NO_FIT, PREEMPT, FIT = 0, 1, 2
+class Mode(IntEnum):
+    """How a pod set (or a whole assignment: the worst of its pod sets) fits a flavor."""
+
+    NO_FIT = 0
+    PREEMPT = 1
+    FIT = 2
+
+
+NO_FIT, PREEMPT, FIT = Mode
 
 # Finer modes used while choosing: no candidates < preempt within the queue < reclaim from others.
-G_NO_FIT, G_NO_CANDIDATES, G_PREEMPT, G_RECLAIM, G_FIT = 0, 1, 2, 3, 4
+class Granular(IntEnum):
+    """Upstream's granular modes, ordered worst first: what preemption could do for a flavor."""
+
+    NO_FIT = 0
+    NO_CANDIDATES = 1
+    PREEMPT = 2
+    RECLAIM = 3
+    FIT = 4
+
+
+G_NO_FIT, G_NO_CANDIDATES, G_PREEMPT, G_RECLAIM, G_FIT = Granular
 _TO_MODE = {G_NO_FIT: NO_FIT, G_NO_CANDIDATES: PREEMPT, G_PREEMPT: PREEMPT, G_RECLAIM: PREEMPT, G_FIT: FIT}
 
 _SEVERITY = {None: 0, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3, NO_MATCHING_FLAVOR: 4}

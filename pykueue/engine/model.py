@@ -9,6 +9,7 @@ memory) for everything else. A limit that is absent is ``None`` and means "no li
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 # Virtual time. Every time the engine stores or compares is an integer number of microseconds: a
 # float sum such as ``now + backoff`` can land a rounding error away from the instant the driver
@@ -124,6 +125,15 @@ class FlavorFungibility:
     when_can_borrow: str = MAY_STOP_SEARCH
     when_can_preempt: str = TRY_NEXT_FLAVOR
     preference: str | None = None
+
+
+class CheckState(StrEnum):
+    """An admission check's state for one quota reservation (status.admissionChecks[].state)."""
+
+    PENDING = "Pending"
+    READY = "Ready"
+    RETRY = "Retry"
+    REJECTED = "Rejected"
 
 
 @dataclass(slots=True, frozen=True)

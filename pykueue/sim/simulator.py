@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from enum import IntEnum
+from typing import Any, NamedTuple
 
 from pykueue.api.durations import parse_duration
 from pykueue.api.inputs import NEVER_READY, Change, Inputs, SubmittedWorkload
@@ -40,7 +42,20 @@ from pykueue.sim.checks import Script, parse_script, step_for
 __all__ = ["US", "IDLE_EVICTIONS", "IDLE_EVICTIONS_MAX", "NotSettling", "Run", "Simulation", "StepBudgetExceeded", "to_us"]
 
 # Kinds of timed work, in the order they take effect when they share an instant and a sequence.
-_CHANGE, _ARRIVAL, _FINISH, _READY, _TIMEOUT, _CHECK, _UNREADY = range(7)
+class Timer(IntEnum):
+    """What a queued simulator event is; its payload: a Change, a SubmittedWorkload, or for the
+    workload timers (key, epoch[, check, state]) where an old epoch means the timer was cancelled."""
+
+    CHANGE = 0
+    ARRIVAL = 1
+    FINISH = 2
+    READY = 3
+    TIMEOUT = 4
+    CHECK = 5
+    UNREADY = 6
+
+
+_CHANGE, _ARRIVAL, _FINISH, _READY, _TIMEOUT, _CHECK, _UNREADY = Timer
 
 # Evictions of one workload by its own timers since the last progress after which a run without --until
 # stops (exit 3) once nothing else can happen. A series that ends by itself is shorter: its timers fire
@@ -309,40 +324,43 @@ class Simulation:
     # ----------------------------------------------------------------------------------- handlers
 
     def _handle(self, kind: int, payload: object, now_us: int) -> None:
-        engine = self.engine
         if kind in (_ARRIVAL, _CHANGE):
             self._inputs_left -= 1
             self._progress()
-        if kind == _ARRIVAL:
-            assert isinstance(payload, SubmittedWorkload)
-            key = payload.workload.key
-            engine.add_workload(payload.workload, now_us)
-            if engine.state_of(key) is State.ADMITTED:
-                self._epoch[key] = self._epoch.get(key, 0) + 1
-                self._on_admitted(key, now_us, preadmitted=True)
-        elif kind == _FINISH:
-            key, epoch = payload  # type: ignore[misc]
-            if self._epoch.get(key) == epoch and engine.state_of(key) is State.ADMITTED:
-                engine.finish_workload(key, now_us)
-        elif kind == _READY:
-            key, epoch = payload  # type: ignore[misc]
-            if self._epoch.get(key) == epoch:
-                engine.mark_pods_ready(key, now_us)
-        elif kind == _TIMEOUT:
-            key, epoch = payload  # type: ignore[misc]
-            if self._epoch.get(key) == epoch:
-                engine.pods_ready_timeout(key, now_us)
-        elif kind == _UNREADY:
-            key, epoch = payload  # type: ignore[misc]
-            if self._epoch.get(key) == epoch:
-                self._on_unready(key, epoch, now_us)
-        elif kind == _CHECK:
-            key, epoch, check, state = payload  # type: ignore[misc]
-            if self._epoch.get(key) == epoch:
-                engine.set_check_state(key, check, state, now_us)
-        elif kind == _CHANGE:
-            assert isinstance(payload, Change)
-            self._apply_change(payload, now_us)
+            if kind == _ARRIVAL:
+                assert isinstance(payload, SubmittedWorkload)
+                self._arrive(payload, now_us)
+            else:
+                assert isinstance(payload, Change)
+                self._apply_change(payload, now_us)
+            return
+        key, epoch, *rest = payload  # type: ignore[misc]
+        if self._epoch.get(key) == epoch:  # a timer of an earlier reservation is void
+            _WORKLOAD_TIMERS[Timer(kind)](self, key, epoch, rest, now_us)
+
+    def _arrive(self, sub: SubmittedWorkload, now_us: int) -> None:
+        key = sub.workload.key
+        self.engine.add_workload(sub.workload, now_us)
+        if self.engine.state_of(key) is State.ADMITTED:
+            self._epoch[key] = self._epoch.get(key, 0) + 1
+            self._on_admitted(key, now_us, preadmitted=True)
+
+    def _finish(self, key: str, epoch: int, rest: list, now_us: int) -> None:
+        if self.engine.state_of(key) is State.ADMITTED:
+            self.engine.finish_workload(key, now_us)
+
+    def _ready(self, key: str, epoch: int, rest: list, now_us: int) -> None:
+        self.engine.mark_pods_ready(key, now_us)
+
+    def _timeout(self, key: str, epoch: int, rest: list, now_us: int) -> None:
+        self.engine.pods_ready_timeout(key, now_us)
+
+    def _check(self, key: str, epoch: int, rest: list, now_us: int) -> None:
+        check, state = rest
+        self.engine.set_check_state(key, check, state, now_us)
+
+    def _unready(self, key: str, epoch: int, rest: list, now_us: int) -> None:
+        self._on_unready(key, epoch, now_us)
 
     def _on_reserved(self, key: str, now_us: int) -> None:
         """A new quota reservation: timers of earlier ones are void; script this one's checks."""
@@ -388,47 +406,42 @@ class Simulation:
             self._at(now_us + to_us(recovery), _TIMEOUT, (key, epoch))
 
     def _apply_change(self, change: Change, now: int) -> None:
-        engine = self.engine
-        obj = change.obj
-        if change.kind == "ClusterQueue":
-            if change.delete:
-                engine.delete_cluster_queue(change.key)
-            else:
-                assert isinstance(obj, model.ClusterQueue)
-                engine.apply_cluster_queue(obj, now)
-        elif change.kind == "LocalQueue":
-            if change.delete:
-                engine.delete_local_queue(change.key)
-            else:
-                assert isinstance(obj, model.LocalQueue)
-                engine.apply_local_queue(obj, now)
-        elif change.kind == "Cohort":
-            if change.delete:
-                engine.delete_cohort(change.key)
-            else:
-                assert isinstance(obj, model.Cohort)
-                engine.apply_cohort(obj)
-        elif change.kind == "ResourceFlavor":
-            if change.delete:
-                engine.delete_resource_flavor(change.key)
-            else:
-                assert isinstance(obj, model.ResourceFlavor)
-                engine.apply_resource_flavor(obj)
-        elif change.kind == "Namespace":
-            if change.delete:
-                engine.delete_namespace(change.key)
-            else:
-                assert isinstance(obj, model.Namespace)
-                engine.apply_namespace(obj)
-        elif change.kind == "AdmissionCheck":
-            if change.delete:
-                engine.delete_admission_check(change.key)
-            else:
-                assert isinstance(obj, model.AdmissionCheck)
-                engine.apply_admission_check(obj)
-        elif change.kind in ("Workload", "Job"):
+        """A timed change of an object (``pykueue.dev/at`` / ``delete-at``), by kind."""
+        engine, obj = self.engine, change.obj
+        if change.kind in ("Workload", "Job"):
             if change.delete:
                 engine.delete_workload(change.key)
             elif isinstance(obj, SubmittedWorkload) and engine.state_of(change.key) is not None:
                 engine.set_active(change.key, obj.workload.active, now)
                 engine.set_reclaimable_pods(change.key, obj.workload.reclaimable_pods, now)
+            return
+        handlers = _CHANGES.get(change.kind)
+        if handlers is None:
+            return  # PriorityClass / WorkloadPriorityClass: read by the loader when workloads are created
+        apply, delete, kind = handlers
+        if change.delete:
+            delete(engine, change.key)
+        else:
+            assert isinstance(obj, kind)
+            apply(engine, obj, now)
+
+
+_WORKLOAD_TIMERS: dict[Timer, Callable[[Simulation, str, int, list, int], None]] = {
+    Timer.FINISH: Simulation._finish,
+    Timer.READY: Simulation._ready,
+    Timer.TIMEOUT: Simulation._timeout,
+    Timer.UNREADY: Simulation._unready,
+    Timer.CHECK: Simulation._check,
+}
+
+# kind -> (apply(engine, obj, now), delete(engine, key), the engine type of its object)
+_CHANGES: dict[str, tuple[Callable[[Engine, Any, int], None], Callable[[Engine, str], None], type]] = {
+    "ClusterQueue": (Engine.apply_cluster_queue, Engine.delete_cluster_queue, model.ClusterQueue),
+    "LocalQueue": (Engine.apply_local_queue, Engine.delete_local_queue, model.LocalQueue),
+    "Cohort": (lambda e, o, now: e.apply_cohort(o), Engine.delete_cohort, model.Cohort),
+    "ResourceFlavor": (lambda e, o, now: e.apply_resource_flavor(o), Engine.delete_resource_flavor,
+                       model.ResourceFlavor),
+    "Namespace": (lambda e, o, now: e.apply_namespace(o), Engine.delete_namespace, model.Namespace),
+    "AdmissionCheck": (lambda e, o, now: e.apply_admission_check(o), Engine.delete_admission_check,
+                       model.AdmissionCheck),
+}
