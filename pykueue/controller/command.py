@@ -20,6 +20,41 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="the least severe records written (default: info, one line per decision)")
     p.add_argument("--log-format", default="logfmt", choices=("logfmt", "json"),
                    help="one structured line per record: key=value (default) or JSON")
+    p.add_argument("--metrics-bind-address", default=":8080", metavar="ADDR",
+                   help="serve Prometheus metrics on /metrics at [HOST]:PORT, 0 for none (default: :8080)")
+    p.add_argument("--health-probe-bind-address", default=":8081", metavar="ADDR",
+                   help="serve /healthz and /readyz at [HOST]:PORT, 0 for none (default: :8081)")
+    p.add_argument("--leader-elect", nargs="?", const=True, default=False, type=_flag, metavar="BOOL",
+                   help="admit only while holding the Lease c1f6bfd2.kueue.x-k8s.io, so one of several "
+                        "replicas admits and the others stand by (default: false)")
+    p.add_argument("--leader-election-namespace", metavar="NS",
+                   help="namespace of the Lease (default: the pod's, else pykueue-system)")
+    w = p.add_argument_group("webhooks", "admission and CRD conversion webhooks, served over TLS with "
+                             "certificates the controller makes and renews itself")
+    w.add_argument("--webhook-port", type=int, default=9443, metavar="PORT",
+                   help="serve the webhooks on this port, 0 for none (default: 9443)")
+    w.add_argument("--webhook-host", default="", metavar="ADDR", help="address to bind (default: every interface)")
+    w.add_argument("--webhook-cert-dir", default="/tmp/k8s-webhook-server/serving-certs", metavar="DIR",
+                   help="where the serving certificate is written (default: /tmp/k8s-webhook-server/serving-certs)")
+    w.add_argument("--webhook-secret", metavar="NAME",
+                   help="keep the CA and certificate in this Secret of the webhook namespace, shared by "
+                        "replicas and restarts (the chart's; default: only in --webhook-cert-dir)")
+    w.add_argument("--webhook-service", default="pykueue-webhook-service", metavar="NAME",
+                   help="the webhook Service, named by the certificate; the webhook configurations are "
+                        "<name without -webhook-service>-{mutating,validating}-webhook-configuration")
+    w.add_argument("--webhook-namespace", metavar="NS",
+                   help="namespace of the Service and Secret (default: the pod's, else pykueue-system)")
+    w.add_argument("--webhook-url", metavar="URL",
+                   help="a controller outside the cluster: point the webhook configurations and the CRDs' "
+                        "conversion at this base URL (e.g. https://127.0.0.1:9443) instead of the Service")
+
+
+def _flag(text: str) -> bool:
+    """A Go-style boolean flag value: --leader-elect, --leader-elect=true, --leader-elect=false."""
+    value = text.strip().lower()
+    if value not in ("true", "false", "1", "0", "t", "f"):
+        raise argparse.ArgumentTypeError(f"not a boolean: {text!r}")
+    return value in ("true", "1", "t")
 
 
 def _config(path: str | None) -> tuple[model.Config | None, list[str]]:
@@ -41,29 +76,66 @@ def run(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr)
         return 2
     try:
-        return asyncio.run(_main(args.kubeconfig, config))
+        return asyncio.run(_main(args.kubeconfig, config, args))
     except KeyboardInterrupt:
         return 130
 
 
-async def _main(kubeconfig: str | None, config: model.Config) -> int:
+async def _main(kubeconfig: str | None, config: model.Config, args: argparse.Namespace | None = None) -> int:
     from pykueue.controller.kube.client import Kube
-    from pykueue.controller.manager import Controller
+    from pykueue.controller.leader import run_replica
 
     try:
         kube = await Kube.connect(kubeconfig)
     except Exception as exc:  # noqa: BLE001 - a bad kubeconfig is one line, not a traceback
         print(f"pykueue: error: cannot connect to the API server: {exc}", file=sys.stderr)
         return 2
-    controller = Controller(kube, config)
     task = asyncio.current_task()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, task.cancel)
+    webhooks = None
     try:
-        await controller.run()
+        webhooks = await _webhooks(kube, config, args)  # every replica serves them, leader or not
+        return await run_replica(
+            kube, config, metrics_address=getattr(args, "metrics_bind_address", ":8080"),
+            probe_address=getattr(args, "health_probe_bind_address", ":8081"),
+            leader_elect=getattr(args, "leader_elect", False), namespace=getattr(args, "leader_election_namespace", None))
     except asyncio.CancelledError:
         logging.getLogger("pykueue.controller").info("stopping")
+    except WebhookError as exc:
+        print(f"pykueue: error: webhook server: {exc}", file=sys.stderr)
+        return 2
     finally:
+        if webhooks is not None:
+            await webhooks.stop()
         await kube.close()
     return 0
+
+
+class WebhookError(Exception):
+    """The webhook server could not start (port taken, no certificate store): one line, exit 2."""
+
+
+async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None):
+    """The webhook server, started before the controller's informers; None with --webhook-port 0."""
+    port = getattr(args, "webhook_port", 0) if args is not None else 0
+    if not port:
+        return None
+    from pathlib import Path
+
+    from pykueue.controller.kube.client import ApiError
+    from pykueue.controller.leader import default_namespace
+    from pykueue.controller.webhooks.server import Options, WebhookServer
+
+    options = Options(
+        port=port, host=args.webhook_host, cert_dir=Path(args.webhook_cert_dir), secret=args.webhook_secret,
+        namespace=args.webhook_namespace or default_namespace(), service=args.webhook_service,
+        url=args.webhook_url, manage_jobs_without_queue_name=config.manage_jobs_without_queue_name)
+    server = WebhookServer(kube, options)
+    try:
+        await server.start()
+    except (OSError, RuntimeError, ApiError) as exc:
+        await server.stop()
+        raise WebhookError(str(exc)) from None
+    return server

@@ -32,6 +32,7 @@ from pykueue.controller.kube import resources as r
 from pykueue.controller.kube.client import ApiError, Kube
 from pykueue.controller.kube.informer import DELETED, Informer, key_of
 from pykueue.controller.kube.workqueue import WorkQueue
+from pykueue.controller.metrics import INADMISSIBLE, SUCCESS, Metrics
 from pykueue.controller.workload_status import (
     MANAGER,
     PREEMPTION_CAUSES,
@@ -60,7 +61,7 @@ RETRY_MAX_SECONDS = 30.0
 
 
 class Controller:
-    def __init__(self, kube: Kube, config: model.Config, *, clock=time.time) -> None:
+    def __init__(self, kube: Kube, config: model.Config, *, clock=time.time, metrics: Metrics | None = None) -> None:
         self.kube = kube
         self.engine = Engine(config)
         self.clock = clock
@@ -85,6 +86,8 @@ class Controller:
         self.job_sync: JobSync | None = None
         self._background: set[asyncio.Task] = set()
         self.recorder = Recorder(kube)
+        self.metrics = metrics or Metrics()
+        self.metrics.attach(self)
 
     # ---- wiring ----------------------------------------------------------------------------------
 
@@ -305,12 +308,17 @@ class Controller:
     def run_cycle(self) -> None:
         """One `Engine.schedule` at the current time; its events mark what must be written."""
         now = self.now_us()
+        attempted, started = views.has_candidates(self.engine), time.perf_counter()
         try:
             events = self.engine.take_events() + self.engine.schedule(now)
         except EngineError as exc:
             log.error("scheduling stopped for this pass", extra={"fields": {"error": str(exc)}})
             events = self.engine.take_events()
         self.cycles += 1
+        # One admission attempt per pass that had something to try, as upstream counts its cycles.
+        reserved = any(e.type == ev.QUOTA_RESERVED for e in events)
+        if reserved or attempted or any(e.type == ev.REQUEUED for e in events):
+            self.metrics.admission_attempt(SUCCESS if reserved else INADMISSIBLE, time.perf_counter() - started)
         for event in events:
             self.on_event(event)
 
@@ -320,6 +328,7 @@ class Controller:
         if event.type == ev.EVICTED and reason == ev.EVICTED_DEACTIVATED and event.underlying_cause:
             reason = f"{reason}DueTo{event.underlying_cause}"  # upstream's ReasonWithCause
         self._log_decision(event, reason)
+        self.metrics.on_event(event, self)
         self._record(event, reason)
         if event.type == ev.DEACTIVATED:
             self.active[key] = False
@@ -570,6 +579,7 @@ class Controller:
     # ---- odds and ends ---------------------------------------------------------------------------
 
     def _forget(self, key: str) -> None:
+        self.metrics.forget(key)
         for table in (self.evictions, self.preemptors, self.written, self.active, self.retries):
             table.pop(key, None)
         self.unreleased.discard(key)

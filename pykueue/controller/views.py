@@ -6,6 +6,7 @@ functions, so the engine's internals can change shape behind them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pykueue.api.quantity import format_quantity
@@ -150,3 +151,62 @@ def local_queue_statuses(engine: Engine) -> dict[str, dict[str, Any]]:
     for key, row in counts.items():
         row["conditions"] = [local_queue_active(engine, key)]
     return counts
+
+
+# ---- what /metrics reports (metrics.py) ------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class QueueMetrics:
+    """One ClusterQueue as upstream's cache and queue manager report it: pending (queued or set aside
+    until capacity changes), reserving and admitted counts, quota and usage per (flavor, resource)."""
+
+    name: str
+    cohort: str
+    active: bool
+    pending_active: int
+    pending_inadmissible: int
+    reserving: int
+    admitted: int
+    quotas: tuple[tuple[str, str, model.ResourceQuota], ...]
+    reserved: dict[tuple[str, str], int]  # quota held by QuotaReserved and Admitted workloads
+    in_use: dict[tuple[str, str], int]  # quota held by Admitted workloads only
+
+
+def queue_metrics(engine: Engine) -> list[QueueMetrics]:
+    out = []
+    for name, cq in engine.cqs.items():
+        members = cq.pending.members()
+        parked = sum(1 for info in members if cq.pending.is_parked(info.key))
+        in_use: dict[tuple[str, str], int] = {}
+        admitted = 0
+        for info in cq.admitted.values():
+            if info.state is State.ADMITTED:
+                admitted += 1
+                for fr, value in info.usage.items():
+                    in_use[fr] = in_use.get(fr, 0) + value
+        quotas = tuple((fq.name, resource, quota) for group in cq.spec.resource_groups for fq in group.flavors
+                       for resource, quota in fq.resources.items())
+        out.append(QueueMetrics(
+            name=name, cohort=cq.spec.cohort or "", active=cq.inactive_reason is None,
+            pending_active=len(members) - parked, pending_inadmissible=parked,
+            reserving=len(cq.admitted), admitted=admitted, quotas=quotas,
+            reserved=dict(cq.node.usage), in_use=in_use,
+        ))
+    return out
+
+
+def has_candidates(engine: Engine) -> bool:
+    """Some ClusterQueue has a workload the next scheduling pass will try (an admission attempt)."""
+    return any(cq.pending.has_candidates() for cq in engine.cqs.values())
+
+
+def cluster_queue_of(engine: Engine, key: str) -> str | None:
+    info = engine.workloads.get(key)
+    return None if info is None else info.cluster_queue
+
+
+def creation_time(engine: Engine, key: str) -> float | None:
+    """The Workload's creationTimestamp in Unix seconds."""
+    info = engine.workloads.get(key)
+    return None if info is None else info.spec.creation_time

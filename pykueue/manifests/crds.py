@@ -11,8 +11,15 @@ values, each one the value pykueue's API layer already assumes when the field is
 read back from the server means the same to pykueue as the one that was applied). Status schemas are
 written by hand after upstream's Go types, since the models only read the parts of status they need.
 
-Upstream's CEL rules (``x-kubernetes-validations``) are left out: ``pykueue.api.validation`` checks
-them, and the controller's webhook will too.
+Upstream's cross-field rules that the API server itself enforces (``+kubebuilder:validation:XValidation``
+in ``apis/kueue/v1beta2/*_types.go``) are added as CEL ``x-kubernetes-validations`` from ``VALIDATIONS``,
+with upstream's messages; ``pykueue.api.validation`` holds the same rules for ``pykueue validate`` and the
+controller's validating webhooks, which run it on every object the CEL rules let through.
+
+v1beta2 is stored; v1beta1 is served too, with the v1beta1 models where its shape differs (ClusterQueue's
+``cohort``, Workload's ``priorityClassName``...). The four kinds whose shape differs are converted by the
+controller's webhook (``spec.conversion.strategy: Webhook``, the Service of the release manifest's
+namespace; the controller patches its CA bundle in); the others differ only in ``apiVersion``.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import yaml
 from pydantic import BaseModel
 from pydantic.json_schema import GenerateJsonSchema
 
+from pykueue.api.models import kueue_v1beta1 as v1
 from pykueue.api.models import kueue_v1beta2 as v2
 from pykueue.api.models.base import Quantity
 from pykueue.api.validation import (
@@ -38,12 +46,12 @@ from pykueue.api.validation import (
     MAX_POD_SETS,
     MAX_RESOURCE_GROUPS,
 )
+from pykueue.controller.webhooks import names as webhook_names
 
 GROUP = "kueue.x-k8s.io"
-# Only v1beta2 is served and stored for now. Serving v1beta1 as well needs a conversion webhook
-# (``spec.conversion.strategy: Webhook``) that runs pykueue's v1beta1 -> v1beta2 conversion; that
-# arrives with the controller. Until then v1beta1 objects are converted client side (``pykueue.api``).
-VERSION = "v1beta2"
+VERSION = "v1beta2"  # stored, and the first of VERSIONS (kubectl's preferred version)
+V1BETA1 = "v1beta1"
+VERSIONS = (VERSION, V1BETA1)
 
 # apimachinery's resource.Quantity, as every CRD with a Quantity field declares it
 QUANTITY_PATTERN = (
@@ -63,8 +71,8 @@ _QUANTITY_MARK = "x-pykueue-quantity"  # set by _Generator, consumed by _structu
 _QUANTITY_VALIDATOR = get_args(Quantity)[1].func
 
 HEADER = (
-    "# Kueue's CustomResourceDefinitions (kueue.x-k8s.io/v1beta2), generated from pykueue's models\n"
-    "# by `pykueue manifests crds` (or `python -m pykueue.manifests crds`). Do not edit.\n"
+    "# Kueue's CustomResourceDefinitions (kueue.x-k8s.io, v1beta2 stored, v1beta1 served), generated from\n"
+    "# pykueue's models by `pykueue manifests crds` (or `python -m pykueue.manifests crds`). Do not edit.\n"
 )
 
 
@@ -441,6 +449,174 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
+# --- CEL rules (upstream's XValidation markers, with their messages) -----------------------------------------
+
+
+def rule(text: str, message: str) -> dict[str, str]:
+    return {"rule": text, "message": message}
+
+
+def _quota_reserved(obj: str) -> str:
+    return (f"has({obj}.status) && has({obj}.status.conditions) && "
+            f"{obj}.status.conditions.exists(c, c.type == 'QuotaReserved' && c.status == 'True')")
+
+
+def _admitted(obj: str) -> str:
+    return (f"has({obj}.status) && has({obj}.status.conditions) && "
+            f"{obj}.status.conditions.exists(c, c.type == 'Admitted' && c.status == 'True')")
+
+
+_RESOURCE_GROUP_RULES = {
+    "spec.resourceGroups[]": [rule("self.flavors.all(x, size(x.resources) == size(self.coveredResources))",
+                                   "flavors must have the same number of resources as the coveredResources")],
+}
+_TAINT_EFFECT = "supported taint effect values: 'NoSchedule', 'PreferNoSchedule', 'NoExecute'"
+# Upstream's toleration rules, each guarded with has() where upstream's would fail on a missing field
+# (a CEL evaluation error instead of the message).
+_TOLERATION_RULES = [
+    rule("self.all(x, !has(x.key) ? (has(x.operator) && x.operator == 'Exists') : true)",
+         "operator must be Exists when 'key' is empty, which means 'match all values and all keys'"),
+    rule("self.all(x, has(x.tolerationSeconds) ? (has(x.effect) && x.effect == 'NoExecute') : true)",
+         "effect must be 'NoExecute' when 'tolerationSeconds' is set"),
+    rule("self.all(x, !has(x.operator) || x.operator in ['Equal', 'Exists'])",
+         "supported toleration values: 'Equal'(default), 'Exists'"),
+    rule("self.all(x, has(x.operator) && x.operator == 'Exists' ? !has(x.value) : true)",
+         "a value must be empty when 'operator' is 'Exists'"),
+    rule("self.all(x, !has(x.effect) || x.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])", _TAINT_EFFECT),
+]
+_QUOTA_RESERVED_OLD = _quota_reserved("oldSelf")
+_WORKLOAD_RULES = [
+    rule(f"{_quota_reserved('self')} && has(self.status.admission) ? "
+         "size(self.spec.podSets) == size(self.status.admission.podSetAssignments) : true",
+         "podSetAssignments must have the same number of podSets as the spec"),
+    rule(f"({_QUOTA_RESERVED_OLD}) && ({_quota_reserved('self')}) && has(oldSelf.spec.queueName) && "
+         "has(self.spec.queueName) ? oldSelf.spec.queueName == self.spec.queueName : true",
+         "queueName is immutable while workload quota reserved"),
+    rule(f"(({_admitted('oldSelf')}) && ({_admitted('self')})) ? "
+         "((has(oldSelf.spec.maximumExecutionTimeSeconds) ? oldSelf.spec.maximumExecutionTimeSeconds : 0) == "
+         "(has(self.spec.maximumExecutionTimeSeconds) ? self.spec.maximumExecutionTimeSeconds : 0)) : true",
+         "maximumExecutionTimeSeconds is immutable while workload quota reserved"),
+]
+_PRIORITY_CLASS_REF_RULES = [
+    rule(f"({_QUOTA_RESERVED_OLD}) ? (!has(oldSelf.spec.priorityClassRef) && !has(self.spec.priorityClassRef)) || "
+         "(has(oldSelf.spec.priorityClassRef) && has(self.spec.priorityClassRef)) : true",
+         "priorityClassRef is immutable while workload quota reserved"),
+    rule(f"({_QUOTA_RESERVED_OLD} && has(oldSelf.spec.priorityClassRef) && has(self.spec.priorityClassRef)) ? "
+         "oldSelf.spec.priorityClassRef.group == self.spec.priorityClassRef.group : true",
+         "priorityClassRef.group is immutable while workload quota reserved"),
+    rule(f"({_QUOTA_RESERVED_OLD} && has(oldSelf.spec.priorityClassRef) && has(self.spec.priorityClassRef)) ? "
+         "oldSelf.spec.priorityClassRef.kind == self.spec.priorityClassRef.kind : true",
+         "priorityClassRef.kind is immutable while workload quota reserved"),
+    rule(f"({_QUOTA_RESERVED_OLD} && has(oldSelf.spec.priorityClassRef) && has(self.spec.priorityClassRef) && "
+         "self.spec.priorityClassRef.group == 'scheduling.k8s.io' && self.spec.priorityClassRef.kind == 'PriorityClass') ? "
+         "oldSelf.spec.priorityClassRef.name == self.spec.priorityClassRef.name : true",
+         "priorityClassRef.name is immutable for scheduling.k8s.io/priorityclass while workload quota reserved"),
+]
+_IMMUTABLE = [rule("self == oldSelf", "field is immutable")]
+
+# kind -> schema path (the tables' notation; "" is the root) -> rules, for v1beta2.
+VALIDATIONS: dict[str, dict[str, list[dict[str, str]]]] = {
+    "ClusterQueue": {
+        "spec": [rule("!has(self.cohortName) && has(self.resourceGroups) ? self.resourceGroups.all(rg, rg.flavors.all("
+                      "f, f.resources.all(r, !has(r.borrowingLimit)))) : true",
+                      "borrowingLimit must be nil when cohort is empty")],
+        **_RESOURCE_GROUP_RULES,
+        "spec.flavorFungibility": [
+            rule("!has(self.preference) || (self.whenCanBorrow == 'TryNextFlavor' && self.whenCanPreempt == 'TryNextFlavor')",
+                 "preference can only be set when both whenCanBorrow and whenCanPreempt are TryNextFlavor")],
+        "spec.preemption": [
+            rule("!(self.reclaimWithinCohort == 'Never' && has(self.borrowWithinCohort) && "
+                 "self.borrowWithinCohort.policy != 'Never')",
+                 "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never")],
+    },
+    "Cohort": {**_RESOURCE_GROUP_RULES},
+    "LocalQueue": {"spec.clusterQueue": _IMMUTABLE},
+    "ResourceFlavor": {
+        "spec": [
+            rule("!has(self.topologyName) || (has(self.nodeLabels) && self.nodeLabels.size() >= 1)",
+                 "at least one nodeLabel is required when topology is set"),
+            rule("!has(oldSelf.topologyName) || self == oldSelf",
+                 "resourceFlavorSpec are immutable when topologyName is set"),
+        ],
+        "spec.nodeTaints": [rule("self.all(x, x.effect in ['NoSchedule', 'PreferNoSchedule', 'NoExecute'])",
+                                 _TAINT_EFFECT)],
+        "spec.tolerations": _TOLERATION_RULES,
+    },
+    "AdmissionCheck": {"spec.controllerName": _IMMUTABLE},
+    "Workload": {
+        "": [*_WORKLOAD_RULES[:1], *_PRIORITY_CLASS_REF_RULES, *_WORKLOAD_RULES[1:]],
+        "spec": [rule("!has(self.priorityClassRef) || has(self.priority)",
+                      "priority should not be nil when priorityClassRef is set")],
+        "spec.priorityClassRef": [
+            rule("(self.group == 'scheduling.k8s.io') ? self.kind == 'PriorityClass' : true",
+                 "only the PriorityClass kind is allowed for the scheduling.k8s.io group"),
+            rule("(self.group == 'kueue.x-k8s.io') ? self.kind == 'WorkloadPriorityClass' : true",
+                 "only the WorkloadPriorityClass kind is allowed for the kueue.x-k8s.io group"),
+        ],
+        "spec.podSets[]": [rule("has(self.minCount) ? self.minCount <= self.count : true",
+                                "minCount should be positive and less or equal to count")],
+        "status": [
+            rule("!has(oldSelf.clusterName) || !has(self.clusterName) || oldSelf.clusterName == self.clusterName",
+                 "clusterName is immutable once set"),
+            rule("!has(self.clusterName) || (!has(self.nominatedClusterNames) || "
+                 "(has(self.nominatedClusterNames) && size(self.nominatedClusterNames) == 0))",
+                 "clusterName and nominatedClusterNames are mutually exclusive"),
+        ],
+    },
+}
+
+# --- v1beta1: what differs from the tables above ---------------------------------------------------------
+
+# Paths renamed in v1beta1 (None: the field does not exist there, its entries are dropped).
+V1BETA1_PATHS: dict[str, dict[str, str | None]] = {
+    "ClusterQueue": {"spec.cohortName": "spec.cohort"},
+    "Workload": {"spec.priorityClassRef.name": None, "spec.priorityClassRef": None},
+}
+V1BETA1_CONSTRAINTS: dict[str, dict[str, dict[str, Any]]] = {
+    "ClusterQueue": {"spec.admissionChecks": {"maxItems": MAX_ADMISSION_CHECKS, "x-kubernetes-list-type": "set"},
+                     "spec.admissionChecks[]": string(minLength=1, maxLength=316)},
+    "Workload": {"spec.priorityClassName": reference()},
+}
+_V1BETA1_SOURCE = ("has(self.spec.priorityClassSource) ? self.spec.priorityClassSource : ''",
+                   "has(oldSelf.spec.priorityClassSource) ? oldSelf.spec.priorityClassSource : ''")
+V1BETA1_VALIDATIONS: dict[str, dict[str, list[dict[str, str]]]] = {
+    "ClusterQueue": {
+        **VALIDATIONS["ClusterQueue"],
+        "spec": [rule("!has(self.cohort) && has(self.resourceGroups) ? self.resourceGroups.all(rg, rg.flavors.all("
+                      "f, f.resources.all(r, !has(r.borrowingLimit)))) : true",
+                      "borrowingLimit must be nil when cohort is empty")],
+    },
+    "Workload": {
+        "": [
+            *_WORKLOAD_RULES[:1],
+            rule(f"({_QUOTA_RESERVED_OLD}) ? ({_V1BETA1_SOURCE[1]}) == ({_V1BETA1_SOURCE[0]}) : true",
+                 "priorityClassSource is immutable while workload quota reserved"),
+            rule(f"({_QUOTA_RESERVED_OLD} && has(oldSelf.spec.priorityClassName) && has(self.spec.priorityClassName) "
+                 f"&& ({_V1BETA1_SOURCE[0]}) != 'kueue.x-k8s.io/workloadpriorityclass') ? "
+                 "oldSelf.spec.priorityClassName == self.spec.priorityClassName : true",
+                 "priorityClassName is immutable while workload quota reserved"),
+            *_WORKLOAD_RULES[1:],
+        ],
+        "spec": [rule("has(self.priorityClassName) ? has(self.priority) : true",
+                      "priority should not be nil when priorityClassName is set")],
+        "spec.podSets[]": VALIDATIONS["Workload"]["spec.podSets[]"],
+        "status": VALIDATIONS["Workload"]["status"],
+    },
+}
+
+
+def _renamed(schema: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    out = copy.deepcopy(schema)
+    out["properties"] = {new if name == old else name: sub for name, sub in out["properties"].items()}
+    return out
+
+
+# v1beta1 spelled these status fields differently (upstream converts them by hand)
+LOCAL_QUEUE_STATUS_V1BETA1 = _renamed(LOCAL_QUEUE_STATUS, "flavorsUsage", "flavorUsage")
+WORKLOAD_STATUS_V1BETA1 = _renamed(WORKLOAD_STATUS, "accumulatedPastExecutionTimeSeconds",
+                                   "accumulatedPastExexcutionTimeSeconds")
+
+
 # --- the kinds ---------------------------------------------------------------------------------------------
 
 
@@ -457,6 +633,15 @@ class Kind:
     columns: tuple[dict[str, Any], ...] = ()
     status: dict[str, Any] | None = None
     description: str = ""
+    model_v1beta1: type[BaseModel] | None = None  # None: v1beta1 has v1beta2's shape
+    status_v1beta1: dict[str, Any] | None = None  # None: v1beta2's status schema
+    conversion: bool = False  # the versions differ in shape: the controller's webhook converts
+
+    def model_of(self, version: str) -> type[BaseModel]:
+        return self.model_v1beta1 or self.model if version == V1BETA1 else self.model
+
+    def status_of(self, version: str) -> dict[str, Any] | None:
+        return self.status_v1beta1 or self.status if version == V1BETA1 else self.status
 
     @property
     def singular(self) -> str:
@@ -482,50 +667,59 @@ KINDS: tuple[Kind, ...] = (
     Kind(
         "ClusterQueue", "clusterqueues", v2.ClusterQueue, short_names=("cq",),
         columns=(
-            _column("Cohort", ".spec.cohortName", "string", "The cohort the queue borrows and lends in"),
-            _column("Strategy", ".spec.queueingStrategy", "string", "How pending workloads are ordered", 1),
-            _column("Pending Workloads", ".status.pendingWorkloads", "integer", "Workloads waiting for quota"),
+            _column("Cohort", ".spec.cohortName", "string", "Cohort that this ClusterQueue belongs to"),
+            _column("Strategy", ".spec.queueingStrategy", "string",
+                    "The queueing strategy used to prioritize workloads", 1),
+            _column("Pending Workloads", ".status.pendingWorkloads", "integer", "Number of pending workloads"),
             _column("Admitted Workloads", ".status.admittedWorkloads", "integer",
-                    "Admitted workloads that have not finished", 1),
+                    "Number of admitted workloads that haven't finished yet", 1),
         ),
         status=CLUSTER_QUEUE_STATUS,
+        model_v1beta1=v1.ClusterQueue,
+        conversion=True,
         description="Quota per flavor and resource, and the policies workloads are admitted under.",
     ),
     Kind(
-        "Cohort", "cohorts", v2.Cohort, status=COHORT_STATUS,
+        "Cohort", "cohorts", v2.Cohort, status=COHORT_STATUS, conversion=True,
         description="A group of ClusterQueues (and Cohorts) that borrow unused quota from each other.",
     ),
     Kind(
         "WorkloadPriorityClass", "workloadpriorityclasses", v2.WorkloadPriorityClass,
-        columns=(_column("Value", ".value", "integer", "The priority workloads of this class get"),),
+        columns=(_column("Value", ".value", "integer", "Value of workloadPriorityClass's Priority"),),
         description="A priority for workloads that does not touch their pods' priority.",
     ),
     Kind(
         "AdmissionCheck", "admissionchecks", v2.AdmissionCheck, status=ADMISSION_CHECK_STATUS,
+        model_v1beta1=v1.AdmissionCheck,
         description="A check a controller must pass before a workload with reserved quota is admitted.",
     ),
     Kind(
         "LocalQueue", "localqueues", v2.LocalQueue, namespaced=True, short_names=("queue", "queues", "lq"),
         columns=(
-            _column("ClusterQueue", ".spec.clusterQueue", "string", "The ClusterQueue behind this queue"),
-            _column("Pending Workloads", ".status.pendingWorkloads", "integer", "Workloads waiting for quota"),
+            _column("ClusterQueue", ".spec.clusterQueue", "string", "Backing ClusterQueue"),
+            _column("Pending Workloads", ".status.pendingWorkloads", "integer", "Number of pending workloads"),
             _column("Admitted Workloads", ".status.admittedWorkloads", "integer",
-                    "Admitted workloads that have not finished"),
+                    "Number of admitted workloads that haven't finished yet."),
         ),
         status=LOCAL_QUEUE_STATUS,
+        status_v1beta1=LOCAL_QUEUE_STATUS_V1BETA1,
+        conversion=True,
         description="The namespaced queue users submit workloads to.",
     ),
     Kind(
         "Workload", "workloads", v2.Workload, namespaced=True, short_names=("wl",),
         columns=(
-            _column("Queue", ".spec.queueName", "string", "The LocalQueue it was submitted to"),
+            _column("Queue", ".spec.queueName", "string", "Name of the queue this workload was submitted to"),
             _column("Reserved in", ".status.admission.clusterQueue", "string",
-                    "The ClusterQueue it reserves quota in"),
-            _column("Admitted", ".status.conditions[?(@.type=='Admitted')].status", "string", "Whether it is admitted"),
-            _column("Finished", ".status.conditions[?(@.type=='Finished')].status", "string", "Whether it finished"),
-            _column("Age", ".metadata.creationTimestamp", "date", "When it was created"),
+                    "Name of the ClusterQueue where the workload is reserving quota"),
+            _column("Admitted", ".status.conditions[?(@.type=='Admitted')].status", "string", "Admission status"),
+            _column("Finished", ".status.conditions[?(@.type=='Finished')].status", "string", "Workload finished"),
+            _column("Age", ".metadata.creationTimestamp", "date", "Time this workload was created"),
         ),
         status=WORKLOAD_STATUS,
+        model_v1beta1=v1.Workload,
+        status_v1beta1=WORKLOAD_STATUS_V1BETA1,
+        conversion=True,
         description="A unit of admission: pod sets with their counts and pod templates.",
     ),
 )
@@ -559,31 +753,79 @@ def node_at(schema: dict[str, Any], path: str, where: str = "") -> dict[str, Any
     return parent[key]
 
 
-def kind_schema(kind: Kind) -> dict[str, Any]:
-    """The ``openAPIV3Schema`` of one kind."""
-    schema = model_schema(kind.model)
+def _table(table: dict[str, dict[str, Any]], kind: str, version: str) -> dict[str, Any]:
+    """One kind's entries of a path table, with v1beta1's paths where they differ."""
+    entries = table.get(kind, {})
+    if version != V1BETA1:
+        return entries
+    renames = V1BETA1_PATHS.get(kind, {})
+    out = {}
+    for path, value in entries.items():
+        renamed = renames.get(path, path)
+        if renamed is not None:
+            out[renamed] = value
+    return out
+
+
+def validations(kind: str, version: str = VERSION) -> dict[str, list[dict[str, str]]]:
+    """The CEL rules of one kind and version, by schema path."""
+    if version == V1BETA1 and kind in V1BETA1_VALIDATIONS:
+        return V1BETA1_VALIDATIONS[kind]
+    return VALIDATIONS.get(kind, {})
+
+
+def kind_schema(kind: Kind, version: str = VERSION) -> dict[str, Any]:
+    """The ``openAPIV3Schema`` of one kind at one version (v1beta2 unless told)."""
+    schema = model_schema(kind.model_of(version))
     props = schema["properties"]
     props["apiVersion"] = string()
     props["kind"] = string()
     props["metadata"] = {"type": "object"}
     props.pop("status", None)
-    if kind.status is not None:
-        props["status"] = copy.deepcopy(kind.status)
+    status = kind.status_of(version)
+    if status is not None:
+        props["status"] = copy.deepcopy(status)
     required = [r for r in schema.get("required", []) if r not in ("apiVersion", "kind", "metadata")]
     if required:
         schema["required"] = required
     else:
         schema.pop("required", None)
-    for path, replacement in REPLACEMENTS.get(kind.kind, {}).items():
+    for path, replacement in _table(REPLACEMENTS, kind.kind, version).items():
         parent, key = _node(schema, path, kind.kind)
         parent[key] = copy.deepcopy(replacement)
-    for path, extra in CONSTRAINTS.get(kind.kind, {}).items():
+    constraints = {**_table(CONSTRAINTS, kind.kind, version),
+                   **(V1BETA1_CONSTRAINTS.get(kind.kind, {}) if version == V1BETA1 else {})}
+    for path, extra in constraints.items():
         node_at(schema, path, kind.kind).update(copy.deepcopy(extra))
-    for path, value in DEFAULTS.get(kind.kind, {}).items():
+    for path, value in _table(DEFAULTS, kind.kind, version).items():
         node_at(schema, path, kind.kind)["default"] = copy.deepcopy(value)
+    for path, rules in validations(kind.kind, version).items():
+        node_at(schema, path, kind.kind)["x-kubernetes-validations"] = copy.deepcopy(rules)
     if kind.description:
         schema["description"] = kind.description
     return schema
+
+
+def _columns(kind: Kind, version: str) -> list[dict[str, Any]]:
+    renames = V1BETA1_PATHS.get(kind.kind, {}) if version == V1BETA1 else {}
+    out = []
+    for column in kind.columns:
+        field = column["jsonPath"].removeprefix(".")
+        out.append({**column, "jsonPath": "." + (renames.get(field) or field)})
+    return out
+
+
+def conversion(namespace: str = webhook_names.NAMESPACE, service: str = webhook_names.SERVICE) -> dict[str, Any]:
+    """The ``spec.conversion`` of a CRD the controller converts: its Service, with no CA bundle (the
+    controller patches its own in, as upstream's cert controller does)."""
+    return {
+        "strategy": "Webhook",
+        "webhook": {
+            "clientConfig": {"service": {"name": service, "namespace": namespace,
+                                         "path": webhook_names.CONVERT_PATH, "port": webhook_names.SERVICE_PORT}},
+            "conversionReviewVersions": ["v1"],
+        },
+    }
 
 
 def crd(kind: Kind) -> dict[str, Any]:
@@ -598,26 +840,32 @@ def crd(kind: Kind) -> dict[str, Any]:
         names["shortNames"] = list(kind.short_names)
     if kind.categories:
         names["categories"] = list(kind.categories)
-    version: dict[str, Any] = {
-        "name": VERSION,
-        "served": True,
-        "storage": True,
-        "schema": {"openAPIV3Schema": kind_schema(kind)},
+    versions = []
+    for name in VERSIONS:
+        version: dict[str, Any] = {
+            "name": name,
+            "served": True,
+            "storage": name == VERSION,
+            "schema": {"openAPIV3Schema": kind_schema(kind, name)},
+        }
+        if kind.columns:
+            version["additionalPrinterColumns"] = _columns(kind, name)
+        if kind.status is not None:
+            version["subresources"] = {"status": {}}
+        versions.append(version)
+    spec: dict[str, Any] = {
+        "group": GROUP,
+        "names": names,
+        "scope": "Namespaced" if kind.namespaced else "Cluster",
+        "versions": versions,
     }
-    if kind.columns:
-        version["additionalPrinterColumns"] = [dict(c) for c in kind.columns]
-    if kind.status is not None:
-        version["subresources"] = {"status": {}}
+    if kind.conversion:
+        spec["conversion"] = conversion()
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {"name": kind.name, "labels": {"app.kubernetes.io/part-of": "pykueue"}},
-        "spec": {
-            "group": GROUP,
-            "names": names,
-            "scope": "Namespaced" if kind.namespaced else "Cluster",
-            "versions": [version],
-        },
+        "spec": spec,
     }
 
 
@@ -649,9 +897,9 @@ def kind_named(kind: str) -> Kind:
     raise KeyError(kind)
 
 
-def schema_of(kind: str) -> dict[str, Any]:
+def schema_of(kind: str, version: str = VERSION) -> dict[str, Any]:
     """The ``openAPIV3Schema`` of the kind called ``kind`` (e.g. ``"Workload"``)."""
-    return kind_schema(kind_named(kind))
+    return kind_schema(kind_named(kind), version)
 
 
 def apply_defaults(schema: dict[str, Any], value: Any) -> Any:

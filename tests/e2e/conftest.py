@@ -36,13 +36,16 @@ def eventually(check: Callable[[], T], timeout: float = 60.0, interval: float = 
 class Kueue:
     """The cluster with Kueue's CRDs and a running controller, plus helpers the tests share."""
 
-    def __init__(self, cluster: DevCluster, log: Path) -> None:
+    def __init__(self, cluster: DevCluster, log: Path, args: tuple[str, ...] = ()) -> None:
         self.cluster = cluster
         self.log = log
+        # No listeners unless a test asks (fixed ports would clash between controllers on one host).
+        self.args = ("--metrics-bind-address=0", "--health-probe-bind-address=0", "--webhook-port=0", *args)
         self.process: subprocess.Popen | None = None
 
-    def start(self, config: Path | None = None) -> None:
-        args = [sys.executable, "-m", "pykueue.cli", "controller", "--kubeconfig", str(self.cluster.kubeconfig)]
+    def start(self, config: Path | None = None, ready: bytes = b"controller ready") -> None:
+        args = [sys.executable, "-m", "pykueue.cli", "controller", "--kubeconfig", str(self.cluster.kubeconfig),
+                *self.args]
         if config is not None:
             args += ["--config", str(config)]
         offset = self.log.stat().st_size if self.log.exists() else 0
@@ -50,8 +53,8 @@ class Kueue:
         self.process = subprocess.Popen(args, stdout=out, stderr=out, cwd=REPO)
         # this start's own line: the log is appended to across restarts
         try:
-            eventually(lambda: b"controller ready" in self.log.read_bytes()[offset:]
-                       or self.process.poll() is not None, 60, what="controller ready")
+            eventually(lambda: ready in self.log.read_bytes()[offset:]
+                       or self.process.poll() is not None, 60, what=ready.decode())
         except AssertionError as exc:
             raise AssertionError(f"{exc}\n--- controller log ---\n{self._tail(offset)}") from None
         if self.process.poll() is not None:

@@ -20,6 +20,7 @@ from pykueue.api.loader import load_documents
 from pykueue.api.models import kueue_v1beta2 as v2
 from pykueue.api.models.base import ApiModel, Quantity
 from pykueue.api.quantity import parse_quantity
+from pykueue.controller.webhooks import names as webhook_names
 from pykueue.manifests import command, crds
 from tests.manifests.examples import ROOT, SOURCES, V1BETA2, all_examples
 
@@ -31,7 +32,7 @@ ALLOWED_KEYWORDS = {
     "exclusiveMaximum", "minItems", "maxItems", "minProperties", "maxProperties", "multipleOf", "required",
     "properties", "items", "additionalProperties", "default", "description", "anyOf",
     "x-kubernetes-int-or-string", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-list-type",
-    "x-kubernetes-list-map-keys", "x-kubernetes-map-type",
+    "x-kubernetes-list-map-keys", "x-kubernetes-map-type", "x-kubernetes-validations",
 }
 SCALAR_TYPES = {"string": str, "integer": int, "boolean": bool, "object": dict, "array": list}
 
@@ -101,19 +102,45 @@ def test_names_scopes_and_versions() -> None:
     for kind, d in docs.items():
         assert d["metadata"]["name"] == f"{d['spec']['names']['plural']}.kueue.x-k8s.io"
         assert d["spec"]["names"]["singular"] == kind.lower()
-        (version,) = d["spec"]["versions"]  # v1beta1 waits for the conversion webhook
-        assert (version["name"], version["served"], version["storage"]) == ("v1beta2", True, True)
-        has_status = "status" in version["schema"]["openAPIV3Schema"]["properties"]
-        assert ("subresources" in version) == has_status
-    columns = [c["jsonPath"] for c in docs["ClusterQueue"]["spec"]["versions"][0]["additionalPrinterColumns"]]
-    assert columns[0] == ".spec.cohortName"  # v1beta2's field, not v1beta1's .spec.cohort
+        stored, served = d["spec"]["versions"]  # v1beta2 first: kubectl's preferred version
+        assert (stored["name"], stored["served"], stored["storage"]) == ("v1beta2", True, True)
+        assert (served["name"], served["served"], served["storage"]) == ("v1beta1", True, False)
+        for version in (stored, served):
+            has_status = "status" in version["schema"]["openAPIV3Schema"]["properties"]
+            assert ("subresources" in version) == has_status
+            assert [c["name"] for c in version.get("additionalPrinterColumns", [])] == [
+                c["name"] for c in crds.kind_named(kind).columns]
+    columns = [[c["jsonPath"] for c in v["additionalPrinterColumns"]] for v in docs["ClusterQueue"]["spec"]["versions"]]
+    assert columns[0][0] == ".spec.cohortName" and columns[1][0] == ".spec.cohort"  # each version's own field
+
+
+def test_the_kinds_whose_shape_changed_are_converted_by_the_webhook() -> None:
+    """As upstream: ClusterQueue, Cohort, LocalQueue and Workload through the controller's /convert (a
+    Service with no CA bundle: the controller patches its own in); the others only change apiVersion."""
+    docs = {d["spec"]["names"]["plural"]: d for d in crds.crds()}
+    converted = {plural for plural, d in docs.items() if "conversion" in d["spec"]}
+    assert converted == set(webhook_names.CONVERTED_PLURALS) == {"clusterqueues", "cohorts", "localqueues", "workloads"}
+    for plural in converted:
+        assert docs[plural]["spec"]["conversion"] == {
+            "strategy": "Webhook",
+            "webhook": {"clientConfig": {"service": {"name": "pykueue-webhook-service", "namespace": "pykueue-system",
+                                                     "path": "/convert", "port": 443}},
+                        "conversionReviewVersions": ["v1"]},
+        }
+    v1 = {k.kind: crds.kind_schema(k, crds.V1BETA1)["properties"] for k in crds.KINDS}
+    assert "cohort" in v1["ClusterQueue"]["spec"]["properties"] and "cohortName" not in v1["ClusterQueue"]["spec"]["properties"]
+    assert {"priorityClassName", "priorityClassSource"} <= set(v1["Workload"]["spec"]["properties"])
+    assert "accumulatedPastExexcutionTimeSeconds" in v1["Workload"]["status"]["properties"]
+    assert "flavorUsage" in v1["LocalQueue"]["status"]["properties"]
+    assert "retryDelayMinutes" in v1["AdmissionCheck"]["spec"]["properties"]
 
 
 # --- structural rules -------------------------------------------------------------------------------------
 
 
 def test_schemas_are_structural(schemas: dict[str, dict[str, Any]]) -> None:
-    for kind, schema in schemas.items():
+    v1beta1 = {f"{k.kind} v1beta1": crds.kind_schema(k, crds.V1BETA1) for k in crds.KINDS}
+    for kind, schema in {**schemas, **v1beta1}.items():
         assert schema["type"] == "object"
         assert schema["properties"]["metadata"] == {"type": "object"}
         for path, node in _nodes(schema):
@@ -135,6 +162,8 @@ def test_schemas_are_structural(schemas: dict[str, dict[str, Any]]) -> None:
                     assert key in item.get("required", []) or "default" in item["properties"][key], where
             if "default" in node and "type" in node:
                 assert isinstance(node["default"], SCALAR_TYPES[node["type"]]), where
+            for rule in node.get("x-kubernetes-validations", []):
+                assert set(rule) == {"rule", "message"} and rule["message"], where
 
 
 def test_quantities_are_int_or_string_with_the_quantity_pattern(schemas: dict[str, dict[str, Any]]) -> None:

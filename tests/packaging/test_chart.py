@@ -72,7 +72,10 @@ def test_default_configuration_is_one_the_controller_accepts(tmp_path: Path) -> 
 def test_manifests_hold_every_object_once(manifests: dict[str, list[dict[str, Any]]]) -> None:
     counts = {kind: len(docs) for kind, docs in manifests.items()}
     assert counts == {"CustomResourceDefinition": 7, "Namespace": 1, "ServiceAccount": 1, "ConfigMap": 1,
-                      "ClusterRole": 1, "ClusterRoleBinding": 1, "Deployment": 1}
+                      "ClusterRole": 1, "ClusterRoleBinding": 1, "Role": 2, "RoleBinding": 2, "Deployment": 1,
+                      # the webhooks: their Service, configurations and certificate Secret (filled by the controller)
+                      "Service": 1, "MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1,
+                      "Secret": 1}
     assert manifests["Namespace"][0]["metadata"]["name"] == NAMESPACE
     assert manifests["ServiceAccount"][0]["metadata"] == {
         **manifests["ServiceAccount"][0]["metadata"], "name": SA, "namespace": NAMESPACE}
@@ -85,9 +88,23 @@ def test_rbac_is_least_privilege(manifests: dict[str, list[dict[str, Any]]]) -> 
     """No wildcard, no secret, pod or delete; only the API groups the controller talks to; write
     access to status subresources only through patch. Whether each grant is needed and enough is
     shown on a cluster by test_least_privilege.py, against the API server's audit log."""
-    assert "Role" not in manifests and "RoleBinding" not in manifests  # no leader election yet: no leases
+    # Leader election: the one Lease, in the controller's namespace only (a Role, not the ClusterRole).
+    role = next(r for r in manifests["Role"] if r["metadata"]["name"] == "pykueue-leader-election")
+    assert role["metadata"]["namespace"] == NAMESPACE
+    assert role["rules"] == [
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": ["c1f6bfd2.kueue.x-k8s.io"],
+         "verbs": ["get", "update"]}]
+    binding = next(b for b in manifests["RoleBinding"] if b["roleRef"]["name"] == "pykueue-leader-election")
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": SA, "namespace": NAMESPACE}]
     rules = manifests["ClusterRole"][0]["rules"]
+    # The webhook certificates' CA bundle: get and patch of its own configurations and converted CRDs,
+    # by name (tests/manifests/test_webhook_manifests.py checks the names); its Secret is a Role's.
+    by_name = {"mutatingwebhookconfigurations", "validatingwebhookconfigurations", "customresourcedefinitions"}
     for rule in rules:
+        if set(rule["resources"]) <= by_name:
+            assert set(rule) == {"apiGroups", "resources", "resourceNames", "verbs"} and rule["verbs"] == ["get", "patch"]
+            continue
         assert set(rule) == {"apiGroups", "resources", "verbs"}, rule  # no resourceNames/nonResourceURLs
         assert not FORBIDDEN_VERBS & set(rule["verbs"]), rule
         assert not FORBIDDEN_RESOURCES & set(rule["resources"]), rule
@@ -105,7 +122,7 @@ def test_rbac_is_least_privilege(manifests: dict[str, list[dict[str, Any]]]) -> 
 def test_deployment_is_locked_down(manifests: dict[str, list[dict[str, Any]]]) -> None:
     deployment = manifests["Deployment"][0]
     assert deployment["spec"]["replicas"] == 1
-    assert deployment["spec"]["strategy"] == {"type": "Recreate"}  # never two controllers at once
+    assert "strategy" not in deployment["spec"]  # rolling: the new pod stands by until the old one lets go
     pod = deployment["spec"]["template"]["spec"]
     assert pod["serviceAccountName"] == SA
     assert pod["securityContext"]["runAsNonRoot"] is True
@@ -114,6 +131,12 @@ def test_deployment_is_locked_down(manifests: dict[str, list[dict[str, Any]]]) -
     (container,) = pod["containers"]
     assert container["image"] == "pykueue:0.1.0"
     assert container["args"][:2] == ["controller", "--config=/etc/pykueue/config.yaml"]
+    assert {"--leader-elect=true", f"--leader-election-namespace={NAMESPACE}", "--metrics-bind-address=:8080",
+            "--health-probe-bind-address=:8081"} <= set(container["args"])
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert (ports["metrics"], ports["health"]) == (8080, 8081)
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
     assert container["securityContext"] == {
         "allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True, "capabilities": {"drop": ["ALL"]}}
     assert {m["mountPath"] for m in container["volumeMounts"]} == {"/etc/pykueue", "/tmp"}
@@ -150,12 +173,21 @@ def test_helm_template_defaults(helm_bin: Path) -> None:
     """`helm install -n NS --create-namespace`: everything in the release namespace, no Namespace
     object (helm makes it), no CRDs among the templates (helm installs crds/ itself)."""
     kinds = by_kind(documents(helm(helm_bin, "template", "kq", str(CHART), "--namespace", "team-x").stdout))
-    assert set(kinds) == {"ServiceAccount", "ConfigMap", "ClusterRole", "ClusterRoleBinding", "Deployment"}
+    assert set(kinds) == {"ServiceAccount", "ConfigMap", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+                          "Deployment", "Service", "Secret", "MutatingWebhookConfiguration",
+                          "ValidatingWebhookConfiguration"}
+    cluster_scoped = ("ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
     for docs in kinds.values():
         for doc in docs:
-            if doc["kind"] not in ("ClusterRole", "ClusterRoleBinding"):
+            if doc["kind"] not in cluster_scoped:
                 assert doc["metadata"]["namespace"] == "team-x", doc["kind"]
     assert kinds["ServiceAccount"][0]["metadata"]["name"] == "kq-pykueue-controller"
+    (mutating,) = kinds["MutatingWebhookConfiguration"]  # the names the controller derives from its Service
+    assert mutating["metadata"]["name"] == "kq-pykueue-mutating-webhook-configuration"
+    assert mutating["webhooks"][0]["clientConfig"]["service"] == {
+        "name": "kq-pykueue-webhook-service", "namespace": "team-x", "path": "/mutate-batch-v1-job"}
+    assert "--webhook-service=kq-pykueue-webhook-service" in kinds["Deployment"][0]["spec"]["template"]["spec"][
+        "containers"][0]["args"]
     assert kinds["ClusterRoleBinding"][0]["subjects"][0] == {
         "kind": "ServiceAccount", "name": "kq-pykueue-controller", "namespace": "team-x"}
 
@@ -179,8 +211,8 @@ def test_helm_template_values(helm_bin: Path, tmp_path: Path) -> None:
     (container,) = pod["containers"]
     assert container["image"] == "registry.example/pykueue:dev"
     assert container["imagePullPolicy"] == "Always"
-    assert container["args"] == ["controller", "--config=/etc/pykueue/config.yaml", "--log-level=debug",
-                                 "--log-format=json"]
+    assert container["args"][:3] == ["controller", "--config=/etc/pykueue/config.yaml", "--log-level=debug"]
+    assert container["args"][-1] == "--log-format=json"  # extraArgs last: they override the chart's
     assert container["resources"] == {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "2Gi"}}
     assert pod["nodeSelector"] == {"node-role.kubernetes.io/control-plane": ""}
     assert pod["tolerations"][0]["key"] == "node-role.kubernetes.io/control-plane"
@@ -199,10 +231,18 @@ def test_helm_template_values(helm_bin: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.cluster
-def test_helm_refuses_two_replicas(helm_bin: Path) -> None:
-    result = helm(helm_bin, "template", "pykueue", str(CHART), "--set", "replicaCount=2", check=False)
+def test_helm_refuses_two_replicas_without_leader_election(helm_bin: Path) -> None:
+    result = helm(helm_bin, "template", "pykueue", str(CHART), "--set", "replicaCount=2",
+                  "--set", "leaderElection.enabled=false", check=False)
     assert result.returncode != 0
-    assert "no leader election yet" in result.stderr
+    assert "without leader election" in result.stderr
+    kinds = by_kind(documents(helm(helm_bin, "template", "pykueue", str(CHART), "--set", "replicaCount=2").stdout))
+    assert kinds["Deployment"][0]["spec"]["replicas"] == 2
+    single = by_kind(documents(helm(helm_bin, "template", "pykueue", str(CHART),
+                                    "--set", "leaderElection.enabled=false").stdout))
+    assert single["Deployment"][0]["spec"]["strategy"] == {"type": "Recreate"}  # never two controllers at once
+    assert "--leader-elect=false" in single["Deployment"][0]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert not any(r["metadata"]["name"] == "pykueue-leader-election" for r in single.get("Role", []))
 
 
 @pytest.mark.cluster

@@ -1,0 +1,79 @@
+"""The admission webhooks' decisions, as pure functions of an AdmissionReview's ``request``.
+
+Validation runs the API layer itself, ``load_documents`` on the one object: the same parsing and the same
+rules (``pykueue.api.validation``) as ``pykueue validate``, so a rule has one implementation and one
+message. A refusal lists each problem as ``<field path>: <message>``, which is what ``validate`` prints
+after the object's name, joined the way upstream's ``field.ErrorList`` aggregate joins them (one error
+alone, several as ``[a, b]``); kubectl shows it after ``admission webhook "..." denied the request:``.
+
+The Job webhook is upstream's ``Default``: a Job Kueue manages (it names a LocalQueue in the
+``kueue.x-k8s.io/queue-name`` label, or every Job with ``manageJobsWithoutQueueName``) is created
+suspended, so no pod starts before its Workload is admitted.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from pykueue.api.loader import load_documents
+from pykueue.controller.translate import clean
+from pykueue.jobs import batch
+
+KEEP_STATUS = ("Workload",)  # the kinds whose status carries what validation checks (the admission)
+
+
+def response(request: dict[str, Any], allowed: bool, message: str = "", patch: list[dict[str, Any]] | None = None,
+             code: int = 403) -> dict[str, Any]:
+    """An AdmissionReview ``response``; a refusal as controller-runtime's ``Denied`` (403, Forbidden)."""
+    out: dict[str, Any] = {"uid": request.get("uid", ""), "allowed": allowed}
+    if not allowed:
+        reason = "Forbidden" if code == 403 else "InternalError"
+        out["status"] = {"code": code, "reason": reason, "message": message}
+    if patch:
+        out["patchType"] = "JSONPatch"
+        out["patch"] = base64.b64encode(json.dumps(patch).encode()).decode()
+    return out
+
+
+def aggregate(messages: list[str]) -> str:
+    """apimachinery's ``NewAggregate(...).Error()``: duplicates dropped, one as is, several in brackets."""
+    unique = list(dict.fromkeys(messages))
+    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
+
+
+def problems(obj: dict[str, Any], namespace: str | None = None) -> list[str]:
+    """What ``pykueue validate`` reports for ``obj``, one ``<path>: <message>`` per problem."""
+    doc = clean(obj, keep_status=obj.get("kind") in KEEP_STATUS)
+    if namespace and not doc["metadata"].get("namespace"):
+        doc["metadata"]["namespace"] = namespace
+    _, found = load_documents([doc], "admission")
+    return [f"{p.path}: {p.message}" for p in found]
+
+
+def validate(request: dict[str, Any]) -> dict[str, Any]:
+    """Allow the object when the API layer finds nothing wrong with it."""
+    obj = request.get("object")
+    if request.get("operation") == "DELETE" or not isinstance(obj, dict):
+        return response(request, True)
+    if (obj.get("metadata") or {}).get("deletionTimestamp"):
+        return response(request, True)  # going away: never block the removal of its finalizers
+    found = problems(obj, request.get("namespace"))
+    return response(request, not found, aggregate(found) if found else "")
+
+
+def should_suspend(job: dict[str, Any], manage_without_queue_name: bool) -> bool:
+    """Whether Kueue manages this Job: the rule the Job side of the controller (``JobSync``) follows."""
+    return batch.is_managed(job) or manage_without_queue_name
+
+
+def mutate_job(request: dict[str, Any], manage_without_queue_name: bool) -> dict[str, Any]:
+    """``spec.suspend: true`` on a managed Job that would start right away; anything else as sent."""
+    job = request.get("object")
+    if request.get("operation") != "CREATE" or not isinstance(job, dict):
+        return response(request, True)
+    spec = job.get("spec") if isinstance(job.get("spec"), dict) else None
+    if spec is None or spec.get("suspend") is True or not should_suspend(job, manage_without_queue_name):
+        return response(request, True)
+    return response(request, True, patch=[{"op": "add", "path": "/spec/suspend", "value": True}])

@@ -1,0 +1,210 @@
+"""The webhook server's certificates: a self-signed CA and a serving certificate it signs, renewed before
+they expire, kept in a Secret (in a cluster) or a directory (a controller run locally).
+
+As upstream's cert controller (open-policy-agent/cert-controller) does for Kueue: the Secret holds
+``ca.crt``, ``ca.key``, ``tls.crt`` and ``tls.key``; the serving certificate names the webhook Service
+(``<service>.<namespace>.svc``). It also names ``localhost`` and ``127.0.0.1``, so that a controller run
+outside the cluster (the test clusters, a developer's laptop) can be called at ``https://127.0.0.1:PORT``.
+The CA is kept while it has time left, so renewing the serving certificate needs no new CA bundle.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import ipaddress
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+CA_VALIDITY = datetime.timedelta(days=3650)
+CERT_VALIDITY = datetime.timedelta(days=365)
+# Renew this long before the end of validity: upstream's cert controller's lookahead.
+LOOKAHEAD = datetime.timedelta(days=90)
+CA_NAME, CA_ORG = "pykueue-ca", "pykueue"
+LOCAL_NAMES = ("localhost", "127.0.0.1")
+FILES = ("ca.crt", "ca.key", "tls.crt", "tls.key")
+
+
+@dataclass(frozen=True, slots=True)
+class Bundle:
+    """PEM bytes of the CA and of the serving certificate, with their keys."""
+
+    ca_cert: bytes
+    ca_key: bytes
+    cert: bytes
+    key: bytes
+
+    def as_data(self) -> dict[str, str]:
+        """A Secret's ``data``: base64 of each file."""
+        return {name: base64.b64encode(value).decode() for name, value in zip(FILES, self._values(), strict=True)}
+
+    @classmethod
+    def from_data(cls, data: dict[str, str] | None) -> Bundle | None:
+        data = data or {}
+        if not all(data.get(name) for name in FILES):
+            return None
+        try:
+            return cls(*(base64.b64decode(data[name]) for name in FILES))
+        except ValueError:
+            return None
+
+    def _values(self) -> tuple[bytes, bytes, bytes, bytes]:
+        return self.ca_cert, self.ca_key, self.cert, self.key
+
+    @property
+    def ca_bundle(self) -> str:
+        """The ``caBundle`` of a webhook's clientConfig."""
+        return base64.b64encode(self.ca_cert).decode()
+
+
+def service_names(service: str, namespace: str) -> tuple[str, ...]:
+    """What the serving certificate must name: the Service as the API server dials it, and loopback."""
+    return (f"{service}.{namespace}.svc", f"{service}.{namespace}.svc.cluster.local", *LOCAL_NAMES)
+
+
+def _now(now: datetime.datetime | None) -> datetime.datetime:
+    return now if now is not None else datetime.datetime.now(datetime.UTC)
+
+
+def _pem(key: ec.EllipticCurvePrivateKey) -> bytes:
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption())
+
+
+def _builder(subject: x509.Name, issuer: x509.Name, public_key: ec.EllipticCurvePublicKey,
+             now: datetime.datetime, validity: datetime.timedelta) -> x509.CertificateBuilder:
+    return (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(issuer)
+        .public_key(public_key)
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(hours=1))  # tolerate a little clock skew
+        .not_valid_after(now + validity)
+    )
+
+
+def _new_ca(now: datetime.datetime, validity: datetime.timedelta) -> tuple[bytes, bytes]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, CA_NAME),
+                      x509.NameAttribute(NameOID.ORGANIZATION_NAME, CA_ORG)])
+    usage = x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
+                          data_encipherment=False, key_agreement=False, key_cert_sign=True, crl_sign=True,
+                          encipher_only=False, decipher_only=False)
+    cert = (
+        _builder(name, name, key.public_key(), now, validity)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(usage, critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    return cert.public_bytes(serialization.Encoding.PEM), _pem(key)
+
+
+def _san(names: tuple[str, ...]) -> x509.SubjectAlternativeName:
+    entries: list[x509.GeneralName] = []
+    for name in names:
+        try:
+            entries.append(x509.IPAddress(ipaddress.ip_address(name)))
+        except ValueError:
+            entries.append(x509.DNSName(name))
+    return x509.SubjectAlternativeName(entries)
+
+
+def _new_leaf(ca_cert_pem: bytes, ca_key_pem: bytes, names: tuple[str, ...], now: datetime.datetime,
+              validity: datetime.timedelta) -> tuple[bytes, bytes]:
+    ca_cert = x509.load_pem_x509_certificate(ca_cert_pem)
+    ca_key = serialization.load_pem_private_key(ca_key_pem, None)
+    assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])])
+    validity = min(validity, ca_cert.not_valid_after_utc - now)  # never outlive the CA
+    cert = (
+        _builder(subject, ca_cert.subject, key.public_key(), now, validity)
+        .add_extension(_san(names), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    return cert.public_bytes(serialization.Encoding.PEM), _pem(key)
+
+
+def renewal_reason(bundle: Bundle | None, names: tuple[str, ...], now: datetime.datetime | None = None,
+                   lookahead: datetime.timedelta = LOOKAHEAD) -> str | None:
+    """Why ``bundle`` must be renewed (a few words for the log), or None when it is good as it is."""
+    if bundle is None:
+        return "no certificate yet"
+    now = _now(now)
+    try:
+        ca = x509.load_pem_x509_certificate(bundle.ca_cert)
+        cert = x509.load_pem_x509_certificate(bundle.cert)
+        serialization.load_pem_private_key(bundle.key, None)
+    except ValueError as exc:
+        return f"unreadable: {exc}"
+    if ca.not_valid_after_utc - now < lookahead:
+        return "the CA expires soon"
+    if cert.not_valid_after_utc - now < lookahead:
+        return "the serving certificate expires soon"
+    if cert.issuer != ca.subject:
+        return "the serving certificate is not the CA's"
+    try:
+        cert.verify_directly_issued_by(ca)
+    except (InvalidSignature, ValueError, TypeError) as exc:
+        return f"the serving certificate is not signed by the CA ({type(exc).__name__})"
+    san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    have = {str(v) for v in san.get_values_for_type(x509.DNSName)}
+    have |= {str(v) for v in san.get_values_for_type(x509.IPAddress)}
+    if not set(names) <= have:
+        return f"the serving certificate does not name {', '.join(sorted(set(names) - have))}"
+    return None
+
+
+def renew(bundle: Bundle | None, names: tuple[str, ...], now: datetime.datetime | None = None, *,
+          lookahead: datetime.timedelta = LOOKAHEAD, ca_validity: datetime.timedelta = CA_VALIDITY,
+          cert_validity: datetime.timedelta = CERT_VALIDITY) -> Bundle:
+    """A new serving certificate, signed by the old CA when that one still has time left (so the CA
+    bundle in the webhook configurations stays valid), else by a new CA."""
+    now = _now(now)
+    ca_cert = ca_key = None
+    if bundle is not None:
+        try:
+            ca = x509.load_pem_x509_certificate(bundle.ca_cert)
+            serialization.load_pem_private_key(bundle.ca_key, None)
+            if ca.not_valid_after_utc - now >= lookahead:
+                ca_cert, ca_key = bundle.ca_cert, bundle.ca_key
+        except ValueError:
+            pass
+    if ca_cert is None or ca_key is None:
+        ca_cert, ca_key = _new_ca(now, ca_validity)
+    cert, key = _new_leaf(ca_cert, ca_key, names, now, cert_validity)
+    return Bundle(ca_cert, ca_key, cert, key)
+
+
+# --- where they live ----------------------------------------------------------------------------------
+
+
+def read_dir(directory: Path) -> Bundle | None:
+    """The bundle in ``directory`` (ca.crt, ca.key, tls.crt, tls.key), or None when incomplete."""
+    try:
+        return Bundle(*((directory / name).read_bytes() for name in FILES))
+    except OSError:
+        return None
+
+
+def write_dir(directory: Path, bundle: Bundle, *, with_ca_key: bool = True) -> None:
+    """The files the TLS server loads; keys are written owner-only, each file replaced atomically."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, value in zip(FILES, (bundle.ca_cert, bundle.ca_key, bundle.cert, bundle.key), strict=True):
+        if name == "ca.key" and not with_ca_key:
+            continue
+        tmp = directory / f".{name}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(value)
+        tmp.replace(directory / name)

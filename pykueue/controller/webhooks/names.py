@@ -1,0 +1,77 @@
+"""The webhooks' names, paths and rules: one table shared by the server, the CRD generator and the chart's test.
+
+Kept free of heavy imports so that ``pykueue.manifests.crds`` can read it. The names follow upstream's
+(``mjob.kb.io``, ``vclusterqueue.kb.io``, controller-runtime's ``/mutate-<group>-<version>-<kind>``
+paths, ``/convert``), with ``pykueue`` where upstream says ``kueue``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GROUP = "kueue.x-k8s.io"
+VERSION = "v1beta2"
+NAMESPACE = "pykueue-system"  # the release manifest's namespace (config/manifests.yaml)
+SERVICE = "pykueue-webhook-service"
+SECRET = "pykueue-webhook-server-cert"
+PORT = 9443  # upstream's (controller-runtime's) webhook port
+SERVICE_PORT = 443
+CONVERT_PATH = "/convert"
+CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"  # controller-runtime's default
+SERVICE_SUFFIX = "-webhook-service"
+
+# The CRDs whose versions differ in shape, so the API server asks the webhook to convert them (upstream's
+# cert controller lists the same four, plus MultiKueueCluster which pykueue does not serve).
+CONVERTED_PLURALS = ("clusterqueues", "cohorts", "localqueues", "workloads")
+
+
+def configuration_names(service: str) -> tuple[str, str]:
+    """(mutating, validating) configuration names, derived from the Service's as upstream derives them."""
+    base = service.removesuffix(SERVICE_SUFFIX)
+    return f"{base}-mutating-webhook-configuration", f"{base}-validating-webhook-configuration"
+
+
+def crd_name(plural: str) -> str:
+    return f"{plural}.{GROUP}"
+
+
+@dataclass(frozen=True, slots=True)
+class Hook:
+    """One webhook of a configuration: what the API server sends, and where."""
+
+    name: str
+    path: str
+    group: str
+    version: str
+    resources: tuple[str, ...]
+    operations: tuple[str, ...]
+    kind: str
+
+
+def _path(prefix: str, group: str, version: str, kind: str) -> str:
+    return f"/{prefix}-{group.replace('.', '-')}-{version}-{kind.lower()}"
+
+
+MUTATING: tuple[Hook, ...] = (
+    Hook("mjob.kb.io", _path("mutate", "batch", "v1", "Job"), "batch", "v1", ("jobs",), ("CREATE",), "Job"),
+)
+
+VALIDATED_KINDS = (
+    ("ResourceFlavor", "resourceflavors"),
+    ("ClusterQueue", "clusterqueues"),
+    ("Cohort", "cohorts"),
+    ("LocalQueue", "localqueues"),
+    ("Workload", "workloads"),
+    ("WorkloadPriorityClass", "workloadpriorityclasses"),
+    ("AdmissionCheck", "admissionchecks"),
+)
+
+
+def _validating(kind: str, plural: str) -> Hook:
+    # as upstream, a Workload's status writes are validated too: they carry its admission
+    resources = (plural, f"{plural}/status") if kind == "Workload" else (plural,)
+    return Hook(f"v{kind.lower()}.kb.io", _path("validate", GROUP, VERSION, kind), GROUP, VERSION, resources,
+                ("CREATE", "UPDATE"), kind)
+
+
+VALIDATING: tuple[Hook, ...] = tuple(_validating(kind, plural) for kind, plural in VALIDATED_KINDS)

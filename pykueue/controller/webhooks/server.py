@@ -1,0 +1,305 @@
+"""The webhook server the controller runs: HTTPS on ``--webhook-port`` (9443), with its own certificates.
+
+``CertManager`` does what upstream's cert controller does for Kueue: it keeps a CA and a serving
+certificate (in the Secret named by ``--webhook-secret`` when given, else in ``--webhook-cert-dir``),
+renews them before they expire, and patches the CA bundle into the mutating and validating webhook
+configurations and into the conversion webhook of the CRDs the API server converts through it, checking
+again every ``sync_seconds`` (so a configuration re-applied without its bundle is repaired). With
+``--webhook-url`` (a controller run outside the cluster) it also points those clientConfigs at that URL
+instead of the Service. The TLS context is reloaded in place when the certificate changes: connections
+made after that get the new certificate, open ones are not cut.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from pykueue.controller.kube.client import ApiError, Kube
+from pykueue.controller.kube.resources import Resource
+from pykueue.controller.webhooks import admission, certs, conversion, names
+
+log = logging.getLogger("pykueue.webhooks")
+
+SECRET = Resource("", "v1", "secrets", "Secret", True)
+MUTATING = Resource("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
+                    "MutatingWebhookConfiguration", False)
+VALIDATING = Resource("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
+                      "ValidatingWebhookConfiguration", False)
+CRD = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False)
+JSON_PATCH = "application/json-patch+json"
+MAX_BODY = 64 << 20  # a ConversionReview of a long list is big; the API server's own limit is lower
+
+
+@dataclass
+class Options:
+    """``pykueue controller``'s webhook flags."""
+
+    port: int = names.PORT
+    host: str = ""  # every interface
+    cert_dir: Path = Path(names.CERT_DIR)
+    secret: str | None = None
+    namespace: str = names.NAMESPACE
+    service: str = names.SERVICE
+    url: str | None = None  # where the API server reaches this server, when not through the Service
+    sync_seconds: float = 60.0
+    manage_jobs_without_queue_name: bool = False
+
+    @property
+    def dns_names(self) -> tuple[str, ...]:
+        return certs.service_names(self.service, self.namespace)
+
+
+class CertManager:
+    """Certificates in their store, and their CA in every clientConfig that trusts this server."""
+
+    def __init__(self, kube: Kube, options: Options) -> None:
+        self.kube = kube
+        self.options = options
+        self.bundle: certs.Bundle | None = None
+        self._missing: set[str] = set()  # configurations and CRDs reported absent (logged once)
+
+    # ---- the certificates -------------------------------------------------------------------------
+
+    async def _read(self) -> tuple[certs.Bundle | None, dict[str, Any] | None]:
+        if not self.options.secret:
+            return certs.read_dir(self.options.cert_dir), None
+        try:
+            secret = await self.kube.get(SECRET, self.options.secret, self.options.namespace)
+        except ApiError as exc:
+            if exc.status == 404:
+                raise RuntimeError(f"the Secret {self.options.namespace}/{self.options.secret} for the webhook "
+                                   "certificates does not exist (the chart creates it)") from None
+            raise
+        return certs.Bundle.from_data(secret.get("data")), secret
+
+    async def _write(self, bundle: certs.Bundle, secret: dict[str, Any] | None) -> bool:
+        """Store a renewed bundle; False when another replica renewed the Secret first."""
+        if secret is None:
+            certs.write_dir(self.options.cert_dir, bundle)
+            return True
+        secret = {**secret, "data": {**(secret.get("data") or {}), **bundle.as_data()}}
+        try:
+            await self.kube.replace(SECRET, secret)
+        except ApiError as exc:
+            if exc.status == 409:
+                return False
+            raise
+        return True
+
+    async def ensure(self) -> bool:
+        """The current bundle, renewed (and stored) when it must be; True when it changed."""
+        bundle, secret = await self._read()
+        reason = certs.renewal_reason(bundle, self.options.dns_names)
+        if reason is not None:
+            renewed = certs.renew(bundle, self.options.dns_names)
+            if await self._write(renewed, secret):
+                log.info("webhook certificate renewed", extra={"fields": {
+                    "reason": reason, "store": self.store_name(), "caChanged": bundle is None or
+                    renewed.ca_cert != bundle.ca_cert}})
+                bundle = renewed
+            else:  # lost the race: take the winner's
+                bundle, _ = await self._read()
+                if bundle is None or certs.renewal_reason(bundle, self.options.dns_names) is not None:
+                    raise RuntimeError("the webhook certificate Secret changed while it was renewed; retrying")
+        assert bundle is not None
+        if secret is not None:  # the TLS server reads files: the pod's own copy
+            certs.write_dir(self.options.cert_dir, bundle, with_ca_key=False)
+        changed = bundle != self.bundle
+        self.bundle = bundle
+        return changed
+
+    def store_name(self) -> str:
+        if self.options.secret:
+            return f"secret/{self.options.namespace}/{self.options.secret}"
+        return str(self.options.cert_dir)
+
+    # ---- the CA bundle where the API server needs it -----------------------------------------------
+
+    def _client_config(self, current: dict[str, Any] | None, path: str | None) -> dict[str, Any]:
+        assert self.bundle is not None
+        current = dict(current or {})
+        if self.options.url:
+            return {"url": self.options.url.rstrip("/") + (path or ""), "caBundle": self.bundle.ca_bundle}
+        return {**current, "caBundle": self.bundle.ca_bundle}
+
+    @staticmethod
+    def _path(client_config: dict[str, Any] | None, fallback: str | None) -> str | None:
+        """The path a clientConfig calls: its Service's, or its URL's, or ours by the webhook's name."""
+        config = client_config or {}
+        service = config.get("service") or {}
+        if service.get("path"):
+            return service["path"]
+        url = config.get("url") or ""
+        if "://" in url:
+            rest = url.split("://", 1)[1]
+            return "/" + rest.split("/", 1)[1] if "/" in rest else fallback
+        return fallback
+
+    async def _get(self, res: Resource, name: str) -> dict[str, Any] | None:
+        try:
+            obj = await self.kube.get(res, name)
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+            if name not in self._missing:
+                log.info("not installed: no CA bundle to patch", extra={"fields": {"kind": res.kind, "name": name}})
+                self._missing.add(name)
+            return None
+        self._missing.discard(name)
+        return obj
+
+    async def _inject_configuration(self, res: Resource, name: str, hooks: tuple[names.Hook, ...]) -> None:
+        obj = await self._get(res, name)
+        if obj is None:
+            return
+        ours = {h.name: h.path for h in hooks}
+        ops: list[dict[str, Any]] = []
+        for i, webhook in enumerate(obj.get("webhooks") or []):
+            current = webhook.get("clientConfig") or {}
+            wanted = self._client_config(current, self._path(current, ours.get(webhook.get("name", ""))))
+            if wanted != current:
+                ops += [{"op": "test", "path": f"/webhooks/{i}/name", "value": webhook.get("name")},
+                        {"op": "replace", "path": f"/webhooks/{i}/clientConfig", "value": wanted}]
+        if ops:
+            await self.kube.request("PATCH", res.path(None, name), body=ops, content_type=JSON_PATCH)
+            log.info("CA bundle patched", extra={"fields": {"kind": res.kind, "name": name,
+                                                           "webhooks": len(ops) // 2}})
+
+    async def _inject_crd(self, name: str) -> None:
+        obj = await self._get(CRD, name)
+        if obj is None:
+            return
+        conversion_spec = (obj.get("spec") or {}).get("conversion") or {}
+        if conversion_spec.get("strategy") != "Webhook":
+            return
+        current = (conversion_spec.get("webhook") or {}).get("clientConfig") or {}
+        wanted = self._client_config(current, self._path(current, names.CONVERT_PATH))
+        if wanted != current:
+            ops = [{"op": "replace", "path": "/spec/conversion/webhook/clientConfig", "value": wanted}]
+            await self.kube.request("PATCH", CRD.path(None, name), body=ops, content_type=JSON_PATCH)
+            log.info("CA bundle patched", extra={"fields": {"kind": "CustomResourceDefinition", "name": name}})
+
+    async def inject(self) -> None:
+        mutating, validating = names.configuration_names(self.options.service)
+        await self._inject_configuration(MUTATING, mutating, names.MUTATING)
+        await self._inject_configuration(VALIDATING, validating, names.VALIDATING)
+        for plural in names.CONVERTED_PLURALS:
+            await self._inject_crd(names.crd_name(plural))
+
+
+Handler = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class WebhookServer:
+    """The HTTPS server and the certificate loop, started before the controller's informers."""
+
+    def __init__(self, kube: Kube, options: Options) -> None:
+        self.options = options
+        self.certs = CertManager(kube, options)
+        self.context: ssl.SSLContext | None = None
+        self.runner: web.AppRunner | None = None
+        self.port = options.port
+        self._task: asyncio.Task | None = None
+
+    def app(self) -> web.Application:
+        manage_all = self.options.manage_jobs_without_queue_name
+        app = web.Application(client_max_size=MAX_BODY)
+        for hook in names.MUTATING:
+            app.router.add_post(hook.path, self._admission(lambda req: admission.mutate_job(req, manage_all)))
+        for hook in names.VALIDATING:
+            app.router.add_post(hook.path, self._admission(admission.validate))
+        app.router.add_post(names.CONVERT_PATH, self._review(conversion.review))
+        app.router.add_get("/healthz", self._healthz)
+        return app
+
+    @staticmethod
+    async def _healthz(_: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    def _review(self, handle: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
+        """An AdmissionReview or ConversionReview endpoint: the request's ``request``, our ``response``."""
+        async def endpoint(http: web.Request) -> web.Response:
+            try:
+                review = orjson.loads(await http.read())
+                request = review["request"]
+            except (ValueError, KeyError, TypeError) as exc:
+                return web.Response(status=400, text=f"not a review: {exc}")
+            started = time.perf_counter()
+            out = handle(request)
+            log.debug("webhook", extra={"fields": {"path": http.path, "uid": request.get("uid"),
+                                                   "ms": round((time.perf_counter() - started) * 1000, 1)}})
+            body = {"apiVersion": review.get("apiVersion"), "kind": review.get("kind"), "response": out}
+            return web.Response(body=orjson.dumps(body), content_type="application/json")
+        return endpoint
+
+    def _admission(self, handle: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
+        def guarded(request: dict[str, Any]) -> dict[str, Any]:
+            try:
+                out = handle(request)
+            except Exception as exc:  # noqa: BLE001 - a bug answers 500 (the failurePolicy decides), not a hang
+                log.exception("webhook failed")
+                return admission.response(request, False, f"internal error: {exc!r}", code=500)
+            if not out["allowed"]:
+                obj = request.get("object") or {}
+                log.info("admission refused", extra={"fields": {
+                    "kind": obj.get("kind"), "name": (obj.get("metadata") or {}).get("name"),
+                    "operation": request.get("operation"), "message": out["status"]["message"]}})
+            return out
+        return self._review(guarded)
+
+    def _load(self) -> None:
+        assert self.context is not None
+        directory = self.options.cert_dir
+        self.context.load_cert_chain(str(directory / "tls.crt"), str(directory / "tls.key"))
+
+    async def start(self) -> None:
+        """Certificates first (the server cannot start without them), then HTTPS, then the CA bundles."""
+        await self.certs.ensure()
+        self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self.context.minimum_version = ssl.TLSVersion.TLSv1_2
+        self._load()
+        self.runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, self.options.host or None, self.options.port, ssl_context=self.context,
+                           reuse_address=True)
+        await site.start()
+        if self.runner.addresses:  # the bound port, when 0 asked for any
+            self.port = self.runner.addresses[0][1]
+        await self.certs.inject()
+        self._task = asyncio.create_task(self._loop(), name="webhook-certs")
+        log.info("webhook server ready", extra={"fields": {
+            "port": self.port, "certificates": self.certs.store_name(), "url": self.options.url or ""}})
+
+    async def _loop(self) -> None:
+        """Renew before expiry, reload the TLS context when the certificate changed, re-patch bundles."""
+        failures = 0
+        while True:
+            await asyncio.sleep(self.options.sync_seconds if not failures else min(2.0 ** failures, 60.0))
+            try:
+                if await self.certs.ensure():
+                    self._load()
+                    log.info("webhook server certificate reloaded")
+                await self.certs.inject()
+                failures = 0
+            except Exception as exc:  # noqa: BLE001 - the API server is away: try again, never stop serving
+                failures += 1
+                log.warning("webhook certificates not synced; retrying", extra={"fields": {"error": str(exc)}})
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        if self.runner is not None:
+            await self.runner.cleanup()

@@ -1,0 +1,284 @@
+"""Two `pykueue controller --leader-elect` replicas on the tier 2 cluster: one holds the Lease and
+admits, the other waits; when the leader is killed (SIGKILL: no release) the other takes over once
+the lease has gone unrenewed for its duration, and admits new Jobs; when the leader is stopped
+(SIGTERM) it releases the Lease and the other takes over at its next try.
+
+A watch on the namespace's Workloads checks what a user would see throughout: no Workload gets its
+quota reserved twice, and the Workloads holding quota never exceed the ClusterQueue's 6 cpu.
+
+What kubectl cannot stage (an API server that stops answering a leader mid-term) is checked on the
+elector alone, against an in-memory Lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from pykueue.api.quantity import to_canonical
+from pykueue.controller.kube.client import ApiError
+from pykueue.controller.leader import LeaderElectionLost, LeaderElector, run_as_leader
+from tests.e2e.conftest import Kueue, eventually, is_true
+from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, job, local_queue, running
+
+pytestmark = pytest.mark.e2e
+
+LEASE = "c1f6bfd2.kueue.x-k8s.io"
+LEASE_DURATION, RETRY_PERIOD = 15.0, 2.0
+WAITING = b"waiting for the leader lease"
+ACQUIRED = re.compile(rb'msg="successfully acquired lease" .*identity=(\S+)')
+
+
+class WorkloadWatch:
+    """`kubectl get workloads --watch` in the background: every QuotaReserved=True transition of every
+    Workload, and the cpu held by Workloads with quota at each change, in the order the API sent them."""
+
+    def __init__(self, kueue: Kueue, namespace: str) -> None:
+        self.reservations: dict[str, int] = {}
+        self.peak_millis = 0
+        self.held: dict[str, int] = {}
+        self._reserved: dict[str, bool] = {}
+        self.process = subprocess.Popen(
+            [kueue.cluster.kubectl_path, "--kubeconfig", str(kueue.cluster.kubeconfig), "get",
+             "workloads.kueue.x-k8s.io", "-n", namespace, "--watch", "--output-watch-events", "-o", "json"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        decoder, buffer = json.JSONDecoder(), ""
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            buffer += line
+            while buffer.strip():
+                try:
+                    event, end = decoder.raw_decode(buffer.lstrip())
+                except json.JSONDecodeError:
+                    break
+                buffer = buffer.lstrip()[end:]
+                self._apply(event)
+
+    def _apply(self, event: dict[str, Any]) -> None:
+        obj = event["object"]
+        name = obj["metadata"]["name"]
+        reserved = event["type"] != "DELETED" and is_true(obj, "QuotaReserved")
+        if reserved and not self._reserved.get(name):
+            self.reservations[name] = self.reservations.get(name, 0) + 1
+        self._reserved[name] = reserved
+        admission = (obj.get("status") or {}).get("admission") if reserved else None
+        self.held[name] = sum(to_canonical("cpu", psa.get("resourceUsage", {}).get("cpu", "0"))
+                              for psa in (admission or {}).get("podSetAssignments") or [])
+        self.peak_millis = max(self.peak_millis, sum(self.held.values()))
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def replicas(kueue: Kueue, ns: str) -> Iterator[tuple[Kueue, Kueue]]:
+    """Two elected replicas with the Lease in `ns`; the session's controller (not elected) is stopped
+    meanwhile, since it would admit beside them."""
+    kueue.stop()
+    args = ("--leader-elect", f"--leader-election-namespace={ns}")
+    first = Kueue(kueue.cluster, kueue.log.with_name(f"{ns}-a.log"), args=args)
+    second = Kueue(kueue.cluster, kueue.log.with_name(f"{ns}-b.log"), args=args)
+    try:
+        first.start()
+        second.start(ready=WAITING)
+        yield first, second
+    finally:
+        for replica in (first, second):
+            replica.stop(kill=True)
+            print(f"\n--- {replica.log.name} (tail) ---\n{replica._tail()}")
+        kueue.start()
+
+
+def lease(kueue: Kueue, namespace: str) -> dict[str, Any]:
+    obj = kueue.get("lease.coordination.k8s.io", LEASE, namespace)
+    assert obj is not None
+    return obj["spec"]
+
+
+def identity(replica: Kueue) -> str | None:
+    match = ACQUIRED.search(replica.log.read_bytes())
+    return match.group(1).decode() if match else None
+
+
+def decisions(replica: Kueue) -> list[str]:
+    return [line for line in replica.log.read_text().splitlines() if "msg=decision" in line]
+
+
+def setup_queue(kueue: Kueue, ns: str) -> None:
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(cluster_queue(ns, "6"))
+    kueue.apply(local_queue(ns, ns))
+
+
+def admitted(kueue: Kueue, name: str, ns: str) -> bool:
+    return is_true(kueue.workload_of(name, ns), "Admitted")
+
+
+def test_killed_leader_is_replaced_within_the_lease_duration(replicas: tuple[Kueue, Kueue], ns: str) -> None:
+    leader, standby = replicas
+    holder = identity(leader)
+    assert holder is not None and identity(standby) is None
+    assert lease(leader, ns)["holderIdentity"] == holder
+    waiting = [line for line in standby.log.read_text().splitlines() if WAITING.decode() in line]
+    assert waiting and f"lease={ns}/{LEASE}" in waiting[0] and f"leader={holder}" in waiting[0], waiting
+    watch = WorkloadWatch(leader, ns)
+    try:
+        setup_queue(leader, ns)
+        for i in range(4):
+            leader.apply(job(f"before-{i}", ns, "1"))
+        leader.apply(job("too-big", ns, "3"))  # 4 + 3 > 6: waits
+        for i in range(4):
+            eventually(lambda i=i: running(leader, f"before-{i}", ns), what=f"before-{i} running")
+        time.sleep(1)
+        assert not admitted(leader, "too-big", ns)
+        assert decisions(leader) and not decisions(standby)  # only the leader decides
+        assert b"controller ready" not in standby.log.read_bytes()
+
+        leader.stop(kill=True)  # SIGKILL: the Lease stays held until it expires
+        killed = time.monotonic()
+        eventually(lambda: identity(standby), LEASE_DURATION + 15, 0.1, what="the standby elected")
+        took = time.monotonic() - killed
+        # Up to a lease duration after the last renewal it saw, plus its own retry period (jittered).
+        assert took < LEASE_DURATION + RETRY_PERIOD * 2.2 + 2, took
+        spec = lease(standby, ns)
+        assert spec["holderIdentity"] == identity(standby) != holder
+        assert spec["leaseTransitions"] == 1
+        eventually(lambda: b"controller ready" in standby.log.read_bytes(), 30, what="the new leader synced")
+
+        standby.apply(job("after", ns, "2"))  # 4 + 2 = 6: fits beside the four still admitted
+        eventually(lambda: running(standby, "after", ns), 30, what="a Job admitted by the new leader")
+        time.sleep(2)
+        assert not admitted(standby, "too-big", ns)
+        new = [line for line in decisions(standby) if "decision=QuotaReserved" in line]
+        assert len(new) == 1 and f"workload={ns}/job-after-" in new[0], new  # the four kept, none redone
+    finally:
+        time.sleep(0.5)
+        watch.stop()
+    assert len(watch.reservations) == 5, watch.reservations
+    assert set(watch.reservations.values()) == {1}, watch.reservations  # no Workload reserved twice
+    assert watch.peak_millis <= 6000, watch.peak_millis
+
+
+def test_stopped_leader_releases_the_lease(replicas: tuple[Kueue, Kueue], ns: str) -> None:
+    leader, standby = replicas
+    holder = identity(leader)
+    setup_queue(leader, ns)
+    leader.apply(job("first", ns, "1"))
+    eventually(lambda: running(leader, "first", ns), what="first running")
+    leader.stop()  # SIGTERM: the controller stops, then the Lease is released
+    assert b'msg="released leader lease"' in leader.log.read_bytes()
+    stopped = time.monotonic()
+    eventually(lambda: identity(standby), LEASE_DURATION, 0.1, what="the standby elected")
+    assert time.monotonic() - stopped < RETRY_PERIOD * 2.2 + 2  # its next try, not the lease duration
+    assert lease(standby, ns)["holderIdentity"] == identity(standby) != holder
+    standby.apply(job("second", ns, "1"))
+    eventually(lambda: running(standby, "second", ns), 30, what="second admitted by the new leader")
+    assert is_true(standby.workload_of("first", ns), "Admitted")
+
+
+# ---- the elector alone, against an in-memory Lease (no cluster): what cannot be staged with kubectl ----
+
+
+class FakeLeases:
+    """get/create/replace of Leases with the API server's optimistic concurrency; `down` makes every
+    request hang, as an unreachable API server does."""
+
+    def __init__(self) -> None:
+        self.objects: dict[str, dict[str, Any]] = {}
+        self.version = 0
+        self.down = False
+
+    async def _maybe_hang(self) -> None:
+        while self.down:
+            await asyncio.sleep(0.05)
+
+    def _stored(self, obj: dict[str, Any]) -> dict[str, Any]:
+        self.version += 1
+        stored = json.loads(json.dumps(obj))
+        stored["metadata"]["resourceVersion"] = str(self.version)
+        self.objects[obj["metadata"]["name"]] = stored
+        return json.loads(json.dumps(stored))
+
+    async def get(self, res: Any, name: str, namespace: str | None = None) -> dict[str, Any]:
+        await self._maybe_hang()
+        if name not in self.objects:
+            raise ApiError(404, {"reason": "NotFound"}, "GET", name)
+        return json.loads(json.dumps(self.objects[name]))
+
+    async def create(self, res: Any, obj: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
+        await self._maybe_hang()
+        if obj["metadata"]["name"] in self.objects:
+            raise ApiError(409, {"reason": "AlreadyExists"}, "POST", obj["metadata"]["name"])
+        return self._stored(obj)
+
+    async def replace(self, res: Any, obj: dict[str, Any]) -> dict[str, Any]:
+        await self._maybe_hang()
+        current = self.objects[obj["metadata"]["name"]]
+        if obj["metadata"].get("resourceVersion") != current["metadata"]["resourceVersion"]:
+            raise ApiError(409, {"reason": "Conflict"}, "PUT", obj["metadata"]["name"])
+        return self._stored(obj)
+
+
+def test_elector_rules_without_a_cluster() -> None:
+    """One winner among two candidates; the loser takes over only after the lease duration of silence;
+    a leader whose renewals hang stops within the renew deadline; a released Lease is taken at once."""
+    async def scenario() -> None:
+        api = FakeLeases()
+        timing = {"lease_duration": 1.5, "renew_deadline": 1.0, "retry_period": 0.2}
+        a = LeaderElector(api, "ns", identity="a", **timing)  # type: ignore[arg-type]
+        b = LeaderElector(api, "ns", identity="b", **timing)  # type: ignore[arg-type]
+        assert await a.try_acquire_or_renew()
+        assert not await b.try_acquire_or_renew()  # held, and just seen changing
+        stale = dict(api.objects[LEASE])
+        assert await a.try_acquire_or_renew()  # a renews: b's copy is now stale
+        b.lease = stale
+        with pytest.raises(Exception, match="409"):
+            await api.replace(None, stale)  # an update from an old read is refused
+
+        # a leads and renews; its API goes away: it stops within the renew deadline, before b may take over.
+        work_stopped = asyncio.Event()
+
+        async def work() -> None:
+            try:
+                await asyncio.Event().wait()
+            finally:
+                work_stopped.set()
+
+        a2 = LeaderElector(api, "ns", identity="a", **timing)  # type: ignore[arg-type]
+        leading = asyncio.create_task(run_as_leader(a2, work))
+        await asyncio.sleep(0.5)
+        assert a2.leading and not work_stopped.is_set()
+        standby = asyncio.create_task(b.acquire())
+        await asyncio.sleep(0.5)
+        assert not standby.done()
+        api.down = True
+        cut = time.monotonic()
+        with pytest.raises(LeaderElectionLost):
+            await leading
+        assert work_stopped.is_set() and time.monotonic() - cut <= timing["renew_deadline"] + 0.1
+        api.down = False
+        await asyncio.wait_for(standby, 5)
+        assert time.monotonic() - cut >= timing["renew_deadline"]  # not before a2 had stopped
+        assert api.objects[LEASE]["spec"]["holderIdentity"] == "b"
+        assert api.objects[LEASE]["spec"]["leaseTransitions"] == 1
+
+        # b releases; a third candidate takes the Lease at its first try.
+        await b.release()
+        assert api.objects[LEASE]["spec"]["holderIdentity"] == ""
+        c = LeaderElector(api, "ns", identity="c", **timing)  # type: ignore[arg-type]
+        assert await c.try_acquire_or_renew()
+
+    asyncio.run(scenario())

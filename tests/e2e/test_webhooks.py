@@ -1,0 +1,379 @@
+"""The controller's webhooks: certificates (without a cluster), then on the tier 2 cluster as a user meets
+them through kubectl: managed Jobs created suspended, bad Kueue objects refused with `pykueue validate`'s
+message, v1beta1 converted both ways, and upstream's failurePolicy while the controller is down.
+
+The module stops the session's controller, installs the release manifest's webhook configurations and
+runs `pykueue controller --webhook-url https://127.0.0.1:PORT` (the controller runs outside the cluster,
+so it points the configurations and the CRDs' conversion at itself); afterwards it removes them, puts
+the CRDs' conversion back on the Service and starts the session's controller again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import datetime
+import json
+import socket
+import ssl
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from cryptography import x509
+
+from pykueue.controller.kube.client import ApiError
+from pykueue.controller.webhooks import admission, certs, names
+from pykueue.controller.webhooks.server import Options, WebhookServer
+from pykueue.devcluster.cluster import free_port
+from pykueue.manifests import crds, render
+from tests.e2e.conftest import REPO, Kueue, eventually, is_true
+
+NAMES = certs.service_names(names.SERVICE, names.NAMESPACE)
+
+
+# --- certificates, without a cluster ------------------------------------------------------------------
+
+
+def test_a_new_bundle_names_the_service_and_loopback() -> None:
+    bundle = certs.renew(None, NAMES)
+    assert certs.renewal_reason(bundle, NAMES) is None
+    cert = x509.load_pem_x509_certificate(bundle.cert)
+    san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert "pykueue-webhook-service.pykueue-system.svc" in san.get_values_for_type(x509.DNSName)
+    assert [str(ip) for ip in san.get_values_for_type(x509.IPAddress)] == ["127.0.0.1"]
+    assert certs.Bundle.from_data(bundle.as_data()) == bundle
+
+
+def test_renewal_before_expiry_keeps_the_ca_while_it_has_time_left() -> None:
+    bundle = certs.renew(None, NAMES)
+    in_300_days = datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=300)
+    assert certs.renewal_reason(bundle, NAMES, in_300_days) == "the serving certificate expires soon"
+    renewed = certs.renew(bundle, NAMES, in_300_days)
+    assert renewed.ca_cert == bundle.ca_cert and renewed.cert != bundle.cert  # no new CA bundle needed
+    assert certs.renewal_reason(renewed, NAMES, in_300_days) is None
+    in_10_years = datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=3600)
+    assert certs.renewal_reason(renewed, NAMES, in_10_years) == "the CA expires soon"
+    assert certs.renew(renewed, NAMES, in_10_years).ca_cert != bundle.ca_cert
+    other = certs.renew(None, ("elsewhere.svc",))
+    assert "does not name" in (certs.renewal_reason(other, NAMES) or "")
+    mixed = certs.Bundle(bundle.ca_cert, bundle.ca_key, other.cert, other.key)
+    # every CA is named pykueue-ca: only the signature tells another CA's certificate
+    assert certs.renewal_reason(mixed, ("elsewhere.svc",)) == (
+        "the serving certificate is not signed by the CA (InvalidSignature)")
+
+
+def test_cert_dir_keeps_keys_private(tmp_path: Path) -> None:
+    bundle = certs.renew(None, NAMES)
+    certs.write_dir(tmp_path, bundle)
+    assert certs.read_dir(tmp_path) == bundle
+    assert {(p.name, p.stat().st_mode & 0o777) for p in tmp_path.iterdir()} == {
+        (name, 0o600) for name in certs.FILES}
+
+
+class _NoCluster:
+    """A Kube where nothing is installed: the certificate manager has no bundle to patch."""
+
+    async def get(self, res: Any, name: str, namespace: str | None = None) -> dict[str, Any]:
+        raise ApiError(404, {"reason": "NotFound"}, "GET", res.path(namespace, name))
+
+
+def _served_certificate(port: int, ca: bytes) -> x509.Certificate:
+    context = ssl.create_default_context(cadata=ca.decode())
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw, \
+            context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+        return x509.load_der_x509_certificate(tls.getpeercert(binary_form=True))
+
+
+def test_server_renews_and_reloads_its_certificate_in_place(tmp_path: Path) -> None:
+    """A certificate that must be renewed (here: it names the wrong host) is replaced on the next sync,
+    by the same CA, and the running server presents the new one without a restart."""
+
+    async def scenario() -> tuple[int, int, bytes, bytes]:
+        server = WebhookServer(_NoCluster(), Options(port=0, host="127.0.0.1", cert_dir=tmp_path,  # type: ignore[arg-type]
+                                                     sync_seconds=0.2))
+        await server.start()
+        try:
+            first = certs.read_dir(tmp_path)
+            assert first is not None
+            served = await asyncio.to_thread(_served_certificate, server.port, first.ca_cert)
+            wrong = certs.renew(first, ("somewhere-else.svc",))  # same CA, wrong name
+            certs.write_dir(tmp_path, wrong)
+            await asyncio.sleep(1.0)
+            second = certs.read_dir(tmp_path)
+            assert second is not None and certs.renewal_reason(second, NAMES) is None
+            again = await asyncio.to_thread(_served_certificate, server.port, first.ca_cert)
+            return served.serial_number, again.serial_number, first.ca_cert, second.ca_cert
+        finally:
+            await server.stop()
+
+    before, after, ca_before, ca_after = asyncio.run(scenario())
+    assert before != after
+    assert ca_before == ca_after
+
+
+# --- admission decisions, without a cluster -----------------------------------------------------------
+
+
+def _job(labels: dict[str, str] | None = None, suspend: bool | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}
+    if suspend is not None:
+        spec["suspend"] = suspend
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "labels": labels or {}}, "spec": spec}
+
+
+def test_job_default_suspends_exactly_the_managed_jobs() -> None:
+    queued = _job({"kueue.x-k8s.io/queue-name": "q"})
+    patch = admission.mutate_job({"uid": "1", "operation": "CREATE", "object": queued}, False)
+    assert patch["allowed"] and patch["patchType"] == "JSONPatch"
+    assert json.loads(base64.b64decode(patch["patch"])) == [
+        {"op": "add", "path": "/spec/suspend", "value": True}]
+    for job, manage_all in ((_job(), False), (_job({"kueue.x-k8s.io/queue-name": "q"}, suspend=True), False)):
+        assert admission.mutate_job({"uid": "2", "operation": "CREATE", "object": job}, manage_all) == {
+            "uid": "2", "allowed": True}
+    assert "patch" in admission.mutate_job({"uid": "3", "operation": "CREATE", "object": _job()}, True)
+
+
+def test_refusal_lists_validates_problems_as_upstreams_aggregate(tmp_path: Path) -> None:
+    cq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "two-problems"},
+          "spec": {"resourceGroups": [
+              {"coveredResources": ["cpu"], "flavors": [{"name": "f", "resources": [{"name": "cpu", "nominalQuota": "-1"}]}]},
+              {"coveredResources": ["memory"], "flavors": [{"name": "f", "resources": [{"name": "memory", "nominalQuota": "1"}]}]},
+          ]}}
+    lines = _validate_lines(tmp_path, cq)
+    assert len(lines) == 2
+    got = admission.validate({"uid": "1", "operation": "CREATE", "object": cq})
+    assert got["allowed"] is False and got["status"]["code"] == 403
+    assert got["status"]["message"] == "[" + ", ".join(lines) + "]"
+    assert admission.aggregate(["a", "a"]) == "a"
+
+
+# --- on the cluster -----------------------------------------------------------------------------------
+
+
+def _validate_lines(tmp_path: Path, manifest: dict[str, Any]) -> list[str]:
+    """What `pykueue validate` prints for the object, each line without its file and object prefix."""
+    path = tmp_path / f"{manifest['metadata']['name']}.yaml"
+    path.write_text(yaml.safe_dump(manifest))
+    result = subprocess.run([sys.executable, "-m", "pykueue.cli", "validate", str(path)], capture_output=True,
+                            text=True, cwd=REPO)
+    assert result.returncode == 2, result
+    prefix = f"{manifest['kind']} {manifest['metadata']['name']}: "
+    return [line.split(prefix, 1)[1] for line in result.stderr.splitlines() if prefix in line]
+
+
+@pytest.fixture(scope="module")
+def webhooks(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
+    """The session's controller, restarted with its webhooks on a free loopback port."""
+    cluster = kueue.cluster
+    configs = [d for d in yaml.safe_load_all(render.MANIFESTS.read_text())
+               if d and d["kind"] in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")]
+    port = free_port()
+    saved = kueue.args
+    kueue.stop()
+    cluster.kubectl("apply", "--server-side", "-f", "-", input=yaml.safe_dump_all(configs))
+    kueue.args = (*saved, f"--webhook-port={port}", "--webhook-host=127.0.0.1",
+                  f"--webhook-url=https://127.0.0.1:{port}",
+                  f"--webhook-cert-dir={tmp_path_factory.mktemp('webhook-certs')}")
+    try:
+        kueue.start()
+        yield kueue
+    finally:
+        kueue.stop()
+        for config in configs:
+            cluster.kubectl("delete", config["kind"].lower(), config["metadata"]["name"], "--ignore-not-found",
+                            check=False)
+        service = json.dumps([{"op": "replace", "path": "/spec/conversion/webhook/clientConfig",
+                               "value": crds.conversion()["webhook"]["clientConfig"]}])
+        for plural in names.CONVERTED_PLURALS:
+            cluster.kubectl("patch", "crd", names.crd_name(plural), "--type=json", "-p", service, check=False)
+        kueue.args = saved
+        kueue.start()
+
+
+def _create(kueue: Kueue, manifest: dict[str, Any], *args: str) -> subprocess.CompletedProcess[str]:
+    return kueue.cluster.kubectl("create", *args, "-f", "-", input=json.dumps(manifest), check=False)
+
+
+def _namespace_job(name: str, namespace: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    job = _job(labels)
+    job["metadata"] = {"name": name, "namespace": namespace, "labels": labels or {}}
+    job["spec"]["template"]["spec"]["restartPolicy"] = "Never"
+    return job
+
+
+def _flag(kueue: Kueue, name: str) -> str:
+    """The value the controller runs with (the last of the flag, as argparse reads them)."""
+    return [a.split("=", 1)[1] for a in kueue.args if a.startswith(f"{name}=")][-1]
+
+
+@pytest.mark.e2e
+def test_bundles_are_patched_and_point_at_the_controller(webhooks: Kueue) -> None:
+    cluster = webhooks.cluster
+    port = _flag(webhooks, "--webhook-port")
+    ca = Path(_flag(webhooks, "--webhook-cert-dir")) / "ca.crt"
+    bundle = base64.b64encode(ca.read_bytes()).decode()
+    mutating, validating = names.configuration_names(names.SERVICE)
+    for kind, name in (("mutatingwebhookconfiguration", mutating), ("validatingwebhookconfiguration", validating)):
+        config = json.loads(cluster.kubectl("get", kind, name, "-o", "json").stdout)
+        for hook in config["webhooks"]:
+            assert hook["clientConfig"]["caBundle"] == bundle
+            assert hook["clientConfig"]["url"].startswith(f"https://127.0.0.1:{port}/")
+    for plural in names.CONVERTED_PLURALS:
+        crd = json.loads(cluster.kubectl("get", "crd", names.crd_name(plural), "-o", "json").stdout)
+        assert crd["spec"]["conversion"]["webhook"]["clientConfig"] == {
+            "url": f"https://127.0.0.1:{port}/convert", "caBundle": bundle}
+
+
+@pytest.mark.e2e
+def test_managed_job_created_unsuspended_comes_back_suspended(webhooks: Kueue, ns: str) -> None:
+    created = _create(webhooks, _namespace_job("queued", ns, {"kueue.x-k8s.io/queue-name": "lq"}), "-o", "json")
+    assert created.returncode == 0, created.stderr
+    assert json.loads(created.stdout)["spec"]["suspend"] is True  # as it was stored, before any reconcile
+    plain = _create(webhooks, _namespace_job("plain", ns), "-o", "json")  # not Kueue's: left alone
+    assert plain.returncode == 0, plain.stderr
+    assert json.loads(plain.stdout)["spec"]["suspend"] is False
+
+
+CQ = "kueue.x-k8s.io/v1beta2"
+
+
+def _cluster_queue(name: str, groups: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": CQ, "kind": "ClusterQueue", "metadata": {"name": name},
+            "spec": {"namespaceSelector": {}, "resourceGroups": groups, **spec}}
+
+
+def _group(resource: str, flavor: str, quota: str) -> dict[str, Any]:
+    return {"coveredResources": [resource], "flavors": [{"name": flavor, "resources": [
+        {"name": resource, "nominalQuota": quota}]}]}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("case", ["negative quota", "flavor listed twice"])
+def test_bad_cluster_queue_is_refused_with_validates_message(webhooks: Kueue, tmp_path: Path, case: str) -> None:
+    name = "wh-" + case.replace(" ", "-")
+    if case == "negative quota":
+        bad = _cluster_queue(name, [_group("cpu", "default", "-2")])
+    else:
+        bad = _cluster_queue(name, [_group("cpu", "default", "1"), _group("memory", "default", "1Gi")])
+    (line,) = _validate_lines(tmp_path, bad)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(bad))
+    refused = webhooks.cluster.kubectl("apply", "-f", str(path), check=False)
+    assert refused.returncode != 0
+    assert f'admission webhook "vclusterqueue.kb.io" denied the request: {line}' in refused.stderr, refused.stderr
+    assert webhooks.get("clusterqueue", name) is None
+
+
+@pytest.mark.e2e
+def test_good_objects_are_accepted_and_admission_runs_through_the_webhooks(webhooks: Kueue, ns: str) -> None:
+    """Every Kueue kind passes its validating webhook, and the controller's own writes (Workload
+    creation and status, on which the Workload webhook runs too) pass on the way to admission."""
+    webhooks.apply(f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: {ns}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {{name: {ns}}}
+value: 100
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {{name: {ns}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: {ns}}}
+spec:
+  cohortName: {ns}
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{{name: {ns}, resources: [{{name: cpu, nominalQuota: "4", borrowingLimit: "1"}}]}}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: lq, namespace: {ns}}}
+spec: {{clusterQueue: {ns}}}
+""")
+    job = _namespace_job("runs", ns, {"kueue.x-k8s.io/queue-name": "lq",
+                                      "kueue.x-k8s.io/priority-class": ns})
+    job["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1"}}
+    assert _create(webhooks, job).returncode == 0
+    wl = eventually(lambda: (w := webhooks.workload_of("runs", ns)) and is_true(w, "Admitted") and w, 60,
+                    what="the Job's Workload admitted")
+    assert wl["spec"]["priorityClassRef"]["name"] == ns and wl["spec"]["priority"] == 100
+    eventually(lambda: (j := webhooks.get("job", "runs", ns)) and j["spec"]["suspend"] is False, 60,
+               what="the Job started")
+    for kind in ("clusterqueue", "cohort", "resourceflavor", "workloadpriorityclass"):
+        webhooks.cluster.kubectl("delete", kind, ns, "--wait=false", check=False)
+
+
+@pytest.mark.e2e
+def test_kinds_the_webhooks_do_not_cover_are_unaffected(webhooks: Kueue, ns: str) -> None:
+    cluster = webhooks.cluster
+    cluster.kubectl("create", "configmap", "settings", "-n", ns, "--from-literal=a=b")
+    system = _create(webhooks, _namespace_job("system-job", "kube-system", {"kueue.x-k8s.io/queue-name": "lq"}),
+                     "-o", "json")  # the mutating webhook's namespaceSelector leaves kube-system out
+    assert system.returncode == 0, system.stderr
+    assert json.loads(system.stdout)["spec"]["suspend"] is False
+    cluster.kubectl("delete", "job", "system-job", "-n", "kube-system", "--wait=false")
+
+
+@pytest.mark.e2e
+def test_v1beta1_is_served_and_converted_both_ways(webhooks: Kueue, tmp_path: Path) -> None:
+    cluster = webhooks.cluster
+    v1beta1 = {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue", "metadata": {"name": "wh-v1beta1"},
+               "spec": {"cohort": "research", "namespaceSelector": {},
+                        "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "default", "resources": [
+                            {"name": "cpu", "nominalQuota": "2", "borrowingLimit": "1"}]}]}]}}
+    v1beta2 = {"apiVersion": CQ, "kind": "ClusterQueue", "metadata": {"name": "wh-v1beta2"},
+               "spec": {"cohortName": "research", "namespaceSelector": {}}}
+    try:
+        webhooks.apply([v1beta1, v1beta2])
+        as_v1beta2 = json.loads(cluster.kubectl("get", "clusterqueues.v1beta2.kueue.x-k8s.io", "wh-v1beta1",
+                                                "-o", "json").stdout)
+        assert as_v1beta2["apiVersion"] == CQ
+        assert as_v1beta2["spec"]["cohortName"] == "research" and "cohort" not in as_v1beta2["spec"]
+        as_v1beta1 = json.loads(cluster.kubectl("get", "clusterqueues.v1beta1.kueue.x-k8s.io", "wh-v1beta2",
+                                                "-o", "json").stdout)
+        assert as_v1beta1["apiVersion"] == "kueue.x-k8s.io/v1beta1"
+        assert as_v1beta1["spec"]["cohort"] == "research" and "cohortName" not in as_v1beta1["spec"]
+        table = cluster.kubectl("get", "clusterqueues.v1beta1.kueue.x-k8s.io", "wh-v1beta2").stdout
+        assert table.split("\n")[1].split()[:2] == ["wh-v1beta2", "research"]  # v1beta1's own Cohort column
+        # v1beta1's CEL rules, in v1beta1's words; then its objects go through the v1beta2 webhooks too
+        no_cohort = {**v1beta1, "metadata": {"name": "wh-v1beta1-bad"},
+                     "spec": {k: v for k, v in v1beta1["spec"].items() if k != "cohort"}}
+        refused = _create(webhooks, no_cohort)
+        assert 'spec: Invalid value: "object": borrowingLimit must be nil when cohort is empty' in refused.stderr
+        negative = json.loads(json.dumps(v1beta1).replace('"nominalQuota": "2"', '"nominalQuota": "-2"'))
+        negative["metadata"]["name"] = "wh-v1beta1-negative"
+        refused = _create(webhooks, negative)
+        assert ('denied the request: spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: '
+                'Invalid value: "-2": must be greater than or equal to 0') in refused.stderr
+    finally:
+        for name in ("wh-v1beta1", "wh-v1beta2"):
+            cluster.kubectl("delete", "clusterqueue", name, "--ignore-not-found", check=False)
+
+
+@pytest.mark.e2e
+def test_with_the_controller_down_the_webhooks_fail_closed(webhooks: Kueue, ns: str) -> None:
+    """failurePolicy: Fail, as upstream: nothing Kueue checks is created unchecked, nothing else stops.
+    (Last in the module: the controller is started again by the fixture's teardown.)"""
+    webhooks.stop()
+    cq = _cluster_queue("wh-unchecked", [_group("cpu", "default", "1")])
+    refused = _create(webhooks, cq)
+    assert refused.returncode != 0
+    assert 'failed calling webhook "vclusterqueue.kb.io"' in refused.stderr, refused.stderr
+    job = _create(webhooks, _namespace_job("unsuspended", ns, {"kueue.x-k8s.io/queue-name": "lq"}))
+    assert 'failed calling webhook "mjob.kb.io"' in job.stderr, job.stderr
+    # upstream's mjob has no objectSelector (manageJobsWithoutQueueName may make any Job Kueue's): every Job waits
+    plain = _create(webhooks, _namespace_job("plain", ns))
+    assert 'failed calling webhook "mjob.kb.io"' in plain.stderr, plain.stderr
+    assert webhooks.cluster.kubectl("create", "configmap", "still-fine", "-n", ns, check=False).returncode == 0
