@@ -51,6 +51,9 @@ class SubmittedWorkload:
     arrival: float = 0.0  # pykueue.dev/arrival, seconds
     runtime: float | None = None  # pykueue.dev/runtime; None = never finishes
     ready_after: float = 0.0  # pykueue.dev/ready-after; NEVER_READY = never
+    unready_after: float | None = None  # pykueue.dev/unready-after
+    unready_for: float = NEVER_READY  # pykueue.dev/unready-for
+    checks: dict[str, tuple[tuple[str, float], ...]] = field(default_factory=dict)  # pykueue.dev/admission-checks
     annotations: dict[str, str] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
 

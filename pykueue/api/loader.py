@@ -588,6 +588,9 @@ class _Loader:
             arrival=timing.arrival,
             runtime=timing.runtime,
             ready_after=timing.ready_after,
+            unready_after=timing.unready_after,
+            unready_for=timing.unready_for,
+            checks=timing.checks,
             annotations=doc.annotations,
             labels=doc.labels,
         )

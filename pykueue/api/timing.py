@@ -21,7 +21,7 @@ STATE is Ready, Retry, Rejected or Pending. The simulator plays the script; here
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 
 from pykueue.api.durations import parse_duration
@@ -52,6 +52,9 @@ class Timing:
     arrival: float = 0.0
     runtime: float | None = None
     ready_after: float = 0.0
+    unready_after: float | None = None  # pods stop being ready this long after admission
+    unready_for: float = NEVER_READY  # and are ready again after this long (never by default)
+    checks: dict[str, tuple[tuple[str, float], ...]] = field(default_factory=dict)  # admission-checks script
 
 
 def _path(key: str) -> str:
@@ -95,14 +98,18 @@ def read_timing(annotations: dict[str, str], kind: str) -> tuple[Timing, Errors]
             continue
         elif key == ADMISSION_CHECKS:
             try:
-                parse_admission_checks(annotations[key])
+                timing.checks = {c: tuple(steps) for c, steps in parse_admission_checks(annotations[key]).items()}
             except ValueError as exc:
                 errors.append((_path(key), str(exc)))
         else:
             seconds = _seconds(annotations, key, errors, allow_never=key in (READY_AFTER, UNREADY_FOR))
-            if seconds is None or key in (UNREADY_AFTER, UNREADY_FOR):
-                continue  # read by the simulator from the annotations; only checked here
-            if key == ARRIVAL:
+            if seconds is None:
+                continue
+            if key == UNREADY_AFTER:
+                timing.unready_after = seconds
+            elif key == UNREADY_FOR:
+                timing.unready_for = seconds
+            elif key == ARRIVAL:
                 timing.arrival = seconds
             elif key == RUNTIME:
                 timing.runtime = seconds

@@ -11,12 +11,14 @@ after 10 s; on the second, ``prov`` turns Ready 5 s after it; ``budget`` is Read
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from pykueue.api.timing import CHECK_STATES as STATES
 from pykueue.api.timing import parse_admission_checks as parse_script
 
 ANNOTATION = "pykueue.dev/admission-checks"
 
-Script = dict[str, list[tuple[str, float]]]
+Script = Mapping[str, Sequence[tuple[str, float]]]  # parsed by the API layer (SubmittedWorkload.checks)
 __all__ = ["ANNOTATION", "STATES", "Script", "parse_script", "step_for"]
 
 

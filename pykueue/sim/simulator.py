@@ -27,17 +27,14 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, NamedTuple
 
-from pykueue.api.durations import parse_duration
 from pykueue.api.inputs import NEVER_READY, Change, Inputs, SubmittedWorkload
-from pykueue.api.timing import UNREADY_AFTER, UNREADY_FOR
 from pykueue.engine import events as ev
 from pykueue.engine import model
 from pykueue.engine.engine import Engine
 from pykueue.engine.events import EngineError, Event
 from pykueue.engine.model import US, format_us, seconds_to_us
 from pykueue.engine.workload import State
-from pykueue.sim.checks import ANNOTATION as CHECKS_ANNOTATION
-from pykueue.sim.checks import Script, parse_script, step_for
+from pykueue.sim.checks import Script, step_for
 
 __all__ = ["US", "IDLE_EVICTIONS", "IDLE_EVICTIONS_MAX", "NotSettling", "Run", "Simulation", "StepBudgetExceeded", "to_us"]
 
@@ -179,8 +176,8 @@ class Simulation:
         for sub in inp.workloads:
             key = sub.workload.key
             self._subs[key] = sub
-            if CHECKS_ANNOTATION in sub.annotations:
-                self._scripts[key] = parse_script(sub.annotations[CHECKS_ANNOTATION])
+            if sub.checks:
+                self._scripts[key] = sub.checks
             self.run_data.kinds[key] = sub.workload.kind
             arrival = to_us(sub.arrival)
             self.run_data.created_us[key] = to_us(sub.workload.creation_time)
@@ -388,9 +385,8 @@ class Simulation:
             if sub.ready_after != NEVER_READY and math.isfinite(sub.ready_after):
                 self._at(now_us + to_us(sub.ready_after), _READY, (key, epoch))
             self._at(now_us + to_us(wfpr.timeout_seconds), _TIMEOUT, (key, epoch))
-        unready = sub.annotations.get(UNREADY_AFTER)
-        if unready is not None:
-            self._at(now_us + to_us(parse_duration(unready)), _UNREADY, (key, epoch))
+        if sub.unready_after is not None:
+            self._at(now_us + to_us(sub.unready_after), _UNREADY, (key, epoch))
 
     def _on_unready(self, key: str, epoch: int, now_us: int) -> None:
         """Pods stopped being ready (``pykueue.dev/unready-after``): the workload must recover within
@@ -398,9 +394,8 @@ class Simulation:
         engine = self.engine
         engine.mark_pods_not_ready(key, now_us)
         sub = self._subs[key]
-        back = sub.annotations.get(UNREADY_FOR, "never").strip()
-        if back != "never":
-            self._at(now_us + to_us(parse_duration(back)), _READY, (key, epoch))
+        if math.isfinite(sub.unready_for):
+            self._at(now_us + to_us(sub.unready_for), _READY, (key, epoch))
         recovery = engine.config.wait_for_pods_ready.recovery_timeout_seconds
         if engine.config.wait_for_pods_ready.enable and recovery:
             self._at(now_us + to_us(recovery), _TIMEOUT, (key, epoch))
