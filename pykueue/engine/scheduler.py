@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING
 
 from pykueue.engine import events as ev
@@ -46,6 +47,15 @@ class Entry:
     info: WorkloadInfo
     assignment: Assignment
     targets: list[Target]
+
+
+class Putback(Enum):
+    """How a head that was not admitted goes back to its queue."""
+
+    IMMEDIATE = "immediate"  # a candidate again in the next cycle of this instant
+    PREEMPTING = "preempting"  # the same, first in line (BestEffortFIFO) while its victims leave
+    PARK = "park"  # set aside with its class until capacity changes (not under StrictFIFO)
+    PARK_ALWAYS = "park-always"  # set aside under either strategy (a namespace that does not match)
 
 
 class Scheduler:
@@ -95,7 +105,7 @@ class Scheduler:
             for cq, info in heads:
                 if not engine.namespace_allowed(cq, info.spec.namespace):
                     info.set_reason(MISCONFIGURED, "Workload namespace doesn't match ClusterQueue selector")
-                    self._requeue(cq, info, immediate=False, park=True, force_park=True)
+                    self._requeue(cq, info, Putback.PARK_ALWAYS)
                     progressed = True
                     continue
                 assignment, targets = self.assignments(cq, info)
@@ -123,7 +133,7 @@ class Scheduler:
         mode = assignment.mode()
         if mode == NO_FIT:
             info.set_reason(assignment.no_fit_reason or WAITING_FOR_QUOTA, assignment.message())
-            return self._requeue(cq, info, immediate=False, park=True)
+            return self._requeue(cq, info, Putback.PARK)
         if mode == PREEMPT and not entry.targets:
             info.set_reason(WAITING_FOR_QUOTA, assignment.message())
             if cq.spec.preemption.reclaim_within_cohort != model.ANY:
@@ -131,16 +141,16 @@ class Scheduler:
                 for fr, v in usage.items():
                     add_usage(cq.node, fr, v)
                 reservations.append((cq, usage))
-            return self._requeue(cq, info, immediate=False, park=True)
+            return self._requeue(cq, info, Putback.PARK)
         if any(t.workload.key in preempted for t in entry.targets):
             info.set_reason(WAITING_FOR_QUOTA, "Workload has overlapping preemption targets with another workload")
-            return self._requeue(cq, info, immediate=True)
+            return self._requeue(cq, info, Putback.IMMEDIATE)
         targets = [t for t in entry.targets if t.workload.has_quota]
         with without(engine.cqs, (t.workload for t in targets)):
             ok = fits(assignment.usage, cq.node, True)
         if not ok:
             info.set_reason(WAITING_FOR_QUOTA, "Workload no longer fits after processing another workload")
-            return self._requeue(cq, info, immediate=True)
+            return self._requeue(cq, info, Putback.IMMEDIATE)
         if mode == PREEMPT:
             for t in targets:
                 preempted.add(t.workload.key)
@@ -150,14 +160,14 @@ class Scheduler:
             reservations.append((cq, dict(assignment.usage)))
             self.preempting.add(info.key)
             info.set_reason(WAITING_FOR_PREEMPTED, f"Pending the preemption of {len(targets)} workload(s)")
-            self._requeue(cq, info, immediate=True, preempting=True)
+            self._requeue(cq, info, Putback.PREEMPTING)
             return True
         wfpr = engine.config.wait_for_pods_ready
         if wfpr.enable and wfpr.block_admission and any(
             not w.pods_ready for c in engine.cqs.values() for w in c.admitted.values()
         ):
             info.set_reason(WAITING_FOR_PODS_READY, "waiting for all admitted workloads to be in PodsReady condition")
-            self._requeue(cq, info, immediate=True)
+            self._requeue(cq, info, Putback.IMMEDIATE)
             return False
         count = admissions.get(info.key, 0) + 1
         admissions[info.key] = count
@@ -181,24 +191,22 @@ class Scheduler:
                 out[fr] = amount
         return out
 
-    def _requeue(self, cq: ClusterQueueState, info: WorkloadInfo, *, immediate: bool, park: bool = False,
-                 force_park: bool = False, preempting: bool = False) -> bool:
+    def _requeue(self, cq: ClusterQueueState, info: WorkloadInfo, how: Putback) -> bool:
         """Put a head back. Returns True when the queue's candidates changed (a class was parked)."""
         pending = cq.pending
-        if preempting:
+        if how is Putback.PREEMPTING:
             if cq.spec.queueing_strategy == model.BEST_EFFORT_FIFO:
                 pending.sticky = info.key
         elif pending.sticky == info.key:
             pending.sticky = None
         pending.push(info)
         self.engine.queues.may_have_candidates(cq.name)
-        strict = cq.spec.queueing_strategy == model.STRICT_FIFO
-        if immediate or (strict and not force_park):
+        if how in (Putback.IMMEDIATE, Putback.PREEMPTING):
             return False
-        if park or force_park:
-            pending.park_class_of(info, info.reason or WAITING_FOR_QUOTA, info.message, always=force_park)
-            return True
-        return False
+        if how is Putback.PARK and cq.spec.queueing_strategy == model.STRICT_FIFO:
+            return False  # a StrictFIFO head blocks its queue: it is looked at again next cycle
+        pending.park_class_of(info, info.reason or WAITING_FOR_QUOTA, info.message, always=how is Putback.PARK_ALWAYS)
+        return True
 
     # ----------------------------------------------------------------------------------- nominate
 
