@@ -127,7 +127,7 @@ class Controller:
             ]
             self.ready.set()
             log.info("controller ready", extra={"fields": {
-                "workloads": len(self.engine.workloads), "clusterQueues": len(self.engine.cqs)}})
+                "workloads": len(self.engine.workload_keys()), "clusterQueues": len(self.engine.cluster_queue_names())}})
             await asyncio.gather(*tasks)
         finally:
             for task in tasks:
@@ -210,7 +210,7 @@ class Controller:
         key, engine, now = key_of(obj), self.engine, self.now_us()
         self._enqueue_owner(obj)
         if kind == DELETED or obj["metadata"].get("deletionTimestamp"):
-            if key in engine.workloads:
+            if engine.has_workload(key):
                 engine.delete_workload(key)
                 self.kick()
             self._forget(key)
@@ -218,7 +218,7 @@ class Controller:
                 self._spawn(self._drop_finalizer(obj))
             return
         finished = translate.is_true(obj, "Finished")
-        if key not in engine.workloads:
+        if not engine.has_workload(key):
             if finished:
                 if RESOURCE_IN_USE_FINALIZER in (obj["metadata"].get("finalizers") or []):
                     self._spawn(self._drop_finalizer(obj))
@@ -229,9 +229,9 @@ class Controller:
                 log.warning("invalid workload not queued", extra={"fields": {
                     "workload": key, "problems": "; ".join(problems)}})
                 return
-            info = engine.add_workload(converted, now)
+            engine.add_workload(converted, now)
             self.active[key] = converted.active
-            if info.state is State.ADMITTED:
+            if engine.state_of(key) is State.ADMITTED:
                 self._arm_pods_ready_timer(key, obj)
             else:
                 self.mark_status(key)
@@ -256,7 +256,7 @@ class Controller:
             changed = True
         # Only a change seen in the API counts: an older copy must not undo Kueue's own deactivation.
         active = _active(obj)
-        if key in engine.workloads and old is not None and _active(old) != active and active != self.active.get(key):
+        if engine.has_workload(key) and old is not None and _active(old) != active and active != self.active.get(key):
             self.active[key] = active
             if active or views.admitted_state(engine, key) is not State.INACTIVE:
                 engine.set_active(key, active, now)
@@ -472,7 +472,7 @@ class Controller:
     def _release_pending(self, key: str) -> bool:
         """The API still shows quota for `key` that the engine has given back."""
         obj = self.informers["workloads"].get(key)
-        return (obj is not None and key in self.engine.workloads and not views.holds_quota(self.engine, key)
+        return (obj is not None and self.engine.has_workload(key) and not views.holds_quota(self.engine, key)
                 and translate.is_true(obj, "QuotaReserved") and not translate.is_true(obj, "Finished"))
 
     async def _write_status(self, key: str) -> None:
@@ -491,7 +491,7 @@ class Controller:
             await self.kube.apply(r.WORKLOAD, apply_body(obj, status), manager=MANAGER, subresource="status")
         except ApiError as exc:
             if exc.status == 404:
-                if key in self.engine.workloads:
+                if self.engine.has_workload(key):
                     self.engine.delete_workload(key)  # the write the server refused is undone in the engine
                     self.kick()
                 self.unreleased.discard(key)
@@ -548,7 +548,7 @@ class Controller:
     async def _write_queue_statuses(self) -> None:
         """ClusterQueue and LocalQueue status (counts, usage, the Active condition); a status the
         server refuses is logged and left, never retried in a loop (the next change writes again)."""
-        for name in list(self.engine.cqs):
+        for name in self.engine.cluster_queue_names():
             status = views.cluster_queue_status(self.engine, name)
             if status is None or self.written.get(f"cq/{name}") == _comparable(status):
                 continue

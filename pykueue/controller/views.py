@@ -1,7 +1,7 @@
-"""Read-only views of the engine's state for the controller's status writers.
+"""What the controller's status writers and metrics read of the engine, from its read model.
 
-The one place in the controller that reads engine state; everything else asks through these
-functions, so the engine's internals can change shape behind them.
+The one place in the controller that reads engine state, and it reads only the engine's frozen
+snapshots (``pykueue.engine.status``), never its live structures.
 """
 
 from __future__ import annotations
@@ -13,70 +13,67 @@ from pykueue.api.quantity import format_quantity
 from pykueue.controller.workload_status import WorkloadView
 from pykueue.engine import model
 from pykueue.engine.engine import Engine
+from pykueue.engine.status import ClusterQueueStatus, LocalQueueStatus
 from pykueue.engine.workload import State
 
 
 def workload(engine: Engine, key: str) -> WorkloadView | None:
-    info = engine.workloads.get(key)
-    if info is None:
+    w = engine.workload_status(key)
+    if w is None:
         return None
-    reason, message = engine.condition_of(info)  # the QuotaReserved=False wording, as upstream's
     return WorkloadView(
-        state=info.state,
-        cluster_queue=info.cluster_queue,
-        admission=info.admission,
-        reason=reason,
-        message=message,
-        requeue_count=info.requeue_count,
-        requeue_at=info.requeue_at,
-        evictions=info.evictions,
-        spec=info.spec,
-        check_states=dict(info.check_states),
+        state=w.state,
+        cluster_queue=w.cluster_queue,
+        admission=w.admission,
+        reason=w.reason,
+        message=w.message or "",
+        requeue_count=w.requeue_count,
+        requeue_at=None if w.requeue_us is None else w.requeue_us / model.US,
+        evictions=w.evictions,
+        spec=w.spec,
+        check_states=dict(w.check_states),
     )
 
 
 def holds_quota(engine: Engine, key: str) -> bool:
-    info = engine.workloads.get(key)
-    return info is not None and info.state in (State.QUOTA_RESERVED, State.ADMITTED)
+    return engine.state_of(key) in (State.QUOTA_RESERVED, State.ADMITTED)
 
 
 def pods_ready(engine: Engine, key: str) -> bool:
-    info = engine.workloads.get(key)
-    return info is not None and info.pods_ready
+    w = engine.workload_status(key)
+    return w is not None and w.pods_ready
 
 
 def admitted_state(engine: Engine, key: str) -> State | None:
-    info = engine.workloads.get(key)
-    return None if info is None else info.state
+    return engine.state_of(key)
 
 
 def check_states(engine: Engine, key: str) -> dict[str, str]:
-    info = engine.workloads.get(key)
-    return {} if info is None else dict(info.check_states)
+    w = engine.workload_status(key)
+    return {} if w is None else dict(w.check_states)
 
 
 def reclaimable_pods(engine: Engine, key: str) -> dict[str, int] | None:
     """The reclaimable pods the engine charges the workload without, None for an unknown workload."""
-    info = engine.workloads.get(key)
-    return None if info is None else dict(info.spec.reclaimable_pods)
+    w = engine.workload_status(key)
+    return None if w is None else dict(w.spec.reclaimable_pods)
 
 
 def pending_keys(engine: Engine) -> list[str]:
-    return [k for k, i in engine.workloads.items() if i.state is State.PENDING]
+    return engine.workload_keys(State.PENDING)
 
 
 def cluster_queue_status(engine: Engine, name: str) -> dict[str, Any] | None:
     """`ClusterQueue.status` as upstream reports it: counts, usage per flavor, the Active condition."""
-    cq = engine.cqs.get(name)
+    cq = engine.cluster_queue_status(name)
     if cq is None:
         return None
-    admitted = sum(1 for i in cq.admitted.values() if i.state is State.ADMITTED)
     flavors: dict[str, list[dict[str, str]]] = {}
     for group in cq.spec.resource_groups:
         for fq in group.flavors:
             rows = flavors.setdefault(fq.name, [])
             for resource, quota in fq.resources.items():
-                used = cq.node.usage.get((fq.name, resource), 0)
+                used = cq.usage.get((fq.name, resource), 0)
                 borrowed = max(0, used - quota.nominal)
                 rows.append({"name": resource, "total": format_quantity(resource, used),
                              "borrowed": format_quantity(resource, borrowed)})
@@ -86,46 +83,40 @@ def cluster_queue_status(engine: Engine, name: str) -> dict[str, Any] | None:
         "type": "Active",
         "status": "True" if reason is None else "False",
         "reason": "Ready" if reason is None else reason,
-        "message": "Can admit new workloads" if reason is None else _inactive_message(engine, name, reason),
+        "message": "Can admit new workloads" if reason is None else _inactive_message(cq, reason),
     }
     return {
-        "pendingWorkloads": engine.pending_count(name),
-        "reservingWorkloads": len(cq.admitted),
-        "admittedWorkloads": admitted,
+        "pendingWorkloads": cq.pending,
+        "reservingWorkloads": cq.reserving,
+        "admittedWorkloads": cq.admitted,
         "flavorsReservation": usage,
         "flavorsUsage": usage,
         "conditions": [active],
     }
 
 
-def _inactive_message(engine: Engine, name: str, reason: str) -> str:
+def _inactive_message(cq: ClusterQueueStatus, reason: str) -> str:
     """Upstream's Active=False message: every problem the queue has, the first one's reason first
     ("Can't admit new workloads: references missing ResourceFlavor(s): a,b.")."""
-    cq = engine.cqs[name]
-    flavors = list(dict.fromkeys(fq.name for g in cq.spec.resource_groups for fq in g.flavors))
-    missing_flavors = [f for f in flavors if f not in engine.flavors]
-    missing_checks = sorted(r.name for r in cq.spec.admission_checks if r.name not in engine.admission_checks)
     parts = []
     if reason == "Stopped":
         parts.append("is stopped")
-    if missing_flavors:
-        parts.append(f"references missing ResourceFlavor(s): {','.join(missing_flavors)}")
-    if missing_checks:
-        parts.append(f"references missing AdmissionCheck(s): {','.join(missing_checks)}")
+    if cq.missing_flavors:
+        parts.append(f"references missing ResourceFlavor(s): {','.join(cq.missing_flavors)}")
+    if cq.missing_checks:
+        parts.append(f"references missing AdmissionCheck(s): {','.join(cq.missing_checks)}")
     if reason == "CohortCycle":
         parts.append("its cohort is part of a cycle of Cohort parents")
     return f"Can't admit new workloads: {', '.join(parts or [reason])}."
 
 
-def local_queue_active(engine: Engine, key: str) -> dict[str, str]:
+def local_queue_active(lq: LocalQueueStatus) -> dict[str, str]:
     """A LocalQueue's Active condition, worded as upstream's LocalQueue reconciler words it."""
-    lq = engine.local_queues[key]
-    if lq.stop_policy != model.STOP_NONE:
+    if lq.spec.stop_policy != model.STOP_NONE:
         return _active(False, "Stopped", "LocalQueue is stopped")
-    cq = engine.cqs.get(lq.cluster_queue)
-    if cq is None:
+    if not lq.cluster_queue_exists:
         return _active(False, "ClusterQueueDoesNotExist", "Can't submit new workloads to clusterQueue")
-    if not cq.active:
+    if not lq.cluster_queue_active:
         return _active(False, "ClusterQueueIsInactive", "Can't submit new workloads to clusterQueue")
     return _active(True, "Ready", "Can submit new workloads to localQueue")
 
@@ -136,21 +127,11 @@ def _active(status: bool, reason: str, message: str) -> dict[str, str]:
 
 def local_queue_statuses(engine: Engine) -> dict[str, dict[str, Any]]:
     """`LocalQueue.status` per key (NAMESPACE/NAME): pending / reserving / admitted counts and Active."""
-    counts: dict[str, dict[str, Any]] = {key: {"pendingWorkloads": 0, "reservingWorkloads": 0,
-                                               "admittedWorkloads": 0} for key in engine.local_queues}
-    for info in engine.workloads.values():
-        row = counts.get(f"{info.spec.namespace}/{info.spec.queue_name}")
-        if row is None:
-            continue
-        if info.state is State.PENDING:
-            row["pendingWorkloads"] += 1
-        elif info.state in (State.QUOTA_RESERVED, State.ADMITTED):
-            row["reservingWorkloads"] += 1
-            if info.state is State.ADMITTED:
-                row["admittedWorkloads"] += 1
-    for key, row in counts.items():
-        row["conditions"] = [local_queue_active(engine, key)]
-    return counts
+    return {
+        key: {"pendingWorkloads": lq.pending, "reservingWorkloads": lq.reserving,
+              "admittedWorkloads": lq.admitted, "conditions": [local_queue_active(lq)]}
+        for key, lq in engine.local_queue_statuses().items()
+    }
 
 
 # ---- what /metrics reports (metrics.py) ------------------------------------------------------------
@@ -175,38 +156,31 @@ class QueueMetrics:
 
 def queue_metrics(engine: Engine) -> list[QueueMetrics]:
     out = []
-    for name, cq in engine.cqs.items():
-        members = cq.pending.members()
-        parked = sum(1 for info in members if cq.pending.is_parked(info.key))
-        in_use: dict[tuple[str, str], int] = {}
-        admitted = 0
-        for info in cq.admitted.values():
-            if info.state is State.ADMITTED:
-                admitted += 1
-                for fr, value in info.usage.items():
-                    in_use[fr] = in_use.get(fr, 0) + value
+    for name in engine.cluster_queue_names():
+        cq = engine.cluster_queue_status(name)
+        assert cq is not None
         quotas = tuple((fq.name, resource, quota) for group in cq.spec.resource_groups for fq in group.flavors
                        for resource, quota in fq.resources.items())
         out.append(QueueMetrics(
-            name=name, cohort=cq.spec.cohort or "", active=cq.inactive_reason is None,
-            pending_active=len(members) - parked, pending_inadmissible=parked,
-            reserving=len(cq.admitted), admitted=admitted, quotas=quotas,
-            reserved=dict(cq.node.usage), in_use=in_use,
+            name=name, cohort=cq.cohort or "", active=cq.active,
+            pending_active=cq.pending - cq.pending_inadmissible, pending_inadmissible=cq.pending_inadmissible,
+            reserving=cq.reserving, admitted=cq.admitted, quotas=quotas,
+            reserved=dict(cq.usage), in_use=dict(cq.in_use),
         ))
     return out
 
 
 def has_candidates(engine: Engine) -> bool:
     """Some ClusterQueue has a workload the next scheduling pass will try (an admission attempt)."""
-    return any(cq.pending.has_candidates() for cq in engine.cqs.values())
+    return engine.has_candidates()
 
 
 def cluster_queue_of(engine: Engine, key: str) -> str | None:
-    info = engine.workloads.get(key)
-    return None if info is None else info.cluster_queue
+    w = engine.workload_status(key)
+    return None if w is None else w.cluster_queue
 
 
 def creation_time(engine: Engine, key: str) -> float | None:
     """The Workload's creationTimestamp in Unix seconds."""
-    info = engine.workloads.get(key)
-    return None if info is None else info.spec.creation_time
+    w = engine.workload_status(key)
+    return None if w is None else w.spec.creation_time

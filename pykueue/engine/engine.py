@@ -24,7 +24,13 @@ from pykueue.engine.queue_manager import QueueManager
 from pykueue.engine.quota import FR, available, potential_available
 from pykueue.engine.scheduler import Scheduler, applicable_checks
 from pykueue.engine.selectors import selector_matches
-from pykueue.engine.status import ClusterQueueStatus, CohortStatus, QuotaAvailability, WorkloadStatus
+from pykueue.engine.status import (
+    ClusterQueueStatus,
+    CohortStatus,
+    LocalQueueStatus,
+    QuotaAvailability,
+    WorkloadStatus,
+)
 from pykueue.engine.workload import (
     DEACTIVATED,
     MISCONFIGURED,
@@ -551,8 +557,15 @@ class Engine:
         cq = self.cqs.get(name)
         if cq is None:
             return None
-        admitted = sum(1 for w in cq.admitted.values() if w.state is State.ADMITTED)
+        admitted = 0
+        in_use: dict[FR, int] = {}
+        for w in cq.admitted.values():
+            if w.state is State.ADMITTED:
+                admitted += 1
+                for fr, v in w.usage.items():
+                    in_use[fr] = in_use.get(fr, 0) + v
         inactive = cq.inactive_reason
+        spec_flavors = dict.fromkeys(fq.name for g in cq.spec.resource_groups for fq in g.flavors)
         return ClusterQueueStatus(
             name=name, spec=cq.spec, cohort=cq.spec.cohort, pending=len(cq.pending), reserving=len(cq.admitted),
             admitted=admitted, usage=MappingProxyType({fr: v for fr, v in cq.node.usage.items() if v}),
@@ -560,7 +573,48 @@ class Engine:
             inactive_message=None if inactive is None else hierarchy.inactive_detail(cq, self.flavors,
                                                                                       self.admission_checks),
             weighted_share=self.weighted_share(name),
+            pending_inadmissible=sum(1 for w in cq.pending.members() if cq.pending.is_parked(w.key)),
+            in_use=MappingProxyType(in_use),
+            missing_flavors=tuple(f for f in spec_flavors if f not in self.flavors),
+            missing_checks=tuple(sorted(r.name for r in cq.spec.admission_checks if r.name not in self.admission_checks)),
         )
+
+    def local_queue_names(self) -> list[str]:
+        """NAMESPACE/NAME of every LocalQueue, in the order they were first applied."""
+        return list(self.local_queues)
+
+    def local_queue_statuses(self) -> dict[str, LocalQueueStatus]:
+        """Every LocalQueue with its pending, reserving and admitted counts (one pass over workloads)."""
+        counts = {key: [0, 0, 0] for key in self.local_queues}
+        for info in self.workloads.values():
+            row = counts.get(f"{info.spec.namespace}/{info.spec.queue_name}")
+            if row is None:
+                continue
+            if info.state is State.PENDING:
+                row[0] += 1
+            elif info.has_quota:
+                row[1] += 1
+                if info.state is State.ADMITTED:
+                    row[2] += 1
+        out = {}
+        for key, lq in self.local_queues.items():
+            cq = self.cqs.get(lq.cluster_queue)
+            pending, reserving, admitted = counts[key]
+            out[key] = LocalQueueStatus(key=key, spec=lq, pending=pending, reserving=reserving, admitted=admitted,
+                                        cluster_queue_exists=cq is not None,
+                                        cluster_queue_active=cq is not None and cq.active)
+        return out
+
+    def workload_keys(self, state: State | None = None) -> list[str]:
+        """Keys of every workload, or of those in ``state``."""
+        return [k for k, i in self.workloads.items() if state is None or i.state is state]
+
+    def has_workload(self, key: str) -> bool:
+        return key in self.workloads
+
+    def has_candidates(self) -> bool:
+        """Some ClusterQueue has a workload the next scheduling pass will try."""
+        return any(cq.pending.has_candidates() for cq in self.cqs.values())
 
     def cohort_names(self) -> list[str]:
         """In the order the Cohorts were first applied or named."""

@@ -8,14 +8,11 @@ without touching any driver. Snapshots are cheap (plain field copies) and never 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from types import MappingProxyType
+from dataclasses import dataclass, field
 
 from pykueue.engine import model
 from pykueue.engine.quota import FR
 from pykueue.engine.workload import State
-
-EMPTY: Mapping = MappingProxyType({})
 
 
 @dataclass(slots=True, frozen=True)
@@ -70,10 +67,25 @@ class ClusterQueueStatus:
     inactive_reason: str | None  # None when active
     inactive_message: str | None
     weighted_share: int  # status.fairSharing.weightedShare; 0 without fair sharing
+    pending_inadmissible: int = 0  # of ``pending``: set aside until capacity changes
+    in_use: Mapping[FR, int] = field(default_factory=dict)  # usage of the Admitted workloads only (``usage`` adds QuotaReserved)
+    missing_flavors: tuple[str, ...] = ()  # referenced ResourceFlavors that do not exist, in spec order
+    missing_checks: tuple[str, ...] = ()  # referenced AdmissionChecks that do not exist, by name
 
     @property
     def active(self) -> bool:
         return self.inactive_reason is None
+
+
+@dataclass(slots=True, frozen=True)
+class LocalQueueStatus:
+    key: str  # NAMESPACE/NAME
+    spec: model.LocalQueue
+    pending: int
+    reserving: int
+    admitted: int
+    cluster_queue_exists: bool
+    cluster_queue_active: bool
 
 
 @dataclass(slots=True, frozen=True)
