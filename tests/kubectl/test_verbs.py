@@ -70,6 +70,9 @@ def cluster(kueue_cluster: DevCluster) -> Iterator[DevCluster]:
     c = kueue_cluster
     quota = [{"coveredResources": ["cpu", "memory"], "flavors": [{"name": "kctl-default", "resources": [
         {"name": "cpu", "nominalQuota": 4, "borrowingLimit": 2}, {"name": "memory", "nominalQuota": "8Gi"}]}]}]
+    # without a cohort a borrowingLimit is refused (upstream's CEL rule on the CRD)
+    alone = [{"coveredResources": ["cpu", "memory"], "flavors": [{"name": "kctl-default", "resources": [
+        {"name": "cpu", "nominalQuota": 4}, {"name": "memory", "nominalQuota": "8Gi"}]}]}]
     apply(c,
           {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}},
           {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS_B}},
@@ -77,9 +80,9 @@ def cluster(kueue_cluster: DevCluster) -> Iterator[DevCluster]:
           {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": CQ},
            "spec": {"cohortName": "kctl-team", "namespaceSelector": {}, "resourceGroups": quota}},
           {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": EMPTY_CQ},
-           "spec": {"namespaceSelector": {}, "resourceGroups": quota}},
+           "spec": {"namespaceSelector": {}, "resourceGroups": alone}},
           {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": STOP_CQ},
-           "spec": {"namespaceSelector": {}, "resourceGroups": quota}},
+           "spec": {"namespaceSelector": {}, "resourceGroups": alone}},
           {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "user-queue", "namespace": NS},
            "spec": {"clusterQueue": CQ}},
           {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "stop-lq", "namespace": NS},
