@@ -56,6 +56,7 @@ log = logging.getLogger("pykueue.controller")
 QUEUE_KINDS = (r.NAMESPACE, r.RESOURCE_FLAVOR, r.ADMISSION_CHECK, r.COHORT, r.CLUSTER_QUEUE, r.LOCAL_QUEUE)
 WRITE_CONCURRENCY = 16
 PENDING_SWEEP_SECONDS = 5.0
+BURST_SECONDS = 0.1  # how long a scheduling pass waits for the rest of a burst of changes
 RETRY_BASE_SECONDS = 0.5
 RETRY_MAX_SECONDS = 30.0
 
@@ -301,6 +302,10 @@ class Controller:
             timeout = None if wake is None else max(0.0, wake / US - self.clock())
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.kick_wake.wait(), timeout)
+            if self.kick_wake.is_set():
+                # A burst of changes (one `kubectl apply` of many Workloads) lands as separate watch
+                # events: let it land, so the pass decides over all of it as the simulator's instant does.
+                await asyncio.sleep(BURST_SECONDS)
             self.kick_wake.clear()
             self.run_cycle()
             await asyncio.sleep(0)
