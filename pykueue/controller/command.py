@@ -95,10 +95,11 @@ async def _main(kubeconfig: str | None, config: model.Config, args: argparse.Nam
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, task.cancel)
     webhooks = None
+    controllers: list = []  # the Controller once this replica runs one: the visibility API reads it
     try:
-        webhooks = await _webhooks(kube, config, args)  # every replica serves them, leader or not
+        webhooks = await _webhooks(kube, config, args, controllers)  # every replica serves them, leader or not
         return await run_replica(
-            kube, config, metrics_address=getattr(args, "metrics_bind_address", ":8080"),
+            kube, config, controllers=controllers, metrics_address=getattr(args, "metrics_bind_address", ":8080"),
             probe_address=getattr(args, "health_probe_bind_address", ":8081"),
             leader_elect=getattr(args, "leader_elect", False), namespace=getattr(args, "leader_election_namespace", None))
     except asyncio.CancelledError:
@@ -117,8 +118,9 @@ class WebhookError(Exception):
     """The webhook server could not start (port taken, no certificate store): one line, exit 2."""
 
 
-async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None):
-    """The webhook server, started before the controller's informers; None with --webhook-port 0."""
+async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None, controllers: list | None = None):
+    """The webhook server, started before the controller's informers; None with --webhook-port 0. It
+    also serves the visibility API, from the last Controller in ``controllers`` (none on a standby)."""
     port = getattr(args, "webhook_port", 0) if args is not None else 0
     if not port:
         return None
@@ -131,8 +133,9 @@ async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None)
     options = Options(
         port=port, host=args.webhook_host, cert_dir=Path(args.webhook_cert_dir), secret=args.webhook_secret,
         namespace=args.webhook_namespace or default_namespace(), service=args.webhook_service,
-        url=args.webhook_url, manage_jobs_without_queue_name=config.manage_jobs_without_queue_name)
-    server = WebhookServer(kube, options)
+        url=args.webhook_url, manage_jobs_without_queue_name=config.manage_jobs_without_queue_name,
+        visibility=controllers is not None)
+    server = WebhookServer(kube, options, lambda: controllers[-1] if controllers else None)
     try:
         await server.start()
     except (OSError, RuntimeError, ApiError) as exc:

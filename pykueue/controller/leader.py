@@ -242,15 +242,17 @@ async def run_as_leader(elector: LeaderElector, work: Callable[[], Awaitable[Non
 
 
 async def run_replica(kube: Kube, config: Any, *, metrics_address: str = ":8080", probe_address: str = ":8081",
-                      leader_elect: bool = False, namespace: str | None = None) -> int:
+                      leader_elect: bool = False, namespace: str | None = None,
+                      controllers: list[Any] | None = None) -> int:
     """Serve /metrics and the probes, then run the controller: at once, or while holding the Lease.
-    1 when the Lease is lost (the pod restarts and comes back as a standby), else until cancelled."""
+    1 when the Lease is lost (the pod restarts and comes back as a standby), else until cancelled.
+    ``controllers`` (when given) receives the Controller once this replica runs one (the visibility API's)."""
     from pykueue.controller.health import CONTENT_TYPE_PROMETHEUS, Probes, Server
     from pykueue.controller.manager import Controller
     from pykueue.controller.metrics import Metrics
 
     metrics, probes = Metrics(), Probes()
-    controllers: list[Controller] = []
+    controllers = [] if controllers is None else controllers
     elector = LeaderElector(kube, namespace or default_namespace()) if leader_elect else None
 
     def ready() -> bool:

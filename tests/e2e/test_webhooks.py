@@ -377,3 +377,17 @@ def test_with_the_controller_down_the_webhooks_fail_closed(webhooks: Kueue, ns: 
     plain = _create(webhooks, _namespace_job("plain", ns))
     assert 'failed calling webhook "mjob.kb.io"' in plain.stderr, plain.stderr
     assert webhooks.cluster.kubectl("create", "configmap", "still-fine", "-n", ns, check=False).returncode == 0
+
+
+def test_a_service_name_longer_than_a_common_name_still_gets_a_certificate() -> None:
+    """A common name holds at most 64 characters; the SANs carry the whole DNS name."""
+    from cryptography import x509
+
+    from pykueue.controller.webhooks import certs
+
+    names = certs.service_names("pykueue-webhook-service", "a-rather-long-namespace-name-for-a-release")
+    assert len(names[0]) > 64
+    bundle = certs.renew(None, names)
+    cert = x509.load_pem_x509_certificate(bundle.cert)
+    sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert names[0] in sans.get_values_for_type(x509.DNSName)

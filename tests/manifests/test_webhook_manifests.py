@@ -82,7 +82,8 @@ def test_certificate_rbac_names_its_objects(manifests: Docs) -> None:
                               "verbs": ["get", "update"]}]
     binding = next(b for b in manifests["RoleBinding"] if b["roleRef"]["name"] == role["metadata"]["name"])
     assert binding["subjects"][0]["name"] == manifests["ServiceAccount"][0]["metadata"]["name"]
-    (cluster_role,) = manifests["ClusterRole"]
+    bound = {b["roleRef"]["name"] for b in manifests["ClusterRoleBinding"]}
+    (cluster_role,) = [r for r in manifests["ClusterRole"] if r["metadata"]["name"] in bound]
     scoped = {(rule["apiGroups"][0], rule["resources"][0]): rule for rule in cluster_role["rules"]
               if rule.get("resourceNames")}
     mutating, validating = names.configuration_names(names.SERVICE)
@@ -90,6 +91,8 @@ def test_certificate_rbac_names_its_objects(manifests: Docs) -> None:
         ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"): [mutating],
         ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): [validating],
         ("apiextensions.k8s.io", "customresourcedefinitions"): [names.crd_name(p) for p in names.CONVERTED_PLURALS],
+        ("apiregistration.k8s.io", "apiservices"): ["v1beta2.visibility.kueue.x-k8s.io",
+                                                    "v1beta1.visibility.kueue.x-k8s.io"],
     }
     assert {key: rule["resourceNames"] for key, rule in scoped.items()} == expected
     assert all(rule["verbs"] == ["get", "patch"] for rule in scoped.values())

@@ -72,10 +72,13 @@ def test_default_configuration_is_one_the_controller_accepts(tmp_path: Path) -> 
 def test_manifests_hold_every_object_once(manifests: dict[str, list[dict[str, Any]]]) -> None:
     counts = {kind: len(docs) for kind, docs in manifests.items()}
     assert counts == {"CustomResourceDefinition": 7, "Namespace": 1, "ServiceAccount": 1, "ConfigMap": 1,
-                      "ClusterRole": 1, "ClusterRoleBinding": 1, "Role": 2, "RoleBinding": 2, "Deployment": 1,
+                      # the controller's, and the visibility API's two viewer roles for users
+                      "ClusterRole": 3, "ClusterRoleBinding": 1, "Role": 2, "RoleBinding": 2, "Deployment": 1,
                       # the webhooks: their Service, configurations and certificate Secret (filled by the controller)
                       "Service": 1, "MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1,
-                      "Secret": 1}
+                      "Secret": 1,
+                      # the visibility API (v1beta2, v1beta1), served on the webhook Service
+                      "APIService": 2}
     assert manifests["Namespace"][0]["metadata"]["name"] == NAMESPACE
     assert manifests["ServiceAccount"][0]["metadata"] == {
         **manifests["ServiceAccount"][0]["metadata"], "name": SA, "namespace": NAMESPACE}
@@ -100,7 +103,9 @@ def test_rbac_is_least_privilege(manifests: dict[str, list[dict[str, Any]]]) -> 
     rules = manifests["ClusterRole"][0]["rules"]
     # The webhook certificates' CA bundle: get and patch of its own configurations and converted CRDs,
     # by name (tests/manifests/test_webhook_manifests.py checks the names); its Secret is a Role's.
-    by_name = {"mutatingwebhookconfigurations", "validatingwebhookconfigurations", "customresourcedefinitions"}
+    # The visibility API's APIServices likewise (their caBundle), by name.
+    by_name = {"mutatingwebhookconfigurations", "validatingwebhookconfigurations", "customresourcedefinitions",
+               "apiservices"}
     for rule in rules:
         if set(rule["resources"]) <= by_name:
             assert set(rule) == {"apiGroups", "resources", "resourceNames", "verbs"} and rule["verbs"] == ["get", "patch"]
@@ -175,8 +180,9 @@ def test_helm_template_defaults(helm_bin: Path) -> None:
     kinds = by_kind(documents(helm(helm_bin, "template", "kq", str(CHART), "--namespace", "team-x").stdout))
     assert set(kinds) == {"ServiceAccount", "ConfigMap", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
                           "Deployment", "Service", "Secret", "MutatingWebhookConfiguration",
-                          "ValidatingWebhookConfiguration"}
-    cluster_scoped = ("ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration")
+                          "ValidatingWebhookConfiguration", "APIService"}
+    cluster_scoped = ("ClusterRole", "ClusterRoleBinding", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration",
+                      "APIService")
     for docs in kinds.values():
         for doc in docs:
             if doc["kind"] not in cluster_scoped:
@@ -188,6 +194,9 @@ def test_helm_template_defaults(helm_bin: Path) -> None:
         "name": "kq-pykueue-webhook-service", "namespace": "team-x", "path": "/mutate-batch-v1-job"}
     assert "--webhook-service=kq-pykueue-webhook-service" in kinds["Deployment"][0]["spec"]["template"]["spec"][
         "containers"][0]["args"]
+    assert {a["metadata"]["name"]: a["spec"]["service"] for a in kinds["APIService"]} == {
+        f"{v}.visibility.kueue.x-k8s.io": {"name": "kq-pykueue-webhook-service", "namespace": "team-x", "port": 443}
+        for v in ("v1beta2", "v1beta1")}
     assert kinds["ClusterRoleBinding"][0]["subjects"][0] == {
         "kind": "ServiceAccount", "name": "kq-pykueue-controller", "namespace": "team-x"}
 

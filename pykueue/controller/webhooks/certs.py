@@ -123,7 +123,8 @@ def _new_leaf(ca_cert_pem: bytes, ca_key_pem: bytes, names: tuple[str, ...], now
     ca_key = serialization.load_pem_private_key(ca_key_pem, None)
     assert isinstance(ca_key, ec.EllipticCurvePrivateKey)
     key = ec.generate_private_key(ec.SECP256R1())
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0])])
+    # A common name holds at most 64 characters; clients check the SANs, which carry every name whole.
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, names[0][:64])])
     validity = min(validity, ca_cert.not_valid_after_utc - now)  # never outlive the CA
     cert = (
         _builder(subject, ca_cert.subject, key.public_key(), now, validity)

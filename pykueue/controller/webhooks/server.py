@@ -4,7 +4,9 @@
 certificate (in the Secret named by ``--webhook-secret`` when given, else in ``--webhook-cert-dir``),
 renews them before they expire, and patches the CA bundle into the mutating and validating webhook
 configurations and into the conversion webhook of the CRDs the API server converts through it, checking
-again every ``sync_seconds`` (so a configuration re-applied without its bundle is repaired). With
+again every ``sync_seconds`` (so a configuration re-applied without its bundle is repaired); with
+``Options.visibility`` it also serves the visibility API (``pykueue.controller.visibility``) and patches
+the bundle into that API's APIServices. With
 ``--webhook-url`` (a controller run outside the cluster) it also points those clientConfigs at that URL
 instead of the Service. The TLS context is reloaded in place when the certificate changes: connections
 made after that get the new certificate, open ones are not cut.
@@ -37,6 +39,7 @@ MUTATING = Resource("admissionregistration.k8s.io", "v1", "mutatingwebhookconfig
 VALIDATING = Resource("admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
                       "ValidatingWebhookConfiguration", False)
 CRD = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False)
+API_SERVICE = Resource("apiregistration.k8s.io", "v1", "apiservices", "APIService", False)
 JSON_PATCH = "application/json-patch+json"
 MAX_BODY = 64 << 20  # a ConversionReview of a long list is big; the API server's own limit is lower
 
@@ -54,6 +57,7 @@ class Options:
     url: str | None = None  # where the API server reaches this server, when not through the Service
     sync_seconds: float = 60.0
     manage_jobs_without_queue_name: bool = False
+    visibility: bool = False  # also serve the visibility API, and patch its APIServices' caBundle
 
     @property
     def dns_names(self) -> tuple[str, ...]:
@@ -190,12 +194,29 @@ class CertManager:
             await self.kube.request("PATCH", CRD.path(None, name), body=ops, content_type=JSON_PATCH)
             log.info("CA bundle patched", extra={"fields": {"kind": "CustomResourceDefinition", "name": name}})
 
+    async def _inject_api_service(self, name: str) -> None:
+        """The visibility API's APIService: its caBundle (it always calls a Service, never a URL)."""
+        obj = await self._get(API_SERVICE, name)
+        if obj is None or not (obj.get("spec") or {}).get("service"):
+            return
+        assert self.bundle is not None
+        spec = obj["spec"]
+        if spec.get("caBundle") != self.bundle.ca_bundle and not spec.get("insecureSkipTLSVerify"):
+            ops = [{"op": "add", "path": "/spec/caBundle", "value": self.bundle.ca_bundle}]
+            await self.kube.request("PATCH", API_SERVICE.path(None, name), body=ops, content_type=JSON_PATCH)
+            log.info("CA bundle patched", extra={"fields": {"kind": "APIService", "name": name}})
+
     async def inject(self) -> None:
         mutating, validating = names.configuration_names(self.options.service)
         await self._inject_configuration(MUTATING, mutating, names.MUTATING)
         await self._inject_configuration(VALIDATING, validating, names.VALIDATING)
         for plural in names.CONVERTED_PLURALS:
             await self._inject_crd(names.crd_name(plural))
+        if self.options.visibility:
+            from pykueue.controller.visibility import API_SERVICES
+
+            for name in API_SERVICES:
+                await self._inject_api_service(name)
 
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
@@ -204,8 +225,9 @@ Handler = Callable[[dict[str, Any]], dict[str, Any]]
 class WebhookServer:
     """The HTTPS server and the certificate loop, started before the controller's informers."""
 
-    def __init__(self, kube: Kube, options: Options) -> None:
+    def __init__(self, kube: Kube, options: Options, controller: Callable[[], Any] | None = None) -> None:
         self.options = options
+        self.controller = controller  # the running Controller, for the visibility API
         self.certs = CertManager(kube, options)
         self.context: ssl.SSLContext | None = None
         self.runner: web.AppRunner | None = None
@@ -221,6 +243,10 @@ class WebhookServer:
             app.router.add_post(hook.path, self._admission(admission.validate))
         app.router.add_post(names.CONVERT_PATH, self._review(conversion.review))
         app.router.add_get("/healthz", self._healthz)
+        if self.options.visibility and self.controller is not None:
+            from pykueue.controller.visibility import Visibility
+
+            Visibility(self.controller).register(app)
         return app
 
     @staticmethod

@@ -1,0 +1,201 @@
+"""Kueue's visibility API (``visibility.kueue.x-k8s.io``, v1beta2 and v1beta1): the pending workloads
+of a ClusterQueue or a LocalQueue in the order the engine will try them, as upstream's visibility
+server answers behind the API aggregator (an ``APIService`` pointing at the controller's Service).
+
+Served on the webhook server's TLS port (upstream serves it on its own port, 8082). The answers come
+from the engine's read model (``Engine.pending_in_order``) of the running Controller: a replica that
+is not leading (or not synced yet) has no engine and answers 503, as the aggregator would see an
+unavailable upstream server.
+
+Routes (both versions):
+
+- ``GET /apis``, ``/apis/visibility.kueue.x-k8s.io``, ``/apis/visibility.kueue.x-k8s.io/VERSION``:
+  discovery (APIGroupList, APIGroup, APIResourceList);
+- ``GET .../clusterqueues/NAME/pendingworkloads`` and
+  ``GET .../namespaces/NS/localqueues/NAME/pendingworkloads``: a ``PendingWorkloadsSummary``;
+  query parameters ``limit`` (default 1000) and ``offset`` (default 0), as upstream's
+  ``PendingWorkloadOptions``.
+
+Upstream's semantics: positions are 0-based; ``positionInLocalQueue`` counts only the workloads of the
+same LocalQueue ahead in the ClusterQueue; for a ClusterQueue the window is ``[offset, offset+limit)`` of
+the ClusterQueue's order, for a LocalQueue it is that window of the LocalQueue's own workloads (their
+``positionInClusterQueue`` still counts every workload of the ClusterQueue). An unknown queue is a
+NotFound ``Status``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+GROUP = "visibility.kueue.x-k8s.io"
+VERSIONS = ("v1beta2", "v1beta1")  # preferred first
+DEFAULT_LIMIT = 1000  # upstream's constants.DefaultPendingWorkloadsLimit
+SUMMARY = "PendingWorkloadsSummary"
+API_SERVICES = tuple(f"{v}.{GROUP}" for v in VERSIONS)
+
+Source = Callable[[], Any]  # the running Controller, or None (a standby, or not started yet)
+
+
+# ---- what the engine says ----------------------------------------------------------------------------
+
+
+def _timestamp(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _item(controller: Any, w: Any, in_cq: int, in_lq: int) -> dict[str, Any]:
+    """One ``PendingWorkload``: metadata (name, namespace, creationTimestamp, ownerReferences as the
+    Workload has them), priority, localQueueName and the two positions."""
+    store = controller.informers.get("workloads")
+    obj = store.get(w.key) if store is not None else None
+    meta_in = (obj or {}).get("metadata") or {}
+    meta: dict[str, Any] = {"name": w.name, "namespace": w.namespace,
+                            "creationTimestamp": meta_in.get("creationTimestamp") or _timestamp(w.spec.creation_time)}
+    owners = [{k: ref[k] for k in ("apiVersion", "kind", "name", "uid") if k in ref}
+              for ref in meta_in.get("ownerReferences") or []]
+    if owners:
+        meta["ownerReferences"] = owners
+    return {"metadata": meta, "priority": w.priority, "localQueueName": w.spec.queue_name,
+            "positionInClusterQueue": in_cq, "positionInLocalQueue": in_lq}
+
+
+def cluster_queue_pending(controller: Any, name: str, limit: int, offset: int) -> list[dict[str, Any]] | None:
+    """Upstream's pendingWorkloadsInCqREST.Get; None for a ClusterQueue the engine does not know."""
+    engine = controller.engine
+    if name not in engine.cluster_queue_names():
+        return None
+    in_lq: dict[str, int] = {}
+    items = []
+    for index, w in enumerate(engine.pending_in_order(name)[:offset + limit]):
+        position = in_lq.get(w.spec.queue_name, 0)
+        in_lq[w.spec.queue_name] = position + 1
+        if index >= offset:
+            items.append(_item(controller, w, index, position))
+    return items
+
+
+def local_queue_pending(controller: Any, namespace: str, name: str, limit: int,
+                        offset: int) -> list[dict[str, Any]] | None:
+    """Upstream's pendingWorkloadsInLqREST.Get; None for a LocalQueue the engine does not know."""
+    engine = controller.engine
+    lq = engine.local_queue_statuses().get(f"{namespace}/{name}")
+    if lq is None:
+        return None
+    items: list[dict[str, Any]] = []
+    skipped = 0
+    for index, w in enumerate(engine.pending_in_order(lq.spec.cluster_queue)):
+        if len(items) >= limit:
+            break
+        if w.namespace != namespace or w.spec.queue_name != name:
+            continue
+        if skipped < offset:
+            skipped += 1
+        else:
+            items.append(_item(controller, w, index, len(items) + offset))
+    return items
+
+
+# ---- HTTP ---------------------------------------------------------------------------------------------
+
+
+def _json(body: dict[str, Any], status: int = 200) -> web.Response:
+    return web.Response(body=orjson.dumps(body), status=status, content_type="application/json")
+
+
+def _status(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> web.Response:
+    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                            "message": message, "reason": reason, "code": code}
+    if details:
+        body["details"] = details
+    return _json(body, code)
+
+
+def _not_found(kind: str, name: str) -> web.Response:
+    return _status(404, "NotFound", f'{kind}.{GROUP} "{name}" not found',
+                   {"name": name, "group": GROUP, "kind": kind})
+
+
+def _options(request: web.Request) -> tuple[int, int] | str:
+    """``limit`` and ``offset`` (upstream's PendingWorkloadOptions), or what is wrong with them."""
+    values = {}
+    for key, default in (("limit", DEFAULT_LIMIT), ("offset", 0)):
+        raw = request.query.get(key)
+        try:
+            values[key] = default if raw in (None, "") else int(raw)
+        except ValueError:
+            return f"{key}: Invalid value: {raw!r}: must be an integer"
+        if values[key] < 0:
+            return f"{key}: Invalid value: {values[key]}: must be greater than or equal to 0"
+    return values["limit"], values["offset"]
+
+
+def _resources() -> list[dict[str, Any]]:
+    def res(name: str, namespaced: bool, kind: str, verbs: list[str]) -> dict[str, Any]:
+        return {"name": name, "singularName": "" if "/" in name else name[:-1], "namespaced": namespaced,
+                "kind": kind, "verbs": verbs}
+    return [res("clusterqueues", False, "ClusterQueue", []),
+            res("clusterqueues/pendingworkloads", False, SUMMARY, ["get"]),
+            res("localqueues", True, "LocalQueue", []),
+            res("localqueues/pendingworkloads", True, SUMMARY, ["get"])]
+
+
+def _group() -> dict[str, Any]:
+    versions = [{"groupVersion": f"{GROUP}/{v}", "version": v} for v in VERSIONS]
+    return {"name": GROUP, "versions": versions, "preferredVersion": versions[0]}
+
+
+class Visibility:
+    """The visibility routes, reading the Controller ``source()`` returns at each request."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+
+    def register(self, app: web.Application) -> None:
+        app.router.add_get("/apis", self._apis)
+        app.router.add_get(f"/apis/{GROUP}", self._api_group)
+        for version in VERSIONS:
+            base = f"/apis/{GROUP}/{version}"
+            app.router.add_get(base, self._resource_list(version))
+            app.router.add_get(base + "/clusterqueues/{name}/pendingworkloads", self._pending(version, False))
+            app.router.add_get(base + "/namespaces/{namespace}/localqueues/{name}/pendingworkloads",
+                               self._pending(version, True))
+
+    @staticmethod
+    async def _apis(_: web.Request) -> web.Response:
+        return _json({"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group()]})
+
+    @staticmethod
+    async def _api_group(_: web.Request) -> web.Response:
+        return _json({"kind": "APIGroup", "apiVersion": "v1", **_group()})
+
+    @staticmethod
+    def _resource_list(version: str):
+        async def handler(_: web.Request) -> web.Response:
+            return _json({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{GROUP}/{version}",
+                          "resources": _resources()})
+        return handler
+
+    def _pending(self, version: str, local: bool):
+        async def handler(request: web.Request) -> web.Response:
+            options = _options(request)
+            if isinstance(options, str):
+                return _status(400, "BadRequest", options)
+            limit, offset = options
+            controller = self.source()
+            if controller is None or not controller.ready.is_set():
+                return _status(503, "ServiceUnavailable",
+                               "the visibility API is served by the leading, synced controller only")
+            name = request.match_info["name"]
+            if local:
+                items = local_queue_pending(controller, request.match_info["namespace"], name, limit, offset)
+            else:
+                items = cluster_queue_pending(controller, name, limit, offset)
+            if items is None:
+                return _not_found("localqueue" if local else "clusterqueue", name)
+            return _json({"kind": SUMMARY, "apiVersion": f"{GROUP}/{version}", "metadata": {}, "items": items})
+        return handler

@@ -1,0 +1,169 @@
+"""The visibility API (visibility.kueue.x-k8s.io) behind the API aggregator, served by `pykueue controller`
+on its webhook port, read with `kubectl get --raw` and `pykueue pending`.
+
+The controller runs outside the cluster: the APIServices point at an ExternalName Service naming
+localhost on the controller's port. The test stops the session's controller, runs its own with
+the webhook server on (its certificate names the Service; it patches its CA into the APIServices),
+and starts the session's controller again afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from pykueue.devcluster.cluster import free_port
+from tests.e2e.conftest import REPO, Kueue, eventually, is_true
+
+pytestmark = pytest.mark.e2e
+
+GROUP = "visibility.kueue.x-k8s.io"
+SERVICE = "vis"  # the certificate's CN is <service>.<namespace>.svc: at most 64 characters
+
+
+def _workload(name: str, ns: str, queue: str, priority: int) -> dict[str, Any]:
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+            "metadata": {"name": name, "namespace": ns},
+            "spec": {"queueName": queue, "priority": priority, "podSets": [{
+                "name": "main", "count": 1, "template": {"spec": {"restartPolicy": "Never", "containers": [
+                    {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]}}}]}}
+
+
+def _api_service(version: str, ns: str, port: int) -> dict[str, Any]:
+    return {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+            "metadata": {"name": f"{version}.{GROUP}"},
+            "spec": {"group": GROUP, "version": version, "groupPriorityMinimum": 100,
+                     "versionPriority": 200 if version == "v1beta2" else 100, "insecureSkipTLSVerify": False,
+                     "service": {"name": SERVICE, "namespace": ns, "port": port}}}
+
+
+def _raw(kueue: Kueue, path: str, check: bool = True) -> Any:
+    r = kueue.cluster.kubectl("get", "--raw", path, check=check)
+    return json.loads(r.stdout) if r.returncode == 0 else r
+
+
+def _rows(summary: dict[str, Any]) -> list[tuple[str, str, int, int, int]]:
+    return [(i["metadata"]["name"], i["localQueueName"], i["priority"], i["positionInClusterQueue"],
+             i["positionInLocalQueue"]) for i in summary["items"]]
+
+
+def test_pending_workloads_through_the_aggregator(kueue: Kueue, ns: str, tmp_path) -> None:
+    cq = f"{ns}-cq"[:63]
+    port = free_port()
+    kueue.apply([
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "plain"}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": cq},
+         "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+             {"name": "plain", "resources": [{"name": "cpu", "nominalQuota": "1"}]}]}]}},
+        *({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": lq, "namespace": ns},
+           "spec": {"clusterQueue": cq}} for lq in ("lq-a", "lq-b")),
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": SERVICE, "namespace": ns},
+         "spec": {"type": "ExternalName", "externalName": "localhost", "ports": [{"port": port}]}},
+        *(_api_service(v, ns, port) for v in ("v1beta2", "v1beta1")),
+    ])
+    kueue.stop()
+    mine = Kueue(kueue.cluster, tmp_path / "visibility-controller.log", args=(
+        f"--webhook-port={port}", f"--webhook-cert-dir={tmp_path / 'certs'}", f"--webhook-service={SERVICE}",
+        f"--webhook-namespace={ns}"))
+    try:
+        mine.start()
+        # the CA bundle is patched in at start: the aggregator trusts the controller's certificate
+        for version in ("v1beta2", "v1beta1"):
+            obj = kueue.get("apiservice", f"{version}.{GROUP}")
+            assert obj and obj["spec"].get("caBundle"), obj
+        kueue.cluster.kubectl("wait", "--for=condition=Available", f"apiservice/v1beta2.{GROUP}",
+                              f"apiservice/v1beta1.{GROUP}", "--timeout=60s")
+
+        group = _raw(kueue, f"/apis/{GROUP}")
+        assert group["kind"] == "APIGroup" and group["preferredVersion"]["version"] == "v1beta2"
+        resources = _raw(kueue, f"/apis/{GROUP}/v1beta2")
+        assert {r["name"] for r in resources["resources"]} >= {
+            "clusterqueues/pendingworkloads", "localqueues/pendingworkloads"}
+
+        # one workload takes the whole quota; the others wait, in priority order
+        kueue.apply([_workload("first", ns, "lq-a", 0)])
+        eventually(lambda: is_true(kueue.get("workloads.kueue.x-k8s.io", "first", ns), "QuotaReserved"),
+                   what="first admitted")
+        kueue.apply([_workload("a-low", ns, "lq-a", 2), _workload("b-low", ns, "lq-b", 1),
+                     _workload("a-high", ns, "lq-a", 10), _workload("b-mid", ns, "lq-b", 5)])
+        base = f"/apis/{GROUP}/v1beta2"
+        expected = [("a-high", "lq-a", 10, 0, 0), ("b-mid", "lq-b", 5, 1, 0), ("a-low", "lq-a", 2, 2, 1),
+                    ("b-low", "lq-b", 1, 3, 1)]
+        summary = eventually(lambda: (s := _raw(kueue, f"{base}/clusterqueues/{cq}/pendingworkloads"))
+                             and len(s["items"]) == 4 and s, what="4 pending workloads")
+        assert summary["kind"] == "PendingWorkloadsSummary" and summary["apiVersion"] == f"{GROUP}/v1beta2"
+        assert _rows(summary) == expected
+        item = summary["items"][0]
+        assert item["metadata"]["namespace"] == ns and item["metadata"]["creationTimestamp"].endswith("Z")
+
+        # limit and offset, as upstream: a window of the ClusterQueue's order
+        assert _rows(_raw(kueue, f"{base}/clusterqueues/{cq}/pendingworkloads?limit=2&offset=1")) == expected[1:3]
+        # a LocalQueue: its own workloads; the window counts only them
+        lq_a = _raw(kueue, f"{base}/namespaces/{ns}/localqueues/lq-a/pendingworkloads")
+        assert _rows(lq_a) == [expected[0], expected[2]]
+        assert _rows(_raw(kueue, f"{base}/namespaces/{ns}/localqueues/lq-b/pendingworkloads?offset=1")) == [
+            expected[3]]
+        # v1beta1 too
+        old = _raw(kueue, f"/apis/{GROUP}/v1beta1/clusterqueues/{cq}/pendingworkloads")
+        assert old["apiVersion"] == f"{GROUP}/v1beta1" and _rows(old) == expected
+
+        # unknown queues: NotFound
+        r = _raw(kueue, f"{base}/clusterqueues/no-such-cq/pendingworkloads", check=False)
+        assert r.returncode != 0 and "(NotFound)" in r.stderr and '"no-such-cq" not found' in r.stderr, r.stderr
+        r = _raw(kueue, f"{base}/namespaces/{ns}/localqueues/nope/pendingworkloads", check=False)
+        assert r.returncode != 0 and "not found" in r.stderr, r.stderr
+
+        # `pykueue pending` prefers the API now that it is served
+        cli = subprocess.run([sys.executable, "-m", "pykueue.cli", "pending", "clusterqueue", cq, "--kubeconfig",
+                              str(kueue.cluster.kubeconfig), "-o", "json"], capture_output=True, text=True, cwd=REPO)
+        assert cli.returncode == 0, cli.stderr
+        assert _rows(json.loads(cli.stdout)) == expected
+        cli = subprocess.run([sys.executable, "-m", "pykueue.cli", "pending", "clusterqueue", cq, "--kubeconfig",
+                              str(kueue.cluster.kubeconfig)], capture_output=True, text=True, cwd=REPO)
+        assert cli.returncode == 0, cli.stderr
+        assert "From the visibility API visibility.kueue.x-k8s.io." in cli.stdout, cli.stdout
+    finally:
+        mine.stop()
+        for version in ("v1beta2", "v1beta1"):
+            kueue.cluster.kubectl("delete", "apiservice", f"{version}.{GROUP}", "--ignore-not-found", check=False)
+        kueue.cluster.kubectl("delete", "workloads.kueue.x-k8s.io", "--all", "-n", ns, "--wait=false", check=False)
+        kueue.cluster.kubectl("delete", "clusterqueue", cq, "--wait=false", check=False)
+        kueue.start()
+
+
+# --- the handlers alone, without a cluster: a standby, bad options --------------------------------------
+
+
+def test_a_standby_answers_503_and_bad_options_400() -> None:
+    import asyncio
+    from types import SimpleNamespace
+
+    from aiohttp import web
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from pykueue.controller.visibility import Visibility
+
+    controllers: list[Any] = []
+
+    async def scenario() -> None:
+        app = web.Application()
+        Visibility(lambda: controllers[-1] if controllers else None).register(app)
+        async with TestClient(TestServer(app)) as client:
+            base = f"/apis/{GROUP}/v1beta2"
+            r = await client.get(f"{base}/clusterqueues/cq/pendingworkloads")
+            assert r.status == 503 and (await r.json())["reason"] == "ServiceUnavailable"
+            r = await client.get(f"{base}/clusterqueues/cq/pendingworkloads?limit=-1")
+            assert r.status == 400 and (await r.json())["reason"] == "BadRequest"
+            r = await client.get(f"{base}/clusterqueues/cq/pendingworkloads?offset=x")
+            assert r.status == 400
+            assert (await (await client.get("/apis")).json())["groups"][0]["name"] == GROUP
+            ready = asyncio.Event()
+            controllers.append(SimpleNamespace(ready=ready, engine=None, informers={}))
+            r = await client.get(f"{base}/clusterqueues/cq/pendingworkloads")
+            assert r.status == 503  # not synced yet
+
+    asyncio.run(scenario())
