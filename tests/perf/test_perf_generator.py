@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -201,11 +200,9 @@ def test_baseline_arrival_order(baseline: list[dict[str, Any]]) -> None:
 
 
 @needs_shared
-def test_large_scale_counts_and_speed() -> None:
-    cfg = load_generator(LARGE)
-    start = time.perf_counter()
-    objs = build_manifests(cfg)
-    elapsed = time.perf_counter() - start
+def test_large_scale_counts() -> None:
+    """What the large-scale config builds; how fast is measured by bench/generator_speed.py."""
+    objs = build_manifests(load_generator(LARGE))
     kinds = by_kind(objs)
     assert len(kinds["Workload"]) == 50_000
     assert len(kinds["ClusterQueue"]) == 1_000
@@ -225,7 +222,6 @@ def test_large_scale_counts_and_speed() -> None:
         workload(objs, "cq-0-0-cohort-0", "large-2-3-0")["metadata"]["annotations"][ARRIVAL_ANNOTATION]
         == "2.8s"
     )
-    assert elapsed < 2.0, f"large-scale build took {elapsed:.2f}s"
 
 
 def test_interval_counts_across_templates_of_a_set() -> None:
