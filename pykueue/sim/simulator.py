@@ -232,7 +232,10 @@ class Simulation:
                     self._sample(now_us)
                 self.run_data.end_us = now_us
                 raise
-        self.run_data.end_us = self.until_us if self.until_us is not None else last_us
+        # endTime is the time of the last event: an instant where only a stale timer fired (the finish
+        # of a workload deleted meanwhile, say) changed nothing and does not move it.
+        last_event_us = self.run_data.log[-1].time_us if self.run_data.log else 0
+        self.run_data.end_us = self.until_us if self.until_us is not None else min(last_us, last_event_us)
         return self.run_data
 
     def _record_reasons(self, now_us: int) -> None:
