@@ -165,7 +165,11 @@ def test_job_over_quota_stays_suspended(kueue: Kueue, ns: str) -> None:
     kueue.apply(cluster_queue(ns, "4"))
     kueue.apply(local_queue(ns, ns))
     kueue.apply(job("too-big", ns, "6"))
-    wl = eventually(lambda: (w := kueue.workload_of("too-big", ns)) and condition(w, "QuotaReserved") and w)
+    # The first status may come before the scheduler looked at it ("Waiting for its turn ..."); then
+    # the scheduler's answer, with the quantities.
+    wl = eventually(lambda: (w := kueue.workload_of("too-big", ns)) and "insufficient quota" in
+                    ((condition(w, "QuotaReserved") or {}).get("message") or "") and w,
+                    what="the scheduler's QuotaReserved=False message")
     cond = condition(wl, "QuotaReserved")
     assert cond["status"] == "False"
     assert "insufficient quota for cpu in flavor plain" in cond["message"], cond["message"]
