@@ -72,11 +72,13 @@ class Controller:
         self.evictions: dict[str, Eviction] = {}
         self.preemptors: dict[str, str] = {}
         self.written: dict[str, dict[str, Any]] = {}
+        self.written_pending: dict[str, tuple[str | None, str | None]] = {}  # (reason, message) in the API
         self.retries: dict[str, int] = {}  # failed status writes in a row, per key: the retry's backoff
         self.unreleased: set[str] = set()  # releases the API has not taken yet: reservations wait for them
         self.active: dict[str, bool] = {}
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.status_dirty: dict[str, None] = {}
+        self.unevaluated: dict[str, None] = {}  # new pending workloads: their status waits for a pass
         self.status_wake = asyncio.Event()
         self.kick_wake = asyncio.Event()
         self.queues_dirty = asyncio.Event()
@@ -235,7 +237,9 @@ class Controller:
             if engine.state_of(key) is State.ADMITTED:
                 self._arm_pods_ready_timer(key, obj)
             else:
-                self.mark_status(key)
+                # Written after the next pass has tried it, with the scheduler's message, as upstream
+                # does; a workload that pass admits gets one write, its admission.
+                self.unevaluated[key] = None
             self.kick()
             return
         self._sync_workload(key, old, obj, now, finished)
@@ -262,22 +266,22 @@ class Controller:
             if active or views.admitted_state(engine, key) is not State.INACTIVE:
                 engine.set_active(key, active, now)
             changed = True
-        ready = translate.is_true(obj, "PodsReady")
-        if state is State.ADMITTED and ready and not views.pods_ready(engine, key):
-            engine.mark_pods_ready(key, now)
-            self._cancel_timer(key)
-            changed = True
-        reclaimable = translate.reclaimable_pods(obj)
-        known = views.reclaimable_pods(engine, key)
-        if known is not None and reclaimable != known and views.admitted_state(engine, key) is not State.FINISHED:
-            engine.set_reclaimable_pods(key, reclaimable, now)  # succeeded pods give their quota back
-            changed = True
-        states = views.check_states(engine, key)
-        for check in (obj.get("status") or {}).get("admissionChecks") or []:
-            name, value = check.get("name"), check.get("state")
-            if name in states and value and states[name] != value:
-                engine.set_check_state(key, name, value, now)
+        w = engine.workload_status(key)  # one snapshot for the rest: each step below moves its own field
+        if w is not None:
+            if state is State.ADMITTED and translate.is_true(obj, "PodsReady") and not w.pods_ready:
+                engine.mark_pods_ready(key, now)
+                self._cancel_timer(key)
                 changed = True
+            reclaimable = translate.reclaimable_pods(obj)
+            if reclaimable != dict(w.spec.reclaimable_pods) and w.state is not State.FINISHED:
+                engine.set_reclaimable_pods(key, reclaimable, now)  # succeeded pods give their quota back
+                changed = True
+            states = w.check_states
+            for check in (obj.get("status") or {}).get("admissionChecks") or []:
+                name, value = check.get("name"), check.get("state")
+                if name in states and value and states[name] != value:
+                    engine.set_check_state(key, name, value, now)
+                    changed = True
         if changed:
             self.mark_status(key)
             self.queues_dirty.set()  # usage and counts moved even when no scheduling decision follows
@@ -326,6 +330,10 @@ class Controller:
             self.metrics.admission_attempt(SUCCESS if reserved else INADMISSIBLE, time.perf_counter() - started)
         for event in events:
             self.on_event(event)
+        if self.unevaluated:
+            for key in self.unevaluated:
+                self.mark_status(key)
+            self.unevaluated.clear()
 
     def on_event(self, event: ev.Event) -> None:
         key = event.workload
@@ -453,11 +461,15 @@ class Controller:
         """Write what the engine decided, releases first: a reservation is written only once every
         release the engine made before it is in the API, so a watcher never sees more admitted than
         the quota, not even while the API server is unreachable."""
-        limit = asyncio.Semaphore(WRITE_CONCURRENCY)
+        async def write_all(keys: list[str]) -> None:
+            # A few workers share one iterator: no task per key (thousands per pass under load).
+            todo = iter(keys)
 
-        async def write(key: str) -> None:
-            async with limit:
-                await self._write_status(key)
+            async def worker() -> None:
+                for key in todo:
+                    await self._write_status(key)
+
+            await asyncio.gather(*(worker() for _ in range(min(WRITE_CONCURRENCY, len(keys)))))
 
         while True:
             await self.status_wake.wait()
@@ -466,13 +478,13 @@ class Controller:
             self.status_dirty.clear()
             releases = [k for k in keys if not views.holds_quota(self.engine, k)]
             reservations = [k for k in keys if views.holds_quota(self.engine, k)]
-            await asyncio.gather(*(write(k) for k in releases))
+            await write_all(releases)
             self.unreleased = {k for k in self.unreleased if self._release_pending(k)}
             if self.unreleased:
                 for k in reservations:  # held back; written once the releases' retries get through
                     self.status_dirty[k] = None
                 continue
-            await asyncio.gather(*(write(k) for k in reservations))
+            await write_all(reservations)
 
     def _release_pending(self, key: str) -> bool:
         """The API still shows quota for `key` that the engine has given back."""
@@ -508,6 +520,10 @@ class Controller:
             self._retry_status(key, exc, transient=True)
             return
         self.written[key] = _comparable(status)
+        if view.state is State.PENDING:
+            self.written_pending[key] = (view.reason, view.message or None)
+        else:
+            self.written_pending.pop(key, None)
         self.retries.pop(key, None)
         self.unreleased.discard(key)
 
@@ -530,8 +546,10 @@ class Controller:
         every few seconds rather than on every cycle."""
         while True:
             await asyncio.sleep(PENDING_SWEEP_SECONDS)
-            for key in views.pending_keys(self.engine):
-                self.mark_status(key)
+            engine, written = self.engine, self.written_pending
+            for key in views.pending_keys(engine):
+                if engine.pending_condition(key) != written.get(key):
+                    self.mark_status(key)
 
     async def queue_status_loop(self) -> None:
         failures = 0
@@ -585,10 +603,12 @@ class Controller:
 
     def _forget(self, key: str) -> None:
         self.metrics.forget(key)
-        for table in (self.evictions, self.preemptors, self.written, self.active, self.retries):
+        for table in (self.evictions, self.preemptors, self.written, self.written_pending, self.active,
+                      self.retries):
             table.pop(key, None)
         self.unreleased.discard(key)
         self.status_dirty.pop(key, None)
+        self.unevaluated.pop(key, None)
         self._cancel_timer(key)
 
     async def _drop_finalizer(self, obj: dict[str, Any]) -> None:

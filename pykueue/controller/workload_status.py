@@ -7,8 +7,10 @@ owns (`PodsReady`, `Finished`) and the admission checks' states written by their
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from pykueue.api.quantity import format_quantity
@@ -27,6 +29,12 @@ PREEMPTION_CAUSES = {
 
 
 def rfc3339(seconds: float) -> str:
+    return _rfc3339(math.floor(seconds))
+
+
+@lru_cache(maxsize=64)
+def _rfc3339(seconds: int) -> str:
+    """Whole seconds, as Kubernetes stamps conditions; cached because a busy second writes thousands."""
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

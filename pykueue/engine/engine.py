@@ -531,6 +531,15 @@ class Engine:
         info = self.workloads.get(key)
         return None if info is None else self._workload_status(info)
 
+    def pending_condition(self, key: str) -> tuple[str | None, str | None] | None:
+        """(reason, message) of a workload's QuotaReserved=False condition, as ``workload_status``
+        gives them, without building the snapshot: a cheap check of whether it changed."""
+        info = self.workloads.get(key)
+        if info is None:
+            return None
+        reason, message = self.condition_of(info)
+        return reason, message or None
+
     def _workload_status(self, info: WorkloadInfo) -> WorkloadStatus:
         reason, message = self.condition_of(info)
         return WorkloadStatus(
