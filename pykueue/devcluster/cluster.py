@@ -141,6 +141,7 @@ class DevCluster:
     processes: list[Process] = field(default_factory=list)
     ports: dict[str, int] = field(default_factory=dict)
     etcd_data: str | None = None
+    apiserver_flags: tuple[str, ...] = ()  # appended last, so they override (benchmarks: profiling)
     _children: list[subprocess.Popen] = field(default_factory=list)
 
     @property
@@ -260,6 +261,7 @@ class DevCluster:
         if self.tier == 1:
             # No controller manager creates the `default` ServiceAccounts; envtest drops the plugin too.
             args.append("--disable-admission-plugins=ServiceAccount")
+        args += self.apiserver_flags
         proc = self._spawn("kube-apiserver", args, detach)
         _kubeconfig(self.kubeconfig, self.server, certs.ca.cert, certs.admin, "pykueue-admin")
         context = self.ssl_context(certs)
