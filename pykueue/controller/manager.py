@@ -21,7 +21,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from pykueue.api.priority import PriorityClasses
 from pykueue.api.validation import SYSTEM_PRIORITY_CLASSES
@@ -59,6 +60,7 @@ PENDING_SWEEP_SECONDS = 5.0
 BURST_SECONDS = 0.1  # how long a scheduling pass waits for the rest of a burst of changes
 RETRY_BASE_SECONDS = 0.5
 RETRY_MAX_SECONDS = 30.0
+T = TypeVar("T")
 
 
 class Controller:
@@ -461,16 +463,6 @@ class Controller:
         """Write what the engine decided, releases first: a reservation is written only once every
         release the engine made before it is in the API, so a watcher never sees more admitted than
         the quota, not even while the API server is unreachable."""
-        async def write_all(keys: list[str]) -> None:
-            # A few workers share one iterator: no task per key (thousands per pass under load).
-            todo = iter(keys)
-
-            async def worker() -> None:
-                for key in todo:
-                    await self._write_status(key)
-
-            await asyncio.gather(*(worker() for _ in range(min(WRITE_CONCURRENCY, len(keys)))))
-
         while True:
             await self.status_wake.wait()
             self.status_wake.clear()
@@ -478,13 +470,13 @@ class Controller:
             self.status_dirty.clear()
             releases = [k for k in keys if not views.holds_quota(self.engine, k)]
             reservations = [k for k in keys if views.holds_quota(self.engine, k)]
-            await write_all(releases)
+            await in_parallel(releases, self._write_status)
             self.unreleased = {k for k in self.unreleased if self._release_pending(k)}
             if self.unreleased:
                 for k in reservations:  # held back; written once the releases' retries get through
                     self.status_dirty[k] = None
                 continue
-            await write_all(reservations)
+            await in_parallel(reservations, self._write_status)
 
     def _release_pending(self, key: str) -> bool:
         """The API still shows quota for `key` that the engine has given back."""
@@ -569,15 +561,17 @@ class Controller:
                 self.queues_dirty.set()
 
     async def _write_queue_statuses(self) -> None:
-        """ClusterQueue and LocalQueue status (counts, usage, the Active condition); a status the
-        server refuses is logged and left, never retried in a loop (the next change writes again)."""
+        """ClusterQueue and LocalQueue status (counts, usage, the Active condition), a few at a time
+        (a thousand queues change together under load); a status the server refuses is logged and
+        left, never retried in a loop (the next change writes again)."""
+        writes: list[tuple[r.Resource, dict[str, Any], str, dict[str, Any]]] = []
         for name in self.engine.cluster_queue_names():
             status = views.cluster_queue_status(self.engine, name)
             if status is None or self.written.get(f"cq/{name}") == _comparable(status):
                 continue
             body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name},
                     "status": _stamped(status, self.informers["clusterqueues"].get(name), self.clock())}
-            await self._apply_queue_status(r.CLUSTER_QUEUE, body, f"cq/{name}", status)
+            writes.append((r.CLUSTER_QUEUE, body, f"cq/{name}", status))
         for key, status in views.local_queue_statuses(self.engine).items():
             if self.written.get(f"lq/{key}") == _comparable(status):
                 continue
@@ -585,7 +579,8 @@ class Controller:
             body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
                     "metadata": {"name": name, "namespace": namespace},
                     "status": _stamped(status, self.informers["localqueues"].get(key), self.clock())}
-            await self._apply_queue_status(r.LOCAL_QUEUE, body, f"lq/{key}", status)
+            writes.append((r.LOCAL_QUEUE, body, f"lq/{key}", status))
+        await in_parallel(writes, lambda write: self._apply_queue_status(*write))
 
     async def _apply_queue_status(self, res: r.Resource, body: dict[str, Any], key: str,
                                   status: dict[str, Any]) -> None:
@@ -625,6 +620,18 @@ class Controller:
 
     def _job_error(self, key: str, exc: Exception) -> None:
         log.warning("job not reconciled; retrying", extra={"fields": {"job": key, "error": str(exc)}})
+
+
+async def in_parallel(items: list[T], call: Callable[[T], Awaitable[None]], limit: int = WRITE_CONCURRENCY) -> None:
+    """Await ``call`` on every item, ``limit`` at a time: a few workers share one iterator, so a pass
+    over thousands of keys creates a few tasks, not one per key."""
+    todo = iter(items)
+
+    async def worker() -> None:
+        for item in todo:
+            await call(item)
+
+    await asyncio.gather(*(worker() for _ in range(min(limit, len(items)))))
 
 
 def _active(obj: dict[str, Any]) -> bool:

@@ -142,9 +142,10 @@ class Kube:
                 raise ApiError(response.status, body if isinstance(body, dict) else None, "WATCH", res.path())
             buffer = b""
             async for chunk in response.content.iter_any():
-                buffer += chunk
-                while b"\n" in buffer:
-                    line, buffer = buffer.split(b"\n", 1)
+                # One split per chunk: splitting off a line at a time copies the rest of a large chunk
+                # once per event.
+                *lines, buffer = (buffer + chunk).split(b"\n")
+                for line in lines:
                     if line.strip():
                         yield orjson.loads(line)
 
