@@ -59,6 +59,27 @@ spec: {{clusterQueue: {cq}}}
 """
 
 
+def low_priority_job_running(kueue: Kueue, ns: str) -> None:
+    """A 4 cpu queue that preempts by priority, classes `NS-low` (10) and `NS-high` (1000), and a
+    3 cpu `low` Job running in it."""
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(f"""
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {{name: {ns}-low}}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {{name: {ns}-high}}
+value: 1000
+""")
+    kueue.apply(cluster_queue(ns, "4", preemption="{withinClusterQueue: LowerPriority}"))
+    kueue.apply(local_queue(ns, ns))
+    kueue.apply(job("low", ns, "3", priority_class=f"{ns}-low"))
+    eventually(lambda: running(kueue, "low", ns), what="low running")
+
+
 def job(name: str, namespace: str, cpu: str, *, queue: str = "lq", pods: int = 1, runs_for: str = "1h",
         priority_class: str | None = None) -> str:
     return f"""
@@ -180,22 +201,7 @@ def test_job_over_quota_stays_suspended(kueue: Kueue, ns: str) -> None:
 
 def test_priority_preemption_suspends_and_restores_the_victim(kueue: Kueue, ns: str) -> None:
     """A 4 cpu queue runs a low-priority 3 cpu Job; a high-priority 3 cpu Job preempts it."""
-    kueue.apply(PLAIN_FLAVOR)
-    kueue.apply(f"""
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {{name: {ns}-low}}
-value: 10
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {{name: {ns}-high}}
-value: 1000
-""")
-    kueue.apply(cluster_queue(ns, "4", preemption="{withinClusterQueue: LowerPriority}"))
-    kueue.apply(local_queue(ns, ns))
-    kueue.apply(job("low", ns, "3", priority_class=f"{ns}-low"))
-    eventually(lambda: running(kueue, "low", ns), what="low running")
+    low_priority_job_running(kueue, ns)
     kueue.apply(job("high", ns, "3", priority_class=f"{ns}-high"))
     eventually(lambda: running(kueue, "high", ns), what="high running")
     victim = eventually(lambda: (w := kueue.workload_of("low", ns)) and is_true(w, "Evicted") and w)

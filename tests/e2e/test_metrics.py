@@ -18,7 +18,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.e2e.conftest import Kueue, eventually
-from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, job, local_queue, running, suspended
+from tests.e2e.test_controller import job, low_priority_job_running, running, suspended
 
 pytestmark = pytest.mark.e2e
 
@@ -75,22 +75,7 @@ def test_probes_answer(ports: tuple[int, int, Kueue]) -> None:
 
 def test_metrics_after_admission_pending_and_preemption(ports: tuple[int, int, Kueue], ns: str) -> None:
     metrics_port, _, own = ports
-    own.apply(PLAIN_FLAVOR)
-    own.apply(f"""
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {{name: {ns}-low}}
-value: 10
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {{name: {ns}-high}}
-value: 1000
-""")
-    own.apply(cluster_queue(ns, "4", preemption="{withinClusterQueue: LowerPriority}"))
-    own.apply(local_queue(ns, ns))
-    own.apply(job("low", ns, "3", priority_class=f"{ns}-low"))
-    eventually(lambda: running(own, "low", ns), what="low running")
+    low_priority_job_running(own, ns)
     own.apply(job("waiting", ns, "2", priority_class=f"{ns}-low"))
     eventually(lambda: value(scrape(metrics_port), "kueue_pending_workloads", cluster_queue=ns,
                              status="inadmissible") == 1, what="waiting set aside")
