@@ -9,7 +9,9 @@ condition on its status) ``runtimeMs`` after it is admitted; the count restarts 
 
 A watch on Workloads records, as upstream's recorder does, each Workload's first observation
 (creation), its last not-admitted -> admitted transition and its finish, in ms since the first
-arrival slot. The figures are computed with the simulator's own summary code
+arrival slot; a watch on ClusterQueues integrates each queue's ``status.flavorsUsage`` over time from
+its first status event to its last, which is upstream's usage figure (quota the controller holds,
+latencies included). The figures are computed with the simulator's own summary code
 (``pykueue.perf.summary``) from a result shaped like the simulator's, and the same config is simulated
 in-process so both print side by side. Then the range spec is checked.
 
@@ -53,7 +55,7 @@ from pykueue.perf.generator import (  # noqa: E402
     quantity_value,
 )
 from pykueue.perf.rangespec import check, load_rangespec  # noqa: E402
-from pykueue.perf.summary import observations_from_result, summarize  # noqa: E402
+from pykueue.perf.summary import PerfObservations, observations_from_result, summarize  # noqa: E402
 
 CRDS = ROOT / "config" / "crd" / "kueue.x-k8s.io.yaml"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -154,6 +156,10 @@ class Recorder:
         self.finish_errors = 0
         self.create_sent: dict[str, float] = {}
         self.create_done: dict[str, float] = {}
+        # ClusterQueue status as upstream's recorder reads it: (time, flavorsUsage[0].resources[0].total)
+        self.cq_usage: dict[str, list[tuple[float, float]]] = {}
+        self.cq_first: dict[str, float] = {}
+        self.cq_last: dict[str, float] = {}
 
     def now(self) -> float:
         return time.monotonic() - self.t0
@@ -237,6 +243,48 @@ class Recorder:
                 else:
                     raise
 
+    def observe_cq(self, obj: dict[str, Any]) -> None:
+        """Upstream's recorder integrates each ClusterQueue's ``status.flavorsUsage`` over time, from
+        the queue's first status event to its last; the same points are kept here."""
+        name, t = obj["metadata"]["name"], max(0.0, self.now())
+        self.cq_first.setdefault(name, t)
+        self.cq_last[name] = t
+        usage = ((obj.get("status") or {}).get("flavorsUsage") or [{}])[0].get("resources") or [{}]
+        total = quantity_value(str(usage[0].get("total", "0")))
+        points = self.cq_usage.setdefault(name, [])
+        if not points or points[-1][1] != total:
+            points.append((t, total))
+
+    async def watch_cqs(self) -> None:
+        listed = await self.kube.list(r.CLUSTER_QUEUE)
+        for obj in listed["items"]:
+            self.observe_cq(obj)
+        rv = listed["metadata"]["resourceVersion"]
+        while not self.all_done.is_set():
+            try:
+                async for ev in self.kube.watch(r.CLUSTER_QUEUE, rv):
+                    obj = ev["object"]
+                    rv = obj["metadata"].get("resourceVersion", rv)
+                    if ev["type"] in ("ADDED", "MODIFIED"):
+                        self.observe_cq(obj)
+                    if self.all_done.is_set():
+                        return
+            except ApiError as exc:
+                if exc.status != 410:
+                    raise
+                listed = await self.kube.list(r.CLUSTER_QUEUE)
+                for obj in listed["items"]:
+                    self.observe_cq(obj)
+                rv = listed["metadata"]["resourceVersion"]
+
+    def cluster_queue_observations(self, obs: PerfObservations) -> PerfObservations:
+        """The run's observations with each queue's usage taken from its status, as upstream's."""
+        cqs = [dataclasses.replace(cq, usage=tuple(self.cq_usage.get(cq.name, ())),
+                                   created_at=self.cq_first.get(cq.name, 0.0),
+                                   last_event_at=self.cq_last.get(cq.name))
+               for cq in obs.cluster_queues]
+        return dataclasses.replace(obs, cluster_queues=cqs)
+
     def lags(self) -> dict[str, float]:
         """Average latencies (ms) of the runner's own requests and of the watch behind them."""
         def avg(pairs):  # noqa: ANN001, ANN202
@@ -286,7 +334,7 @@ async def wait_active(kube: Kube, names: list[str], timeout: float = 60) -> None
     raise RuntimeError("cluster queues did not become Active")
 
 
-async def play(kubeconfig: str, manifests: list[dict[str, Any]], timeout: float) -> tuple[dict[str, Any], float, dict]:
+async def play(kubeconfig: str, manifests: list[dict[str, Any]], timeout: float) -> tuple[dict[str, Any], Recorder, dict]:
     setup = [m for m in manifests if m["kind"] != "Workload"]
     workloads = [m for m in manifests if m["kind"] == "Workload"]
     runtimes = {f"{w['metadata']['namespace']}/{w['metadata']['name']}": runtime_s(w) for w in workloads}
@@ -300,6 +348,7 @@ async def play(kubeconfig: str, manifests: list[dict[str, Any]], timeout: float)
         t0 = time.monotonic() + 0.5
         rec = Recorder(kube, runtimes, t0)
         watcher = asyncio.create_task(rec.watch())
+        cq_watcher = asyncio.create_task(rec.watch_cqs())
         await asyncio.sleep(0.3)
         stats = {"createErrors": 0, "maxCreateLagMs": 0}
         pending: set[asyncio.Task] = set()
@@ -338,14 +387,15 @@ async def play(kubeconfig: str, manifests: list[dict[str, Any]], timeout: float)
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.wait_for(rec.all_done.wait(), timeout)
         end = rec.now()
-        watcher.cancel()
-        with contextlib.suppress(BaseException):
-            await watcher
+        for task in (watcher, cq_watcher):
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
         stats["finishErrors"] = rec.finish_errors
         stats["lags"] = rec.lags()
         stats["finished"] = rec.finished
         stats["workloads"] = len(workloads)
-        return rec.result(workloads, end), end, stats
+        return rec.result(workloads, end), rec, stats
     finally:
         await kube.close()
 
@@ -466,7 +516,7 @@ def main() -> int:
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         driver0 = time.process_time()
         wall0 = time.monotonic()
-        result, end, stats = asyncio.run(play(str(cluster.kubeconfig), manifests, args.timeout))
+        result, rec, stats = asyncio.run(play(str(cluster.kubeconfig), manifests, args.timeout))
         run_wall = time.monotonic() - wall0
         figures: dict[str, Any] = {
             "controllerCpuSeconds": round(proc_cpu(controller.pid), 2),
@@ -489,7 +539,7 @@ def main() -> int:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 controller.wait(timeout=20)
         cluster.stop()
-    live = summarize(observations_from_result(result, manifests))
+    live = summarize(rec.cluster_queue_observations(observations_from_result(result, manifests)))
     figures = {"wallSeconds": round(live["wallMs"] / 1000, 2), **figures}
     sim, sim_cpu = simulate(manifests, args.generator)
     failures = check(live, spec)
