@@ -57,6 +57,7 @@ log = logging.getLogger("pykueue.controller")
 QUEUE_KINDS = (r.NAMESPACE, r.RESOURCE_FLAVOR, r.ADMISSION_CHECK, r.COHORT, r.CLUSTER_QUEUE, r.LOCAL_QUEUE)
 WRITE_CONCURRENCY = 16
 PENDING_SWEEP_SECONDS = 5.0
+QUEUE_STATUS_SECONDS = 1.0  # queue statuses: at most one write per queue per second
 BURST_SECONDS = 0.1  # how long a scheduling pass waits for the rest of a burst of changes
 RETRY_BASE_SECONDS = 0.5
 RETRY_MAX_SECONDS = 30.0
@@ -468,15 +469,38 @@ class Controller:
             self.status_wake.clear()
             keys = list(self.status_dirty)
             self.status_dirty.clear()
-            releases = [k for k in keys if not views.holds_quota(self.engine, k)]
-            reservations = [k for k in keys if views.holds_quota(self.engine, k)]
+            releases: list[str] = []
+            reservations: list[str] = []
+            others: list[str] = []  # pending messages of workloads the API shows without quota
+            for k in keys:
+                if views.holds_quota(self.engine, k):
+                    reservations.append(k)
+                elif self._may_show_quota(k):
+                    releases.append(k)
+                else:
+                    others.append(k)
             await in_parallel(releases, self._write_status)
             self.unreleased = {k for k in self.unreleased if self._release_pending(k)}
             if self.unreleased:
-                for k in reservations:  # held back; written once the releases' retries get through
+                for k in reservations + others:  # held back; written once the releases' retries get through
                     self.status_dirty[k] = None
                 continue
+            # Admissions before messages: under load a pass has hundreds of pending messages to
+            # refresh, and each admission written late holds its quota longer.
             await in_parallel(reservations, self._write_status)
+            await in_parallel(others, self._write_status)
+
+    def _may_show_quota(self, key: str) -> bool:
+        """The API may show `key` with quota: its last copy does, a reservation of ours was written,
+        or a write of ours failed (it may have landed): its status is a release, written first."""
+        obj = self.informers["workloads"].get(key)
+        if obj is not None and translate.is_true(obj, "QuotaReserved"):
+            return True
+        written = self.written.get(key)
+        if written and any(c.get("type") == "QuotaReserved" and c.get("status") == "True"
+                           for c in written.get("conditions") or ()):
+            return True
+        return key in self.retries
 
     def _release_pending(self, key: str) -> bool:
         """The API still shows quota for `key` that the engine has given back."""
@@ -547,7 +571,7 @@ class Controller:
         failures = 0
         while True:
             await self.queues_dirty.wait()
-            await asyncio.sleep(0.5)  # coalesce a burst of changes into one write per queue
+            await asyncio.sleep(QUEUE_STATUS_SECONDS)  # coalesce a burst of changes into one write per queue
             self.queues_dirty.clear()
             try:
                 await self._write_queue_statuses()
