@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 from pykueue.controller.kube import resources as r  # noqa: E402
 from pykueue.controller.kube.client import ApiError, Kube  # noqa: E402
-from pykueue.devcluster.cluster import DevCluster  # noqa: E402
+from pykueue.devcluster.cluster import DevCluster, die_with_parent  # noqa: E402
 from pykueue.perf.generator import (  # noqa: E402
     RUNTIME_ANNOTATION,
     GeneratorConfig,
@@ -499,7 +499,7 @@ def main() -> int:
         if args.config:
             cmd += ["--config", args.config]
         with open(log, "ab") as out:
-            controller = subprocess.Popen(cmd, stdout=out, stderr=out, cwd=ROOT)
+            controller = subprocess.Popen(cmd, stdout=out, stderr=out, cwd=ROOT, preexec_fn=die_with_parent)
         deadline = time.monotonic() + 60
         while b"controller ready" not in log.read_bytes():
             if controller.poll() is not None or time.monotonic() > deadline:

@@ -111,7 +111,7 @@ def _lasting_thread() -> concurrent.futures.ThreadPoolExecutor:
     return concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="devcluster-spawn")
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
     """Runs in the child before exec: SIGKILL it when the test process that started it dies."""
     import ctypes
 
@@ -193,7 +193,7 @@ class DevCluster:
             child = subprocess.Popen(
                 [str(self.bin_dir / name), *args],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=self.directory,
-                start_new_session=True, preexec_fn=None if detach else _die_with_parent,
+                start_new_session=True, preexec_fn=None if detach else die_with_parent,
             )
         self._children.append(child)
         proc = Process(name, child.pid, _start_time(child.pid), str(log))
