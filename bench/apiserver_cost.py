@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from pykueue.controller.kube import resources as r  # noqa: E402
-from pykueue.controller.kube.client import Kube  # noqa: E402
+from pykueue.controller.kube.client import ApiError, Kube  # noqa: E402
 from pykueue.devcluster.cluster import DevCluster  # noqa: E402
 
 CRDS = ROOT / "config" / "crd" / "kueue.x-k8s.io.yaml"
@@ -114,10 +114,19 @@ async def run(cluster: DevCluster, n: int, concurrency: int, pprof: str | None) 
     events = 0
 
     async def watch() -> None:
+        """One watcher for the whole run, as the controller's informer: the server closes a watch
+        whose reader falls behind, so it resumes from the last version it saw."""
         nonlocal events
         rv = (await kube.list(r.WORKLOAD, limit=1))["metadata"]["resourceVersion"]
-        async for _ in kube.watch(r.WORKLOAD, rv):
-            events += 1
+        while True:
+            try:
+                async for ev in kube.watch(r.WORKLOAD, rv):
+                    rv = ev["object"]["metadata"].get("resourceVersion", rv)
+                    events += ev["type"] != "BOOKMARK"
+            except ApiError as exc:
+                if exc.status != 410:
+                    raise
+                rv = (await kube.list(r.WORKLOAD, limit=1))["metadata"]["resourceVersion"]
 
     await kube.create(r.NAMESPACE, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
     watcher = asyncio.create_task(watch())

@@ -207,8 +207,9 @@ class Recorder:
             task.add_done_callback(self.tasks.discard)
 
     async def finish(self, key: str) -> None:
-        """Append the Finished condition with a JSON patch: the cheapest write for the API server
-        (no apply merge, no managed-fields set for a new manager) that cannot drop Kueue's conditions."""
+        """Append the Finished condition with a JSON patch, which cannot drop Kueue's conditions.
+        (``apiserver_cost.py`` prices it at 6.3-7.0 ms of API server CPU against 5.9 ms for a
+        server-side apply of the same condition: the README's live figures were taken with it.)"""
         ns, name = key.split("/", 1)
         ops = [{"op": "add", "path": "/status/conditions/-", "value": {
             "type": "Finished", "status": "True", "reason": "Succeeded", "message": "Job finished successfully",
