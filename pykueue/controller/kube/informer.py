@@ -29,6 +29,15 @@ def key_of(obj: dict[str, Any]) -> str:
     return f"{namespace}/{meta['name']}" if namespace else meta["name"]
 
 
+def _strip(obj: dict[str, Any]) -> None:
+    """Drop ``metadata.managedFields`` before caching, as controller-runtime's
+    TransformStripManagedFields does for Kueue: nothing here reads them, and they are about half of
+    a Workload's bytes."""
+    meta = obj.get("metadata")
+    if meta:
+        meta.pop("managedFields", None)
+
+
 class _Gone(Exception):
     """The watch's resourceVersion is too old: relist."""
 
@@ -93,6 +102,7 @@ class Informer:
         self.resource_version = page["metadata"]["resourceVersion"]
         seen = set()
         for obj in items:
+            _strip(obj)
             obj.setdefault("apiVersion", self.resource.api_version)
             obj.setdefault("kind", self.resource.kind)
             key = key_of(obj)
@@ -120,6 +130,7 @@ class Informer:
                 self.resource_version = version
             if kind == "BOOKMARK":
                 continue
+            _strip(obj)
             key = key_of(obj)
             old = self.store.get(key)
             if kind == DELETED:
