@@ -224,25 +224,30 @@ class Recorder:
                 await asyncio.sleep(0.2)
         self.finish_errors += 1
 
-    async def watch(self) -> None:
-        rv = (await self.kube.list(r.WORKLOAD, limit=1))["metadata"]["resourceVersion"]
+    async def watch(self, res: r.Resource, observe, *, initial_list: bool) -> None:  # noqa: ANN001
+        """Feed ``observe`` every object of ``res`` as it changes until every workload finished; with
+        ``initial_list`` the objects that exist now first. A watch that ends resumes; 410 relists."""
+        listed = await self.kube.list(res, **({} if initial_list else {"limit": 1}))
+        if initial_list:
+            for obj in listed["items"]:
+                observe(obj)
+        rv = listed["metadata"]["resourceVersion"]
         while not self.all_done.is_set():
             try:
-                async for ev in self.kube.watch(r.WORKLOAD, rv):
+                async for ev in self.kube.watch(res, rv):
                     obj = ev["object"]
                     rv = obj["metadata"].get("resourceVersion", rv)
                     if ev["type"] in ("ADDED", "MODIFIED"):
-                        self.observe(obj)
+                        observe(obj)
                     if self.all_done.is_set():
                         return
             except ApiError as exc:
-                if exc.status == 410:  # too old: relist
-                    listed = await self.kube.list(r.WORKLOAD)
-                    for obj in listed["items"]:
-                        self.observe(obj)
-                    rv = listed["metadata"]["resourceVersion"]
-                else:
+                if exc.status != 410:  # too old: relist
                     raise
+                listed = await self.kube.list(res)
+                for obj in listed["items"]:
+                    observe(obj)
+                rv = listed["metadata"]["resourceVersion"]
 
     def observe_cq(self, obj: dict[str, Any]) -> None:
         """Upstream's recorder integrates each ClusterQueue's ``status.flavorsUsage`` over time, from
@@ -255,28 +260,6 @@ class Recorder:
         points = self.cq_usage.setdefault(name, [])
         if not points or points[-1][1] != total:
             points.append((t, total))
-
-    async def watch_cqs(self) -> None:
-        listed = await self.kube.list(r.CLUSTER_QUEUE)
-        for obj in listed["items"]:
-            self.observe_cq(obj)
-        rv = listed["metadata"]["resourceVersion"]
-        while not self.all_done.is_set():
-            try:
-                async for ev in self.kube.watch(r.CLUSTER_QUEUE, rv):
-                    obj = ev["object"]
-                    rv = obj["metadata"].get("resourceVersion", rv)
-                    if ev["type"] in ("ADDED", "MODIFIED"):
-                        self.observe_cq(obj)
-                    if self.all_done.is_set():
-                        return
-            except ApiError as exc:
-                if exc.status != 410:
-                    raise
-                listed = await self.kube.list(r.CLUSTER_QUEUE)
-                for obj in listed["items"]:
-                    self.observe_cq(obj)
-                rv = listed["metadata"]["resourceVersion"]
 
     def cluster_queue_observations(self, obs: PerfObservations) -> PerfObservations:
         """The run's observations with each queue's usage taken from its status, as upstream's."""
@@ -348,8 +331,8 @@ async def play(kubeconfig: str, manifests: list[dict[str, Any]], timeout: float)
         await wait_active(kube, [m["metadata"]["name"] for m in setup if m["kind"] == "ClusterQueue"])
         t0 = time.monotonic() + 0.5
         rec = Recorder(kube, runtimes, t0)
-        watcher = asyncio.create_task(rec.watch())
-        cq_watcher = asyncio.create_task(rec.watch_cqs())
+        watcher = asyncio.create_task(rec.watch(r.WORKLOAD, rec.observe, initial_list=False))
+        cq_watcher = asyncio.create_task(rec.watch(r.CLUSTER_QUEUE, rec.observe_cq, initial_list=True))
         await asyncio.sleep(0.3)
         stats = {"createErrors": 0, "maxCreateLagMs": 0}
         pending: set[asyncio.Task] = set()
