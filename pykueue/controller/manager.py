@@ -271,7 +271,7 @@ class Controller:
             if active or views.admitted_state(engine, key) is not State.INACTIVE:
                 engine.set_active(key, active, now)
             changed = True
-        w = engine.workload_status(key)  # one snapshot for the rest: each step below moves its own field
+        w = views.snapshot(engine, key)  # one snapshot for the rest: each step below moves its own field
         if w is not None:
             if state is State.ADMITTED and translate.is_true(obj, "PodsReady") and not w.pods_ready:
                 engine.mark_pods_ready(key, now)
@@ -571,7 +571,7 @@ class Controller:
             await asyncio.sleep(PENDING_SWEEP_SECONDS)
             engine, written = self.engine, self.written_pending
             for key in views.pending_keys(engine):
-                if engine.pending_condition(key) != written.get(key):
+                if views.pending_condition(engine, key) != written.get(key):
                     self.mark_status(key)
 
     async def queue_status_loop(self) -> None:

@@ -13,7 +13,7 @@ from pykueue.api.quantity import format_quantity
 from pykueue.controller.workload_status import WorkloadView
 from pykueue.engine import model
 from pykueue.engine.engine import Engine
-from pykueue.engine.status import ClusterQueueStatus, LocalQueueStatus
+from pykueue.engine.status import ClusterQueueStatus, LocalQueueStatus, WorkloadStatus
 from pykueue.engine.workload import State
 
 
@@ -57,6 +57,16 @@ def reclaimable_pods(engine: Engine, key: str) -> dict[str, int] | None:
     """The reclaimable pods the engine charges the workload without, None for an unknown workload."""
     w = engine.workload_status(key)
     return None if w is None else dict(w.spec.reclaimable_pods)
+
+
+def snapshot(engine: Engine, key: str) -> WorkloadStatus | None:
+    """The read model's whole snapshot of one workload, for a caller that reads several fields."""
+    return engine.workload_status(key)
+
+
+def pending_condition(engine: Engine, key: str) -> tuple[str | None, str | None] | None:
+    """(reason, message) of the QuotaReserved=False condition, without building a snapshot."""
+    return engine.pending_condition(key)
 
 
 def pending_keys(engine: Engine) -> list[str]:
