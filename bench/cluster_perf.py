@@ -59,6 +59,7 @@ from pykueue.perf.summary import PerfObservations, observations_from_result, sum
 
 CRDS = ROOT / "config" / "crd" / "kueue.x-k8s.io.yaml"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+FINISH_MANAGER = "kueue-job-controller-Finished-updater"  # upstream's runner: <job controller>-<condition>-updater
 KINDS = {
     "ResourceFlavor": r.RESOURCE_FLAVOR, "ClusterQueue": r.CLUSTER_QUEUE, "Cohort": r.COHORT,
     "Namespace": r.NAMESPACE, "LocalQueue": r.LOCAL_QUEUE, "Workload": r.WORKLOAD,
@@ -207,17 +208,20 @@ class Recorder:
             task.add_done_callback(self.tasks.discard)
 
     async def finish(self, key: str) -> None:
-        """Append the Finished condition with a JSON patch, which cannot drop Kueue's conditions.
-        (``apiserver_cost.py`` prices it at 6.3-7.0 ms of API server CPU against 5.9 ms for a
-        server-side apply of the same condition: the README's live figures were taken with it.)"""
+        """Set the Finished condition as upstream's runner does: a server-side apply of that one
+        condition under its own field manager, which leaves Kueue's conditions (owned by the
+        controller's manager) in place. (``apiserver_cost.py`` prices it at 5.9 ms of API server
+        CPU; a JSON patch appending the condition costs 6.3-7.0 ms.)"""
         ns, name = key.split("/", 1)
-        ops = [{"op": "add", "path": "/status/conditions/-", "value": {
-            "type": "Finished", "status": "True", "reason": "Succeeded", "message": "Job finished successfully",
-            "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}}]
+        body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+                "metadata": {"name": name, "namespace": ns},
+                "status": {"conditions": [{
+                    "type": "Finished", "status": "True", "reason": "ByTest", "message": "By test runner",
+                    "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]}}
         self.seen[key].finish_sent = self.now()
         for _ in range(5):
             try:
-                await self.kube.json_patch(r.WORKLOAD, name, ops, ns, subresource="status")
+                await self.kube.apply(r.WORKLOAD, body, manager=FINISH_MANAGER, subresource="status")
                 self.seen[key].finish_done = self.now()
                 return
             except Exception:  # noqa: BLE001 - retried a few times, then counted

@@ -36,7 +36,8 @@ def test_live_runner_plays_every_workload_to_the_end(tmp_path: Path) -> None:
     live, sim = figures["live"]["workloadClasses"], figures["simulated"]["workloadClasses"]
     assert {c: live[c]["count"] for c in live} == {c: sim[c]["count"] for c in sim} == {
         "small": 120, "medium": 30, "large": 30}
-    # the controller wrote one admission per workload at least, and the runner one finish each
-    assert figures["apiRequests"]["PATCH workloads/status"] == figures["workloads"]
-    assert figures["apiRequests"]["APPLY workloads/status"] >= figures["workloads"]
+    # the controller applied one admission per workload at least, and the runner one finish each
+    # (a server-side apply of the Finished condition, as upstream's runner writes it)
+    assert figures["apiRequests"]["APPLY workloads/status"] >= 2 * figures["workloads"]
+    assert "PATCH workloads/status" not in figures["apiRequests"]
     assert "Live vs simulated" in report.read_text()
