@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -73,6 +74,7 @@ class Controller:
         self.clock = clock
         self.informers: dict[str, Informer] = {}
         self.classes_by_key: dict[str, dict[str, Any]] = {}
+        self.converted: dict[bytes, model.Workload] = {}  # translate.workload's cache, by shape
         self.problems: dict[str, list[str]] = {}
         self.evictions: dict[str, Eviction] = {}
         self.preemptors: dict[str, str] = {}
@@ -83,6 +85,7 @@ class Controller:
         self.active: dict[str, bool] = {}
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.status_dirty: dict[str, None] = {}
+        self.messages: dict[str, None] = {}  # pending messages waiting their turn, oldest first
         self.unevaluated: dict[str, None] = {}  # new pending workloads: their status waits for a pass
         self.status_wake = asyncio.Event()
         self.kick_wake = asyncio.Event()
@@ -195,6 +198,7 @@ class Controller:
         obj = new or old
         assert obj is not None
         key = f"{obj.get('kind')}/{obj['metadata']['name']}"
+        self.converted.clear()  # priorities resolve differently now
         if kind == DELETED:
             self.classes_by_key.pop(key, None)
         else:
@@ -231,7 +235,7 @@ class Controller:
                 if RESOURCE_IN_USE_FINALIZER in (obj["metadata"].get("finalizers") or []):
                     self._spawn(self._drop_finalizer(obj))
                 return
-            converted, problems = translate.workload(obj, list(self.classes_by_key.values()))
+            converted, problems = translate.workload(obj, list(self.classes_by_key.values()), self.converted)
             if converted is None:
                 self.problems[f"Workload/{key}"] = problems
                 log.warning("invalid workload not queued", extra={"fields": {
@@ -473,29 +477,37 @@ class Controller:
             self.status_dirty.clear()
             releases: list[str] = []
             reservations: list[str] = []
-            others: list[str] = []  # pending messages of workloads the API shows without quota
             for k in keys:
                 if views.holds_quota(self.engine, k):
                     reservations.append(k)
                 elif self._may_show_quota(k):
                     releases.append(k)
-                else:
-                    others.append(k)
+                else:  # a pending message of a workload the API shows without quota: waits its turn
+                    self.messages[k] = None
             await in_parallel(releases, self._write_status)
             self.unreleased = {k for k in self.unreleased if self._release_pending(k)}
             if self.unreleased:
-                for k in reservations + others:  # held back; written once the releases' retries get through
+                for k in reservations:  # held back; written once the releases' retries get through
                     self.status_dirty[k] = None
                 continue
             # Admissions before messages: under load a pass has hundreds of pending messages to
-            # refresh, and each admission written late holds its quota longer.
+            # refresh, and each admission written late holds its quota longer. The messages wait in
+            # `messages`, classified once, and go out a few per pass of this loop.
             await in_parallel(reservations, self._write_status)
-            if len(others) > MESSAGES_PER_PASS:  # the rest in later passes, after their admissions
-                for k in others[MESSAGES_PER_PASS:]:
-                    self.status_dirty[k] = None
+            batch = list(itertools.islice(self.messages, MESSAGES_PER_PASS))
+            for k in batch:
+                del self.messages[k]
+            await in_parallel(batch, self._write_message)
+            if self.messages:
                 self.status_wake.set()
-                del others[MESSAGES_PER_PASS:]
-            await in_parallel(others, self._write_status)
+
+    async def _write_message(self, key: str) -> None:
+        """A pending message from the backlog; a workload reserved since it was queued there is
+        written in the next pass, as a reservation, behind the releases made before it."""
+        if views.holds_quota(self.engine, key):
+            self.mark_status(key)
+            return
+        await self._write_status(key)
 
     def _may_show_quota(self, key: str) -> bool:
         """The API may show `key` with quota: its last copy does, a reservation of ours was written,
@@ -634,6 +646,7 @@ class Controller:
             table.pop(key, None)
         self.unreleased.discard(key)
         self.status_dirty.pop(key, None)
+        self.messages.pop(key, None)
         self.unevaluated.pop(key, None)
         self._cancel_timer(key)
 

@@ -11,12 +11,15 @@ import dataclasses
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from pykueue.api.inputs import Inputs
 from pykueue.api.loader import load_documents
 from pykueue.engine import model
 
 KEPT_METADATA = ("name", "namespace", "labels", "annotations", "generation")
 SIM_ANNOTATION_PREFIX = "pykueue.dev/"
+CACHE_LIMIT = 4096  # Workload shapes kept converted
 
 
 def parse_time(stamp: str | None) -> float | None:
@@ -66,9 +69,14 @@ def queue_object(obj: dict[str, Any]) -> tuple[object | None, list[str]]:
     return (found[0] if found else None), []
 
 
-def workload(obj: dict[str, Any], classes: list[dict[str, Any]]) -> tuple[model.Workload | None, list[str]]:
+def workload(obj: dict[str, Any], classes: list[dict[str, Any]],
+             cache: dict[bytes, model.Workload] | None = None) -> tuple[model.Workload | None, list[str]]:
     """A Workload in engine form: priority resolved against `classes` (PriorityClass and
-    WorkloadPriorityClass objects), creation time in Unix seconds, a recorded admission kept."""
+    WorkloadPriorityClass objects), creation time in Unix seconds, a recorded admission kept.
+
+    With `cache` (which its owner empties whenever `classes` change), a Workload that differs from
+    one converted before only in its name takes that conversion, renamed: the API layer validates
+    each shape once, not the thousands of copies a job template stamps out."""
     doc = clean(obj)
     status = obj.get("status") or {}
     kept: dict[str, Any] = {}
@@ -78,14 +86,26 @@ def workload(obj: dict[str, Any], classes: list[dict[str, Any]]) -> tuple[model.
         kept["reclaimablePods"] = status["reclaimablePods"]
     if kept:
         doc["status"] = kept
+    created = parse_time((obj.get("metadata") or {}).get("creationTimestamp")) or 0.0
+    name = doc["metadata"].get("name")
+    shape = b""
+    if cache is not None and isinstance(name, str):
+        shape = orjson.dumps({**doc, "metadata": {k: v for k, v in doc["metadata"].items() if k != "name"}},
+                             option=orjson.OPT_SORT_KEYS)
+        hit = cache.get(shape)
+        if hit is not None:
+            return dataclasses.replace(hit, name=name, creation_time=created), []
     inputs, problems = _load([*(clean(c) for c in classes), doc], "Workload")
     if problems:
         return None, problems
     if not inputs.workloads:
         return None, ["the API layer produced no workload"]
-    converted = inputs.workloads[-1].workload
-    created = parse_time((obj.get("metadata") or {}).get("creationTimestamp")) or 0.0
-    return dataclasses.replace(converted, creation_time=created), []
+    converted = dataclasses.replace(inputs.workloads[-1].workload, creation_time=created)
+    if shape:
+        if len(cache) >= CACHE_LIMIT:
+            cache.clear()
+        cache[shape] = converted
+    return converted, []
 
 
 def reclaimable_pods(obj: dict[str, Any]) -> dict[str, int]:
