@@ -58,6 +58,9 @@ class Engine:
         self.namespaces: dict[str, model.Namespace] = {}
         self.admission_checks: dict[str, model.AdmissionCheck] = {}
         self.workloads: dict[str, WorkloadInfo] = {}
+        # (pending, reserving, admitted) per NAMESPACE/LOCALQUEUE, kept as workloads move: the
+        # LocalQueue statuses read it instead of walking every workload
+        self._lq_counts: dict[str, list[int]] = {}
         self.state = ClusterState(self.cqs, self.cohorts, self.config)
         self.preemptor = Preemptor(self.state)
         self.scheduler = Scheduler(self)
@@ -217,6 +220,7 @@ class Engine:
         self._seq += 1
         info = WorkloadInfo(spec, self._seq, self._stamps)
         self.workloads[info.key] = info
+        self._count(info, 1)
         if self.reason_watch is not None:
             info.watch = self.reason_watch
             self.reason_watch.add(info)
@@ -284,6 +288,7 @@ class Engine:
         info = self.workloads.pop(key, None)
         if info is None:
             return
+        self._count(info, -1)
         if info.has_quota:
             self._release(info)
         else:
@@ -364,6 +369,17 @@ class Engine:
 
     # --------------------------------------------------------------------------- state changes
 
+    def _count(self, info: WorkloadInfo, sign: int) -> None:
+        """Add (1) or take back (-1) ``info`` in its LocalQueue's counts, by its current state."""
+        spec = info.spec
+        row = self._lq_counts.setdefault(f"{spec.namespace}/{spec.queue_name}", [0, 0, 0])
+        if info.state is State.PENDING:
+            row[0] += sign
+        elif info.has_quota:
+            row[1] += sign
+            if info.state is State.ADMITTED:
+                row[2] += sign
+
     def _transition(self, info: WorkloadInfo, to: State, now: int, *, reason: str | None = None,
                     message: str = "") -> None:
         """The one place a workload's state changes: checked against the allowed transitions, with the
@@ -372,7 +388,12 @@ class Engine:
         was = info.state
         if to not in _ALLOWED[was]:
             raise AssertionError(f"workload {info.key}: no transition from {was.value} to {to.value}")
+        known = self.workloads.get(info.key) is info
+        if known:
+            self._count(info, -1)
         info.state = to
+        if known:
+            self._count(info, 1)
         info.set_reason(reason, message)
         if to in _HOLDS and was not in _HOLDS:
             info.reserved_us = now
@@ -582,7 +603,7 @@ class Engine:
             inactive_message=None if inactive is None else hierarchy.inactive_detail(cq, self.flavors,
                                                                                       self.admission_checks),
             weighted_share=self.weighted_share(name),
-            pending_inadmissible=sum(1 for w in cq.pending.members() if cq.pending.is_parked(w.key)),
+            pending_inadmissible=cq.pending.parked_count(),
             in_use=MappingProxyType(in_use),
             missing_flavors=tuple(f for f in spec_flavors if f not in self.flavors),
             missing_checks=tuple(sorted(r.name for r in cq.spec.admission_checks if r.name not in self.admission_checks)),
@@ -593,22 +614,12 @@ class Engine:
         return list(self.local_queues)
 
     def local_queue_statuses(self) -> dict[str, LocalQueueStatus]:
-        """Every LocalQueue with its pending, reserving and admitted counts (one pass over workloads)."""
-        counts = {key: [0, 0, 0] for key in self.local_queues}
-        for info in self.workloads.values():
-            row = counts.get(f"{info.spec.namespace}/{info.spec.queue_name}")
-            if row is None:
-                continue
-            if info.state is State.PENDING:
-                row[0] += 1
-            elif info.has_quota:
-                row[1] += 1
-                if info.state is State.ADMITTED:
-                    row[2] += 1
+        """Every LocalQueue with its pending, reserving and admitted counts (kept as workloads move)."""
+        counts = self._lq_counts
         out = {}
         for key, lq in self.local_queues.items():
             cq = self.cqs.get(lq.cluster_queue)
-            pending, reserving, admitted = counts[key]
+            pending, reserving, admitted = counts.get(key) or (0, 0, 0)
             out[key] = LocalQueueStatus(key=key, spec=lq, pending=pending, reserving=reserving, admitted=admitted,
                                         cluster_queue_exists=cq is not None,
                                         cluster_queue_active=cq is not None and cq.active)

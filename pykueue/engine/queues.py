@@ -172,5 +172,9 @@ class PendingQueue:
         cls = self._where.get(key)
         return cls is not None and cls.parked
 
+    def parked_count(self) -> int:
+        """Members whose class is set aside (inadmissible): counted by class, not by member."""
+        return sum(len(cls.live) for cls in self._classes.values() if cls.parked)
+
     def members(self) -> list[WorkloadInfo]:
         return [e[4] for cls in self._classes.values() for e in cls.live.values()]
