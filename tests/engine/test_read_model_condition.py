@@ -10,20 +10,26 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pykueue.api.loader import load_paths
+from pykueue.engine.engine import Engine
 from pykueue.engine.workload import State
 from pykueue.sim.simulator import Simulation
 from tests.engine.sim_worlds import Job, World, manifests, worlds
 
 
-@settings(max_examples=40, deadline=None)
-@given(world=worlds(two=True), until_ms=st.integers(0, 20_000))
-def test_pending_condition_matches_the_snapshot(world: World, until_ms: int) -> None:
+def engine_at(world: World, until_ms: int) -> Engine:
+    """The engine of ``simulate`` on the world, stopped at ``until_ms``."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "world.yaml"
         path.write_text(manifests(world))
         inputs, problems = load_paths([str(path)])
     assert not problems, problems
-    engine = Simulation(inputs, until=until_ms / 1000).run().engine
+    return Simulation(inputs, until=until_ms / 1000).run().engine
+
+
+@settings(max_examples=40, deadline=None)
+@given(world=worlds(two=True), until_ms=st.integers(0, 20_000))
+def test_pending_condition_matches_the_snapshot(world: World, until_ms: int) -> None:
+    engine = engine_at(world, until_ms)
     keys = engine.workload_keys()
     for key in keys:
         snapshot = engine.workload_status(key)
@@ -38,12 +44,7 @@ def test_queue_counts_match_the_members(world: World, until_ms: int) -> None:
     """A ClusterQueue's inadmissible count (kept by class) is the number of its pending members
     whose class is set aside, and a LocalQueue's counts (kept as workloads move) are its workloads
     by state, counted one by one."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "world.yaml"
-        path.write_text(manifests(world))
-        inputs, problems = load_paths([str(path)])
-    assert not problems, problems
-    engine = Simulation(inputs, until=until_ms / 1000).run().engine
+    engine = engine_at(world, until_ms)
     for name in engine.cluster_queue_names():
         status = engine.cluster_queue_status(name)
         pending = engine.cqs[name].pending
@@ -67,12 +68,7 @@ def test_inadmissible_counts_parked_members_only() -> None:
     world = World(nominal=(2, 2), borrowing=(None, None), lending=(None, None),
                   strategies=("BestEffortFIFO", "StrictFIFO"), weights=(None, None), cohort=False, fair=False,
                   jobs=jobs)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "world.yaml"
-        path.write_text(manifests(world))
-        inputs, problems = load_paths([str(path)])
-    assert not problems, problems
-    engine = Simulation(inputs, until=1.0).run().engine
+    engine = engine_at(world, 1000)
     counts = {}
     for name in ("cq0", "cq1"):
         status = engine.cluster_queue_status(name)
