@@ -19,8 +19,9 @@ in-process so both print side by side. Then the range spec is checked.
         --rangespec pykueue/examples/perf/baseline/rangespec.yaml [--scale 0.05] [--report out.html]
 
 The last line of stdout is one JSON object: wallSeconds, controllerCpuSeconds, controllerPeakMB,
-apiserverCpuSeconds, etcdCpuSeconds, driverCpuSeconds, rangespec ("pass"/"fail"), live and
-simulated summaries. Exit status 0 when the range spec passes, 1 when it fails.
+apiserverCpuSeconds, etcdCpuSeconds, driverCpuSeconds, stealSeconds (CPU time the hypervisor took for
+others during the run), calibrationMs (a fixed loop's time before and after: the host's speed),
+rangespec ("pass"/"fail"), live and simulated summaries. Exit status 0 when the range spec passes, 1 when it fails.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import contextlib
 import dataclasses
 import html
 import json
+import math
 import os
 import platform
 import resource
@@ -75,6 +77,26 @@ def proc_cpu(pid: int) -> float:
         fields = f.read().rsplit(")", 1)[1].split()
     # after the command: state(0) ... utime(11) stime(12) cutime(13) cstime(14)
     return sum(int(x) for x in fields[11:15]) / CLK_TCK
+
+
+def calibration_ms() -> float:
+    """Milliseconds a fixed pure-Python loop takes (best of three): this host's speed, which varies by
+    a quarter from hour to hour on a shared VM; quoted before and after a run to compare runs."""
+    best = math.inf
+    for _ in range(3):
+        t0 = time.perf_counter()
+        total = 0
+        for i in range(2_000_000):
+            total += i
+        best = min(best, time.perf_counter() - t0)
+    return round(best * 1000, 1)
+
+
+def steal_seconds() -> float:
+    """CPU time the hypervisor gave to others (all cores): a run with much of it is not comparable."""
+    with open("/proc/stat") as f:
+        fields = f.readline().split()
+    return int(fields[8]) / CLK_TCK if len(fields) > 8 else 0.0
 
 
 def proc_hwm_mb(pid: int) -> float:
@@ -502,7 +524,9 @@ def main() -> int:
             spy = subprocess.Popen(["py-spy", "record", "--pid", str(controller.pid), "--format", "raw",
                                     "--rate", "20", "--output", args.profile, "--nonblocking"],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        calibration0 = calibration_ms()
         driver0 = time.process_time()
+        steal0 = steal_seconds()
         wall0 = time.monotonic()
         result, rec, stats = asyncio.run(play(str(cluster.kubeconfig), manifests, args.timeout))
         run_wall = time.monotonic() - wall0
@@ -514,6 +538,8 @@ def main() -> int:
             "etcdCpuSeconds": round(proc_cpu(etcd_pid) - base["etcd"], 2),
             "driverCpuSeconds": round(time.process_time() - driver0, 2),
             "runnerWallSeconds": round(run_wall, 2),
+            "stealSeconds": round(steal_seconds() - steal0, 2),
+            "calibrationMs": [calibration0, calibration_ms()],
             **stats,
         }
         figures["apiRequests"] = api_requests(cluster)
