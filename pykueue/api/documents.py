@@ -208,16 +208,21 @@ def nesting_error(text: str, first_line: int = 1) -> str | None:
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
                 if depth > MAX_DEPTH:
-                    line = event.start_mark.line + first_line
-                    return (
-                        f"YAML error at line {line}, column {event.start_mark.column + 1}: "
-                        f"collections nested more than {MAX_DEPTH} levels deep (pykueue's limit)"
-                    )
+                    return _too_deep(event.start_mark, first_line)
             elif isinstance(event, yaml.CollectionEndEvent):
                 depth -= 1
-    except yaml.YAMLError:
+    except yaml.YAMLError as exc:
+        # PyYAML 6.0.4 and later refuse very deep flow collections in the scanner, ahead of the events.
+        mark = getattr(exc, "problem_mark", None)
+        if "nesting depth" in str(exc) and mark is not None:
+            return _too_deep(mark, first_line)
         return None  # a syntax error: the ordinary reading reports it
     return None
+
+
+def _too_deep(mark: yaml.Mark, first_line: int) -> str:
+    return (f"YAML error at line {mark.line + first_line}, column {mark.column + 1}: "
+            f"collections nested more than {MAX_DEPTH} levels deep (pykueue's limit)")
 
 
 def parse_file(path: str, text: str, reader: DocumentReader | None = None) -> list[RawDocument]:
