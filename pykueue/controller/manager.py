@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import logging
 import time
@@ -224,6 +225,7 @@ class Controller:
         if kind == DELETED or obj["metadata"].get("deletionTimestamp"):
             if engine.has_workload(key):
                 engine.delete_workload(key)
+                self.queues_dirty.set()
                 self.kick()
             self._forget(key)
             if kind != DELETED and RESOURCE_IN_USE_FINALIZER in (obj["metadata"].get("finalizers") or []):
@@ -249,6 +251,7 @@ class Controller:
                 # Written after the next pass has tried it, with the scheduler's message, as upstream
                 # does; a workload that pass admits gets one write, its admission.
                 self.unevaluated[key] = None
+            self.queues_dirty.set()  # the queues count it pending even if no decision follows
             self.kick()
             return
         self._sync_workload(key, old, obj, now, finished)
@@ -515,9 +518,8 @@ class Controller:
         obj = self.informers["workloads"].get(key)
         if obj is not None and translate.is_true(obj, "QuotaReserved"):
             return True
-        written = self.written.get(key)
-        if written and any(c.get("type") == "QuotaReserved" and c.get("status") == "True"
-                           for c in written.get("conditions") or ()):
+        reserved = _written_condition(self.written.get(key), "QuotaReserved")
+        if reserved is not None and reserved.get("status") == "True":
             return True
         return key in self.retries
 
@@ -534,6 +536,13 @@ class Controller:
         if obj is None or view is None or view.state is State.FINISHED:
             self.unreleased.discard(key)
             return
+        if view.state is State.PENDING and not views.has_own_answer(self.engine, key):
+            # Not tried yet, or set aside with its class: upstream writes no condition for it then;
+            # the API keeps what it last showed (nothing, for a new workload).
+            shown = _written_condition(self.written.get(key), "QuotaReserved")
+            if shown is None:
+                return
+            view = dataclasses.replace(view, reason=shown.get("reason"), message=shown.get("message", ""))
         uids = self._uids(self.preemptors[key]) if key in self.preemptors else None
         status = desired_status(view, obj, self.evictions.get(key), uids, self.clock())
         if self.written.get(key) == _comparable(status):
@@ -583,7 +592,7 @@ class Controller:
             await asyncio.sleep(PENDING_SWEEP_SECONDS)
             engine, written = self.engine, self.written_pending
             for key in views.pending_keys(engine):
-                if views.pending_condition(engine, key) != written.get(key):
+                if views.pending_condition(engine, key) != written.get(key) and views.has_own_answer(engine, key):
                     self.mark_status(key)
 
     async def queue_status_loop(self) -> None:
@@ -680,6 +689,11 @@ async def in_parallel(items: list[T], call: Callable[[T], Awaitable[None]], limi
 
 def _active(obj: dict[str, Any]) -> bool:
     return (obj.get("spec") or {}).get("active", True) is not False
+
+
+def _written_condition(written: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
+    """The condition of type ``kind`` in a status we wrote (as ``_comparable`` keeps it)."""
+    return next((c for c in (written or {}).get("conditions") or () if c.get("type") == kind), None)
 
 
 def _comparable(status: dict[str, Any]) -> dict[str, Any]:

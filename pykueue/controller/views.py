@@ -69,6 +69,11 @@ def pending_condition(engine: Engine, key: str) -> tuple[str | None, str | None]
     return engine.pending_condition(key)
 
 
+def has_own_answer(engine: Engine, key: str) -> bool:
+    """The workload's pending condition is its own (see ``Engine.has_own_answer``)."""
+    return engine.has_own_answer(key)
+
+
 def pending_keys(engine: Engine) -> list[str]:
     return engine.workload_keys(State.PENDING)
 

@@ -561,6 +561,24 @@ class Engine:
         reason, message = self.condition_of(info)
         return reason, message or None
 
+    def has_own_answer(self, key: str) -> bool:
+        """Whether a pending workload's QuotaReserved=False answer is its own: what the scheduler said
+        when it tried this workload, or why its queue cannot take it (missing or inactive queue,
+        namespace, deactivation). False while it only shares its class's answer or has not been tried
+        yet: upstream writes nothing to the API then (equivalent workloads are bulk-moved aside without
+        a status write, and a new workload has no condition until the scheduler tries it)."""
+        info = self.workloads.get(key)
+        if info is None or info.state is not State.PENDING:
+            return True
+        if self.blocker(info) is not None:
+            return True
+        cq = self.cqs.get(info.cluster_queue or "")
+        if cq is None:
+            return True
+        if info.key in cq.pending and cq.pending.shares_class_answer(info):
+            return False
+        return info.reason != PENDING_EVALUATION
+
     def _workload_status(self, info: WorkloadInfo) -> WorkloadStatus:
         reason, message = self.condition_of(info)
         return WorkloadStatus(

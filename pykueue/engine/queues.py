@@ -21,7 +21,8 @@ from pykueue.engine.workload import Stamps, WorkloadInfo
 
 
 class _Class:
-    __slots__ = ("hash", "priority", "heap", "live", "parked", "bulk_reason", "bulk_message", "bulk_stamp", "entry")
+    __slots__ = ("hash", "priority", "heap", "live", "parked", "bulk_reason", "bulk_message", "bulk_stamp", "bulk_key",
+                 "entry")
 
     def __init__(self, h: tuple, priority: int) -> None:
         self.hash = h
@@ -32,6 +33,7 @@ class _Class:
         self.bulk_reason: str | None = None
         self.bulk_message = ""
         self.bulk_stamp = 0
+        self.bulk_key: str | None = None  # the member whose evaluation gave the class its answer
         self.entry: tuple | None = None  # this class's live entry in the queue heap
 
     def head(self) -> WorkloadInfo | None:
@@ -144,6 +146,7 @@ class PendingQueue:
         if info.watch is not None:  # every member now shows the class's reason
             info.watch.update(e[4] for e in cls.live.values())
         cls.bulk_stamp = next(self.stamps)
+        cls.bulk_key = info.key
         cls.entry = None
 
     def requeue_inadmissible(self) -> bool:
@@ -163,10 +166,17 @@ class PendingQueue:
     def condition_for(self, info: WorkloadInfo) -> tuple[str | None, str]:
         """(reason, message) of a pending member: its own, unless its class was set aside after that
         (the class shares one answer, so the last member evaluated speaks for all)."""
-        cls = self._where.get(info.key)
-        if cls is not None and cls.bulk_reason is not None and cls.bulk_stamp > info.reason_stamp:
+        if self.shares_class_answer(info):
+            cls = self._where[info.key]
             return cls.bulk_reason, cls.bulk_message
         return info.reason, info.message
+
+    def shares_class_answer(self, info: WorkloadInfo) -> bool:
+        """The member shows its class's answer, given after its own (it was set aside with its class
+        unevaluated: upstream's bulk move of equivalent workloads)."""
+        cls = self._where.get(info.key)
+        return (cls is not None and cls.bulk_reason is not None and cls.bulk_stamp > info.reason_stamp
+                and cls.bulk_key != info.key)
 
     def is_parked(self, key: str) -> bool:
         cls = self._where.get(key)
