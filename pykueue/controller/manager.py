@@ -532,16 +532,23 @@ class Controller:
     async def _write_status(self, key: str) -> None:
         workloads = self.informers["workloads"]
         obj = workloads.get(key)
-        view = views.workload(self.engine, key)
-        if obj is None or view is None or view.state is State.FINISHED:
+        state = self.engine.state_of(key)
+        if obj is None or state is None or state is State.FINISHED:
             self.unreleased.discard(key)
             return
-        if view.state is State.PENDING and not views.has_own_answer(self.engine, key):
-            # Not tried yet, or set aside with its class: upstream writes no condition for it then;
-            # the API keeps what it last showed (nothing, for a new workload).
+        shown = None
+        if state is State.PENDING and not views.has_own_answer(self.engine, key):
+            # Not tried yet, or set aside with its class: upstream writes no condition for it then, and
+            # the API keeps the pending answer it last showed (none, for a new workload). A release is
+            # always written, in the engine's words: the API must stop showing the quota.
             shown = _written_condition(self.written.get(key), "QuotaReserved")
-            if shown is None:
+            if shown is None and not self._may_show_quota(key):
                 return
+            if shown is not None and shown.get("status") != "False":
+                shown = None
+        view = views.workload(self.engine, key)
+        assert view is not None
+        if shown is not None:
             view = dataclasses.replace(view, reason=shown.get("reason"), message=shown.get("message", ""))
         uids = self._uids(self.preemptors[key]) if key in self.preemptors else None
         status = desired_status(view, obj, self.evictions.get(key), uids, self.clock())

@@ -231,6 +231,8 @@ def test_priority_preemption_suspends_and_restores_the_victim(kueue: Kueue, ns: 
     assert preempted["status"] == "True" and preempted["reason"] == "InClusterQueue"
     assert "due to prioritization in the ClusterQueue" in preempted["message"]
     assert not is_true(victim, "Admitted")
+    released = condition(victim, "QuotaReserved")
+    assert released["status"] == "False" and "Quota reserved" not in released["message"], released
     assert "admission" not in victim["status"]
     low = eventually(lambda: suspended(kueue, "low", ns) and kueue.get("job", "low", ns), what="low suspended")
     assert "nodeSelector" not in low["spec"]["template"]["spec"] or not low["spec"]["template"]["spec"]["nodeSelector"]

@@ -1,0 +1,93 @@
+"""What the status writer sends for a pending workload, driven through the controller's own handlers
+with an API stand-in that records the server-side applies (the e2e tests cover the real server)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from pykueue.controller.kube import resources as r
+from pykueue.controller.manager import Controller
+from pykueue.engine import model
+from pykueue.engine.workload import State
+
+
+class RecordingKube:
+    """Takes every server-side apply and answers it; nothing else is called on these paths."""
+
+    def __init__(self) -> None:
+        self.applied: list[dict[str, Any]] = []
+
+    async def apply(self, res: r.Resource, body: dict[str, Any], **_: Any) -> dict[str, Any]:
+        self.applied.append(body)
+        return body
+
+
+class Store:
+    def __init__(self, objects: dict[str, dict[str, Any]]) -> None:
+        self.objects = objects
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        return self.objects.get(key)
+
+
+def kueue(kind: str, name: str, spec: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
+    meta = {"name": name, "uid": f"uid-{name}", "resourceVersion": "1", "generation": 1}
+    if namespace:
+        meta["namespace"] = namespace
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": kind, "metadata": meta, "spec": spec}
+
+
+def workload(name: str, cpu: str) -> dict[str, Any]:
+    obj = kueue("Workload", name, {"queueName": "lq", "podSets": [{"name": "main", "count": 1, "template": {
+        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}}}]}, "ns")
+    obj["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+    return obj
+
+
+def controller_with(*workloads: dict[str, Any]) -> tuple[Controller, RecordingKube]:
+    kube = RecordingKube()
+    ctl = Controller(kube, model.Config(), clock=lambda: 1_800_000_000.0)  # type: ignore[arg-type]
+    ctl.on_queue_object(r.RESOURCE_FLAVOR, "ADDED", None, kueue("ResourceFlavor", "default", {}))
+    ctl.on_queue_object(r.CLUSTER_QUEUE, "ADDED", None, kueue("ClusterQueue", "cq", {
+        "namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+            {"name": "default", "resources": [{"name": "cpu", "nominalQuota": "4"}]}]}]}))
+    ctl.on_queue_object(r.LOCAL_QUEUE, "ADDED", None, kueue("LocalQueue", "lq", {"clusterQueue": "cq"}, "ns"))
+    store = {f"ns/{w['metadata']['name']}": w for w in workloads}
+    ctl.informers["workloads"] = Store(store)  # type: ignore[assignment]
+    for w in workloads:
+        ctl.on_workload("ADDED", None, w)
+    return ctl, kube
+
+
+def quota_reserved(body: dict[str, Any]) -> dict[str, Any]:
+    return next(c for c in body["status"]["conditions"] if c["type"] == "QuotaReserved")
+
+
+def test_a_release_after_eviction_is_written_in_the_engines_words() -> None:
+    """An admitted workload evicted and not tried since has no answer of its own, but the API shows
+    it holding quota: the release goes out, and its QuotaReserved=False does not repeat the words of
+    the reservation it takes back."""
+    ctl, kube = controller_with(workload("a", "3"))
+    ctl.run_cycle()
+    asyncio.run(ctl._write_status("ns/a"))
+    assert quota_reserved(kube.applied[-1])["status"] == "True"
+    ctl.engine.evict("ns/a", "Preempted", ctl.now_us() + 1, requeue_after_us=60_000_000)
+    assert ctl.engine.state_of("ns/a") is State.PENDING and not ctl.engine.has_own_answer("ns/a")
+    asyncio.run(ctl._write_status("ns/a"))
+    released = quota_reserved(kube.applied[-1])
+    assert released["status"] == "False"
+    assert "Quota reserved" not in released["message"] and released["reason"] != "QuotaReserved", released
+
+
+def test_only_the_tried_workload_of_two_equals_is_written() -> None:
+    """Two equal 6 cpu workloads on a 4 cpu queue: one is tried and told why; its equal is set aside
+    untried and gets no write at all."""
+    ctl, kube = controller_with(workload("a", "6"), workload("b", "6"))
+    ctl.run_cycle()
+    for key in ("ns/a", "ns/b"):
+        asyncio.run(ctl._write_status(key))
+    assert len(kube.applied) == 1
+    told = kube.applied[0]
+    assert "insufficient" in quota_reserved(told)["message"]
+    assert {ctl.engine.has_own_answer("ns/a"), ctl.engine.has_own_answer("ns/b")} == {True, False}
