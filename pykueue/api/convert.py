@@ -207,7 +207,19 @@ def workload(
         kind=kind,
         admitted=_admitted(status),
         check_states=_check_states(status),
+        max_execution_seconds=spec.maximum_execution_time_seconds,
+        accumulated_execution_seconds=_accumulated(status),
     )
+
+
+def _accumulated(status: v2.WorkloadStatus | None) -> int:
+    """``status.accumulatedPastExecutionTimeSeconds`` (v1beta1 spells it ``...Exexcution...``)."""
+    if status is None:
+        return 0
+    value = status.accumulated_past_execution_time_seconds
+    if value is None:
+        value = status.accumulated_past_exexcution_time_seconds
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _conditions(status: v2.WorkloadStatus | None) -> dict[str, str]:

@@ -84,7 +84,6 @@ class Controller:
         self.retries: dict[str, int] = {}  # failed status writes in a row, per key: the retry's backoff
         self.unreleased: set[str] = set()  # releases the API has not taken yet: reservations wait for them
         self.active: dict[str, bool] = {}
-        self.timers: dict[str, asyncio.TimerHandle] = {}
         self.status_dirty: dict[str, None] = {}
         self.messages: dict[str, None] = {}  # pending messages waiting their turn, oldest first
         self.unevaluated: dict[str, None] = {}  # new pending workloads: their status waits for a pass
@@ -245,9 +244,7 @@ class Controller:
                 return
             engine.add_workload(converted, now)
             self.active[key] = converted.active
-            if engine.state_of(key) is State.ADMITTED:
-                self._arm_pods_ready_timer(key, obj)
-            else:
+            if engine.state_of(key) is not State.ADMITTED:
                 # Written after the next pass has tried it, with the scheduler's message, as upstream
                 # does; a workload that pass admits gets one write, its admission.
                 self.unevaluated[key] = None
@@ -267,7 +264,6 @@ class Controller:
                 engine.finish_workload(key, now)
             else:
                 engine.delete_workload(key)
-            self._cancel_timer(key)
             if RESOURCE_IN_USE_FINALIZER in (obj["metadata"].get("finalizers") or []):
                 self._spawn(self._drop_finalizer(obj))
             changed = True
@@ -280,9 +276,15 @@ class Controller:
             changed = True
         w = views.snapshot(engine, key)  # one snapshot for the rest: each step below moves its own field
         if w is not None:
-            if state is State.ADMITTED and translate.is_true(obj, "PodsReady") and not w.pods_ready:
+            # Ready: the pods-ready deadline goes. Seen going from ready to not ready: recoveryTimeout
+            # starts. The engine keeps both deadlines; the scheduling loop wakes for them.
+            ready = translate.is_true(obj, "PodsReady")
+            if state is State.ADMITTED and ready and not w.pods_ready:
                 engine.mark_pods_ready(key, now)
-                self._cancel_timer(key)
+                changed = True
+            elif (state is State.ADMITTED and not ready and w.pods_ready and old is not None
+                  and translate.is_true(old, "PodsReady")):
+                engine.mark_pods_not_ready(key, now)
                 changed = True
             reclaimable = translate.reclaimable_pods(obj)
             if reclaimable != dict(w.spec.reclaimable_pods) and w.state is not State.FINISHED:
@@ -369,12 +371,8 @@ class Controller:
             else:
                 message = event.message or self._eviction_message(event, preemption)
             self.evictions[key] = Eviction(reason or "", message, preemption)
-            self._cancel_timer(key)
         elif event.type == ev.ADMITTED:
             self.admissions += 1
-            workloads = self.informers.get("workloads")
-            obj = workloads.get(key) if workloads else None
-            self._arm_pods_ready_timer(key, obj)
         self.mark_status(key)
         self.queues_dirty.set()
 
@@ -405,6 +403,10 @@ class Controller:
         elif event.type == ev.EVICTED and event.reason != ev.EVICTED_PREEMPTED:
             self.recorder.emit(obj, f"EvictedDueTo{reason}", event.message or str(reason))
         elif event.type == ev.DEACTIVATED:
+            if event.reason == ev.CAUSE_MAX_EXECUTION_TIME:
+                limit = obj and (obj.get("spec") or {}).get("maximumExecutionTimeSeconds")
+                self.recorder.emit(obj, ev.CAUSE_MAX_EXECUTION_TIME,
+                                   f"The maximum execution time ({limit}s) exceeded", "Warning")
             self.recorder.emit(obj, "WorkloadDeactivated", event.message or "Deactivated by Kueue", "Warning")
         elif event.type == ev.REQUEUED:
             self.recorder.emit(obj, "Requeued", "The workload is requeued")
@@ -435,33 +437,6 @@ class Controller:
             return "UNKNOWN", "UNKNOWN"
         labels = obj["metadata"].get("labels") or {}
         return obj["metadata"].get("uid", "UNKNOWN"), labels.get("kueue.x-k8s.io/job-uid", "UNKNOWN")
-
-    # ---- waitForPodsReady on the wall clock ------------------------------------------------------
-
-    def _arm_pods_ready_timer(self, key: str, obj: dict[str, Any] | None) -> None:
-        wfpr = self.engine.config.wait_for_pods_ready
-        if not wfpr.enable or views.pods_ready(self.engine, key):
-            return
-        started = self.clock()
-        cond = translate.condition(obj, "Admitted") if obj else None
-        if cond is not None and cond.get("status") == "True":
-            started = translate.parse_time(cond.get("lastTransitionTime")) or started
-        delay = max(0.0, started + wfpr.timeout_seconds - self.clock())
-        self._cancel_timer(key)
-        self.timers[key] = asyncio.get_running_loop().call_later(delay, self._pods_ready_timeout, key)
-
-    def _pods_ready_timeout(self, key: str) -> None:
-        self.timers.pop(key, None)
-        if views.admitted_state(self.engine, key) in (State.ADMITTED, State.QUOTA_RESERVED) and not views.pods_ready(
-            self.engine, key
-        ):
-            self.engine.pods_ready_timeout(key, self.now_us())
-            self.kick()
-
-    def _cancel_timer(self, key: str) -> None:
-        timer = self.timers.pop(key, None)
-        if timer is not None:
-            timer.cancel()
 
     # ---- status writers: engine -> API -----------------------------------------------------------
 
@@ -664,7 +639,6 @@ class Controller:
         self.status_dirty.pop(key, None)
         self.messages.pop(key, None)
         self.unevaluated.pop(key, None)
-        self._cancel_timer(key)
 
     async def _drop_finalizer(self, obj: dict[str, Any]) -> None:
         meta = obj["metadata"]

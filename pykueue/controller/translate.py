@@ -94,7 +94,7 @@ def workload(obj: dict[str, Any], classes: list[dict[str, Any]],
                              option=orjson.OPT_SORT_KEYS)
         hit = cache.get(shape)
         if hit is not None:
-            return dataclasses.replace(hit, name=name, creation_time=created), []
+            return _restored(dataclasses.replace(hit, name=name, creation_time=created), status), []
     inputs, problems = _load([*(clean(c) for c in classes), doc], "Workload")
     if problems:
         return None, problems
@@ -105,7 +105,29 @@ def workload(obj: dict[str, Any], classes: list[dict[str, Any]],
         if len(cache) >= CACHE_LIMIT:
             cache.clear()
         cache[shape] = converted
-    return converted, []
+    return _restored(converted, status), []
+
+
+def _restored(wl: model.Workload, status: dict[str, Any]) -> model.Workload:
+    """What the status says of a workload's progress on the wall clock: the execution time its past
+    admissions used, and for one that holds quota when it is read, whether it is admitted (all checks
+    Ready), since when, and whether its pods are ready; the engine's timers continue from there."""
+    conditions = {c.get("type"): c for c in status.get("conditions") or [] if isinstance(c, dict)}
+    accumulated = status.get("accumulatedPastExecutionTimeSeconds")
+    changes: dict[str, Any] = {}
+    if isinstance(accumulated, int) and accumulated > 0:
+        changes["accumulated_execution_seconds"] = accumulated
+    if wl.admission is not None:
+        admitted = conditions.get("Admitted")
+        changes["admitted"] = admitted is None or admitted.get("status") == "True"
+        if admitted is not None and admitted.get("status") == "True":
+            changes["admitted_time"] = parse_time(admitted.get("lastTransitionTime"))
+            ready = conditions.get("PodsReady")
+            changes["pods_ready"] = ready is not None and ready.get("status") == "True"
+        checks = status.get("admissionChecks") or []
+        changes["check_states"] = {c["name"]: str(c.get("state", "Pending")) for c in checks
+                                   if isinstance(c, dict) and c.get("name")}
+    return dataclasses.replace(wl, **changes) if changes else wl
 
 
 def reclaimable_pods(obj: dict[str, Any]) -> dict[str, int]:

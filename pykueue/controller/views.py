@@ -32,6 +32,7 @@ def workload(engine: Engine, key: str) -> WorkloadView | None:
         evictions=w.evictions,
         spec=w.spec,
         check_states=dict(w.check_states),
+        accumulated_seconds=w.accumulated_s,
     )
 
 

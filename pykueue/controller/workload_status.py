@@ -61,6 +61,7 @@ class WorkloadView:
     evictions: int
     spec: model.Workload
     check_states: dict[str, str]
+    accumulated_seconds: int = 0
 
 
 def admission_status(admission: model.Admission, spec: model.Workload) -> dict[str, Any]:
@@ -149,6 +150,8 @@ def desired_status(view: WorkloadView, obj: dict[str, Any], eviction: Eviction |
         status["admissionChecks"] = _check_states(view.check_states, obj, stamp)
     elif not holds and (reset := _reset_checks(obj, stamp)):
         status["admissionChecks"] = reset
+    if view.spec.max_execution_seconds is not None and view.accumulated_seconds:
+        status["accumulatedPastExecutionTimeSeconds"] = view.accumulated_seconds
     if view.requeue_count or view.requeue_at is not None:
         state: dict[str, Any] = {"count": view.requeue_count}
         if view.requeue_at is not None:

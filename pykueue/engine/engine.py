@@ -31,6 +31,7 @@ from pykueue.engine.status import (
     QuotaAvailability,
     WorkloadStatus,
 )
+from pykueue.engine.timers import Deadline, Timers
 from pykueue.engine.workload import (
     DEACTIVATED,
     MISCONFIGURED,
@@ -68,6 +69,7 @@ class Engine:
         self._stamps = new_stamps()  # per engine: two engines in one process never share a counter
         self._events: list[Event] = []
         self.queues = QueueManager(self.cqs, self.local_queues, self.workloads)
+        self.timers = Timers()  # pods-ready and maximum-execution deadlines (backoffs: the queue manager)
         self._bulk = 0  # inside bulk(): structure and queue refreshes wait until the end
         self.reason_watch: set[WorkloadInfo] | None = None  # see watch_reasons
         self._bulk_dirty = False
@@ -236,7 +238,7 @@ class Engine:
         info.cluster_queue = admission.cluster_queue
         info.admission = admission
         info.usage = usage_of(info.spec, admission)
-        info.pods_ready = True
+        info.pods_ready = info.spec.pods_ready
         to = State.ADMITTED
         if not info.spec.admitted and cq is not None:
             # Quota reserved, admission checks not all Ready (a controller restarted meanwhile).
@@ -248,6 +250,11 @@ class Engine:
         if cq is not None:
             cq.add_admitted(info)
             add_workload_usage(cq, info)
+        if to is State.ADMITTED:
+            if info.spec.admitted_time is not None:
+                info.admitted_us = seconds_to_us(info.spec.admitted_time)
+            self._arm_admitted_timers(info, now)
+        if cq is not None:
             self._apply_stop_policy(info, now)
 
     def cluster_queue_for(self, info: WorkloadInfo) -> str | None:
@@ -314,11 +321,15 @@ class Engine:
             self._emit(ev.REQUEUED, info, self.cluster_queue_for(info), reason="Reactivated")
             self.queues.place(info)
 
-    def _deactivate(self, info: WorkloadInfo, now: int, *, cause: str | None, message: str) -> None:
+    def _deactivate(self, info: WorkloadInfo, now: int, *, cause: str | None, message: str,
+                    announced: bool = False) -> None:
         """Every deactivation, by the user or by Kueue (``cause``: the requeuing limit, a rejected
-        admission check): one eviction with reason Deactivated if it held quota, never requeued, and its
-        requeue state cleared (upstream drops status.requeueState)."""
+        admission check, the maximum execution time): one eviction with reason Deactivated if it held
+        quota, never requeued, and its requeue state cleared (upstream drops status.requeueState).
+        ``announced``: the Deactivated event comes before the eviction (a timed deactivation)."""
         info.spec = _replace_active(info.spec, False)
+        if announced:
+            self._emit(ev.DEACTIVATED, info, info.cluster_queue, reason=cause, message=message)
         if info.has_quota:
             self._evict(info, ev.EVICTED_DEACTIVATED, now, requeue=False, cause=cause, message=message)
         else:
@@ -326,7 +337,8 @@ class Engine:
         self._transition(info, State.INACTIVE, now, reason=DEACTIVATED, message=message)
         info.requeue_us = None
         info.requeue_count = 0
-        self._emit(ev.DEACTIVATED, info, info.cluster_queue, reason=cause, message=message)
+        if not announced:
+            self._emit(ev.DEACTIVATED, info, info.cluster_queue, reason=cause, message=message)
 
     def evict(self, key: str, reason: str, now: int, *, requeue_after_us: int | None = None,
               message: str = "") -> None:
@@ -340,6 +352,9 @@ class Engine:
                requeue_after_us: int | None = None, by: str | None = None, cause: str | None = None,
                message: str = "") -> None:
         cq_name = info.cluster_queue
+        if info.state is State.ADMITTED and info.admitted_us is not None:
+            # Admitted=True -> False: the admission's whole seconds count against the execution limit.
+            info.accumulated_s += max(0, now - info.admitted_us) // model.US
         self._release(info)
         self._transition(info, State.PENDING, now, reason=PENDING_EVALUATION, message=message)
         info.evictions += 1
@@ -359,6 +374,7 @@ class Engine:
         self.queues.place(info)
 
     def _release(self, info: WorkloadInfo) -> None:
+        self.timers.cancel(info.key)
         cq = self.cqs.get(info.cluster_queue or "")
         if cq is not None and info.key in cq.admitted:
             cq.remove_admitted(info)
@@ -419,6 +435,7 @@ class Engine:
         if not checks:
             self._transition(info, State.ADMITTED, now)
             self._emit(ev.ADMITTED, info, cq.name)
+            self._arm_admitted_timers(info, now)
 
     def preempt(self, victim: WorkloadInfo, reason: str, by: WorkloadInfo, now: int) -> None:
         """Evict ``victim`` for ``by`` (a preemption ``reason``), requeued as upstream requeues it."""
@@ -435,13 +452,18 @@ class Engine:
         if info is None or not info.has_quota:
             return
         info.pods_ready = True
+        self.timers.cancel(key, Deadline.PODS_READY)
 
     def mark_pods_not_ready(self, key: str, now: int) -> None:
-        """A pod of a running workload failed: it waits for recoveryTimeout to be ready again."""
+        """A pod of a running workload failed: it has waitForPodsReady.recoveryTimeout to be ready
+        again, or it is evicted as by the pods-ready timeout (no recoveryTimeout: it may stay so)."""
         info = self.workloads.get(key)
-        if info is None or not info.has_quota:
+        if info is None or not info.has_quota or not info.pods_ready:
             return
         info.pods_ready = False
+        wfpr = self.config.wait_for_pods_ready
+        if wfpr.enable and wfpr.recovery_timeout_seconds:
+            self.timers.arm(key, Deadline.PODS_READY, now + seconds_to_us(wfpr.recovery_timeout_seconds))
 
     def pods_ready_timeout(self, key: str, now: int) -> None:
         """The waitForPodsReady timeout passed: evict if not ready, requeue with exponential backoff, or
@@ -474,6 +496,7 @@ class Engine:
             if info.state is State.QUOTA_RESERVED and all(v == model.CheckState.READY for v in info.check_states.values()):
                 self._transition(info, State.ADMITTED, now)
                 self._emit(ev.ADMITTED, info, info.cluster_queue)
+                self._arm_admitted_timers(info, now)
         elif state == model.CheckState.RETRY:
             self._evict(info, ev.EVICTED_ADMISSION_CHECK, now, requeue=True,
                         message="At least one admission check is false")
@@ -503,8 +526,44 @@ class Engine:
                 self.queues.place(info)
 
     def next_wakeup(self) -> int | None:
-        """The earliest time at which a backoff expires (the driver should call ``schedule`` then)."""
-        return self.queues.next_wakeup()
+        """The earliest time at which a backoff expires or a timed policy falls due (pods-ready
+        timeout or recovery, maximum execution time): the driver should call ``schedule`` then."""
+        backoff, deadline = self.queues.next_wakeup(), self.timers.next_due()
+        if backoff is None or deadline is None:
+            return deadline if backoff is None else backoff
+        return min(backoff, deadline)
+
+    def has_deadline(self, key: str) -> bool:
+        """Whether a timed policy may still act on ``key`` by itself (a pods-ready or execution limit)."""
+        return self.timers.has(key)
+
+    def _arm_admitted_timers(self, info: WorkloadInfo, now: int) -> None:
+        """An admission starts its clocks: waitForPodsReady's timeout while its pods are not ready, and
+        the execution limit less the time accumulated by earlier admissions."""
+        wfpr = self.config.wait_for_pods_ready
+        start = info.admitted_us if info.admitted_us is not None else now
+        if wfpr.enable and not info.pods_ready:
+            self.timers.arm(info.key, Deadline.PODS_READY, start + seconds_to_us(wfpr.timeout_seconds))
+        limit = info.spec.max_execution_seconds
+        if limit is not None:
+            self.timers.arm(info.key, Deadline.MAX_EXECUTION, start + (limit - info.accumulated_s) * model.US)
+
+    def _fire_deadlines(self, now: int) -> None:
+        for key, kind in self.timers.pop_due(now):
+            info = self.workloads.get(key)
+            if info is None or not info.has_quota:
+                continue
+            if kind is Deadline.PODS_READY:
+                self.pods_ready_timeout(key, now)
+            elif info.state is State.ADMITTED:
+                self._exceed_max_execution(info, now)
+
+    def _exceed_max_execution(self, info: WorkloadInfo, now: int) -> None:
+        """Upstream marks it a deactivation target (its accumulated time dropped), then deactivates
+        it; the eviction that follows counts this admission's time again, as upstream's does."""
+        info.accumulated_s = 0
+        self._deactivate(info, now, cause=ev.CAUSE_MAX_EXECUTION_TIME, announced=True,
+                         message="The workload is deactivated due to exceeding the maximum execution time")
 
     def _expire_backoffs(self, now: int) -> None:
         for info in self.queues.expired_backoffs(now):
@@ -520,6 +579,7 @@ class Engine:
         if type(now) is not int:
             raise TypeError(f"time must be an int number of microseconds (a wall clock: time.time_ns() // 1000), "
                             f"got {now!r}")
+        self._fire_deadlines(now)
         self._expire_backoffs(now)
         self.scheduler.run(now)
         out, self._events = self._events, []
@@ -589,7 +649,7 @@ class Engine:
             message=message or None, order_us=info.order_us, reserved_us=info.reserved_us,
             admitted_us=info.admitted_us, finished_us=info.finished_us, evictions=info.evictions,
             eviction_reason=info.eviction_reason, requeue_count=info.requeue_count, requeue_us=info.requeue_us,
-            pods_ready=info.pods_ready, check_states=MappingProxyType(dict(info.check_states)), seq=info.seq,
+            pods_ready=info.pods_ready, accumulated_s=info.accumulated_s, check_states=MappingProxyType(dict(info.check_states)), seq=info.seq,
         )
 
     def workload_statuses(self) -> list[WorkloadStatus]:

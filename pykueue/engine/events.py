@@ -26,6 +26,7 @@ EVICTED_ADMISSION_CHECK = "AdmissionCheck"
 # of its one eviction, whose reason is EVICTED_DEACTIVATED.
 CAUSE_REQUEUING_LIMIT = "RequeuingLimitExceeded"
 CAUSE_ADMISSION_CHECK = "AdmissionCheck"
+CAUSE_MAX_EXECUTION_TIME = "MaximumExecutionTimeExceeded"
 
 # Upstream's eviction messages (the Evicted condition), and how it words a preemption's reason.
 PREEMPTION_REASON_TEXT = {

@@ -243,6 +243,14 @@ class Workload:
     # checks not all Ready); then ``check_states`` holds the states the status reports, by check name.
     admitted: bool = True
     check_states: dict[str, str] = field(default_factory=dict)
+    # spec.maximumExecutionTimeSeconds, and the admitted time already spent by earlier admissions
+    # (status.accumulatedPastExecutionTimeSeconds): whole seconds, as upstream keeps them.
+    max_execution_seconds: int | None = None
+    accumulated_execution_seconds: int = 0
+    # With an Admitted ``admission`` restored from a status: when it was admitted (the Admitted
+    # condition's time, seconds; None: at the instant it is added) and whether its pods are ready.
+    admitted_time: float | None = None
+    pods_ready: bool = True
 
     @property
     def key(self) -> str:

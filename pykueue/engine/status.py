@@ -34,6 +34,7 @@ class WorkloadStatus:
     requeue_count: int
     requeue_us: int | None  # when its requeuing backoff expires
     pods_ready: bool
+    accumulated_s: int  # status.accumulatedPastExecutionTimeSeconds
     check_states: Mapping[str, str]
     seq: int  # submission order: the final tie-breaker
 

@@ -83,6 +83,7 @@ class WorkloadInfo:
         "requeue_count",
         "requeue_us",
         "pods_ready",
+        "accumulated_s",
         "check_states",
         "hash",
         "reason_stamp",
@@ -112,6 +113,7 @@ class WorkloadInfo:
         self.requeue_count = 0
         self.requeue_us: int | None = None  # when its requeuing backoff expires
         self.pods_ready = False
+        self.accumulated_s = spec.accumulated_execution_seconds  # admitted seconds of past admissions
         self.check_states: dict[str, str] = {}
         self.hash = scheduling_hash(spec)
         self.reason_stamp = 0

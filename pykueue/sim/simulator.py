@@ -47,12 +47,11 @@ class Timer(IntEnum):
     ARRIVAL = 1
     FINISH = 2
     READY = 3
-    TIMEOUT = 4
-    CHECK = 5
-    UNREADY = 6
+    CHECK = 4
+    UNREADY = 5
 
 
-_CHANGE, _ARRIVAL, _FINISH, _READY, _TIMEOUT, _CHECK, _UNREADY = Timer
+_CHANGE, _ARRIVAL, _FINISH, _READY, _CHECK, _UNREADY = Timer
 
 # Evictions of one workload by its own timers since the last progress after which a run without --until
 # stops (exit 3) once nothing else can happen. A series that ends by itself is shorter: its timers fire
@@ -296,7 +295,11 @@ class Simulation:
     def _undisturbed_timers(self) -> bool:
         """Whether a workload holding quota, not evicted since the last progress, has a timer pending:
         a running job that will finish, a check that will answer. It may still change the outcome."""
-        state_of = self.engine.state_of
+        engine = self.engine
+        state_of = engine.state_of
+        for key in engine.workload_keys():  # the engine's own deadlines act on quota holders only
+            if key not in self._disturbed and engine.has_deadline(key):
+                return True
         for _, _, kind, payload in self._queue:
             if kind in (_ARRIVAL, _CHANGE):
                 continue
@@ -352,9 +355,6 @@ class Simulation:
     def _ready(self, key: str, epoch: int, rest: list, now_us: int) -> None:
         self.engine.mark_pods_ready(key, now_us)
 
-    def _timeout(self, key: str, epoch: int, rest: list, now_us: int) -> None:
-        self.engine.pods_ready_timeout(key, now_us)
-
     def _check(self, key: str, epoch: int, rest: list, now_us: int) -> None:
         check, state = rest
         self.engine.set_check_state(key, check, state, now_us)
@@ -383,25 +383,22 @@ class Simulation:
         epoch = self._epoch.get(key, 0)
         if sub.runtime is not None:
             self._at(now_us + to_us(sub.runtime), _FINISH, (key, epoch))
-        wfpr = self.engine.config.wait_for_pods_ready
-        if wfpr.enable and not preadmitted:
-            if sub.ready_after != NEVER_READY and math.isfinite(sub.ready_after):
-                self._at(now_us + to_us(sub.ready_after), _READY, (key, epoch))
-            self._at(now_us + to_us(wfpr.timeout_seconds), _TIMEOUT, (key, epoch))
+        # The pods' script: when they are ready. Kueue's own deadlines (the pods-ready timeout, the
+        # maximum execution time) are the engine's, which wakes the loop through next_wakeup.
+        ready_after = sub.ready_after
+        if (self.engine.config.wait_for_pods_ready.enable and not preadmitted and ready_after != NEVER_READY
+                and math.isfinite(ready_after)):
+            self._at(now_us + to_us(ready_after), _READY, (key, epoch))
         if sub.unready_after is not None:
             self._at(now_us + to_us(sub.unready_after), _UNREADY, (key, epoch))
 
     def _on_unready(self, key: str, epoch: int, now_us: int) -> None:
-        """Pods stopped being ready (``pykueue.dev/unready-after``): the workload must recover within
-        waitForPodsReady.recoveryTimeout, or be evicted like a pods-ready timeout."""
-        engine = self.engine
-        engine.mark_pods_not_ready(key, now_us)
+        """Pods stopped being ready (``pykueue.dev/unready-after``), ready again after
+        ``unready-for``; the engine evicts it if waitForPodsReady.recoveryTimeout passes first."""
+        self.engine.mark_pods_not_ready(key, now_us)
         sub = self._subs[key]
         if math.isfinite(sub.unready_for):
             self._at(now_us + to_us(sub.unready_for), _READY, (key, epoch))
-        recovery = engine.config.wait_for_pods_ready.recovery_timeout_seconds
-        if engine.config.wait_for_pods_ready.enable and recovery:
-            self._at(now_us + to_us(recovery), _TIMEOUT, (key, epoch))
 
     def _apply_change(self, change: Change, now: int) -> None:
         """A timed change of an object (``pykueue.dev/at`` / ``delete-at``), by kind."""
@@ -427,7 +424,6 @@ class Simulation:
 _WORKLOAD_TIMERS: dict[Timer, Callable[[Simulation, str, int, list, int], None]] = {
     Timer.FINISH: Simulation._finish,
     Timer.READY: Simulation._ready,
-    Timer.TIMEOUT: Simulation._timeout,
     Timer.UNREADY: Simulation._unready,
     Timer.CHECK: Simulation._check,
 }
