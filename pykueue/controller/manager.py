@@ -33,9 +33,11 @@ from pykueue.controller.events import Recorder
 from pykueue.controller.jobs import JobSync
 from pykueue.controller.kube import resources as r
 from pykueue.controller.kube.client import ApiError, Kube
-from pykueue.controller.kube.informer import DELETED, Informer, key_of
+from pykueue.controller.kube.informer import DELETED, MODIFIED, Informer, key_of
 from pykueue.controller.kube.workqueue import WorkQueue
 from pykueue.controller.metrics import INADMISSIBLE, SUCCESS, Metrics
+from pykueue.controller.queue_objects import KINDS as QUEUE_KINDS
+from pykueue.controller.queue_objects import QueueObjects
 from pykueue.controller.workload_status import (
     MANAGER,
     PREEMPTION_CAUSES,
@@ -51,12 +53,11 @@ from pykueue.engine import model
 from pykueue.engine.engine import Engine
 from pykueue.engine.events import EngineError
 from pykueue.engine.model import US
-from pykueue.engine.workload import State
+from pykueue.engine.workload import MISCONFIGURED, PENDING_EVALUATION, State
 from pykueue.jobs.batch import RESOURCE_IN_USE_FINALIZER
 
 log = logging.getLogger("pykueue.controller")
 
-QUEUE_KINDS = (r.NAMESPACE, r.RESOURCE_FLAVOR, r.ADMISSION_CHECK, r.COHORT, r.CLUSTER_QUEUE, r.LOCAL_QUEUE)
 WRITE_CONCURRENCY = 16
 MESSAGES_PER_PASS = 2 * WRITE_CONCURRENCY  # pending messages written per pass of the status writer
 PENDING_SWEEP_SECONDS = 5.0
@@ -65,6 +66,8 @@ QUEUE_WRITE_CONCURRENCY = 4  # and a few at a time: 2,000 queues at 16 took a qu
 BURST_SECONDS = 0.1  # how long a scheduling pass waits for the rest of a burst of changes
 RETRY_BASE_SECONDS = 0.5
 RETRY_MAX_SECONDS = 30.0
+RESYNC_SECONDS = 30.0  # every cached object is checked against the engine again (level-triggered)
+INVALID_WORKLOAD = "InvalidSpec"  # a Workload that bypassed validation: its Warning event's reason
 T = TypeVar("T")
 
 
@@ -74,9 +77,10 @@ class Controller:
         self.engine = Engine(config)
         self.clock = clock
         self.informers: dict[str, Informer] = {}
+        self._handler_failures: dict[tuple[str, str], int] = {}
         self.classes_by_key: dict[str, dict[str, Any]] = {}
         self.converted: dict[bytes, model.Workload] = {}  # translate.workload's cache, by shape
-        self.problems: dict[str, list[str]] = {}
+        self.invalid: dict[str, str] = {}  # Workloads that bypassed validation: what validation says
         self.evictions: dict[str, Eviction] = {}
         self.preemptors: dict[str, str] = {}
         self.written: dict[str, dict[str, Any]] = {}
@@ -91,28 +95,56 @@ class Controller:
         self.kick_wake = asyncio.Event()
         self.queues_dirty = asyncio.Event()
         self.jobs = WorkQueue()
+        # Writes that must land, level-triggered from the caches: spec.active=false for a workload Kueue
+        # deactivated, the resource-in-use finalizer off a finished or deleted Workload, the condition of
+        # an invalid one. A key that fails comes back with backoff; nothing is fire-and-forget.
+        self.workload_writes = WorkQueue()
         self.cycles = 0
         self.admissions = 0
         self.ready = asyncio.Event()
         self.job_sync: JobSync | None = None
-        self._background: set[asyncio.Task] = set()
+        # Queue statuses written, by (kind, key): (the object's uid, the status without timestamps). A
+        # re-created object (a new uid) is written again even when its status reads the same.
+        self.queue_written: dict[tuple[str, str], tuple[str | None, dict[str, Any]]] = {}
         self.recorder = Recorder(kube)
+        self.queue_objects = QueueObjects(self.engine, kube, self.recorder, self.informers, self._queues_changed)
         self.metrics = metrics or Metrics()
         self.metrics.attach(self)
 
     # ---- wiring ----------------------------------------------------------------------------------
 
     def _informer(self, res: r.Resource, handler) -> Informer:
-        inf = Informer(self.kube, res, handler)
+        inf = Informer(self.kube, res, handler, on_error=self._handler_failed)
         self.informers[res.plural] = inf
         return inf
+
+    def _handler_failed(self, inf: Informer, key: str, last: dict[str, Any], exc: Exception) -> None:
+        """A handler raised after the cache moved on: the key is synced again from the cache (with
+        backoff), so the change is never lost; ``last`` is the object it was handling."""
+        failures = self._handler_failures.get((inf.resource.plural, key), 0)
+        self._handler_failures[(inf.resource.plural, key)] = failures + 1
+        delay = min(RETRY_BASE_SECONDS * 2**failures, RETRY_MAX_SECONDS)
+        log.warning("event not handled; syncing the object again", extra={"fields": {
+            "resource": inf.resource.plural, "key": key, "error": repr(exc), "retryIn": f"{delay:g}s"}})
+        asyncio.get_running_loop().call_later(delay, self._resync_key, inf, key, last)
+
+    def _resync_key(self, inf: Informer, key: str, last: dict[str, Any]) -> None:
+        obj = inf.get(key)
+        try:
+            if obj is not None:
+                inf.handler(MODIFIED, None, obj)
+            else:
+                inf.handler(DELETED, last, None)
+            self._handler_failures.pop((inf.resource.plural, key), None)
+        except Exception as exc:  # noqa: BLE001 - comes back later, never dropped
+            self._handler_failed(inf, key, obj or last, exc)
 
     async def run(self) -> None:
         """Sync, then run every loop until cancelled."""
         tasks: list[asyncio.Task] = []
         try:
             for res in QUEUE_KINDS:
-                inf = self._informer(res, lambda t, o, n, res=res: self.on_queue_object(res, t, o, n))
+                inf = self._informer(res, lambda t, o, n, res=res: self.queue_objects.sync(res, key_of(n or o)))
                 tasks.append(asyncio.create_task(inf.run(), name=f"informer-{res.plural}"))
             for res in (r.PRIORITY_CLASS, r.WORKLOAD_PRIORITY_CLASS):
                 inf = self._informer(res, self.on_priority_class)
@@ -135,6 +167,11 @@ class Controller:
                 asyncio.create_task(self.pending_sweep_loop(), name="pending-sweep"),
                 asyncio.create_task(self.recorder.run(), name="events"),
                 asyncio.create_task(self.jobs.run(self.job_sync.reconcile, self._job_error), name="jobs"),
+                asyncio.create_task(self.queue_objects.finalizers.run(
+                    self.queue_objects.reconcile_finalizer, self.queue_objects.finalizer_error), name="finalizers"),
+                asyncio.create_task(self.workload_writes.run(self._reconcile_workload_write, self._write_error),
+                                    name="workload-writes"),
+                asyncio.create_task(self.resync_loop(), name="resync"),
             ]
             self.ready.set()
             log.info("controller ready", extra={"fields": {
@@ -156,41 +193,7 @@ class Controller:
 
     # ---- informer handlers: API -> engine --------------------------------------------------------
 
-    def on_queue_object(self, res: r.Resource, kind: str, old: dict | None, new: dict | None) -> None:
-        obj = new or old
-        assert obj is not None
-        key, now, engine = key_of(obj), self.now_us(), self.engine
-        if kind != DELETED and old is not None and new is not None and translate.clean(old) == translate.clean(new):
-            return  # only the status (our own write) or the server's bookkeeping changed: nothing to redo
-        if kind == DELETED:
-            deleters = {
-                "Namespace": engine.delete_namespace, "ResourceFlavor": engine.delete_resource_flavor,
-                "AdmissionCheck": engine.delete_admission_check, "Cohort": engine.delete_cohort,
-                "ClusterQueue": engine.delete_cluster_queue, "LocalQueue": engine.delete_local_queue,
-            }
-            deleters[res.kind](key)
-            self.problems.pop(f"{res.kind}/{key}", None)
-            self.written.pop(f"{'cq' if res.kind == 'ClusterQueue' else 'lq'}/{key}", None)
-        else:
-            converted, problems = translate.queue_object(obj)
-            if problems or converted is None:
-                self.problems[f"{res.kind}/{key}"] = problems
-                log.warning("invalid object ignored", extra={"fields": {
-                    "kind": res.kind, "name": key, "problems": "; ".join(problems)}})
-                return
-            self.problems.pop(f"{res.kind}/{key}", None)
-            if isinstance(converted, model.ClusterQueue):
-                engine.apply_cluster_queue(converted, now)
-            elif isinstance(converted, model.LocalQueue):
-                engine.apply_local_queue(converted, now)
-            elif isinstance(converted, model.Cohort):
-                engine.apply_cohort(converted)
-            elif isinstance(converted, model.ResourceFlavor):
-                engine.apply_resource_flavor(converted)
-            elif isinstance(converted, model.AdmissionCheck):
-                engine.apply_admission_check(converted)
-            elif isinstance(converted, model.Namespace):
-                engine.apply_namespace(converted)
+    def _queues_changed(self) -> None:
         self.queues_dirty.set()
         self.kick()
 
@@ -228,20 +231,19 @@ class Controller:
                 self.kick()
             self._forget(key)
             if kind != DELETED and RESOURCE_IN_USE_FINALIZER in (obj["metadata"].get("finalizers") or []):
-                self._spawn(self._drop_finalizer(obj))
+                self.workload_writes.add(key)
             return
         finished = translate.is_true(obj, "Finished")
         if not engine.has_workload(key):
             if finished:
                 if RESOURCE_IN_USE_FINALIZER in (obj["metadata"].get("finalizers") or []):
-                    self._spawn(self._drop_finalizer(obj))
+                    self.workload_writes.add(key)
                 return
             converted, problems = translate.workload(obj, list(self.classes_by_key.values()), self.converted)
             if converted is None:
-                self.problems[f"Workload/{key}"] = problems
-                log.warning("invalid workload not queued", extra={"fields": {
-                    "workload": key, "problems": "; ".join(problems)}})
+                self._report_invalid(key, obj, "; ".join(problems))
                 return
+            self.invalid.pop(key, None)
             engine.add_workload(converted, now)
             self.active[key] = converted.active
             if engine.state_of(key) is not State.ADMITTED:
@@ -265,7 +267,7 @@ class Controller:
             else:
                 engine.delete_workload(key)
             if RESOURCE_IN_USE_FINALIZER in (obj["metadata"].get("finalizers") or []):
-                self._spawn(self._drop_finalizer(obj))
+                self.workload_writes.add(key)
             changed = True
         # Only a change seen in the API counts: an older copy must not undo Kueue's own deactivation.
         active = _active(obj)
@@ -348,6 +350,7 @@ class Controller:
             for key in self.unevaluated:
                 self.mark_status(key)
             self.unevaluated.clear()
+        self.queue_objects.recheck_terminating()  # a deleted queue's last workload may have left
 
     def on_event(self, event: ev.Event) -> None:
         key = event.workload
@@ -359,7 +362,7 @@ class Controller:
         self._record(event, reason)
         if event.type == ev.DEACTIVATED:
             self.active[key] = False
-            self._spawn(self._deactivate(key))
+            self.workload_writes.add(key)
         if event.type == ev.PREEMPTED:
             self.preemptors[key] = event.by or ""
             self.evictions[key] = Eviction(ev.EVICTED_PREEMPTED, "", preemption_reason=event.reason)
@@ -411,11 +414,48 @@ class Controller:
         elif event.type == ev.REQUEUED:
             self.recorder.emit(obj, "Requeued", "The workload is requeued")
 
-    async def _deactivate(self, key: str) -> None:
-        """Kueue deactivated it (requeuing limit reached, a check Rejected): `spec.active: false`."""
+    def _report_invalid(self, key: str, obj: dict[str, Any], message: str) -> None:
+        """A Workload that bypassed validation is told on itself (QuotaReserved=False naming the field,
+        a Warning event), not only in a log line; it queues once it is valid."""
+        if self.invalid.get(key) != message:
+            log.warning("invalid workload not queued", extra={"fields": {"workload": key, "problems": message}})
+            self.recorder.emit(obj, INVALID_WORKLOAD, message[:1024], "Warning")
+        self.invalid[key] = message
+        self.workload_writes.add(key)
+
+    async def _reconcile_workload_write(self, key: str) -> None:
+        """The writes a Workload's cached copy may still need; each is checked against the cache first,
+        so running it twice writes nothing twice. A failure raises: the work queue retries the key."""
+        obj = self.informers["workloads"].get(key)
+        if obj is None:
+            return
+        meta = obj["metadata"]
         namespace, name = key.split("/", 1)
-        with contextlib.suppress(ApiError):
+        if self.active.get(key) is False and _active(obj) and self.engine.state_of(key) is State.INACTIVE:
+            # Kueue deactivated it (requeuing limit, a check Rejected, the execution limit).
             await self.kube.merge_patch(r.WORKLOAD, name, {"spec": {"active": False}}, namespace)
+        finalizers = meta.get("finalizers") or []
+        done = meta.get("deletionTimestamp") or translate.is_true(obj, "Finished")
+        if RESOURCE_IN_USE_FINALIZER in finalizers and done and not views.holds_quota(self.engine, key):
+            kept = [f for f in finalizers if f != RESOURCE_IN_USE_FINALIZER]
+            patch = {"metadata": {"finalizers": kept, "resourceVersion": meta["resourceVersion"]}}
+            try:
+                await self.kube.merge_patch(r.WORKLOAD, name, patch, namespace)
+            except ApiError as exc:
+                if exc.status != 404:
+                    raise
+        message = self.invalid.get(key)
+        if message is not None and not self.engine.has_workload(key) and not done:
+            shown = translate.condition(obj, "QuotaReserved") or {}
+            text = f"The workload is invalid: {message}"
+            if (shown.get("reason"), shown.get("message")) != (MISCONFIGURED, text):
+                status = {"conditions": [{"type": "QuotaReserved", "status": "False", "reason": MISCONFIGURED,
+                                          "message": text[:32768], "lastTransitionTime": rfc3339(self.clock())}]}
+                await self.kube.apply(r.WORKLOAD, apply_body(obj, status), manager=MANAGER, subresource="status")
+
+    def _write_error(self, key: str, exc: Exception) -> None:
+        level = logging.DEBUG if isinstance(exc, ApiError) and exc.status == 409 else logging.WARNING
+        log.log(level, "workload not updated; retrying", extra={"fields": {"workload": key, "error": str(exc)}})
 
     def _eviction_message(self, event: ev.Event, preemption: str | None) -> str:
         if event.reason == ev.EVICTED_PREEMPTED:
@@ -548,6 +588,9 @@ class Controller:
         self.written[key] = _comparable(status)
         if view.state is State.PENDING:
             self.written_pending[key] = (view.reason, view.message or None)
+            if shown is None and view.reason and view.reason != PENDING_EVALUATION:
+                # Upstream's scheduler records each pending answer it writes as a Warning event.
+                self.recorder.emit(obj, view.reason, (view.message or "")[:1024], "Warning")
         else:
             self.written_pending.pop(key, None)
         self.retries.pop(key, None)
@@ -566,6 +609,28 @@ class Controller:
         log.log(level, "status not written; retrying", extra={"fields": {
             "workload": key, "error": str(exc), "failures": failures + 1, "retryIn": f"{delay:g}s"}})
         asyncio.get_running_loop().call_later(delay, self.mark_status, key)
+
+    async def resync_loop(self) -> None:
+        """Level-triggered safety net, as controller-runtime's periodic resync: every cached object is
+        compared with the engine again; what a lost event or a failed handler left behind is repaired
+        (a Workload the engine lacks is added, one the API no longer has is removed)."""
+        while True:
+            await asyncio.sleep(RESYNC_SECONDS)
+            self.resync()
+
+    def resync(self) -> None:
+        self.queue_objects.resync()
+        workloads = self.informers["workloads"]
+        for key, obj in list(workloads.store.items()):
+            known = self.engine.has_workload(key)
+            if not known and not translate.is_true(obj, "Finished") and not obj["metadata"].get("deletionTimestamp"):
+                self.on_workload(MODIFIED, None, obj)
+            elif key in self.invalid or self.active.get(key) is False:
+                self.workload_writes.add(key)
+        for key in [k for k in self.engine.workload_keys() if k not in workloads.store]:
+            self.engine.delete_workload(key)
+            self._forget(key)
+            self._queues_changed()
 
     async def pending_sweep_loop(self) -> None:
         """Pending workloads' QuotaReserved=False messages change as the queue moves; refresh them
@@ -598,35 +663,43 @@ class Controller:
         """ClusterQueue and LocalQueue status (counts, usage, the Active condition), a few at a time
         (one after another was too slow for a thousand queues, 16 at a time too costly); a status the server refuses is logged and
         left, never retried in a loop (the next change writes again)."""
-        writes: list[tuple[r.Resource, dict[str, Any], str, dict[str, Any]]] = []
+        writes: list[tuple[r.Resource, dict[str, Any], tuple[str, str], tuple[str | None, dict[str, Any]]]] = []
         for name in self.engine.cluster_queue_names():
+            obj = self.informers["clusterqueues"].get(name)
             status = views.cluster_queue_status(self.engine, name)
-            if status is None or self.written.get(f"cq/{name}") == _comparable(status):
+            if status is None or obj is None:
+                continue  # a queue the API no longer has, held for the workloads it admitted
+            stamp = (obj["metadata"].get("uid"), _comparable(status))
+            if self.queue_written.get(("ClusterQueue", name)) == stamp:
                 continue
             body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name},
-                    "status": _stamped(status, self.informers["clusterqueues"].get(name), self.clock())}
-            writes.append((r.CLUSTER_QUEUE, body, f"cq/{name}", status))
+                    "status": _stamped(status, obj, self.clock())}
+            writes.append((r.CLUSTER_QUEUE, body, ("ClusterQueue", name), stamp))
         for key, status in views.local_queue_statuses(self.engine).items():
-            if self.written.get(f"lq/{key}") == _comparable(status):
+            obj = self.informers["localqueues"].get(key)
+            if obj is None:
+                continue
+            stamp = (obj["metadata"].get("uid"), _comparable(status))
+            if self.queue_written.get(("LocalQueue", key)) == stamp:
                 continue
             namespace, name = key.split("/", 1)
             body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
                     "metadata": {"name": name, "namespace": namespace},
-                    "status": _stamped(status, self.informers["localqueues"].get(key), self.clock())}
-            writes.append((r.LOCAL_QUEUE, body, f"lq/{key}", status))
+                    "status": _stamped(status, obj, self.clock())}
+            writes.append((r.LOCAL_QUEUE, body, ("LocalQueue", key), stamp))
         await in_parallel(writes, lambda write: self._apply_queue_status(*write), limit=QUEUE_WRITE_CONCURRENCY)
 
-    async def _apply_queue_status(self, res: r.Resource, body: dict[str, Any], key: str,
-                                  status: dict[str, Any]) -> None:
+    async def _apply_queue_status(self, res: r.Resource, body: dict[str, Any], key: tuple[str, str],
+                                  status: tuple[str | None, dict[str, Any]]) -> None:
         try:
             await self.kube.apply(res, body, manager=MANAGER, subresource="status")
         except ApiError as exc:
             if exc.status >= 500 or exc.status in (408, 429):
                 raise
             if exc.status != 404:
-                log.warning("queue status refused", extra={"fields": {"queue": key, "error": str(exc)}})
+                log.warning("queue status refused", extra={"fields": {"queue": "/".join(key), "error": str(exc)}})
             return
-        self.written[key] = _comparable(status)
+        self.queue_written[key] = status
 
     # ---- odds and ends ---------------------------------------------------------------------------
 
@@ -639,18 +712,7 @@ class Controller:
         self.status_dirty.pop(key, None)
         self.messages.pop(key, None)
         self.unevaluated.pop(key, None)
-
-    async def _drop_finalizer(self, obj: dict[str, Any]) -> None:
-        meta = obj["metadata"]
-        kept = [f for f in meta.get("finalizers") or [] if f != RESOURCE_IN_USE_FINALIZER]
-        patch = {"metadata": {"finalizers": kept, "resourceVersion": meta["resourceVersion"]}}
-        with contextlib.suppress(ApiError):  # a conflict: the next event of this workload retries
-            await self.kube.merge_patch(r.WORKLOAD, meta["name"], patch, meta["namespace"])
-
-    def _spawn(self, coro) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self.invalid.pop(key, None)
 
     def _job_error(self, key: str, exc: Exception) -> None:
         log.warning("job not reconciled; retrying", extra={"fields": {"job": key, "error": str(exc)}})

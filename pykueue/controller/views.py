@@ -93,6 +93,10 @@ def cluster_queue_status(engine: Engine, name: str) -> dict[str, Any] | None:
                 borrowed = max(0, used - quota.nominal)
                 rows.append({"name": resource, "total": format_quantity(resource, used),
                              "borrowed": format_quantity(resource, borrowed)})
+    for (flavor, resource), used in cq.usage.items():  # held for admitted workloads, outside the spec
+        if not any(row["name"] == resource for row in flavors.get(flavor, ())):
+            flavors.setdefault(flavor, []).append({"name": resource, "total": format_quantity(resource, used),
+                                                   "borrowed": format_quantity(resource, used)})
     usage = [{"name": flavor, "resources": rows} for flavor, rows in flavors.items()]
     reason = cq.inactive_reason
     active = {
@@ -101,7 +105,7 @@ def cluster_queue_status(engine: Engine, name: str) -> dict[str, Any] | None:
         "reason": "Ready" if reason is None else reason,
         "message": "Can admit new workloads" if reason is None else _inactive_message(cq, reason),
     }
-    return {
+    status: dict[str, Any] = {
         "pendingWorkloads": cq.pending,
         "reservingWorkloads": cq.reserving,
         "admittedWorkloads": cq.admitted,
@@ -109,11 +113,18 @@ def cluster_queue_status(engine: Engine, name: str) -> dict[str, Any] | None:
         "flavorsUsage": usage,
         "conditions": [active],
     }
+    if engine.config.fair_sharing.enable:
+        status["fairSharing"] = {"weightedShare": cq.weighted_share}  # as upstream writes it when enabled
+    return status
 
 
 def _inactive_message(cq: ClusterQueueStatus, reason: str) -> str:
     """Upstream's Active=False message: every problem the queue has, the first one's reason first
     ("Can't admit new workloads: references missing ResourceFlavor(s): a,b.")."""
+    if reason == "Terminating":
+        return "Can't admit new workloads; clusterQueue is terminating"
+    if reason == "InvalidSpec":
+        return cq.inactive_message or reason  # what `pykueue validate` says of the object
     parts = []
     if reason == "Stopped":
         parts.append("is stopped")

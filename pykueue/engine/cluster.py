@@ -26,7 +26,8 @@ def quotas_of(groups: tuple[model.ResourceGroup, ...]) -> dict[FR, model.Resourc
 
 
 class ClusterQueueState:
-    __slots__ = ("spec", "node", "pending", "admitted", "by_victim_order", "group_of", "inactive_reason", "flavor_names")
+    __slots__ = ("spec", "node", "pending", "admitted", "by_victim_order", "group_of", "inactive_reason", "flavor_names",
+                 "held")
 
     def __init__(self, spec: model.ClusterQueue, stamps: Stamps) -> None:
         self.spec = spec
@@ -39,6 +40,10 @@ class ClusterQueueState:
         self.group_of: dict[str, int] = {}
         self.inactive_reason: str | None = None
         self.flavor_names: set[str] = set()
+        # Why it admits nothing whatever its spec says, (reason, detail): terminating, missing from the
+        # API with workloads still holding quota in it, or an invalid spec. Its admitted workloads
+        # still count, in its cohort too, until they release their quota.
+        self.held: tuple[str, str] | None = None
         self.set_spec(spec)
 
     @property

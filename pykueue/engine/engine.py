@@ -125,24 +125,76 @@ class Engine:
         self._structure_changed()
 
     def apply_cluster_queue(self, spec: model.ClusterQueue, now: int = 0) -> None:
+        """A valid ClusterQueue, new or changed (also one re-created while workloads admitted by its
+        earlier self still hold quota: they count against it)."""
         cq = self.cqs.get(spec.name)
         if cq is None:
             cq = self.cqs[spec.name] = ClusterQueueState(spec, self._stamps)
         else:
             old_stop = cq.spec.stop_policy
             cq.set_spec(spec)
+            cq.held = None
             if spec.stop_policy != old_stop:
                 for info in sorted(cq.admitted.values(), key=lambda i: i.seq):
                     self._apply_stop_policy(info, now)
         self._structure_changed()
 
     def delete_cluster_queue(self, name: str) -> None:
-        cq = self.cqs.pop(name, None)
+        """Deleted (or terminating: upstream's resource-in-use finalizer keeps it). With workloads
+        holding quota in it, it stays, admitting nothing, their usage counted (in its cohort too),
+        until the last one releases; then it is gone (``cluster_queue_in_use`` turns False)."""
+        cq = self.cqs.get(name)
         if cq is None:
             return
-        for info in cq.admitted.values():
-            info.cluster_queue = None
+        if cq.admitted:
+            cq.held = (hierarchy.TERMINATING, "clusterQueue is terminating")
+            # Upstream's workload controller: a reservation still waiting for its checks is undone.
+            for info in sorted(cq.admitted.values(), key=lambda i: i.seq):
+                if info.state is State.QUOTA_RESERVED:
+                    self._release(info)
+                    self._transition(info, State.PENDING, 0,  # no time is kept for a return to pending
+                                     reason=MISCONFIGURED, message=f"ClusterQueue {name} is terminating or missing")
+                    info.check_states = {}
+                    self.queues.place(info)
+        if not cq.admitted:
+            del self.cqs[name]
         self._structure_changed()
+
+    def invalidate_cluster_queue(self, name: str, cohort: str | None, message: str) -> None:
+        """The object exists but its spec is invalid (it bypassed validation): it admits nothing and has
+        no quota of its own; the workloads it admitted before still count against it, in ``cohort``
+        (read as far as it can be), so no neighbour can take what they hold."""
+        spec = model.ClusterQueue(name=name, cohort=cohort or None)
+        cq = self.cqs.get(name)
+        if cq is None:
+            cq = self.cqs[name] = ClusterQueueState(spec, self._stamps)
+        else:
+            cq.set_spec(spec)
+        cq.held = (hierarchy.INVALID_SPEC, message)
+        self._structure_changed()
+
+    def cluster_queue_in_use(self, name: str) -> bool:
+        """Whether a workload holds quota in the named ClusterQueue: its finalizer must stay."""
+        cq = self.cqs.get(name)
+        return cq is not None and bool(cq.admitted)
+
+    def resource_flavor_in_use(self, name: str) -> bool:
+        """Whether a ClusterQueue names the flavor: its resource-in-use finalizer must stay."""
+        return any(name in cq.flavor_names for cq in self.cqs.values())
+
+    def admission_check_in_use(self, name: str) -> bool:
+        """Whether a ClusterQueue names the admission check: its finalizer must stay."""
+        return any(rule.name == name for cq in self.cqs.values() for rule in cq.spec.admission_checks)
+
+    def _drop_released_queues(self) -> None:
+        """Deleted ClusterQueues whose last workload released its quota go (outside scheduling cycles,
+        which must not see the forest change under them)."""
+        gone = [n for n, cq in self.cqs.items()
+                if cq.held is not None and cq.held[0] == hierarchy.TERMINATING and not cq.admitted]
+        for name in gone:
+            del self.cqs[name]
+        if gone:
+            self._structure_changed()
 
     def apply_cohort(self, spec: model.Cohort) -> None:
         c = self.cohorts.get(spec.name)
@@ -233,29 +285,38 @@ class Engine:
         return info
 
     def _restore_admission(self, info: WorkloadInfo, admission: model.Admission, now: int) -> None:
-        """A workload that arrives already admitted (status.admission): its quota is in use now."""
+        """A workload that arrives already admitted (status.admission): its quota is in use now, in the
+        ClusterQueue its admission names whatever that queue's state (one that does not exist is held
+        for it, admitting nothing, until it is created or its workloads release their quota)."""
         cq = self.cqs.get(admission.cluster_queue)
+        if cq is None:
+            cq = self.cqs[admission.cluster_queue] = ClusterQueueState(
+                model.ClusterQueue(name=admission.cluster_queue), self._stamps)
+            cq.held = (hierarchy.TERMINATING, "clusterQueue is missing")
+            created = True
+        else:
+            created = False
         info.cluster_queue = admission.cluster_queue
         info.admission = admission
         info.usage = usage_of(info.spec, admission)
         info.pods_ready = info.spec.pods_ready
         to = State.ADMITTED
-        if not info.spec.admitted and cq is not None:
+        if not info.spec.admitted:
             # Quota reserved, admission checks not all Ready (a controller restarted meanwhile).
             checks = applicable_checks(cq.spec, admission)
             info.check_states = {name: info.spec.check_states.get(name, model.CheckState.PENDING) for name in checks}
             if any(state != model.CheckState.READY for state in info.check_states.values()):
                 to = State.QUOTA_RESERVED
         self._transition(info, to, now)
-        if cq is not None:
-            cq.add_admitted(info)
-            add_workload_usage(cq, info)
+        cq.add_admitted(info)
+        add_workload_usage(cq, info)
         if to is State.ADMITTED:
             if info.spec.admitted_time is not None:
                 info.admitted_us = seconds_to_us(info.spec.admitted_time)
             self._arm_admitted_timers(info, now)
-        if cq is not None:
-            self._apply_stop_policy(info, now)
+        if created:
+            self._structure_changed()  # now that it holds its quota: never re-placed as pending
+        self._apply_stop_policy(info, now)
 
     def cluster_queue_for(self, info: WorkloadInfo) -> str | None:
         return self.queues.cluster_queue_for(info)
@@ -581,7 +642,9 @@ class Engine:
                             f"got {now!r}")
         self._fire_deadlines(now)
         self._expire_backoffs(now)
+        self._drop_released_queues()
         self.scheduler.run(now)
+        self._drop_released_queues()
         out, self._events = self._events, []
         return out
 

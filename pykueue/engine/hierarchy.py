@@ -15,6 +15,8 @@ STOPPED = "Stopped"
 FLAVOR_NOT_FOUND = "FlavorNotFound"
 ADMISSION_CHECK_NOT_FOUND = "AdmissionCheckNotFound"
 COHORT_CYCLE = "CohortCycle"
+TERMINATING = "Terminating"
+INVALID_SPEC = "InvalidSpec"
 
 
 def cohort(cohorts: dict[str, CohortState], name: str) -> CohortState:
@@ -82,6 +84,8 @@ def rebuild(cohorts: dict[str, CohortState], cqs: dict[str, ClusterQueueState],
 def inactive_reason(cq: ClusterQueueState, flavors: dict[str, model.ResourceFlavor],
                     checks: dict[str, model.AdmissionCheck], cyclic: set[str]) -> str | None:
     """Why a ClusterQueue admits nothing (upstream's Active=False reasons), or None when it is active."""
+    if cq.held is not None:
+        return cq.held[0]
     if cq.spec.stop_policy != model.STOP_NONE:
         return STOPPED
     if any(f not in flavors for f in cq.flavor_names):
@@ -100,6 +104,8 @@ def inactive_detail(cq: ClusterQueueState, flavors: dict[str, model.ResourceFlav
                     checks: dict[str, model.AdmissionCheck]) -> str:
     """Why a ClusterQueue admits nothing, in the words of upstream's Active=False condition."""
     reason = cq.inactive_reason
+    if cq.held is not None:
+        return cq.held[1]
     if reason == STOPPED:
         return f"stopPolicy is {cq.spec.stop_policy}"
     if reason == FLAVOR_NOT_FOUND:

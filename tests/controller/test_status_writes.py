@@ -48,11 +48,16 @@ def workload(name: str, cpu: str) -> dict[str, Any]:
 def controller_with(*workloads: dict[str, Any]) -> tuple[Controller, RecordingKube]:
     kube = RecordingKube()
     ctl = Controller(kube, model.Config(), clock=lambda: 1_800_000_000.0)  # type: ignore[arg-type]
-    ctl.on_queue_object(r.RESOURCE_FLAVOR, "ADDED", None, kueue("ResourceFlavor", "default", {}))
-    ctl.on_queue_object(r.CLUSTER_QUEUE, "ADDED", None, kueue("ClusterQueue", "cq", {
-        "namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
-            {"name": "default", "resources": [{"name": "cpu", "nominalQuota": "4"}]}]}]}))
-    ctl.on_queue_object(r.LOCAL_QUEUE, "ADDED", None, kueue("LocalQueue", "lq", {"clusterQueue": "cq"}, "ns"))
+    queue_objects = [
+        (r.RESOURCE_FLAVOR, "default", kueue("ResourceFlavor", "default", {})),
+        (r.CLUSTER_QUEUE, "cq", kueue("ClusterQueue", "cq", {
+            "namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+                {"name": "default", "resources": [{"name": "cpu", "nominalQuota": "4"}]}]}]})),
+        (r.LOCAL_QUEUE, "ns/lq", kueue("LocalQueue", "lq", {"clusterQueue": "cq"}, "ns")),
+    ]
+    for res, key, obj in queue_objects:
+        ctl.informers[res.plural] = Store({key: obj})  # type: ignore[assignment]
+        ctl.queue_objects.sync(res, key)
     store = {f"ns/{w['metadata']['name']}": w for w in workloads}
     ctl.informers["workloads"] = Store(store)  # type: ignore[assignment]
     for w in workloads:

@@ -20,6 +20,8 @@ log = logging.getLogger("pykueue.informer")
 
 ADDED, MODIFIED, DELETED = "ADDED", "MODIFIED", "DELETED"
 Handler = Callable[[str, dict[str, Any] | None, dict[str, Any] | None], None]  # (type, old, new)
+# (informer, key, the object being handled, the exception): the handler failed after the cache moved on
+ErrorHandler = Callable[["Informer", str, dict[str, Any], Exception], None]
 PAGE = 500
 
 
@@ -45,10 +47,12 @@ class _Gone(Exception):
 class Informer:
     """Keeps `store` equal to the server's objects of one kind and calls `handler` on each change."""
 
-    def __init__(self, kube: Kube, resource: Resource, handler: Handler, *, watch_timeout: int = 300) -> None:
+    def __init__(self, kube: Kube, resource: Resource, handler: Handler, *, watch_timeout: int = 300,
+                 on_error: ErrorHandler | None = None) -> None:
         self.kube = kube
         self.resource = resource
         self.handler = handler
+        self.on_error = on_error
         self.watch_timeout = watch_timeout
         self.store: dict[str, dict[str, Any]] = {}
         self.synced = asyncio.Event()
@@ -88,6 +92,19 @@ class Informer:
                 if isinstance(exc, ApiError) and exc.status == 410:
                     need_list = True
 
+    def _handle(self, kind: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        """Tell the handler; its failure is the owner's to retry (the cache and the resourceVersion
+        have moved on, so the watch will not deliver this change again), never the watch's."""
+        try:
+            self.handler(kind, old, new)
+        except Exception as exc:  # noqa: BLE001 - handed to on_error, the watch goes on
+            obj = new if new is not None else old
+            assert obj is not None
+            if self.on_error is None:
+                log.exception("event handler failed", extra={"fields": {"resource": self.resource.plural}})
+                return
+            self.on_error(self, key_of(obj), obj, exc)
+
     async def _list(self) -> None:
         items: list[dict[str, Any]] = []
         query: dict[str, Any] = {"limit": PAGE}
@@ -110,12 +127,12 @@ class Informer:
             old = self.store.get(key)
             self.store[key] = obj
             if old is None:
-                self.handler(ADDED, None, obj)
+                self._handle(ADDED, None, obj)
             elif old["metadata"].get("resourceVersion") != obj["metadata"].get("resourceVersion"):
-                self.handler(MODIFIED, old, obj)
+                self._handle(MODIFIED, old, obj)
         for key in [k for k in self.store if k not in seen]:
             old = self.store.pop(key)
-            self.handler(DELETED, old, None)
+            self._handle(DELETED, old, None)
         self.synced.set()
 
     async def _watch(self) -> None:
@@ -135,7 +152,7 @@ class Informer:
             old = self.store.get(key)
             if kind == DELETED:
                 self.store.pop(key, None)
-                self.handler(DELETED, old, None)
+                self._handle(DELETED, old if old is not None else obj, None)
             else:
                 self.store[key] = obj
-                self.handler(ADDED if old is None else MODIFIED, old, obj)
+                self._handle(ADDED if old is None else MODIFIED, old, obj)

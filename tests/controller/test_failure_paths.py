@@ -1,0 +1,93 @@
+"""Level-triggered failure paths: a handler that raises after the informer's cache moved on does not
+lose the change (the key is synced again from the cache), and a work-queue key that fails comes back."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from pykueue.controller import manager
+from pykueue.controller.kube import resources as r
+from pykueue.controller.kube.informer import Informer
+from pykueue.controller.kube.workqueue import WorkQueue
+from pykueue.engine import model
+
+
+def obj(name: str, rv: str) -> dict[str, Any]:
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+            "metadata": {"name": name, "resourceVersion": rv}, "spec": {}}
+
+
+class ListingKube:
+    def __init__(self, items: list[dict[str, Any]]) -> None:
+        self.items = items
+
+    async def list(self, res: r.Resource, **_: Any) -> dict[str, Any]:
+        return {"items": [dict(i) for i in self.items], "metadata": {"resourceVersion": "10"}}
+
+
+def test_informer_hands_a_failing_handler_to_on_error_and_keeps_going() -> None:
+    seen: list[str] = []
+    failed: list[tuple[str, str]] = []
+
+    def handler(kind: str, old: dict | None, new: dict | None) -> None:
+        name = (new or old or {})["metadata"]["name"]
+        if name == "bad":
+            raise RuntimeError("boom")
+        seen.append(name)
+
+    inf = Informer(ListingKube([obj("bad", "1"), obj("good", "2")]), r.RESOURCE_FLAVOR, handler,  # type: ignore[arg-type]
+                   on_error=lambda i, key, o, exc: failed.append((key, str(exc))))
+    asyncio.run(inf._list())
+    assert seen == ["good"] and failed == [("bad", "boom")]
+    assert set(inf.store) == {"bad", "good"}  # the cache moved on: only on_error can bring it back
+
+
+def test_controller_syncs_a_failed_key_again_from_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(manager, "RETRY_BASE_SECONDS", 0.01)
+    ctl = manager.Controller(object(), model.Config(), clock=lambda: 1_800_000_000.0)  # type: ignore[arg-type]
+    calls: list[str] = []
+
+    def flaky(kind: str, old: dict | None, new: dict | None) -> None:
+        calls.append(kind)
+        if len(calls) < 3:
+            raise RuntimeError("transient")
+        ctl.queue_objects.sync(r.RESOURCE_FLAVOR, "f")
+
+    async def scenario() -> None:
+        inf = Informer(ListingKube([obj("f", "1")]), r.RESOURCE_FLAVOR, flaky,  # type: ignore[arg-type]
+                       on_error=ctl._handler_failed)
+        ctl.informers[r.RESOURCE_FLAVOR.plural] = inf
+        await inf._list()
+        for _ in range(200):
+            if ctl.engine.flavors:
+                break
+            await asyncio.sleep(0.01)
+
+    asyncio.run(scenario())
+    assert calls == ["ADDED", "MODIFIED", "MODIFIED"]  # twice failed, then synced from the cache
+    assert "f" in ctl.engine.flavors
+
+
+def test_work_queue_brings_a_failing_key_back() -> None:
+    async def scenario() -> list[str]:
+        q = WorkQueue(base_delay=0.01)
+        attempts: list[str] = []
+
+        async def worker(key: str) -> None:
+            attempts.append(key)
+            if len(attempts) < 3:
+                raise RuntimeError("conflict")
+
+        q.add("k")
+        task = asyncio.create_task(q.run(worker, lambda k, e: None))
+        for _ in range(200):
+            if len(attempts) >= 3:
+                break
+            await asyncio.sleep(0.01)
+        task.cancel()
+        return attempts
+
+    assert asyncio.run(scenario()) == ["k", "k", "k"]
