@@ -50,13 +50,8 @@ def active(obj: dict | None) -> tuple[str, str, str] | None:
 def test_bad_state_ends_as_conditions_without_crash_or_hot_loop(kueue: Kueue, ns: str) -> None:
     assert kueue.process is not None
     log_start = kueue.log.stat().st_size
-    gone = f"{ns}-gone"
+    gone = f"{ns}-gone"  # a flavor that does not exist (yet)
     kueue.apply(PLAIN_FLAVOR)
-    kueue.apply(f"""
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {{name: {gone}}}
-""")
     kueue.apply(cluster_queue(ns, "4"))
     kueue.apply(cluster_queue(f"{ns}-uses-gone", "4", flavor=gone))
     kueue.apply(local_queue(ns, ns, "fine"))
@@ -69,11 +64,8 @@ metadata: {{name: {gone}}}
     eventually(lambda: active(kueue.get("localqueue", "orphan", ns)) == (
         "False", "ClusterQueueDoesNotExist", "Can't submit new workloads to clusterQueue"),
         what="orphan LocalQueue inactive")
-    eventually(lambda: active(kueue.get("localqueue", "on-gone", ns)) == (
-        "True", "Ready", "Can submit new workloads to localQueue"))
 
-    # A ResourceFlavor deleted while a ClusterQueue uses it.
-    kueue.cluster.kubectl("delete", "resourceflavor", gone)
+    # A ClusterQueue naming a ResourceFlavor that does not exist.
     eventually(lambda: active(kueue.get("clusterqueue", f"{ns}-uses-gone")) == (
         "False", "FlavorNotFound", f"Can't admit new workloads: references missing ResourceFlavor(s): {gone}."),
         what="ClusterQueue FlavorNotFound")
@@ -124,3 +116,24 @@ metadata: {{name: {gone}}}
         "True", "Ready", "Can admit new workloads"))
     eventually(lambda: active(kueue.get("localqueue", "orphan", ns)) == (
         "True", "Ready", "Can submit new workloads to localQueue"))
+
+
+def test_a_flavor_in_use_stays_until_no_cluster_queue_names_it(kueue: Kueue, ns: str) -> None:
+    """Upstream's resource-in-use finalizer on ResourceFlavors: deleting one a ClusterQueue uses
+    leaves it terminating and the queue active; it goes once no ClusterQueue names it."""
+    held = f"{ns}-held"
+    kueue.apply(f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: {held}}}
+""")
+    kueue.apply(cluster_queue(ns, "4", flavor=held))
+    eventually(lambda: "kueue.x-k8s.io/resource-in-use" in
+               ((kueue.get("resourceflavor", held) or {}).get("metadata", {}).get("finalizers") or []))
+    kueue.cluster.kubectl("delete", "resourceflavor", held, "--wait=false")
+    eventually(lambda: ((kueue.get("resourceflavor", held) or {}).get("metadata") or {}).get("deletionTimestamp"))
+    time.sleep(2)
+    assert kueue.get("resourceflavor", held) is not None
+    assert active(kueue.get("clusterqueue", ns)) == ("True", "Ready", "Can admit new workloads")
+    kueue.cluster.kubectl("delete", "clusterqueue", ns, "--wait=false")
+    eventually(lambda: kueue.get("resourceflavor", held) is None, 30, what="the flavor released")
