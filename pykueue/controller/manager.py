@@ -23,7 +23,6 @@ import dataclasses
 import itertools
 import logging
 import time
-from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from pykueue.api.priority import PriorityClasses
@@ -36,17 +35,18 @@ from pykueue.controller.kube.client import ApiError, Kube
 from pykueue.controller.kube.informer import DELETED, MODIFIED, Informer, key_of
 from pykueue.controller.kube.workqueue import WorkQueue
 from pykueue.controller.metrics import INADMISSIBLE, SUCCESS, Metrics
+from pykueue.controller.parallel import WRITE_CONCURRENCY, in_parallel
 from pykueue.controller.queue_objects import KINDS as QUEUE_KINDS
 from pykueue.controller.queue_objects import QueueObjects
+from pykueue.controller.queue_status import QueueStatusWriter
 from pykueue.controller.workload_status import (
     MANAGER,
-    PREEMPTION_CAUSES,
     Eviction,
     apply_body,
-    conditions_by_type,
+    comparable,
     desired_status,
+    preempted_message,
     rfc3339,
-    transition_time,
 )
 from pykueue.engine import events as ev
 from pykueue.engine import model
@@ -58,11 +58,8 @@ from pykueue.jobs.batch import RESOURCE_IN_USE_FINALIZER
 
 log = logging.getLogger("pykueue.controller")
 
-WRITE_CONCURRENCY = 16
 MESSAGES_PER_PASS = 2 * WRITE_CONCURRENCY  # pending messages written per pass of the status writer
 PENDING_SWEEP_SECONDS = 5.0
-QUEUE_STATUS_SECONDS = 1.0  # queue statuses: at most one write per queue per second
-QUEUE_WRITE_CONCURRENCY = 4  # and a few at a time: 2,000 queues at 16 took a quarter of the API server
 BURST_SECONDS = 0.1  # how long a scheduling pass waits for the rest of a burst of changes
 RETRY_BASE_SECONDS = 0.5
 RETRY_MAX_SECONDS = 30.0
@@ -93,7 +90,6 @@ class Controller:
         self.unevaluated: dict[str, None] = {}  # new pending workloads: their status waits for a pass
         self.status_wake = asyncio.Event()
         self.kick_wake = asyncio.Event()
-        self.queues_dirty = asyncio.Event()
         self.jobs = WorkQueue()
         # Writes that must land, level-triggered from the caches: spec.active=false for a workload Kueue
         # deactivated, the resource-in-use finalizer off a finished or deleted Workload, the condition of
@@ -103,11 +99,10 @@ class Controller:
         self.admissions = 0
         self.ready = asyncio.Event()
         self.job_sync: JobSync | None = None
-        # Queue statuses written, by (kind, key): (the object's uid, the status without timestamps). A
-        # re-created object (a new uid) is written again even when its status reads the same.
-        self.queue_written: dict[tuple[str, str], tuple[str | None, dict[str, Any]]] = {}
         self.recorder = Recorder(kube)
         self.queue_objects = QueueObjects(self.engine, kube, self.recorder, self.informers, self._queues_changed)
+        self.queue_status = QueueStatusWriter(self.engine, kube, self.informers, clock)
+        self.queues_dirty = self.queue_status.dirty
         self.metrics = metrics or Metrics()
         self.metrics.attach(self)
 
@@ -163,7 +158,7 @@ class Controller:
             tasks += [
                 asyncio.create_task(self.schedule_loop(), name="scheduler"),
                 asyncio.create_task(self.status_loop(), name="status-writer"),
-                asyncio.create_task(self.queue_status_loop(), name="queue-status"),
+                asyncio.create_task(self.queue_status.run(), name="queue-status"),
                 asyncio.create_task(self.pending_sweep_loop(), name="pending-sweep"),
                 asyncio.create_task(self.recorder.run(), name="events"),
                 asyncio.create_task(self.jobs.run(self.job_sync.reconcile, self._job_error), name="jobs"),
@@ -370,9 +365,10 @@ class Controller:
             previous = self.evictions.get(key)
             preemption = previous.preemption_reason if previous and event.reason == ev.EVICTED_PREEMPTED else None
             if event.reason == ev.EVICTED_PREEMPTED:
-                message = self._eviction_message(event, preemption)  # names the preemptor by UID, as upstream
+                # upstream names the preemptor by its UID (the engine, which knows no UIDs, by its key)
+                message = preempted_message(self._uids(self.preemptors.get(key, "")), preemption)
             else:
-                message = event.message or self._eviction_message(event, preemption)
+                message = event.message or reason or "Evicted"  # the engine's wording, built once
             self.evictions[key] = Eviction(reason or "", message, preemption)
         elif event.type == ev.ADMITTED:
             self.admissions += 1
@@ -456,19 +452,6 @@ class Controller:
     def _write_error(self, key: str, exc: Exception) -> None:
         level = logging.DEBUG if isinstance(exc, ApiError) and exc.status == 409 else logging.WARNING
         log.log(level, "workload not updated; retrying", extra={"fields": {"workload": key, "error": str(exc)}})
-
-    def _eviction_message(self, event: ev.Event, preemption: str | None) -> str:
-        if event.reason == ev.EVICTED_PREEMPTED:
-            uid, job_uid = self._uids(self.preemptors.get(event.workload, ""))
-            cause = PREEMPTION_CAUSES.get(preemption or "", "preemption")
-            return f"Preempted to accommodate a workload (UID: {uid}, JobUID: {job_uid}) due to {cause}"
-        return {
-            ev.EVICTED_PODS_READY_TIMEOUT: f"Exceeded the PodsReady timeout {event.workload}",
-            ev.EVICTED_CQ_STOPPED: "The ClusterQueue is stopped",
-            ev.EVICTED_LQ_STOPPED: "The LocalQueue is stopped",
-            ev.EVICTED_DEACTIVATED: "The workload is deactivated",
-            ev.EVICTED_ADMISSION_CHECK: "At least one admission check is false",
-        }.get(event.reason or "", event.reason or "Evicted")
 
     def _uids(self, key: str) -> tuple[str, str]:
         workloads = self.informers.get("workloads")
@@ -567,7 +550,7 @@ class Controller:
             view = dataclasses.replace(view, reason=shown.get("reason"), message=shown.get("message", ""))
         uids = self._uids(self.preemptors[key]) if key in self.preemptors else None
         status = desired_status(view, obj, self.evictions.get(key), uids, self.clock())
-        if self.written.get(key) == _comparable(status):
+        if self.written.get(key) == comparable(status):
             self.unreleased.discard(key)
             return
         try:
@@ -585,7 +568,7 @@ class Controller:
         except Exception as exc:  # noqa: BLE001 - transport errors: retry, never stop the loop
             self._retry_status(key, exc, transient=True)
             return
-        self.written[key] = _comparable(status)
+        self.written[key] = comparable(status)
         if view.state is State.PENDING:
             self.written_pending[key] = (view.reason, view.message or None)
             if shown is None and view.reason and view.reason != PENDING_EVALUATION:
@@ -642,65 +625,6 @@ class Controller:
                 if views.pending_condition(engine, key) != written.get(key) and views.has_own_answer(engine, key):
                     self.mark_status(key)
 
-    async def queue_status_loop(self) -> None:
-        failures = 0
-        while True:
-            await self.queues_dirty.wait()
-            await asyncio.sleep(QUEUE_STATUS_SECONDS)  # coalesce a burst of changes into one write per queue
-            self.queues_dirty.clear()
-            try:
-                await self._write_queue_statuses()
-                failures = 0
-            except Exception as exc:  # noqa: BLE001 - the API server is away: back off, then try again
-                delay = min(RETRY_BASE_SECONDS * 2**failures, RETRY_MAX_SECONDS)
-                failures += 1
-                log.warning("queue status not written; retrying", extra={"fields": {
-                    "error": str(exc), "retryIn": f"{delay:g}s"}})
-                await asyncio.sleep(delay)
-                self.queues_dirty.set()
-
-    async def _write_queue_statuses(self) -> None:
-        """ClusterQueue and LocalQueue status (counts, usage, the Active condition), a few at a time
-        (one after another was too slow for a thousand queues, 16 at a time too costly); a status the server refuses is logged and
-        left, never retried in a loop (the next change writes again)."""
-        writes: list[tuple[r.Resource, dict[str, Any], tuple[str, str], tuple[str | None, dict[str, Any]]]] = []
-        for name in self.engine.cluster_queue_names():
-            obj = self.informers["clusterqueues"].get(name)
-            status = views.cluster_queue_status(self.engine, name)
-            if status is None or obj is None:
-                continue  # a queue the API no longer has, held for the workloads it admitted
-            stamp = (obj["metadata"].get("uid"), _comparable(status))
-            if self.queue_written.get(("ClusterQueue", name)) == stamp:
-                continue
-            body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name},
-                    "status": _stamped(status, obj, self.clock())}
-            writes.append((r.CLUSTER_QUEUE, body, ("ClusterQueue", name), stamp))
-        for key, status in views.local_queue_statuses(self.engine).items():
-            obj = self.informers["localqueues"].get(key)
-            if obj is None:
-                continue
-            stamp = (obj["metadata"].get("uid"), _comparable(status))
-            if self.queue_written.get(("LocalQueue", key)) == stamp:
-                continue
-            namespace, name = key.split("/", 1)
-            body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-                    "metadata": {"name": name, "namespace": namespace},
-                    "status": _stamped(status, obj, self.clock())}
-            writes.append((r.LOCAL_QUEUE, body, ("LocalQueue", key), stamp))
-        await in_parallel(writes, lambda write: self._apply_queue_status(*write), limit=QUEUE_WRITE_CONCURRENCY)
-
-    async def _apply_queue_status(self, res: r.Resource, body: dict[str, Any], key: tuple[str, str],
-                                  status: tuple[str | None, dict[str, Any]]) -> None:
-        try:
-            await self.kube.apply(res, body, manager=MANAGER, subresource="status")
-        except ApiError as exc:
-            if exc.status >= 500 or exc.status in (408, 429):
-                raise
-            if exc.status != 404:
-                log.warning("queue status refused", extra={"fields": {"queue": "/".join(key), "error": str(exc)}})
-            return
-        self.queue_written[key] = status
-
     # ---- odds and ends ---------------------------------------------------------------------------
 
     def _forget(self, key: str) -> None:
@@ -718,18 +642,6 @@ class Controller:
         log.warning("job not reconciled; retrying", extra={"fields": {"job": key, "error": str(exc)}})
 
 
-async def in_parallel(items: list[T], call: Callable[[T], Awaitable[None]], limit: int = WRITE_CONCURRENCY) -> None:
-    """Await ``call`` on every item, ``limit`` at a time: a few workers share one iterator, so a pass
-    over thousands of keys creates a few tasks, not one per key."""
-    todo = iter(items)
-
-    async def worker() -> None:
-        for item in todo:
-            await call(item)
-
-    await asyncio.gather(*(worker() for _ in range(min(limit, len(items)))))
-
-
 def _active(obj: dict[str, Any]) -> bool:
     return (obj.get("spec") or {}).get("active", True) is not False
 
@@ -737,18 +649,3 @@ def _active(obj: dict[str, Any]) -> bool:
 def _written_condition(written: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
     """The condition of type ``kind`` in a status we wrote (as ``_comparable`` keeps it)."""
     return next((c for c in (written or {}).get("conditions") or () if c.get("type") == kind), None)
-
-
-def _comparable(status: dict[str, Any]) -> dict[str, Any]:
-    """A status without its timestamps, to tell whether anything but time changed."""
-    out = dict(status)
-    if "conditions" in out:
-        out["conditions"] = [{k: v for k, v in c.items() if k != "lastTransitionTime"} for c in out["conditions"]]
-    return out
-
-
-def _stamped(status: dict[str, Any], obj: dict[str, Any] | None, now: float) -> dict[str, Any]:
-    old, stamp = conditions_by_type(obj), rfc3339(now)
-    conditions = [{**c, "lastTransitionTime": transition_time(old, c["type"], c["status"], stamp)}
-                  for c in status.get("conditions", [])]
-    return {**status, "conditions": conditions}

@@ -85,6 +85,22 @@ def admission_status(admission: model.Admission, spec: model.Workload) -> dict[s
     return {"clusterQueue": admission.cluster_queue, "podSetAssignments": assignments}
 
 
+def comparable(status: dict[str, Any]) -> dict[str, Any]:
+    """A status without its timestamps, to tell whether anything but time changed."""
+    out = dict(status)
+    if "conditions" in out:
+        out["conditions"] = [{k: v for k, v in c.items() if k != "lastTransitionTime"} for c in out["conditions"]]
+    return out
+
+
+def preempted_message(uids: tuple[str, str] | None, preemption_reason: str | None) -> str:
+    """Upstream's wording of a preemption (the Evicted and Preempted conditions, the eviction event):
+    the preemptor named by its UID and its Job's."""
+    uid, job_uid = uids or ("UNKNOWN", "UNKNOWN")
+    cause = PREEMPTION_CAUSES.get(preemption_reason or "", preemption_reason or "preemption")
+    return f"Preempted to accommodate a workload (UID: {uid}, JobUID: {job_uid}) due to {cause}"
+
+
 def conditions_by_type(obj: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
     return {c["type"]: c for c in ((obj or {}).get("status") or {}).get("conditions") or [] if "type" in c}
 
@@ -141,10 +157,8 @@ def desired_status(view: WorkloadView, obj: dict[str, Any], eviction: Eviction |
             add("Requeued", requeued, eviction.reason if not requeued else "Pending",
                 eviction.message if not requeued else "The workload is requeued")
     if eviction is not None and eviction.preemption_reason is not None:
-        cause = PREEMPTION_CAUSES.get(eviction.preemption_reason, eviction.preemption_reason)
-        uid, job_uid = preemptor_uids or ("UNKNOWN", "UNKNOWN")
         add("Preempted", not holds, eviction.preemption_reason,
-            f"Preempted to accommodate a workload (UID: {uid}, JobUID: {job_uid}) due to {cause}")
+            preempted_message(preemptor_uids, eviction.preemption_reason))
     status["conditions"] = conditions
     if holds and view.check_states:
         status["admissionChecks"] = _check_states(view.check_states, obj, stamp)

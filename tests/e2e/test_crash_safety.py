@@ -1,5 +1,8 @@
-"""Crash safety (issue 11): Workloads flow while `pykueue controller` is killed with SIGKILL and
-restarted three times and the API server is restarted once; a checker watching the API's storage
+"""Crash safety (issues 11 and 21): Workloads flow while `pykueue controller` is killed with SIGKILL
+and restarted three times and the API server is restarted once, and while the controller is down the
+objects are shaken (object chaos, webhooks off as the issue tried it): a ClusterQueue holding quota is
+deleted, its finalizer forced away and the queue re-created; a quota is patched invalid and back
+after the restart; a LocalQueue is deleted and restored and a flavor in use deleted. A checker watching the API's storage
 (every revision of every Workload, from etcd, so nothing is missed across the API server's restart)
 and polling the ClusterQueues through the API must never see a ClusterQueue over its quota or a
 Workload admitted twice, and every Workload must end Finished.
@@ -269,6 +272,36 @@ async def create_all(kube: Kube, docs: list[dict[str, Any]]) -> None:
                 await asyncio.sleep(0.2)
 
 
+def chaos_while_down(kueue: Kueue, ns: str, step: int) -> None:
+    """Shake the objects while no controller runs (step 0, 1, 2: one per controller kill)."""
+    kubectl = kueue.cluster.kubectl
+    by_name = {d["metadata"]["name"]: d for d in manifests(ns)}
+    if step == 0:  # a ClusterQueue holding quota deleted, its finalizer forced away, re-created
+        kubectl("delete", "clusterqueue", f"{ns}-b", "--wait=false")
+        kubectl("patch", "clusterqueue", f"{ns}-b", "--type=merge", "-p", '{"metadata":{"finalizers":null}}',
+                check=False)
+        deadline = time.monotonic() + 30
+        while kueue.get("clusterqueue", f"{ns}-b") is not None:
+            assert time.monotonic() < deadline, "the ClusterQueue was not deleted"
+            time.sleep(0.2)
+        kueue.apply([by_name[f"{ns}-b"]])
+    elif step == 1:  # a quota made invalid (webhooks off); made valid again after the restart
+        kubectl("patch", "clusterqueue", f"{ns}-a", "--type=json", "-p", json.dumps([{
+            "op": "replace", "path": "/spec/resourceGroups/0/flavors/0/resources/0/nominalQuota", "value": "-1"}]))
+    else:  # a LocalQueue deleted and restored, a flavor in use deleted (its finalizer keeps it)
+        kubectl("delete", "localqueue", "lq-a", "-n", ns)
+        kueue.apply([by_name["lq-a"]])
+        kubectl("delete", "resourceflavor", f"{ns}-f2", "--wait=false")
+
+
+def chaos_after_restart(kueue: Kueue, ns: str, step: int) -> None:
+    if step == 1:
+        time.sleep(3)  # the restarted controller reads the invalid quota first
+        nominal = QUOTAS[("a", "f1")][0]
+        kueue.cluster.kubectl("patch", "clusterqueue", f"{ns}-a", "--type=json", "-p", json.dumps([{
+            "op": "replace", "path": "/spec/resourceGroups/0/flavors/0/resources/0/nominalQuota", "value": nominal}]))
+
+
 def test_kill_and_restart_never_overcommit_or_admit_twice(kueue: Kueue, ns: str) -> None:
     kueue.apply(manifests(ns))
     limits: dict[tuple[str, str, str], Fraction] = {}
@@ -306,9 +339,12 @@ def test_kill_and_restart_never_overcommit_or_admit_twice(kueue: Kueue, ns: str)
                 t0 = time.monotonic()
                 if what == "controller":
                     await asyncio.to_thread(kueue.stop, True)  # SIGKILL: no chance to clean up
+                    step = sum(1 for w, _ in restarts if w == "controller")
+                    await asyncio.to_thread(chaos_while_down, kueue, ns, step)
                     await create_all(kube, later[:20])  # arrivals while no controller runs
                     later = later[20:]
                     await asyncio.to_thread(kueue.start)
+                    await asyncio.to_thread(chaos_after_restart, kueue, ns, step)
                 else:
                     await asyncio.to_thread(kueue.cluster.restart_apiserver)
                     await create_all(kube, later[:20])

@@ -1,0 +1,115 @@
+"""ClusterQueue and LocalQueue statuses (counts, usage, the Active condition, fair share), written
+from the engine's read model: coalesced over a second, a few at a time, only when they changed.
+
+A status is remembered by (kind, key) and the object's uid, so a re-created object (a new uid) is
+written again even when its status reads the same, and a Workload key never collides with a queue's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from pykueue.controller import views
+from pykueue.controller.kube import resources as r
+from pykueue.controller.kube.client import ApiError, Kube
+from pykueue.controller.kube.informer import Informer
+from pykueue.controller.parallel import in_parallel
+from pykueue.controller.workload_status import (
+    MANAGER,
+    comparable,
+    conditions_by_type,
+    rfc3339,
+    transition_time,
+)
+from pykueue.engine.engine import Engine
+
+log = logging.getLogger("pykueue.controller")
+
+QUEUE_STATUS_SECONDS = 1.0  # queue statuses: at most one write per queue per second
+QUEUE_WRITE_CONCURRENCY = 4  # and a few at a time: 2,000 queues at 16 took a quarter of the API server
+RETRY_BASE_SECONDS = 0.5
+RETRY_MAX_SECONDS = 30.0
+
+Written = tuple[str | None, dict[str, Any]]  # (uid, the status without timestamps)
+
+
+class QueueStatusWriter:
+    def __init__(self, engine: Engine, kube: Kube, informers: dict[str, Informer],
+                 clock: Callable[[], float]) -> None:
+        self.engine = engine
+        self.kube = kube
+        self.informers = informers
+        self.clock = clock
+        self.dirty = asyncio.Event()
+        self.written: dict[tuple[str, str], Written] = {}
+
+    async def run(self) -> None:
+        failures = 0
+        while True:
+            await self.dirty.wait()
+            await asyncio.sleep(QUEUE_STATUS_SECONDS)  # coalesce a burst of changes into one write per queue
+            self.dirty.clear()
+            try:
+                await self.write_all()
+                failures = 0
+            except Exception as exc:  # noqa: BLE001 - the API server is away: back off, then try again
+                delay = min(RETRY_BASE_SECONDS * 2**failures, RETRY_MAX_SECONDS)
+                failures += 1
+                log.warning("queue status not written; retrying", extra={"fields": {
+                    "error": str(exc), "retryIn": f"{delay:g}s"}})
+                await asyncio.sleep(delay)
+                self.dirty.set()
+
+    async def write_all(self) -> None:
+        """Every queue whose status changed; a status the server refuses is logged and left, never
+        retried in a loop (the next change writes again)."""
+        writes: list[tuple[r.Resource, dict[str, Any], tuple[str, str], Written]] = []
+        for name in self.engine.cluster_queue_names():
+            obj = self.informers["clusterqueues"].get(name)
+            status = views.cluster_queue_status(self.engine, name)
+            if status is None or obj is None:
+                continue  # a queue the API no longer has, held for the workloads it admitted
+            write = self._write(r.CLUSTER_QUEUE, ("ClusterQueue", name), {"name": name}, obj, status)
+            if write is not None:
+                writes.append(write)
+        for key, status in views.local_queue_statuses(self.engine).items():
+            obj = self.informers["localqueues"].get(key)
+            if obj is None:
+                continue
+            namespace, name = key.split("/", 1)
+            write = self._write(r.LOCAL_QUEUE, ("LocalQueue", key), {"name": name, "namespace": namespace}, obj,
+                                status)
+            if write is not None:
+                writes.append(write)
+        await in_parallel(writes, lambda write: self._apply(*write), limit=QUEUE_WRITE_CONCURRENCY)
+
+    def _write(self, res: r.Resource, key: tuple[str, str], meta: dict[str, str], obj: dict[str, Any],
+               status: dict[str, Any]) -> tuple[r.Resource, dict[str, Any], tuple[str, str], Written] | None:
+        stamp = (obj["metadata"].get("uid"), comparable(status))
+        if self.written.get(key) == stamp:
+            return None
+        body = {"apiVersion": res.api_version, "kind": res.kind, "metadata": meta,
+                "status": _stamped(status, obj, self.clock())}
+        return res, body, key, stamp
+
+    async def _apply(self, res: r.Resource, body: dict[str, Any], key: tuple[str, str], stamp: Written) -> None:
+        try:
+            await self.kube.apply(res, body, manager=MANAGER, subresource="status")
+        except ApiError as exc:
+            if exc.status >= 500 or exc.status in (408, 429):
+                raise
+            if exc.status != 404:
+                log.warning("queue status refused", extra={"fields": {"queue": "/".join(key), "error": str(exc)}})
+            return
+        self.written[key] = stamp
+
+
+def _stamped(status: dict[str, Any], obj: dict[str, Any] | None, now: float) -> dict[str, Any]:
+    """Conditions keep their lastTransitionTime while their status stays the same."""
+    old, stamp = conditions_by_type(obj), rfc3339(now)
+    conditions = [{**c, "lastTransitionTime": transition_time(old, c["type"], c["status"], stamp)}
+                  for c in status.get("conditions", [])]
+    return {**status, "conditions": conditions}
