@@ -47,6 +47,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--webhook-url", metavar="URL",
                    help="a controller outside the cluster: point the webhook configurations and the CRDs' "
                         "conversion at this base URL (e.g. https://127.0.0.1:9443) instead of the Service")
+    w.add_argument("--local-webhooks", choices=("auto", "on", "off"), default="auto",
+                   help="register the webhooks for this controller's own URL (--webhook-url, else "
+                        "https://127.0.0.1:PORT, listening on 127.0.0.1): the configurations are created "
+                        "unless an install made them, and the CRDs' conversion points at it (auto: on with "
+                        "--kubeconfig, that is outside the cluster)")
+    w.add_argument("--webhooks-on-stop", choices=("remove", "fail-open", "keep"), default="remove",
+                   help="what the configurations --local-webhooks registered become when the controller "
+                        "stops: deleted (default), failurePolicy Ignore, or left failing closed as upstream's")
 
 
 def _flag(text: str) -> bool:
@@ -95,9 +103,11 @@ async def _main(kubeconfig: str | None, config: model.Config, args: argparse.Nam
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, task.cancel)
     webhooks = None
+    local = None  # the configurations registered for this controller's own URL (--local-webhooks)
     controllers: list = []  # the Controller once this replica runs one: the visibility API reads it
     try:
         webhooks = await _webhooks(kube, config, args, controllers)  # every replica serves them, leader or not
+        local = await _register_local(kube, webhooks, args)
         return await run_replica(
             kube, config, controllers=controllers, metrics_address=getattr(args, "metrics_bind_address", ":8080"),
             probe_address=getattr(args, "health_probe_bind_address", ":8081"),
@@ -108,6 +118,8 @@ async def _main(kubeconfig: str | None, config: model.Config, args: argparse.Nam
         print(f"pykueue: error: webhook server: {exc}", file=sys.stderr)
         return 2
     finally:
+        if local is not None:
+            await local.unregister()
         if webhooks is not None:
             await webhooks.stop()
         await kube.close()
@@ -130,10 +142,15 @@ async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None,
     from pykueue.controller.leader import default_namespace
     from pykueue.controller.webhooks.server import Options, WebhookServer
 
+    url, host = args.webhook_url, args.webhook_host
+    if _local(args):  # outside the cluster: called at loopback, and listening there only
+        from pykueue.controller.webhooks.local import LOOPBACK, local_url
+
+        url, host = url or local_url(port), host or LOOPBACK
     options = Options(
-        port=port, host=args.webhook_host, cert_dir=Path(args.webhook_cert_dir), secret=args.webhook_secret,
+        port=port, host=host, cert_dir=Path(args.webhook_cert_dir), secret=args.webhook_secret,
         namespace=args.webhook_namespace or default_namespace(), service=args.webhook_service,
-        url=args.webhook_url, manage_jobs_without_queue_name=config.manage_jobs_without_queue_name,
+        url=url, manage_jobs_without_queue_name=config.manage_jobs_without_queue_name,
         visibility=controllers is not None)
     server = WebhookServer(kube, options, lambda: controllers[-1] if controllers else None)
     try:
@@ -142,3 +159,26 @@ async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None,
         await server.stop()
         raise WebhookError(str(exc)) from None
     return server
+
+
+def _local(args: argparse.Namespace | None) -> bool:
+    """Whether this controller registers its webhooks for its own URL (``--local-webhooks``)."""
+    mode = getattr(args, "local_webhooks", "off") if args is not None else "off"
+    return mode == "on" or (mode == "auto" and bool(getattr(args, "kubeconfig", None)))
+
+
+async def _register_local(kube, server, args: argparse.Namespace | None):
+    """The webhook configurations registered for this controller's URL, or None (not local, no server)."""
+    if server is None or not _local(args):
+        return None
+    from pykueue.controller.kube.client import ApiError
+    from pykueue.controller.webhooks.local import LocalWebhooks
+
+    options = server.options
+    local = LocalWebhooks(kube, options.service, options.namespace, options.url, args.webhooks_on_stop)
+    try:
+        await local.register(server.certs.bundle.ca_bundle)
+    except ApiError as exc:
+        raise WebhookError(f"cannot register the webhooks for {options.url}: {exc} (--local-webhooks=off "
+                           "runs without them)") from None
+    return local

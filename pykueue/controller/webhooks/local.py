@@ -1,0 +1,149 @@
+"""Webhooks for a controller run outside the cluster (``pykueue controller --kubeconfig FILE``).
+
+In the cluster, the release manifest installs the webhook configurations and a Service in front of the
+controller's pod. A controller started from a kubeconfig has neither, so without this module the API
+server would accept every Job unsuspended, every Kueue object unchecked, and would refuse every v1beta1
+object (its CRDs convert through a Service that does not exist). Here the controller protects the cluster
+the same way from where it runs: it serves the webhooks on loopback and registers them for
+``https://127.0.0.1:PORT`` with its self-made CA (the certificate names ``127.0.0.1``):
+
+- the mutating and validating configurations, created with the manifest's rules when they do not exist,
+  and labelled ``app.kubernetes.io/managed-by: pykueue-controller`` so that only these are ever changed
+  or removed here (configurations an install made are left to it; ``CertManager`` points those at the
+  URL, as ``--webhook-url`` always did);
+- the CRDs' conversion webhook, pointed at the URL by ``CertManager`` (``Options.url``).
+
+When the controller stops (SIGTERM, Ctrl-C), ``--webhooks-on-stop`` decides what the configurations it
+registered become: ``remove`` (the default) deletes them, so the cluster behaves as if pykueue were not
+installed; ``fail-open`` keeps them with ``failurePolicy: Ignore``, so requests pass unchecked while it
+is away and the next start takes them over; ``keep`` leaves them failing closed (``Fail``), upstream's
+behaviour when its controller is down. The CRDs' conversion stays pointed at the URL: only v1beta1
+requests need it (kubectl and the garbage and namespace controllers use the stored v1beta2), and they
+fail until a controller serves it again. A controller killed with SIGKILL cannot clean up: its
+configurations stay, failing closed, until the next start takes them over or someone deletes them.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from pykueue.controller.kube.client import ApiError, Kube
+from pykueue.controller.webhooks import names
+from pykueue.controller.webhooks.server import MUTATING, VALIDATING
+
+log = logging.getLogger("pykueue.webhooks")
+
+LOOPBACK = "127.0.0.1"
+MANAGER = "pykueue-controller-local"  # the field manager of what is registered here
+MANAGED_BY = ("app.kubernetes.io/managed-by", "pykueue-controller")
+ON_STOP = ("remove", "fail-open", "keep")
+_SYSTEM_NAMESPACES = ("kube-system",)
+
+
+def local_url(port: int) -> str:
+    return f"https://{LOOPBACK}:{port}"
+
+
+def _webhook(hook: names.Hook, url: str, ca_bundle: str, failure_policy: str,
+             namespace_selector: dict[str, Any] | None = None) -> dict[str, Any]:
+    webhook: dict[str, Any] = {
+        "name": hook.name,
+        "admissionReviewVersions": ["v1"],
+        "sideEffects": "None",
+        "failurePolicy": failure_policy,
+        "clientConfig": {"url": url.rstrip("/") + hook.path, "caBundle": ca_bundle},
+        "rules": [{"apiGroups": [hook.group], "apiVersions": [hook.version], "operations": list(hook.operations),
+                   "resources": list(hook.resources)}],
+    }
+    if namespace_selector is not None:
+        webhook["namespaceSelector"] = namespace_selector
+    return webhook
+
+
+def configurations(service: str, namespace: str, url: str, ca_bundle: str,
+                   failure_policy: str = "Fail") -> list[tuple[Any, dict[str, Any]]]:
+    """The mutating and validating configurations as the release manifest has them (same names, hooks,
+    paths and rules; the controller's namespace and kube-system are never queued), called at ``url``."""
+    mutating, validating = names.configuration_names(service)
+    never_queued = {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                                          "values": [*_SYSTEM_NAMESPACES, namespace]}]}
+    labels = {MANAGED_BY[0]: MANAGED_BY[1]}
+    return [
+        (MUTATING, {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+                    "metadata": {"name": mutating, "labels": labels},
+                    "webhooks": [_webhook(h, url, ca_bundle, failure_policy, never_queued) for h in names.MUTATING]}),
+        (VALIDATING, {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+                      "metadata": {"name": validating, "labels": labels},
+                      "webhooks": [_webhook(h, url, ca_bundle, failure_policy) for h in names.VALIDATING]}),
+    ]
+
+
+def is_ours(obj: dict[str, Any]) -> bool:
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return labels.get(MANAGED_BY[0]) == MANAGED_BY[1]
+
+
+@dataclass
+class LocalWebhooks:
+    """Registers the webhook configurations for a local URL, and undoes that on stop as chosen."""
+
+    kube: Kube
+    service: str
+    namespace: str
+    url: str
+    on_stop: str = "remove"
+
+    def __post_init__(self) -> None:
+        self.registered: list[tuple[Any, str]] = []  # (resource, name) of the configurations applied here
+
+    async def register(self, ca_bundle: str) -> list[str]:
+        """Apply each configuration that is absent or ours; return the names of those registered."""
+        for res, body in configurations(self.service, self.namespace, self.url, ca_bundle):
+            name = body["metadata"]["name"]
+            try:
+                current = await self.kube.get(res, name)
+            except ApiError as exc:
+                if exc.status != 404:
+                    raise
+                current = None
+            if current is not None and not is_ours(current):
+                # an install's configuration (kubectl apply -f config/manifests.yaml, helm): it stays the
+                # install's; CertManager points it at this controller's URL and trusts its CA
+                log.info("webhook configuration installed by someone else: left as installed",
+                         extra={"fields": {"kind": body["kind"], "name": name}})
+                continue
+            await self.kube.apply(res, body, manager=MANAGER)
+            self.registered.append((res, name))
+        if self.registered:
+            log.info("webhooks registered", extra={"fields": {
+                "url": self.url, "configurations": ",".join(name for _, name in self.registered),
+                "onStop": self.on_stop}})
+        return [name for _, name in self.registered]
+
+    async def unregister(self) -> None:
+        """What ``--webhooks-on-stop`` says, for the configurations registered here; never raises (the
+        controller is stopping: a failure is logged with what is left behind)."""
+        if self.on_stop == "keep" or not self.registered:
+            return
+        for res, name in self.registered:
+            try:
+                if self.on_stop == "remove":
+                    await self.kube.delete(res, name, propagation=None)
+                else:  # fail-open: every webhook of it ignores a failed call
+                    obj = await self.kube.get(res, name)
+                    ops = [{"op": "replace", "path": f"/webhooks/{i}/failurePolicy", "value": "Ignore"}
+                           for i, _ in enumerate(obj.get("webhooks") or [])]
+                    if ops:
+                        await self.kube.json_patch(res, name, ops)
+            except ApiError as exc:
+                if exc.status == 404:
+                    continue
+                log.warning("webhook configuration not cleaned up", extra={"fields": {
+                    "kind": res.kind, "name": name, "onStop": self.on_stop, "error": str(exc)}})
+            except Exception as exc:  # noqa: BLE001 - the API server is away: say what is left behind
+                log.warning("webhook configuration not cleaned up", extra={"fields": {
+                    "kind": res.kind, "name": name, "onStop": self.on_stop, "error": repr(exc)}})
+        log.info("webhooks unregistered" if self.on_stop == "remove" else "webhooks left failing open",
+                 extra={"fields": {"configurations": ",".join(name for _, name in self.registered)}})
