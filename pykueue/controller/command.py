@@ -178,6 +178,11 @@ async def _register_local(kube, server, args: argparse.Namespace | None):
     local = LocalWebhooks(kube, options.service, options.namespace, options.url, args.webhooks_on_stop)
     try:
         await local.register(server.certs.bundle.ca_bundle)
+        if options.visibility:
+            from pykueue.controller.visibility import API_SERVICES
+            from pykueue.controller.webhooks.local import stale_api_services
+
+            await stale_api_services(kube, API_SERVICES)
     except ApiError as exc:
         raise WebhookError(f"cannot register the webhooks for {options.url}: {exc} (--local-webhooks=off "
                            "runs without them)") from None

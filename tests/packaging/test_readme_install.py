@@ -8,11 +8,13 @@ background is stopped by its process group and the cluster by `pykueue dev-clust
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
+from pykueue.devcluster.cluster import DevCluster
 from tests.packaging.readme_blocks import running, sh_block, workdir  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.e2e
@@ -25,8 +27,16 @@ def install_block() -> str:
 
 def test_readme_install_admits_seed_001_smoke_job(workdir: Path) -> None:  # noqa: F811
     with running(install_block(), workdir) as (returncode, out):
-        pass
-    assert returncode == 0, out[-3000:]
+        assert returncode == 0, out[-3000:]
+        cluster = DevCluster.load(workdir / "kc")
+        # no APIService is left without a backend (the block removes the visibility API's, which nothing
+        # serves while the Deployment is at 0), so a namespace is deleted, not stuck in Terminating
+        services = json.loads(cluster.kubectl("get", "apiservices", "-o", "json").stdout)["items"]
+        unavailable = [a["metadata"]["name"] for a in services if not any(
+            c["type"] == "Available" and c["status"] == "True" for c in a["status"].get("conditions") or [])]
+        assert unavailable == []
+        assert "visibility.kueue.x-k8s.io" not in " ".join(a["metadata"]["name"] for a in services)
+        cluster.kubectl("delete", "namespace", "team-a", "--timeout=120s")
     assert "deployment.apps/pykueue-controller scaled" in out
     assert out.count("job.batch/train-smoke condition met") == 2, out[-3000:]  # unsuspended, then Complete
     assert re.search(r"^workload\.kueue\.x-k8s\.io/job-train-smoke-\w+ condition met$", out, re.MULTILINE)
@@ -36,3 +46,4 @@ def test_readme_install_admits_seed_001_smoke_job(workdir: Path) -> None:  # noq
     log = (workdir / "kc" / "controller.log").read_text()
     assert "controller ready" in log
     assert not [line for line in log.splitlines() if ": 403 " in line or "Forbidden" in line]
+    assert "stale APIService" not in log

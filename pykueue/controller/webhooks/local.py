@@ -31,7 +31,7 @@ from typing import Any
 
 from pykueue.controller.kube.client import ApiError, Kube
 from pykueue.controller.webhooks import names
-from pykueue.controller.webhooks.server import MUTATING, VALIDATING
+from pykueue.controller.webhooks.server import API_SERVICE, MUTATING, VALIDATING
 
 log = logging.getLogger("pykueue.webhooks")
 
@@ -147,3 +147,31 @@ class LocalWebhooks:
                     "kind": res.kind, "name": name, "onStop": self.on_stop, "error": repr(exc)}})
         log.info("webhooks unregistered" if self.on_stop == "remove" else "webhooks left failing open",
                  extra={"fields": {"configurations": ",".join(name for _, name in self.registered)}})
+
+
+async def stale_api_services(kube: Kube, api_services: tuple[str, ...]) -> list[str]:
+    """Warn about each of ``api_services`` (the visibility API's) that is registered but not available.
+
+    A controller outside the cluster cannot be an aggregated API's backend (an APIService reaches its
+    server through a Service), so one registered by an install whose Deployment does not run has no
+    backend at all: discovery then reports errors and ``kubectl delete namespace`` hangs in Terminating
+    (``NamespaceDeletionDiscoveryFailure``). Returns the names warned about; reading them is allowed to
+    the controller's ServiceAccount (it patches their CA bundle)."""
+    stale = []
+    for name in api_services:
+        try:
+            obj = await kube.get(API_SERVICE, name)
+        except ApiError:  # absent (404), or not this identity's to read: nothing to say
+            continue
+        available = next((c for c in (obj.get("status") or {}).get("conditions") or []
+                          if c.get("type") == "Available"), None)
+        if available is not None and available.get("status") == "True":
+            continue  # something serves it (an in-cluster replica)
+        service = (obj.get("spec") or {}).get("service") or {}
+        log.warning("stale APIService: nothing serves it, so discovery fails and namespace deletion hangs; "
+                    "delete it unless a controller in the cluster is about to serve it", extra={"fields": {
+                        "name": name, "service": f"{service.get('namespace')}/{service.get('name')}",
+                        "reason": (available or {}).get("reason", "unknown"),
+                        "fix": f"kubectl delete apiservice {name}"}})
+        stale.append(name)
+    return stale
