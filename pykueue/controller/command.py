@@ -143,7 +143,7 @@ async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None,
     from pykueue.controller.webhooks.server import Options, WebhookServer
 
     url, host = args.webhook_url, args.webhook_host
-    if _local(args):  # outside the cluster: called at loopback, and listening there only
+    if _local(args, kube.api.configuration.host):  # outside the cluster: called at loopback, listening there only
         from pykueue.controller.webhooks.local import LOOPBACK, local_url
 
         url, host = url or local_url(port), host or LOOPBACK
@@ -161,29 +161,70 @@ async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None,
     return server
 
 
-def _local(args: argparse.Namespace | None) -> bool:
-    """Whether this controller registers its webhooks for its own URL (``--local-webhooks``)."""
+def _local(args: argparse.Namespace | None, api_server: str = "") -> bool:
+    """Whether this controller registers its webhooks for its own URL (``--local-webhooks``). ``auto``
+    is on when it runs from a kubeconfig (outside the cluster) and the API server can call it back: the
+    user gave ``--webhook-url``, or the API server runs on this machine (its URL is loopback)."""
+    from pykueue.controller.webhooks.local import is_loopback
+
     mode = getattr(args, "local_webhooks", "off") if args is not None else "off"
-    return mode == "on" or (mode == "auto" and bool(getattr(args, "kubeconfig", None)))
+    if mode != "auto":
+        return mode == "on"
+    if not getattr(args, "kubeconfig", None):
+        return False
+    return bool(getattr(args, "webhook_url", None)) or is_loopback(api_server)
+
+
+class _Local:
+    """What a controller outside the cluster registered for itself, undone together on stop."""
+
+    def __init__(self, parts: list) -> None:
+        self.parts = parts
+
+    async def unregister(self) -> None:
+        for part in reversed(self.parts):
+            await part.unregister()
 
 
 async def _register_local(kube, server, args: argparse.Namespace | None):
-    """The webhook configurations registered for this controller's URL, or None (not local, no server)."""
-    if server is None or not _local(args):
+    """The webhook configurations (and the visibility API) registered for this controller's URL, or
+    None (in the cluster, or no webhook server)."""
+    if server is None:
+        return None
+    if not _local(args, kube.api.configuration.host):
+        if getattr(args, "local_webhooks", "off") == "auto" and getattr(args, "kubeconfig", None):
+            logging.getLogger("pykueue.webhooks").warning(
+                "webhooks not registered: the API server is not on this machine and cannot call 127.0.0.1; "
+                "give --webhook-url with an address it can reach", extra={"fields": {
+                    "apiServer": kube.api.configuration.host}})
         return None
     from pykueue.controller.kube.client import ApiError
-    from pykueue.controller.webhooks.local import LocalWebhooks
+    from pykueue.controller.webhooks.local import (
+        LocalVisibility,
+        LocalWebhooks,
+        is_loopback,
+        stale_api_services,
+    )
 
     options = server.options
-    local = LocalWebhooks(kube, options.service, options.namespace, options.url, args.webhooks_on_stop)
+    bundle = server.certs.bundle.ca_bundle
+    parts: list = []
     try:
-        await local.register(server.certs.bundle.ca_bundle)
+        hooks = LocalWebhooks(kube, options.service, options.namespace, options.url, args.webhooks_on_stop)
+        parts.append(hooks)
+        await hooks.register(bundle)
         if options.visibility:
-            from pykueue.controller.visibility import API_SERVICES
-            from pykueue.controller.webhooks.local import stale_api_services
+            from pykueue.controller.visibility import API_SERVICES, VERSIONS
 
             await stale_api_services(kube, API_SERVICES)
+            # the aggregator reaches it through an ExternalName Service; not beside an install, whose
+            # APIServices and Service these would be (and whose ServiceAccount may not touch Services)
+            if is_loopback(options.url) and not hooks.installed:
+                visibility = LocalVisibility(kube, options.service, options.namespace, server.port)
+                parts.append(visibility)
+                await visibility.register(bundle, VERSIONS)
     except ApiError as exc:
+        await _Local(parts).unregister()
         raise WebhookError(f"cannot register the webhooks for {options.url}: {exc} (--local-webhooks=off "
                            "runs without them)") from None
-    return local
+    return _Local(parts)

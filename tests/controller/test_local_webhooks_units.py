@@ -44,11 +44,30 @@ def test_fail_open_configurations_ignore_failures() -> None:
         "x-mutating-webhook-configuration", "x-validating-webhook-configuration"]
 
 
-def test_local_mode_is_on_outside_the_cluster_by_default() -> None:
+def test_local_mode_is_on_outside_the_cluster_where_the_api_server_can_call_back() -> None:
     def args(**kw: Any) -> argparse.Namespace:
-        return argparse.Namespace(**{"kubeconfig": None, "local_webhooks": "auto", **kw})
+        return argparse.Namespace(**{"kubeconfig": None, "local_webhooks": "auto", "webhook_url": None, **kw})
 
-    assert _local(args(kubeconfig="/tmp/kc/kubeconfig"))  # run from a kubeconfig: outside the cluster
-    assert not _local(args())  # in a pod (its service account)
-    assert _local(args(local_webhooks="on"))
-    assert not _local(args(kubeconfig="/tmp/kc/kubeconfig", local_webhooks="off"))
+    dev = "https://127.0.0.1:41234"  # the dev cluster's API server, on this machine
+    assert _local(args(kubeconfig="/tmp/kc/kubeconfig"), dev)  # run from a kubeconfig: outside the cluster
+    assert _local(args(kubeconfig="/tmp/kc/kubeconfig"), "https://localhost:6443")
+    assert not _local(args(), dev)  # in a pod (its service account)
+    # a remote API server cannot call 127.0.0.1 back: only with a URL the user says it can reach
+    assert not _local(args(kubeconfig="/k"), "https://api.example.com:6443")
+    assert _local(args(kubeconfig="/k", webhook_url="https://10.0.0.5:9443"), "https://api.example.com:6443")
+    assert _local(args(local_webhooks="on"), "https://api.example.com:6443")
+    assert not _local(args(kubeconfig="/tmp/kc/kubeconfig", local_webhooks="off"), dev)
+
+
+def test_visibility_objects_send_the_aggregator_to_this_machine() -> None:
+    objects = local.visibility_objects(names.SERVICE, names.NAMESPACE, 9443, "Q0E=", ("v1beta2", "v1beta1"))
+    (_, service), *apis = objects
+    assert service["spec"] == {"type": "ExternalName", "externalName": "localhost",
+                               "ports": [{"name": "https", "port": 9443, "protocol": "TCP"}]}
+    assert [a["metadata"]["name"] for _, a in apis] == ["v1beta2.visibility.kueue.x-k8s.io",
+                                                         "v1beta1.visibility.kueue.x-k8s.io"]
+    # as the chart's (charts/pykueue/templates/visibility.yaml), but trusting the controller's CA
+    assert [a["spec"]["versionPriority"] for _, a in apis] == [200, 100]
+    for _, api in apis:
+        assert api["spec"]["service"] == {"name": names.SERVICE, "namespace": names.NAMESPACE, "port": 9443}
+        assert api["spec"]["caBundle"] == "Q0E=" and local.is_ours(api)

@@ -2,7 +2,8 @@
 started from a kubeconfig registers its webhooks for its loopback URL, so upstream's v1beta1
 ClusterQueue is converted and a queue-labelled Job created without `suspend: true` is created
 suspended, then admitted. When the controller stops (SIGTERM), its webhook configurations are removed
-(the default `--webhooks-on-stop remove`), and a Job created then is left alone.
+(the default `--webhooks-on-stop remove`), and a Job created then is left alone. The visibility API is
+registered while the controller serves it, and removed with it.
 
 Only `/tmp/kc` is changed, to a directory of this test.
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from pykueue.controller.visibility import API_SERVICES, GROUP
 from pykueue.controller.webhooks import names
 from pykueue.devcluster.cluster import DevCluster
 from tests.e2e.conftest import eventually
@@ -40,13 +42,23 @@ def test_readme_run_block_webhooks_registered_locally_and_removed_on_stop(workdi
         mutating, validating = names.configuration_names(names.SERVICE)
         config = json.loads(cluster.kubectl("get", "mutatingwebhookconfiguration", mutating, "-o", "json").stdout)
         assert config["webhooks"][0]["clientConfig"]["url"] == "https://127.0.0.1:9443/mutate-batch-v1-job"
+        # the visibility API is registered while served: the aggregator reaches the controller
+        cluster.kubectl("wait", "--for=condition=Available", *(f"apiservice/{name}" for name in API_SERVICES),
+                        "--timeout=60s")
+        summary = json.loads(cluster.kubectl("get", "--raw", f"/apis/{GROUP}/v1beta2/clusterqueues/cluster-queue/"
+                                             "pendingworkloads").stdout)
+        assert summary["kind"] == "PendingWorkloadsSummary" and summary["items"] == []  # sample-job is admitted
 
     def gone() -> bool:
         return all(cluster.kubectl("get", kind, name, check=False).returncode != 0 for kind, name in (
-            ("mutatingwebhookconfiguration", mutating), ("validatingwebhookconfiguration", validating)))
+            ("mutatingwebhookconfiguration", mutating), ("validatingwebhookconfiguration", validating),
+            *(("apiservice", name) for name in API_SERVICES), ("namespace", names.NAMESPACE)))
 
-    eventually(gone, 60, what="webhook configurations removed on stop")
-    assert "webhooks unregistered" in (kc / "controller.log").read_text()
+    # the configurations, the APIServices, and the namespace the controller made for their Service
+    eventually(gone, 90, what="webhook configurations and the visibility API removed on stop")
+    log = (kc / "controller.log").read_text()
+    assert "webhooks unregistered" in log and "visibility API unregistered" in log
+    assert cluster.kubectl("api-resources").returncode == 0  # discovery is whole: nothing stale left
     # the cluster behaves as without pykueue: a queue-labelled Job is created as written, not refused
     job = {"apiVersion": "batch/v1", "kind": "Job",
            "metadata": {"name": "after-stop", "namespace": "default",

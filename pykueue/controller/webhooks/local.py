@@ -28,8 +28,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from pykueue.controller.kube.client import ApiError, Kube
+from pykueue.controller.kube.resources import Resource
 from pykueue.controller.webhooks import names
 from pykueue.controller.webhooks.server import API_SERVICE, MUTATING, VALIDATING
 
@@ -40,6 +42,14 @@ MANAGER = "pykueue-controller-local"  # the field manager of what is registered 
 MANAGED_BY = ("app.kubernetes.io/managed-by", "pykueue-controller")
 ON_STOP = ("remove", "fail-open", "keep")
 _SYSTEM_NAMESPACES = ("kube-system",)
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+NAMESPACE_RES = Resource("", "v1", "namespaces", "Namespace", False)
+SERVICE_RES = Resource("", "v1", "services", "Service", True)
+
+
+def is_loopback(url: str) -> bool:
+    """Whether ``url`` names this machine's loopback (where an API server on it can call back)."""
+    return (urlsplit(url).hostname or "") in LOOPBACK_HOSTS
 
 
 def local_url(port: int) -> str:
@@ -97,6 +107,7 @@ class LocalWebhooks:
 
     def __post_init__(self) -> None:
         self.registered: list[tuple[Any, str]] = []  # (resource, name) of the configurations applied here
+        self.installed: list[str] = []  # configurations an install made: then the install owns the rest too
 
     async def register(self, ca_bundle: str) -> list[str]:
         """Apply each configuration that is absent or ours; return the names of those registered."""
@@ -113,6 +124,7 @@ class LocalWebhooks:
                 # install's; CertManager points it at this controller's URL and trusts its CA
                 log.info("webhook configuration installed by someone else: left as installed",
                          extra={"fields": {"kind": body["kind"], "name": name}})
+                self.installed.append(name)
                 continue
             await self.kube.apply(res, body, manager=MANAGER)
             self.registered.append((res, name))
@@ -175,3 +187,96 @@ async def stale_api_services(kube: Kube, api_services: tuple[str, ...]) -> list[
                         "fix": f"kubectl delete apiservice {name}"}})
         stale.append(name)
     return stale
+
+
+def visibility_objects(service: str, namespace: str, port: int, ca_bundle: str,
+                       versions: tuple[str, ...]) -> list[tuple[Resource, dict[str, Any]]]:
+    """An ExternalName Service that sends the API aggregator to ``localhost:PORT`` (this controller, on
+    the API server's machine), and the visibility API's APIServices behind it, as the chart has them
+    (priorities, the CA it must trust); the certificate names ``SERVICE.NAMESPACE.svc``."""
+    labels = {MANAGED_BY[0]: MANAGED_BY[1]}
+    out: list[tuple[Resource, dict[str, Any]]] = [(SERVICE_RES, {
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": service, "namespace": namespace, "labels": labels},
+        "spec": {"type": "ExternalName", "externalName": "localhost",
+                 "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}})]
+    for version in versions:
+        out.append((API_SERVICE, {
+            "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+            "metadata": {"name": f"{version}.visibility.kueue.x-k8s.io", "labels": labels},
+            "spec": {"group": "visibility.kueue.x-k8s.io", "version": version, "groupPriorityMinimum": 100,
+                     "versionPriority": 200 if version == "v1beta2" else 100, "caBundle": ca_bundle,
+                     "service": {"name": service, "namespace": namespace, "port": port}}}))
+    return out
+
+
+@dataclass
+class LocalVisibility:
+    """The visibility API of a controller outside the cluster, registered while it serves it.
+
+    Registered only when nothing else claims it (no Service of that name an install made, no APIService
+    of another owner), in the controller's namespace (created, and labelled, when missing); removed when
+    the controller stops, whatever ``--webhooks-on-stop`` says: an APIService without a backend breaks
+    discovery and namespace deletion for everyone, while without one ``pykueue pending`` computes the
+    same answer client-side."""
+
+    kube: Kube
+    service: str
+    namespace: str
+    port: int
+
+    def __post_init__(self) -> None:
+        self.registered: list[tuple[Resource, str, str | None]] = []
+        self.created_namespace = False
+
+    async def _get(self, res: Resource, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        try:
+            return await self.kube.get(res, name, namespace)
+        except ApiError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    async def register(self, ca_bundle: str, versions: tuple[str, ...]) -> bool:
+        objects = visibility_objects(self.service, self.namespace, self.port, ca_bundle, versions)
+        for res, body in objects:
+            meta = body["metadata"]
+            current = await self._get(res, meta["name"], meta.get("namespace"))
+            if current is not None and not is_ours(current):
+                log.info("visibility API not registered: an install's object is in the way",
+                         extra={"fields": {"kind": body["kind"], "name": meta["name"]}})
+                return False
+        if await self._get(NAMESPACE_RES, self.namespace) is None:
+            await self.kube.create(NAMESPACE_RES, {"apiVersion": "v1", "kind": "Namespace", "metadata": {
+                "name": self.namespace, "labels": {MANAGED_BY[0]: MANAGED_BY[1]}}})
+            self.created_namespace = True
+        for res, body in objects:
+            meta = body["metadata"]
+            await self.kube.apply(res, body, manager=MANAGER)
+            self.registered.append((res, meta["name"], meta.get("namespace")))
+        log.info("visibility API registered", extra={"fields": {
+            "apiServices": ",".join(name for res, name, _ in self.registered if res is API_SERVICE),
+            "service": f"{self.namespace}/{self.service}"}})
+        return True
+
+    async def unregister(self) -> None:
+        """APIServices first (the aggregator stops routing), then the Service, then a namespace made here."""
+        left = []
+        for res, name, namespace in sorted(self.registered, key=lambda r: r[0] is not API_SERVICE):
+            try:
+                await self.kube.delete(res, name, namespace, propagation=None)
+            except ApiError as exc:
+                if exc.status != 404:
+                    left.append(f"{res.kind} {name}: {exc}")
+            except Exception as exc:  # noqa: BLE001 - stopping: say what is left behind
+                left.append(f"{res.kind} {name}: {exc!r}")
+        if self.created_namespace and not left:
+            try:
+                await self.kube.delete(NAMESPACE_RES, self.namespace, propagation=None)
+            except Exception as exc:  # noqa: BLE001
+                left.append(f"Namespace {self.namespace}: {exc!r}")
+        if left:
+            log.warning("visibility API not unregistered: delete what is left", extra={"fields": {
+                "left": "; ".join(left)}})
+        elif self.registered:
+            log.info("visibility API unregistered")
