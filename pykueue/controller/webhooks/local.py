@@ -141,12 +141,19 @@ class LocalWebhooks:
             return
         for res, name in self.registered:
             try:
+                obj = await self.kube.get(res, name)
+                hooks = obj.get("webhooks") or []
+                mine = self.url.rstrip("/") + "/"
+                if not all(str((h.get("clientConfig") or {}).get("url", "")).startswith(mine) for h in hooks):
+                    # another controller registered itself since (a second local replica): its now
+                    log.info("webhook configuration taken over by another controller: left to it",
+                             extra={"fields": {"kind": res.kind, "name": name}})
+                    continue
                 if self.on_stop == "remove":
                     await self.kube.delete(res, name, propagation=None)
                 else:  # fail-open: every webhook of it ignores a failed call
-                    obj = await self.kube.get(res, name)
                     ops = [{"op": "replace", "path": f"/webhooks/{i}/failurePolicy", "value": "Ignore"}
-                           for i, _ in enumerate(obj.get("webhooks") or [])]
+                           for i in range(len(hooks))]
                     if ops:
                         await self.kube.json_patch(res, name, ops)
             except ApiError as exc:
@@ -262,6 +269,14 @@ class LocalVisibility:
     async def unregister(self) -> None:
         """APIServices first (the aggregator stops routing), then the Service, then a namespace made here."""
         left = []
+        try:
+            service = await self._get(SERVICE_RES, self.service, self.namespace)
+        except Exception:  # noqa: BLE001 - the API server is away: try the deletes anyway, and say so
+            service = None
+        ports = [p.get("port") for p in ((service or {}).get("spec") or {}).get("ports") or []]
+        if service is not None and self.port not in ports:
+            log.info("visibility API taken over by another controller: left to it")
+            return
         for res, name, namespace in sorted(self.registered, key=lambda r: r[0] is not API_SERVICE):
             try:
                 await self.kube.delete(res, name, namespace, propagation=None)
