@@ -92,7 +92,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="also write a self-contained HTML report (needs plotly: pip install 'pykueue[report]')")
 
     v = sub.add_parser("validate", help="check manifests and report every problem",
-                       description="Check manifests as simulate reads them; one line per problem, exit 2.")
+                       description="Check manifests as simulate reads them: one line per problem, FILE:LINE: "
+                                   "at the field it names, with warnings among them in file order; exit 2 "
+                                   "when there is a problem, 0 with warnings only.")
     v.add_argument("paths", nargs="+", metavar="PATH", help="YAML file, or directory of *.yaml / *.yml files")
     v.add_argument("--config", metavar="FILE", help="a Kueue Configuration (config.kueue.x-k8s.io v1beta1 or v1beta2)")
 

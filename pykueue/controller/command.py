@@ -50,8 +50,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--local-webhooks", choices=("auto", "on", "off"), default="auto",
                    help="register the webhooks for this controller's own URL (--webhook-url, else "
                         "https://127.0.0.1:PORT, listening on 127.0.0.1): the configurations are created "
-                        "unless an install made them, and the CRDs' conversion points at it (auto: on with "
-                        "--kubeconfig, that is outside the cluster)")
+                        "unless an install made them, the CRDs' conversion points at it, and the visibility API "
+                        "is registered while served (auto: on with --kubeconfig, that is outside the cluster, "
+                        "when the API server is on this machine or --webhook-url is given)")
     w.add_argument("--webhooks-on-stop", choices=("remove", "fail-open", "keep"), default="remove",
                    help="what the configurations --local-webhooks registered become when the controller "
                         "stops: deleted (default), failurePolicy Ignore, or left failing closed as upstream's")
