@@ -92,7 +92,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="also write a self-contained HTML report (needs plotly: pip install 'pykueue[report]')")
 
     v = sub.add_parser("validate", help="check manifests and report every problem",
-                       description="Check manifests as simulate reads them; one line per problem, exit 2.")
+                       description="Check manifests as simulate reads them: one line per problem, FILE:LINE: "
+                                   "at the field it names, with warnings among them in file order; exit 2 "
+                                   "when there is a problem, 0 with warnings only.")
     v.add_argument("paths", nargs="+", metavar="PATH", help="YAML file, or directory of *.yaml / *.yml files")
     v.add_argument("--config", metavar="FILE", help="a Kueue Configuration (config.kueue.x-k8s.io v1beta1 or v1beta2)")
 
@@ -148,16 +150,23 @@ def _arg_error(message: str) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    """Every problem (exit 2), or warnings about what is valid but probably not meant, including
-    references that resolve to nothing among the inputs (exit 0)."""
+    """Every problem (exit 2) and warnings about what is valid but probably not meant, including
+    references that resolve to nothing among the inputs (alone: exit 0), each at its line."""
     from pykueue.api.loader import load_paths
+    from pykueue.api.locate import Lines
     from pykueue.api.references import all_warnings
 
     inputs, problems = load_paths(args.paths, args.config)
+    warnings = all_warnings(inputs, problems)
+    lines = Lines()
+    found = [(p, "") for p in problems] + [(w, "Warning: ") for w in warnings]
+    order = {file: i for i, file in enumerate(inputs.files)}
+    # both kinds together, in the order of the files, so that one pass through them fixes everything
+    found.sort(key=lambda item: (order.get(item[0].source.file, len(order)), lines.line(item[0]) or 0))
+    for problem, prefix in found:
+        print(f"{prefix}{lines.format(problem)}", file=sys.stderr)
     if problems:
-        return _fail([str(p) for p in problems], EXIT_INVALID)
-    inputs.warnings = all_warnings(inputs)
-    _warn(inputs)
+        return EXIT_INVALID
     print(f"{len(args.paths)} path(s) valid")
     return EXIT_OK
 

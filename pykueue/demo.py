@@ -19,6 +19,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from pykueue.api.inputs import Inputs
 from pykueue.api.loader import load_paths
 from pykueue.api.quantity import format_quantity
 from pykueue.engine.model import ClusterQueue
@@ -152,6 +153,61 @@ def what_happened(run: Run, result: dict[str, Any], console: Console) -> None:
             console.print(Text(("- " if n == 0 else "  ") + part), no_wrap=True, overflow="ellipsis", crop=True)
 
 
+def _shown_path(path: str) -> str:
+    """The scenario's path relative to the working directory when it lies below it (a clone)."""
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return path
+
+
+def _amounts(amounts: dict[str, int]) -> str:
+    return ", ".join(f"{res}={format_quantity(res, qty)}" for res, qty in amounts.items())
+
+
+def setup_lines(inputs: Inputs, path: str) -> list[str]:
+    """What the demo plays, before it plays it: the file, each ClusterQueue's quota per flavor (in
+    the order it tries them, with its limits), and each workload's arrival, size, run time and
+    priority, so that what follows can be checked against them."""
+    lines = [f"Playing {_shown_path(path)} (pykueue simulate reads the same file)", "", "Quotas (nominal)"]
+    for cq in inputs.cluster_queues:
+        cohort = f" in cohort {cq.cohort}" if cq.cohort else ""
+        lines.append(f"  ClusterQueue {cq.name}{cohort}, flavors in the order it tries them:")
+        for group in cq.resource_groups:
+            for flavor in group.flavors:
+                limits = []
+                for res, q in flavor.resources.items():
+                    if q.borrowing_limit is not None:
+                        limits.append(f"borrows at most {format_quantity(res, q.borrowing_limit)} {res}")
+                    if q.lending_limit is not None:
+                        limits.append(f"lends at most {format_quantity(res, q.lending_limit)} {res}")
+                nominal = _amounts({res: q.nominal for res, q in flavor.resources.items()})
+                lines.append(f"    {flavor.name}: {nominal}" + (f" ({'; '.join(limits)})" if limits else ""))
+    lines += ["", "Workloads"]
+    for sub in sorted(inputs.workloads, key=lambda s: (s.arrival, s.workload.namespace, s.workload.name)):
+        wl = sub.workload
+        total: dict[str, int] = {}
+        for ps in wl.pod_sets:
+            for res, qty in ps.requests.items():
+                total[res] = total.get(res, 0) + qty * ps.count
+        runs = f"runs {seconds(sub.runtime)}" if sub.runtime is not None else "never finishes"
+        priority = f", priority {wl.priority}" if wl.priority else ""
+        lines.append(f"  {wl.namespace}/{wl.name}: at {seconds(sub.arrival)} asks {_amounts(total)}, {runs}{priority}")
+    return lines
+
+
+def _setup(console: Console, inputs: Inputs, path: str) -> None:
+    for line in setup_lines(inputs, path):
+        if not line:
+            console.print()
+            continue
+        indent = len(line) - len(line.lstrip())
+        for n, part in enumerate(wrap(line.strip(), max(console.width - indent - 2, 10))):
+            console.print(Text(" " * (indent + (2 if n else 0)) + part), no_wrap=True, overflow="ellipsis",
+                          crop=True)
+    console.print()
+
+
 def run_demo(*, speed: float = 6.0, live: bool = True) -> int:
     console = Console()
     inputs, problems = load_paths([demo_path()])
@@ -159,6 +215,7 @@ def run_demo(*, speed: float = 6.0, live: bool = True) -> int:
         for p in problems:
             print(p, file=sys.stderr)
         return 2
+    _setup(console, inputs, demo_path())
     run = Simulation(inputs, record_usage=True).run()
     result = build_result(run)
     if live and console.is_terminal:

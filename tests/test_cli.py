@@ -113,6 +113,38 @@ def test_demo_runs_without_a_terminal() -> None:
     assert "team-a/a-urgent" in proc.stdout and "Preempted" in proc.stdout
 
 
+def test_demo_first_names_its_file_and_shows_the_quotas_and_workloads_it_plays() -> None:
+    """Read off pykueue/examples/demo.yaml: both teams have 16 cpu and 4 T4 GPUs, then 16 cpu and 2
+    A100s; a-urgent (priority 1000, 1 pod of 8 cpu and 4 GPUs) arrives at 15s and runs 15s."""
+    proc = run("demo", "--no-live")
+    assert proc.returncode == 0
+    lines = [line.rstrip() for line in proc.stdout.splitlines()]
+    assert lines[0] == "Playing pykueue/examples/demo.yaml (pykueue simulate reads the same file)"
+    setup = lines[:lines.index("Timeline")]
+    for team in ("team-a", "team-b"):
+        at = setup.index(f"  ClusterQueue {team} in cohort research, flavors in the order it tries them:")
+        assert setup[at + 1:at + 3] == ["    gpu-t4: cpu=16, nvidia.com/gpu=4", "    gpu-a100: cpu=16, nvidia.com/gpu=2"]
+    urgent = next(i for i, line in enumerate(setup) if line.startswith("  team-a/a-urgent:"))
+    shown = " ".join(" ".join(setup[urgent:urgent + 2]).split())  # one line, or wrapped in two
+    assert shown == "team-a/a-urgent: at 15s asks cpu=8, nvidia.com/gpu=4, runs 15s, priority 1000"
+
+
+def test_demo_setup_shows_borrowing_and_lending_limits(tmp_path: Path) -> None:
+    from pykueue.demo import setup_lines
+
+    f = tmp_path / "limits.yaml"
+    f.write_text(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n"
+        "  cohortName: c\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+        "    - {name: f, resources: [{name: cpu, nominalQuota: 10, borrowingLimit: 2, lendingLimit: 500m}]}\n")
+    inputs, problems = load_paths([f])
+    assert problems == []
+    assert setup_lines(inputs, str(f))[3:5] == [
+        "  ClusterQueue cq in cohort c, flavors in the order it tries them:",
+        "    f: cpu=10 (borrows at most 2 cpu; lends at most 500m cpu)",
+    ]
+
+
 def _large_result(n: int) -> dict[str, Any]:
     """A result shaped like ``build_result``'s, which shares no object between entries (a shared one
     would be an anchor in ``to_yaml`` and a copy in the streamed YAML)."""

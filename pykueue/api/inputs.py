@@ -38,8 +38,13 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
+        return f"{self.source}: {self.body}"
+
+    @property
+    def body(self) -> str:
+        """The line without its source: ``KIND NAMESPACE/NAME: FIELD.PATH: message``."""
         ident = f"{self.namespace}/{self.name}" if self.namespace else self.name
-        return f"{self.source}: {self.kind} {ident}: {self.path}: {self.message}"
+        return f"{self.kind} {ident}: {self.path}: {self.message}"
 
 
 @dataclass(slots=True, frozen=True)

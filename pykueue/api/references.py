@@ -58,7 +58,7 @@ _SHOWN_NAMESPACES = 5
 class _Index:
     """Every name the inputs define, at any time of the clock."""
 
-    def __init__(self, inputs: Inputs) -> None:
+    def __init__(self, inputs: Inputs, invalid: Iterable[Problem] = ()) -> None:
         changed: dict[str, list[Any]] = defaultdict(list)
         for change in inputs.changes:
             if not change.delete and change.obj is not None:
@@ -74,6 +74,21 @@ class _Index:
         self.namespaces: dict[str, list[dict[str, str]]] = defaultdict(list)
         for ns in (*inputs.namespaces, *changed["Namespace"]):
             self.namespaces[ns.name].append(ns.labels)
+        # objects written but invalid (validate shows the warnings beside the errors): they count as
+        # defined, and what depends on their content (a selector, a namespace's labels) is not judged
+        self.unsure_cluster_queues: set[str] = set()
+        self.unsure_namespaces = False
+        for problem in invalid:
+            if problem.kind == "ResourceFlavor":
+                self.flavors.add(problem.name)
+            elif problem.kind == "AdmissionCheck":
+                self.checks.add(problem.name)
+            elif problem.kind == "LocalQueue" and problem.namespace:
+                self.local_queues[problem.namespace].add(problem.name)
+            elif problem.kind == "ClusterQueue":
+                self.unsure_cluster_queues.add(problem.name)
+            elif problem.kind in ("Namespace", "Document"):
+                self.unsure_namespaces = True
 
     def namespace_labels(self, name: str) -> list[dict[str, str]]:
         return self.namespaces.get(name) or [{NAMESPACE_NAME_LABEL: name}]
@@ -127,7 +142,7 @@ def _workload_references(inputs: Inputs, index: _Index) -> Iterator[Problem]:
             )
             yield Problem(source, wl.kind, wl.namespace, wl.name, path, message)
         admitted_to = wl.admission.cluster_queue if wl.admission is not None else None
-        if admitted_to and admitted_to not in index.cluster_queues:
+        if admitted_to and admitted_to not in index.cluster_queues and admitted_to not in index.unsure_cluster_queues:
             message = f'no ClusterQueue "{admitted_to}" among the inputs: its quota is counted nowhere'
             yield Problem(source, wl.kind, wl.namespace, wl.name, "status.admission.clusterQueue", message)
 
@@ -136,10 +151,12 @@ def _local_queue_references(inputs: Inputs, index: _Index) -> Iterator[Problem]:
     for source, obj in _objects(inputs, "LocalQueue", inputs.local_queues):
         lq: model.LocalQueue = obj
         cq = lq.cluster_queue
+        if cq in index.unsure_cluster_queues or index.unsure_namespaces:
+            continue
         if cq not in index.cluster_queues:
             message = (
                 f'no ClusterQueue "{cq}" among the inputs: workloads in this LocalQueue stay pending'
-                f"{_did_you_mean(cq, index.cluster_queues)}"
+                f"{_did_you_mean(cq, [*index.cluster_queues, *index.unsure_cluster_queues])}"
             )
         elif not index.selects(cq, lq.namespace) and _selected(index, cq):
             # (a ClusterQueue that selects no namespace at all is reported once, on itself)
@@ -189,7 +206,7 @@ def _cluster_queue_references(inputs: Inputs, index: _Index) -> Iterator[Problem
                 "(namespaceSelector: {} admits every namespace)"
             )
             yield Problem(source, "ClusterQueue", None, cq.name, "spec.namespaceSelector", message)
-        elif index.namespaces and not any(
+        elif index.namespaces and not index.unsure_namespaces and not any(
             selector_matches(cq.namespace_selector, labels)
             for versions in index.namespaces.values()
             for labels in versions
@@ -236,9 +253,10 @@ def _unmanaged_job_hints(job: UnmanagedJob) -> Iterator[Problem]:
         yield problem(f"metadata.annotations[{QUEUE_NAME_LABEL}]", message)
 
 
-def reference_warnings(inputs: Inputs) -> list[Problem]:
-    """Every dangling or mistaken reference among ``inputs``, in input order (file, then document)."""
-    index = _Index(inputs)
+def reference_warnings(inputs: Inputs, invalid: Iterable[Problem] = ()) -> list[Problem]:
+    """Every dangling or mistaken reference among ``inputs``, in input order (file, then document).
+    ``invalid`` are the loader's problems: the objects they name exist, though they were not loaded."""
+    index = _Index(inputs, list(invalid))
     found = [
         *_workload_references(inputs, index),
         *_local_queue_references(inputs, index),
@@ -254,6 +272,6 @@ def in_input_order(inputs: Inputs, found: Iterable[Problem]) -> list[Problem]:
     return sorted(found, key=lambda p: (order.get(p.source.file, len(order)), p.source.doc))
 
 
-def all_warnings(inputs: Inputs) -> list[Problem]:
+def all_warnings(inputs: Inputs, invalid: Iterable[Problem] = ()) -> list[Problem]:
     """The loader's warnings and the reference warnings together, in input order."""
-    return in_input_order(inputs, [*inputs.warnings, *reference_warnings(inputs)])
+    return in_input_order(inputs, [*inputs.warnings, *reference_warnings(inputs, invalid)])

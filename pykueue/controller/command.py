@@ -47,6 +47,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--webhook-url", metavar="URL",
                    help="a controller outside the cluster: point the webhook configurations and the CRDs' "
                         "conversion at this base URL (e.g. https://127.0.0.1:9443) instead of the Service")
+    w.add_argument("--local-webhooks", choices=("auto", "on", "off"), default="auto",
+                   help="register the webhooks for this controller's own URL (--webhook-url, else "
+                        "https://127.0.0.1:PORT, listening on 127.0.0.1): the configurations are created "
+                        "unless an install made them, the CRDs' conversion points at it, and the visibility API "
+                        "is registered while served (auto: on with --kubeconfig, that is outside the cluster, "
+                        "when the API server is on this machine or --webhook-url is given)")
+    w.add_argument("--webhooks-on-stop", choices=("remove", "fail-open", "keep"), default="remove",
+                   help="what the configurations --local-webhooks registered become when the controller "
+                        "stops: deleted (default), failurePolicy Ignore, or left failing closed as upstream's")
 
 
 def _flag(text: str) -> bool:
@@ -95,9 +104,11 @@ async def _main(kubeconfig: str | None, config: model.Config, args: argparse.Nam
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, task.cancel)
     webhooks = None
+    local = None  # the configurations registered for this controller's own URL (--local-webhooks)
     controllers: list = []  # the Controller once this replica runs one: the visibility API reads it
     try:
         webhooks = await _webhooks(kube, config, args, controllers)  # every replica serves them, leader or not
+        local = await _register_local(kube, webhooks, args)
         return await run_replica(
             kube, config, controllers=controllers, metrics_address=getattr(args, "metrics_bind_address", ":8080"),
             probe_address=getattr(args, "health_probe_bind_address", ":8081"),
@@ -108,6 +119,8 @@ async def _main(kubeconfig: str | None, config: model.Config, args: argparse.Nam
         print(f"pykueue: error: webhook server: {exc}", file=sys.stderr)
         return 2
     finally:
+        if local is not None:
+            await local.unregister()
         if webhooks is not None:
             await webhooks.stop()
         await kube.close()
@@ -130,10 +143,15 @@ async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None,
     from pykueue.controller.leader import default_namespace
     from pykueue.controller.webhooks.server import Options, WebhookServer
 
+    url, host = args.webhook_url, args.webhook_host
+    if _local(args, kube.api.configuration.host):  # outside the cluster: called at loopback, listening there only
+        from pykueue.controller.webhooks.local import LOOPBACK, local_url
+
+        url, host = url or local_url(port), host or LOOPBACK
     options = Options(
-        port=port, host=args.webhook_host, cert_dir=Path(args.webhook_cert_dir), secret=args.webhook_secret,
+        port=port, host=host, cert_dir=Path(args.webhook_cert_dir), secret=args.webhook_secret,
         namespace=args.webhook_namespace or default_namespace(), service=args.webhook_service,
-        url=args.webhook_url, manage_jobs_without_queue_name=config.manage_jobs_without_queue_name,
+        url=url, manage_jobs_without_queue_name=config.manage_jobs_without_queue_name,
         visibility=controllers is not None)
     server = WebhookServer(kube, options, lambda: controllers[-1] if controllers else None)
     try:
@@ -142,3 +160,72 @@ async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None,
         await server.stop()
         raise WebhookError(str(exc)) from None
     return server
+
+
+def _local(args: argparse.Namespace | None, api_server: str = "") -> bool:
+    """Whether this controller registers its webhooks for its own URL (``--local-webhooks``). ``auto``
+    is on when it runs from a kubeconfig (outside the cluster) and the API server can call it back: the
+    user gave ``--webhook-url``, or the API server runs on this machine (its URL is loopback)."""
+    from pykueue.controller.webhooks.local import is_loopback
+
+    mode = getattr(args, "local_webhooks", "off") if args is not None else "off"
+    if mode != "auto":
+        return mode == "on"
+    if not getattr(args, "kubeconfig", None):
+        return False
+    return bool(getattr(args, "webhook_url", None)) or is_loopback(api_server)
+
+
+class _Local:
+    """What a controller outside the cluster registered for itself, undone together on stop."""
+
+    def __init__(self, parts: list) -> None:
+        self.parts = parts
+
+    async def unregister(self) -> None:
+        for part in reversed(self.parts):
+            await part.unregister()
+
+
+async def _register_local(kube, server, args: argparse.Namespace | None):
+    """The webhook configurations (and the visibility API) registered for this controller's URL, or
+    None (in the cluster, or no webhook server)."""
+    if server is None:
+        return None
+    if not _local(args, kube.api.configuration.host):
+        if getattr(args, "local_webhooks", "off") == "auto" and getattr(args, "kubeconfig", None):
+            logging.getLogger("pykueue.webhooks").warning(
+                "webhooks not registered: the API server is not on this machine and cannot call 127.0.0.1; "
+                "give --webhook-url with an address it can reach", extra={"fields": {
+                    "apiServer": kube.api.configuration.host}})
+        return None
+    from pykueue.controller.kube.client import ApiError
+    from pykueue.controller.webhooks.local import (
+        LocalVisibility,
+        LocalWebhooks,
+        is_loopback,
+        stale_api_services,
+    )
+
+    options = server.options
+    bundle = server.certs.bundle.ca_bundle
+    parts: list = []
+    try:
+        hooks = LocalWebhooks(kube, options.service, options.namespace, options.url, args.webhooks_on_stop)
+        parts.append(hooks)
+        await hooks.register(bundle)
+        if options.visibility:
+            from pykueue.controller.visibility import API_SERVICES, VERSIONS
+
+            await stale_api_services(kube, API_SERVICES)
+            # the aggregator reaches it through an ExternalName Service; not beside an install, whose
+            # APIServices and Service these would be (and whose ServiceAccount may not touch Services)
+            if is_loopback(options.url) and not hooks.installed:
+                visibility = LocalVisibility(kube, options.service, options.namespace, server.port)
+                parts.append(visibility)
+                await visibility.register(bundle, VERSIONS)
+    except ApiError as exc:
+        await _Local(parts).unregister()
+        raise WebhookError(f"cannot register the webhooks for {options.url}: {exc} (--local-webhooks=off "
+                           "runs without them)") from None
+    return _Local(parts)

@@ -41,6 +41,21 @@ DEFAULT_CAPACITY = {"cpu": "32", "memory": "256Gi", "pods": "110"}
 STOP_ORDER = ("kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd")
 
 
+def stages_for(pod_run_time: float) -> str:
+    """The packaged kwok stages with ``pod_run_time`` seconds as the default delay of ``pod-complete``:
+    a Job's pod then runs that long before it Succeeds. kwok reads the delay from the pod's annotation
+    ``pod-complete.stage.kwok.x-k8s.io/delay`` first and falls back to this default, so a pod can
+    still ask for its own run time."""
+    if pod_run_time < 0:
+        raise ClusterError(f"the pods' run time cannot be negative ({pod_run_time:g}s)")
+    stages = [doc for doc in yaml.safe_load_all(STAGES.read_text()) if doc]
+    complete = next(doc for doc in stages if doc["metadata"]["name"] == "pod-complete")
+    complete["spec"]["delay"]["durationMilliseconds"] = round(pod_run_time * 1000)
+    header = (f"# pykueue's kwok stages ({STAGES.name}), with the pods of Jobs running "
+              f"{pod_run_time:g}s unless their\n# annotation pod-complete.stage.kwok.x-k8s.io/delay says otherwise\n")
+    return header + yaml.safe_dump_all(stages, sort_keys=False, width=1000)
+
+
 class ClusterError(RuntimeError):
     """The cluster did not come up (or down); the message names the process and its log."""
 
@@ -142,6 +157,7 @@ class DevCluster:
     ports: dict[str, int] = field(default_factory=dict)
     etcd_data: str | None = None
     apiserver_flags: tuple[str, ...] = ()  # appended last, so they override (benchmarks: profiling)
+    pod_run_time: float = 0.0  # tier 2: seconds a Job's pod runs before kwok completes it (see stages_for)
     _children: list[subprocess.Popen] = field(default_factory=list)
 
     @property
@@ -308,7 +324,7 @@ class DevCluster:
         kwok_port = self.ports["kwok"] = free_port()
         kwok = self._spawn("kwok", [
             f"--kubeconfig={self.kubeconfig}",
-            f"--config={STAGES}",
+            f"--config={self._stages_file()}",
             "--manage-all-nodes=false",
             "--manage-nodes-with-annotation-selector=" + "=".join(FAKE_NODE_ANNOTATION),
             "--cidr=10.244.0.1/16",
@@ -323,6 +339,14 @@ class DevCluster:
         # Pods need their namespace's `default` ServiceAccount, which the controller manager makes.
         self._wait(kcm, lambda: self.kubectl("get", "serviceaccount", "default", check=False).returncode == 0,
                    deadline)
+
+    def _stages_file(self) -> Path:
+        """kwok's stages: the packaged ones, or a copy in the cluster's directory with the pods' run time."""
+        if not self.pod_run_time:
+            return STAGES
+        path = self.directory / "kwok-stages.yaml"
+        path.write_text(stages_for(self.pod_run_time))
+        return path
 
     # ---- use -----------------------------------------------------------------------------------
 

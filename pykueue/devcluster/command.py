@@ -23,12 +23,28 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     help="1: etcd + kube-apiserver; 2: plus controller manager, scheduler and kwok nodes")
     up.add_argument("--nodes", type=Path, metavar="FILE",
                     help="tier 2: Node manifests (labels, taints, capacity) that kwok fakes")
+    up.add_argument("--pod-run-time", metavar="DURATION", default="0s",
+                    help="tier 2: how long a Job's pod runs before kwok completes it (e.g. 30s, 2m; default 0s: at "
+                         "once); a pod's annotation pod-complete.stage.kwok.x-k8s.io/delay still sets its own")
     up.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for readiness")
     env = verbs.add_parser("env", help="print shell lines that set KUBECONFIG and put kubectl on PATH")
     env.add_argument("--dir", required=True, type=Path)
     down = verbs.add_parser("down", help="stop every process the cluster started")
     down.add_argument("--dir", required=True, type=Path)
     verbs.add_parser("build", help="build (or reuse) the binaries and print their directory")
+
+
+def _run_time(text: str) -> float:
+    from pykueue.api.durations import parse_duration
+    from pykueue.devcluster.cluster import ClusterError
+
+    try:
+        seconds = parse_duration(text)
+    except ValueError as exc:
+        raise ClusterError(f"--pod-run-time: {exc}") from None
+    if seconds < 0:
+        raise ClusterError(f"--pod-run-time: {text!r} is negative")
+    return seconds
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,7 +58,10 @@ def run(args: argparse.Namespace) -> int:
             if args.nodes and args.tier != 2:
                 raise ClusterError("--nodes needs --tier 2 (tier 1 has no kubelets, fake or real)")
             nodes = load_nodes(args.nodes) if args.nodes else None
-            cluster = DevCluster(args.dir.resolve(), tier=args.tier)
+            run_time = _run_time(args.pod_run_time)
+            if run_time and args.tier != 2:
+                raise ClusterError("--pod-run-time needs --tier 2 (tier 1 runs no pods)")
+            cluster = DevCluster(args.dir.resolve(), tier=args.tier, pod_run_time=run_time)
             cluster.start(nodes, detach=True, timeout=args.timeout)
             print(cluster.kubeconfig)
         elif args.verb == "env":

@@ -36,6 +36,10 @@ TYPE_HELP = "workloads (wl), clusterqueues (cq) or localqueues (lq)"
 VISIBILITY_GROUP = "visibility.kueue.x-k8s.io"
 VISIBILITY_VERSIONS = ("v1beta2", "v1beta1")
 CLIENT_SIDE = "computed client-side from the Workloads (by priority, then creation time): the visibility API"
+# An APIService that answers 503 has no backend: say what else that breaks, and how to end it.
+STALE = ("registered but unavailable (503): nothing serves its APIService, which also makes discovery fail and "
+         "namespace deletion hang; start the controller in the cluster, or remove it with kubectl delete "
+         "apiservice v1beta2.visibility.kueue.x-k8s.io v1beta1.visibility.kueue.x-k8s.io")
 WORKLOAD_STATUSES = ("all", "pending", "quotareserved", "admitted", "finished")
 
 
@@ -198,7 +202,7 @@ async def _visibility(session: Session, path: str, query: dict[str, Any] | None 
             if exc.status == 404 and not exc.is_status:
                 continue
             if exc.status in (403, 503):
-                why = {403: "not allowed for this user", 503: "unavailable (503)"}[exc.status]
+                why = {403: "not allowed for this user", 503: STALE}[exc.status]
                 continue
             if exc.status == 404:
                 raise CliError(" ".join(exc.message.split())) from None

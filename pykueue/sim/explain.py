@@ -11,6 +11,7 @@ Everything here is read from the finished ``Run``: the engine's condition messag
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rich.console import Console
@@ -115,14 +116,19 @@ def _quota_row(fr: FR, q: QuotaAvailability, want: int) -> dict[str, Any]:
     }
 
 
-def queue_position(run: Run, w: WorkloadStatus) -> tuple[int, int, list[str]]:
-    """(1-based position, queue length, keys ahead) among the pending workloads of its ClusterQueue,
-    ordered as the queue orders them: priority, then queue-order time, then submission order."""
-    keys = [p.key for p in run.engine.pending_in_order(w.cluster_queue or "")]
+def queue_position(run: Run, w: WorkloadStatus) -> dict[str, Any]:
+    """Its place among the pending workloads of its ClusterQueue, ordered as the queue orders them
+    (priority, then queue-order time, then submission order), and among those of its LocalQueue.
+    Positions count from 0, as upstream's visibility API, kueuectl and ``pykueue pending`` count them;
+    ``None`` when it is not queued (inactive, or its queue cannot take it)."""
+    pending = run.engine.pending_in_order(w.cluster_queue or "")
+    keys = [p.key for p in pending]
     if w.key not in keys:
-        return 0, len(keys), []
+        return {"position": None, "positionInLocalQueue": None, "length": len(keys), "ahead": []}
     pos = keys.index(w.key)
-    return pos + 1, len(keys), keys[:pos]
+    local = [p.key for p in pending if p.namespace == w.namespace and p.spec.queue_name == w.spec.queue_name]
+    return {"position": pos, "positionInLocalQueue": local.index(w.key), "length": len(keys),
+            "ahead": keys[:pos]}
 
 
 def what_would_change(reason: str | None, message: str, rows: list[dict[str, Any]],
@@ -178,9 +184,9 @@ def explain(run: Run, key: str) -> dict[str, Any]:
         doc["flavors"] = _flavors(w.admission.pod_set_assignments)
     if w.state is State.PENDING:
         rows = quota_view(run, w)
-        pos, length, ahead = queue_position(run, w)
-        doc["queue"] = {"position": pos, "length": length, "ahead": ahead[:MAX_AHEAD],
-                        "aheadCount": len(ahead)}
+        place = queue_position(run, w)
+        ahead = place["ahead"]
+        doc["queue"] = {**place, "ahead": ahead[:MAX_AHEAD], "aheadCount": len(ahead)}
         doc["quota"] = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
         doc["toBeAdmitted"] = what_would_change(w.reason, w.message or "", rows, ahead)
     admitted = [h for h in doc["history"] if h["type"] == ev.ADMITTED]
@@ -188,8 +194,19 @@ def explain(run: Run, key: str) -> dict[str, Any]:
     return doc
 
 
+_TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$", re.MULTILINE)
+
+
 def render(doc: dict[str, Any], console: Console) -> None:
-    """The explanation for a person, on an 80-column terminal."""
+    """The explanation for a person, on an 80-column terminal, without the spaces that rich pads
+    table cells and padded lines with at their ends (colour codes after them are kept)."""
+    with console.capture() as captured:
+        _render(doc, console)
+    console.file.write(_TRAILING.sub(r"\1", captured.get()))
+    console.file.flush()
+
+
+def _render(doc: dict[str, Any], console: Console) -> None:
     console.print(f"[bold]{doc['kind']} {doc['workload']}[/]  queue {doc['queueName']} -> "
                   f"ClusterQueue {doc['clusterQueue'] or '-'}  priority {doc['priority']}")
     state = f"[bold]{doc['state']}[/] at {doc['at']:g}s"
@@ -211,11 +228,13 @@ def render(doc: dict[str, Any], console: Console) -> None:
         console.print("\nNo events yet: it has neither held quota nor been evicted.")
     if "queue" in doc:
         q = doc["queue"]
-        if q["position"]:
+        if q["position"] is not None:
             ahead = ", ".join(q["ahead"]) + (f" and {q['aheadCount'] - len(q['ahead'])} more"
                                              if q["aheadCount"] > len(q["ahead"]) else "")
-            console.print(f"\n[bold]Queue[/]  position {q['position']} of {q['length']} pending in "
-                          f"ClusterQueue {doc['clusterQueue']}" + (f"; ahead: {ahead}" if ahead else ""))
+            console.print(f"\n[bold]Queue[/]  position {q['position']} in ClusterQueue {doc['clusterQueue']} "
+                          f"({q['length']} pending), {q['positionInLocalQueue']} in LocalQueue "
+                          f"{doc['queueName']} (from 0, as kueuectl counts)"
+                          + (f"; ahead: {ahead}" if ahead else ""))
         if doc["quota"]:
             table = Table(box=None, pad_edge=False, title=None)
             for col in ("RESOURCE", "FLAVOR", "REQUESTED", "NOMINAL", "USED", "AVAILABLE", "AT MOST"):

@@ -297,7 +297,9 @@ def _workloads(console: Console, result: dict[str, Any], max_workloads: int) -> 
             details.append(f"{times}; {evicted[key]}" if key in evicted else times)
         rows.append(Row(
             [key, w.get("queueName") or "-", admission["clusterQueue"] if admission else "-", w["state"],
-             seconds(w.get("admittedAt")), _flavors(admission["podSetAssignments"]) if admission else "-"],
+             # a workload evicted and waiting again is not admitted: its last admission is in its details
+             seconds(w.get("admittedAt")) if w["state"] in ("Admitted", "Finished") else "-",
+             _flavors(admission["podSetAssignments"]) if admission else "-"],
             styles={3: _STYLE.get(w["state"], "")}, details=details))
     print_table(console, columns, rows, title="Workloads")
     if len(workloads) > max_workloads:

@@ -256,7 +256,7 @@ def test_validate_prints_them_as_warnings_and_exits_0(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert (proc.returncode, proc.stdout) == (0, "1 path(s) valid\n")
     assert proc.stderr.splitlines() == [
-        f'Warning: {f}:4: Workload default/w: spec.queueName: no LocalQueue "lq2" in namespace "default" among '
+        f'Warning: {f}:25: Workload default/w: spec.queueName: no LocalQueue "lq2" in namespace "default" among '
         'the inputs: the Workload stays pending (did you mean "lq"?)'
     ]
 

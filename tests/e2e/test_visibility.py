@@ -68,7 +68,7 @@ def test_pending_workloads_through_the_aggregator(kueue: Kueue, ns: str, tmp_pat
     kueue.stop()
     mine = Kueue(kueue.cluster, tmp_path / "visibility-controller.log", args=(
         f"--webhook-port={port}", f"--webhook-cert-dir={tmp_path / 'certs'}", f"--webhook-service={SERVICE}",
-        f"--webhook-namespace={ns}"))
+        f"--webhook-namespace={ns}", "--local-webhooks=off"))  # the visibility API only: no admission webhooks
     try:
         mine.start()
         # the CA bundle is patched in at start: the aggregator trusts the controller's certificate

@@ -460,6 +460,10 @@ def test_pending_prefers_the_visibility_api_and_falls_back_when_it_is_unavailabl
         apply(cluster, _api_service(None))
         r = verb(cluster, capsys, "pending", "cq", CQ)
         assert r.code == 0 and "Computed client-side" in r.out and "top-priority" in r.out
+        # and the stale APIService is named as the problem it is, with the way out
+        said = " ".join(r.out.split())
+        assert "registered but unavailable (503): nothing serves its APIService" in said
+        assert "namespace deletion hang" in said and "kubectl delete apiservice v1beta2.visibility.kueue.x-k8s.io" in said
 
         _, ca, key = pki.make_ca(tmp_path, "ca", "visibility-ca")
         serving = pki.make_leaf(tmp_path, "serving", ca, key, "localhost", server_names=("localhost", "127.0.0.1"))

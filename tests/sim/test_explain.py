@@ -65,7 +65,9 @@ def test_pending_workload_shows_position_quota_and_what_is_missing(inputs: Path,
     assert doc["reason"] == "WaitingForQuota"
     assert doc["message"] == ("couldn't assign flavors to pod set main: insufficient unused quota for cpu in "
                               "flavor default-flavor, 1 more needed")
-    assert doc["queue"] == {"position": 2, "length": 2, "ahead": ["default/waiting"], "aheadCount": 1}
+    # second in line behind waiting: position 1, counted from 0 as kueuectl and `pykueue pending` count
+    assert doc["queue"] == {"position": 1, "positionInLocalQueue": 1, "length": 2, "ahead": ["default/waiting"],
+                            "aheadCount": 1}
     [row] = doc["quota"]
     assert (row["requested"], row["nominal"], row["used"], row["available"], row["atMost"]) == ("2", "4", "3", "1", "4")
     assert any(line.startswith("1 more cpu free in flavor default-flavor") for line in doc["toBeAdmitted"])
@@ -137,8 +139,10 @@ def test_table_output_fits_80_columns(inputs: Path, capsys, monkeypatch) -> None
     monkeypatch.setenv("COLUMNS", "80")
     assert main(["explain", "default/later", str(inputs), "--until", "1m", "-o", "table"]) == 0
     out = capsys.readouterr().out
-    assert "position 2 of 2" in out and "ahead: default/waiting" in out
+    assert "position 1 in ClusterQueue cq (2 pending), 1 in LocalQueue q" in " ".join(out.split())
+    assert "ahead: default/waiting" in out
     assert max(len(line) for line in out.splitlines()) <= 80
+    assert [line for line in out.splitlines() if line != line.rstrip()] == []  # no trailing spaces
 
 
 def test_the_flavor_that_could_ever_fit_is_the_one_named(capsys) -> None:
@@ -160,5 +164,5 @@ def test_the_readme_example_is_real_output(capsys, monkeypatch) -> None:
     shown = readme.split(marker, 1)[1].split("```", 1)[0]
     monkeypatch.setattr(table, "terminal", lambda: Console(width=80, force_terminal=False, color_system=None))
     assert main(["explain", "team-b/b-train-2", demo_path(), "--until", "20s", "-o", "table"]) == 0
-    out = "\n".join(line.rstrip() for line in capsys.readouterr().out.splitlines())
-    assert out.strip() == shown.strip()
+    out = capsys.readouterr().out
+    assert out.strip() == shown.strip()  # as printed: no line ends in spaces

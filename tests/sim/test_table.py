@@ -303,3 +303,31 @@ def test_the_readme_excerpt_is_real_output(capsys: pytest.CaptureFixture[str], m
                  "-o", "table"]) == 0
     out = capsys.readouterr().out
     assert out[out.index("Workloads\n"):].rstrip("\n") == block
+
+
+def test_a_workload_waiting_again_shows_no_admission_time(capsys: pytest.CaptureFixture[str]) -> None:
+    """b-train-2 was admitted at 2s and preempted at 15s: at 22s it is Pending, so its ADMITTED cell is
+    empty ("-"), as kueuectl leaves EXEC TIME empty for a workload that is not admitted; the JSON keeps
+    ``admittedAt`` (the last admission, as the simulate spec fixes it)."""
+    from pykueue.demo import demo_path
+
+    assert main(["simulate", demo_path(), "--until", "22s", "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    train2 = next(w for w in doc["workloads"] if w["name"] == "b-train-2")
+    assert (train2["state"], train2["admittedAt"]) == ("Pending", 2.0)
+    assert main(["simulate", demo_path(), "--until", "22s", "-o", "table"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("team-b/b-train-2"))
+    assert row.split() == ["team-b/b-train-2", "gpu-queue", "-", "Pending", "-", "-"]
+    finished = next(line for line in table_of_demo_end() if line.startswith("team-b/b-train-1"))
+    assert finished.split()[3:5] == ["Finished", "0s"]  # a finished workload keeps the time it ran from
+
+
+def table_of_demo_end() -> list[str]:
+    from pykueue.demo import demo_path
+
+    inputs, problems = load_paths([demo_path()])
+    assert not problems
+    result = build_result(Simulation(inputs).run())
+    out = io.StringIO()
+    render(result, Console(file=out, width=80, force_terminal=False, color_system=None))
+    return out.getvalue().splitlines()

@@ -7,6 +7,7 @@ Field names are snake_case in Python and camelCase on the wire.
 
 from __future__ import annotations
 
+import difflib
 import types
 from fractions import Fraction
 from typing import Annotated, Any, Union, get_args, get_origin
@@ -170,6 +171,68 @@ def _value_at(data: object, loc: tuple[int | str, ...]) -> object:
     return cur
 
 
+# Fields people write for another one, from other APIs or older versions of Kueue's: an unknown field
+# of this name gets the hint when the model at that place has the suggested field.
+COMMON_MISTAKES = {
+    "nodeSelector": "nodeLabels",  # ResourceFlavor: a Pod's word for what a flavor calls nodeLabels
+    "taints": "nodeTaints",
+    "cohort": "cohortName",  # ClusterQueue: v1beta1's name, renamed in v1beta2
+    "parent": "parentName",  # Cohort
+    "admissionChecks": "admissionChecksStrategy",  # ClusterQueue: v1beta1's list, v1beta2 has the strategy only
+    "clusterQueueName": "clusterQueue",  # LocalQueue
+    "queue": "queueName",  # Workload
+    "localQueue": "queueName",
+    "quota": "nominalQuota",  # ClusterQueue resources
+    "nominal": "nominalQuota",
+    "limit": "borrowingLimit",
+}
+_TYPO_CUTOFF = 0.8  # difflib ratio for a field name that is probably a misspelling of a known one
+
+
+def _type_at(root: type[BaseModel], loc: tuple[int | str, ...]) -> Any:
+    """The declared type of the value at ``loc`` (``Any`` where the model does not say)."""
+    tp: Any = root
+    for elem in loc:
+        tp = _unwrap(tp)
+        origin = get_origin(tp)
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            tp = _field_type(tp, elem)
+        elif origin in (list, tuple, dict):
+            args = get_args(tp)
+            tp = (args[-1] if args else Any) if elem != "[key]" else Any
+        else:
+            return Any
+    return _unwrap(tp)
+
+
+def _field_names(model: type[BaseModel]) -> list[str]:
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def unknown_field_hint(root: type[BaseModel], loc: tuple[int | str, ...]) -> str:
+    """``; did you mean spec.nodeLabels?`` for an unknown field at ``loc`` that is a known mistake or
+    a near-miss of a field of the same object, else empty."""
+    wrong = loc[-1]
+    if not isinstance(wrong, str):
+        return ""
+    places = [loc[:-1]]
+    if len(loc) == 1:  # a spec field written at the top of the object, one level too far out
+        places.append(("spec",))
+    for place in places:
+        parent = _type_at(root, place)
+        if not (isinstance(parent, type) and issubclass(parent, BaseModel)):
+            continue
+        known = _field_names(parent)
+        meant = COMMON_MISTAKES.get(wrong)
+        if meant not in known:
+            close = difflib.get_close_matches(wrong, known, n=1, cutoff=_TYPO_CUTOFF)
+            close = close or [k for k in known if k.lower() == wrong.lower()]
+            meant = close[0] if close else None
+        if meant is not None:
+            return f"; did you mean {loc_to_path(root, (*place, meant))}?"
+    return ""
+
+
 def validation_errors(root: type[BaseModel], data: object, exc: ValidationError) -> list[tuple[str, str]]:
     """Every error of a failed ``model_validate`` as ``(field path, message)``, in pydantic's order."""
     out = []
@@ -178,6 +241,6 @@ def validation_errors(root: type[BaseModel], data: object, exc: ValidationError)
         path = loc_to_path(root, loc)
         message = _message(error, _value_at(data, loc))
         if error["type"] == "extra_forbidden" and loc:
-            message = f'unknown field "{loc[-1]}"'
+            message = f'unknown field "{loc[-1]}"{unknown_field_hint(root, loc)}'
         out.append((path or "<document>", message))
     return out

@@ -1,0 +1,59 @@
+"""Running the README's shell blocks as they stand: the block of a section, a cluster directory for it,
+and the script run in a session of its own (the controller a block leaves in the background is in its
+process group, and is stopped with it)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pykueue.devcluster import binaries
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def sh_block(section: str) -> str:
+    """The first sh block of the README's section ``## SECTION``."""
+    text = (REPO / "README.md").read_text()
+    body = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+    match = re.search(r"```sh\n(.*?)```", body, re.DOTALL)
+    assert match, f"no sh block in the README's {section} section"
+    return match.group(1)
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Iterator[Path]:
+    """A directory standing for /tmp; the cluster a block starts in its kc/ is stopped afterwards."""
+    try:
+        binaries.ensure()
+    except binaries.BuildError as exc:
+        pytest.exit(f"pykueue: the cluster tests cannot run: {exc}", returncode=4)
+    yield tmp_path
+    subprocess.run([sys.executable, "-m", "pykueue.cli", "dev-cluster", "down", "--dir", str(tmp_path / "kc")],
+                   capture_output=True, timeout=120)
+
+
+@contextlib.contextmanager
+def running(block: str, workdir: Path, timeout: float = 420) -> Iterator[tuple[int, str]]:
+    """Run ``block`` with /tmp/kc in ``workdir`` and this venv's ``pykueue``; yield (exit status, output);
+    on leaving, stop what the block left running in the background."""
+    script = "set -euo pipefail\n" + block.replace("/tmp/kc", str(workdir / "kc"))
+    env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG",)}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    proc = subprocess.Popen(["bash", "-c", script], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        yield proc.returncode, out
+    finally:
+        with contextlib.suppress(ProcessLookupError):  # the block's own group: the controller it started
+            os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait()
