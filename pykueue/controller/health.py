@@ -86,6 +86,14 @@ class Server:
             self.secure.close()
 
 
+    @staticmethod
+    def _wrap(handler: Callable[[], tuple[int, bytes, str]]):
+        async def handle(request: web.Request) -> web.Response:
+            status, body, content_type = handler()
+            return web.Response(status=status, body=body, headers={"Content-Type": content_type})
+        return handle
+
+
 @dataclass
 class SecureServing:
     """HTTPS with a self-signed certificate made at start (as controller-runtime's secure metrics
@@ -110,13 +118,6 @@ class SecureServing:
 
     def close(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
-
-    @staticmethod
-    def _wrap(handler: Callable[[], tuple[int, bytes, str]]):
-        async def handle(request: web.Request) -> web.Response:
-            status, body, content_type = handler()
-            return web.Response(status=status, body=body, headers={"Content-Type": content_type})
-        return handle
 
 
 class Probes:
