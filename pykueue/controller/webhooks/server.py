@@ -1,7 +1,8 @@
 """The webhook server the controller runs: HTTPS on ``--webhook-port`` (9443), with its own certificates.
 
 ``CertManager`` does what upstream's cert controller does for Kueue: it keeps a CA and a serving
-certificate (in the Secret named by ``--webhook-secret`` when given, else in ``--webhook-cert-dir``),
+certificate (in the Secret named by ``--webhook-secret`` when given, else in memory: a bundle found on
+disk is never trusted) and writes what the TLS server loads to a private directory (``certs.private_dir``),
 renews them before they expire, and patches the CA bundle into the mutating and validating webhook
 configurations and into the conversion webhook of the CRDs the API server converts through it, checking
 again every ``sync_seconds`` (so a configuration re-applied without its bundle is repaired); with
