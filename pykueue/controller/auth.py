@@ -15,7 +15,9 @@ Authentication, first match wins (k8s.io/apiserver's union):
 All of those come from the ``kube-system/extension-apiserver-authentication`` ConfigMap, which
 :class:`Delegated` watches, so a rotated CA or a new allowed name takes effect without a restart.
 Authorization is a SubjectAccessReview per request (resource attributes for an API path,
-non-resource ones for ``/metrics`` or discovery). Nothing authenticated is 401, not allowed is 403.
+non-resource ones for ``/metrics`` or discovery), except for ``system:masters``, which
+k8s.io/apiserver's delegating authorizer also allows without asking (the API server would allow it
+anything). Nothing authenticated is 401, not allowed is 403. No anonymous requests.
 
 Decisions are cached briefly (k8s.io/apiserver caches both for 10 s): a token's review and an
 allowed decision for ``ALLOW_TTL``, a rejected token or a denied decision for ``DENY_TTL``; API errors

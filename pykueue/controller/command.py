@@ -42,7 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--webhook-cert-dir", metavar="DIR",
                    help="where the serving certificate is written, a directory made private (0700) to this "
                         "user (default: a fresh one under /tmp in a pod, else under $XDG_RUNTIME_DIR or "
-                        "~/.cache/pykueue, removed at exit)")
+                        "~/.cache/pykueue/certs, removed at exit)")
     w.add_argument("--webhook-secret", metavar="NAME",
                    help="keep the CA and certificate in this Secret of the webhook namespace, shared by "
                         "replicas and restarts (the chart's; default: only in --webhook-cert-dir)")

@@ -70,7 +70,7 @@ def test_default_parent_is_never_shared_tmp_outside_a_pod(tmp_path: Path) -> Non
     runtime = tmp_path / "run"
     runtime.mkdir()
     assert certs.default_parent({"XDG_RUNTIME_DIR": str(runtime)}, in_pod=False) == runtime / "pykueue"
-    assert certs.default_parent({"XDG_CACHE_HOME": str(tmp_path / "c")}, in_pod=False) == tmp_path / "c" / "pykueue"
+    assert certs.default_parent({"XDG_CACHE_HOME": str(tmp_path / "c")}, in_pod=False) == tmp_path / "c" / "pykueue" / "certs"
     assert certs.default_parent({}, in_pod=True) == Path("/tmp")  # the pod's own emptyDir
     first = certs.fresh_dir(tmp_path / "p")
     second = certs.fresh_dir(tmp_path / "p")

@@ -213,7 +213,8 @@ class CertDirError(Exception):
 def default_parent(environ: dict[str, str] | None = None, in_pod: bool | None = None) -> Path:
     """Where a fresh private certificate directory goes when none is named: the pod's own ``/tmp``
     (an emptyDir no other pod sees), else the user's runtime directory (``$XDG_RUNTIME_DIR``, 0700 by
-    its specification), else the user's cache directory -- never a fixed path in a shared ``/tmp``."""
+    its specification), else the user's cache directory -- never a fixed path in a shared ``/tmp``.
+    A process killed with SIGKILL leaves its directory behind there (0700, this user's only)."""
     environ = dict(os.environ) if environ is None else environ
     if in_pod is None:
         in_pod = bool(environ.get("KUBERNETES_SERVICE_HOST")) and Path(
@@ -224,7 +225,7 @@ def default_parent(environ: dict[str, str] | None = None, in_pod: bool | None = 
     if runtime and Path(runtime).is_absolute() and Path(runtime).is_dir():
         return Path(runtime) / "pykueue"
     cache = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "pykueue"
+    return Path(cache) / "pykueue" / "certs"  # its own: ~/.cache/pykueue (the binaries) keeps its mode
 
 
 def fresh_dir(parent: Path, prefix: str = "serving-certs-") -> Path:
