@@ -45,7 +45,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "~/.cache/pykueue/certs, removed at exit)")
     w.add_argument("--webhook-secret", metavar="NAME",
                    help="keep the CA and certificate in this Secret of the webhook namespace, shared by "
-                        "replicas and restarts (the chart's; default: only in --webhook-cert-dir)")
+                        "replicas and restarts (the chart's; default: made at each start, kept in memory)")
     w.add_argument("--webhook-service", default="pykueue-webhook-service", metavar="NAME",
                    help="the webhook Service, named by the certificate; the webhook configurations are "
                         "<name without -webhook-service>-{mutating,validating}-webhook-configuration")
@@ -112,8 +112,13 @@ async def _main(kubeconfig: str | None, config: model.Config, args: argparse.Nam
         secure = None
         if auth is not None and getattr(args, "metrics_secure", True) and metrics_address not in ("", "0"):
             from pykueue.controller.health import SecureServing
+            from pykueue.controller.webhooks.certs import CertDirError
 
-            secure = SecureServing.self_signed(auth)
+            try:
+                secure = SecureServing.self_signed(auth)
+            except (OSError, CertDirError) as exc:
+                print(f"pykueue: error: metrics certificate: {exc}", file=sys.stderr)
+                return 2
         return await run_replica(
             kube, config, controllers=controllers, metrics_address=metrics_address, metrics_secure=secure,
             probe_address=getattr(args, "health_probe_bind_address", ":8081"),
