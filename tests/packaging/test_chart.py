@@ -309,10 +309,14 @@ def test_helm_install_and_uninstall(helm_bin: Path, control_plane: DevCluster) -
     try:
         assert "STATUS: deployed" in installed.stdout
         assert f"kubectl -n {namespace} logs deployment/{release}-controller" in installed.stdout
+        assert (f"Metrics: https://{release}-controller-metrics-service.{namespace}.svc:8443/metrics\n"
+                f"for a token allowed by the ClusterRole {release}-metrics-reader") in installed.stdout
         for kind, name in (("serviceaccount", f"{release}-controller"), ("configmap", f"{release}-config"),
                            ("deployment", f"{release}-controller")):
             control_plane.kubectl("get", kind, name, "-n", namespace)
         control_plane.kubectl("get", "clusterrolebinding", f"{release}-controller")
+        control_plane.kubectl("get", "rolebinding", f"{release}-extension-apiserver-authentication-reader",
+                              "-n", "kube-system")
         control_plane.kubectl("get", "crd", "workloads.kueue.x-k8s.io")
     finally:
         helm(helm_bin, "uninstall", release, "--namespace", namespace, "--kubeconfig", kubeconfig)
