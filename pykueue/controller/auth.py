@@ -319,12 +319,15 @@ class Delegated:
         except ValueError:
             return None
         config, now = self.config, self.now()
+        # each in turn, as k8s.io/apiserver's union: a cluster may sign both kinds with one CA
         if config.request_header_cas and _issued_by(cert, config.request_header_cas, now):
             common_name = next(iter(_attribute(cert, NameOID.COMMON_NAME)), "")
             if config.allowed_names and common_name not in config.allowed_names:
                 log.info("front-proxy certificate with a name not allowed", extra={"fields": {"cn": common_name}})
-                return None
-            return self._from_headers(headers)
+            else:
+                user = self._from_headers(headers)
+                if user is not None:
+                    return user
         if config.client_cas and _issued_by(cert, config.client_cas, now):
             names = _attribute(cert, NameOID.COMMON_NAME)
             if names and names[0]:

@@ -213,6 +213,20 @@ def test_headers_are_trusted_only_from_the_allowed_front_proxy_certificate() -> 
     assert d.from_certificate(proxy, _headers(X_Remote_Group="g")) is None
 
 
+def test_one_ca_for_front_proxy_and_clients_tries_each_in_turn() -> None:
+    """Some clusters sign the front proxy's certificate with the client CA: a client certificate of
+    another name is then its own user, and the front proxy's is believed only with a user header."""
+    shared = _pem(CLIENT_CA[0])
+    d = _delegated(FakeApi(), Clock())
+    d.set_config(auth.AuthConfig.from_data({**CONFIG_DATA, "requestheader-client-ca-file": shared}))
+    forged = _headers(X_Remote_User="pykueue-admin", X_Remote_Group="system:masters")
+    dave = _der(_cert("dave", ("devs",), issuer=CLIENT_CA)[0])
+    assert d.from_certificate(dave, forged) == auth.User("dave", groups=("devs",))  # not the headers' admin
+    proxy = _der(_cert("front-proxy-client", issuer=CLIENT_CA)[0])
+    assert d.from_certificate(proxy, forged).name == "pykueue-admin"
+    assert d.from_certificate(proxy, _headers()) == auth.User("front-proxy-client")
+
+
 def test_listeners_hear_of_a_changed_config_only() -> None:
     d = _delegated(FakeApi(), Clock())
     heard: list[auth.AuthConfig] = []
