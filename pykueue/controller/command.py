@@ -20,10 +20,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="the least severe records written (default: info, one line per decision)")
     p.add_argument("--log-format", default="logfmt", choices=("logfmt", "json"),
                    help="one structured line per record: key=value (default) or JSON")
-    p.add_argument("--metrics-bind-address", default=":8080", metavar="ADDR",
-                   help="serve Prometheus metrics on /metrics at [HOST]:PORT, 0 for none (default: :8080)")
+    p.add_argument("--metrics-bind-address", default=":8443", metavar="ADDR",
+                   help="serve Prometheus metrics on /metrics at [HOST]:PORT, 0 for none (default: :8443)")
+    p.add_argument("--metrics-secure", nargs="?", const=True, default=True, type=_flag, metavar="BOOL",
+                   help="serve /metrics over HTTPS to callers the API server authenticates (TokenReview) and "
+                        "authorizes (SubjectAccessReview: get on the non-resource URL /metrics); false for plain, "
+                        "open HTTP (default: true)")
     p.add_argument("--health-probe-bind-address", default=":8081", metavar="ADDR",
-                   help="serve /healthz and /readyz at [HOST]:PORT, 0 for none (default: :8081)")
+                   help="serve /healthz and /readyz (plain HTTP, unauthenticated, nothing else) at [HOST]:PORT, "
+                        "0 for none (default: :8081)")
     p.add_argument("--leader-elect", nargs="?", const=True, default=False, type=_flag, metavar="BOOL",
                    help="admit only while holding the Lease c1f6bfd2.kueue.x-k8s.io, so one of several "
                         "replicas admits and the others stand by (default: false)")
@@ -34,11 +39,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--webhook-port", type=int, default=9443, metavar="PORT",
                    help="serve the webhooks on this port, 0 for none (default: 9443)")
     w.add_argument("--webhook-host", default="", metavar="ADDR", help="address to bind (default: every interface)")
-    w.add_argument("--webhook-cert-dir", default="/tmp/k8s-webhook-server/serving-certs", metavar="DIR",
-                   help="where the serving certificate is written (default: /tmp/k8s-webhook-server/serving-certs)")
+    w.add_argument("--webhook-cert-dir", metavar="DIR",
+                   help="where the serving certificate is written, a directory made private (0700) to this "
+                        "user (default: a fresh one under /tmp in a pod, else under $XDG_RUNTIME_DIR or "
+                        "~/.cache/pykueue/certs, removed at exit)")
     w.add_argument("--webhook-secret", metavar="NAME",
                    help="keep the CA and certificate in this Secret of the webhook namespace, shared by "
-                        "replicas and restarts (the chart's; default: only in --webhook-cert-dir)")
+                        "replicas and restarts (the chart's; default: made at each start, kept in memory)")
     w.add_argument("--webhook-service", default="pykueue-webhook-service", metavar="NAME",
                    help="the webhook Service, named by the certificate; the webhook configurations are "
                         "<name without -webhook-service>-{mutating,validating}-webhook-configuration")
@@ -106,11 +113,25 @@ async def _main(kubeconfig: str | None, config: model.Config, args: argparse.Nam
     webhooks = None
     local = None  # the configurations registered for this controller's own URL (--local-webhooks)
     controllers: list = []  # the Controller once this replica runs one: the visibility API reads it
+    auth = _auth(kube, args)
     try:
-        webhooks = await _webhooks(kube, config, args, controllers)  # every replica serves them, leader or not
+        if auth is not None:
+            await auth.start()  # the client CAs are known before the first request
+        webhooks = await _webhooks(kube, config, args, controllers, auth)  # every replica, leader or not
         local = await _register_local(kube, webhooks, args)
+        metrics_address = getattr(args, "metrics_bind_address", ":8443")
+        secure = None
+        if auth is not None and getattr(args, "metrics_secure", True) and metrics_address not in ("", "0"):
+            from pykueue.controller.health import SecureServing
+            from pykueue.controller.webhooks.certs import CertDirError
+
+            try:
+                secure = SecureServing.self_signed(auth)
+            except (OSError, CertDirError) as exc:
+                print(f"pykueue: error: metrics certificate: {exc}", file=sys.stderr)
+                return 2
         return await run_replica(
-            kube, config, controllers=controllers, metrics_address=getattr(args, "metrics_bind_address", ":8080"),
+            kube, config, controllers=controllers, metrics_address=metrics_address, metrics_secure=secure,
             probe_address=getattr(args, "health_probe_bind_address", ":8081"),
             leader_elect=getattr(args, "leader_elect", False), namespace=getattr(args, "leader_election_namespace", None))
     except asyncio.CancelledError:
@@ -123,17 +144,35 @@ async def _main(kubeconfig: str | None, config: model.Config, args: argparse.Nam
             await local.unregister()
         if webhooks is not None:
             await webhooks.stop()
+        if auth is not None:
+            await auth.stop()
         await kube.close()
     return 0
+
+
+def _auth(kube, args: argparse.Namespace | None):
+    """The delegated authenticator the visibility API and the secure metrics share; None when
+    neither is served."""
+    if args is None:
+        return None
+    visibility = bool(getattr(args, "webhook_port", 0))
+    metrics = getattr(args, "metrics_secure", True) and getattr(args, "metrics_bind_address", ":8443") not in ("", "0")
+    if not visibility and not metrics:
+        return None
+    from pykueue.controller.auth import Delegated
+
+    return Delegated(kube)
 
 
 class WebhookError(Exception):
     """The webhook server could not start (port taken, no certificate store): one line, exit 2."""
 
 
-async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None, controllers: list | None = None):
+async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None, controllers: list | None = None,
+                    auth=None):
     """The webhook server, started before the controller's informers; None with --webhook-port 0. It
-    also serves the visibility API, from the last Controller in ``controllers`` (none on a standby)."""
+    also serves the visibility API, from the last Controller in ``controllers`` (none on a standby),
+    to callers ``auth`` authenticates and authorizes."""
     port = getattr(args, "webhook_port", 0) if args is not None else 0
     if not port:
         return None
@@ -141,6 +180,7 @@ async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None,
 
     from pykueue.controller.kube.client import ApiError
     from pykueue.controller.leader import default_namespace
+    from pykueue.controller.webhooks.certs import CertDirError
     from pykueue.controller.webhooks.server import Options, WebhookServer
 
     url, host = args.webhook_url, args.webhook_host
@@ -149,11 +189,15 @@ async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None,
 
         url, host = url or local_url(port), host or LOOPBACK
     options = Options(
-        port=port, host=host, cert_dir=Path(args.webhook_cert_dir), secret=args.webhook_secret,
-        namespace=args.webhook_namespace or default_namespace(), service=args.webhook_service,
-        url=url, manage_jobs_without_queue_name=config.manage_jobs_without_queue_name,
-        visibility=controllers is not None)
-    server = WebhookServer(kube, options, lambda: controllers[-1] if controllers else None)
+        port=port, host=host, cert_dir=Path(args.webhook_cert_dir) if args.webhook_cert_dir else None,
+        secret=args.webhook_secret, namespace=args.webhook_namespace or default_namespace(),
+        service=args.webhook_service, url=url,
+        manage_jobs_without_queue_name=config.manage_jobs_without_queue_name, visibility=controllers is not None,
+        auth=auth)
+    try:
+        server = WebhookServer(kube, options, lambda: controllers[-1] if controllers else None)
+    except (OSError, CertDirError) as exc:
+        raise WebhookError(str(exc)) from None
     try:
         await server.start()
     except (OSError, RuntimeError, ApiError) as exc:

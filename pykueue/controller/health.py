@@ -1,15 +1,23 @@
-"""Plain HTTP endpoints of the controller process: `/metrics`, `/healthz` and `/readyz`.
+"""The controller process's own HTTP endpoints: `/metrics` (HTTPS behind delegated authentication
+and authorization by default, as controller-runtime's secure metrics server), `/healthz` and `/readyz`
+(plain HTTP, unauthenticated, on their own port, for the kubelet).
 
 Served by aiohttp on the controller's own asyncio loop: an answer to `/healthz` proves that loop is
 turning (a wedged loop answers nothing, so the kubelet restarts the pod), and `/metrics` can read the
-engine without a lock. Addresses are controller-runtime's: `:8080` every interface, `HOST:PORT`,
+engine without a lock. Addresses are controller-runtime's: `:8443` every interface, `HOST:PORT`,
 `[::1]:PORT`, and `0` for off.
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
+import socket
+import ssl
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
@@ -33,31 +41,50 @@ class Server:
     """One listener; `routes` maps a path to a handler returning (status, body, content type)."""
 
     def __init__(self, name: str, address: str,
-                 routes: dict[str, Callable[[], tuple[int, bytes, str]]]) -> None:
+                 routes: dict[str, Callable[[], tuple[int, bytes, str]]], secure: SecureServing | None = None) -> None:
         self.name = name
         self.bind = parse_bind(address)
         self.routes = routes
+        self.secure = secure  # HTTPS, every path behind authentication and authorization
         self.runner: web.AppRunner | None = None
+        self.port = 0  # the bound port, once listening
 
     async def start(self) -> None:
         """Listen, or do nothing when the address is 0; a port in use fails here, at start-up."""
         if self.bind is None:
             return
-        app = web.Application()
+        middlewares = []
+        if self.secure is not None:
+            from pykueue.controller import auth
+
+            def guard(request: web.Request) -> auth.Attributes:
+                """A non-resource URL, as controller-runtime's filter asks: `get` on `/metrics`."""
+                verb = "get" if request.method in ("GET", "HEAD") else request.method.lower()
+                return auth.Attributes(verb, path=request.path)
+
+            middlewares.append(auth.middleware(self.secure.auth, guard, certificates=False))
+        app = web.Application(middlewares=middlewares)
         for path, handler in self.routes.items():
             app.router.add_get(path, self._wrap(handler))
         self.runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self.runner.setup()
         host, port = self.bind
-        site = web.TCPSite(self.runner, host, port, reuse_address=True)
+        context = self.secure.context if self.secure is not None else None
+        site = web.TCPSite(self.runner, host, port, reuse_address=True, ssl_context=context)
         await site.start()
-        log.info("serving", extra={"fields": {"server": self.name, "address": f"{host or ''}:{port}",
+        if self.runner.addresses:
+            self.port = self.runner.addresses[0][1]
+        log.info("serving", extra={"fields": {"server": self.name, "address": f"{host or ''}:{self.port}",
+                                              "scheme": "https" if context else "http",
                                               "paths": ",".join(self.routes)}})
 
     async def stop(self) -> None:
         if self.runner is not None:
             await self.runner.cleanup()
             self.runner = None
+        if self.secure is not None:
+            self.secure.close()
+
 
     @staticmethod
     def _wrap(handler: Callable[[], tuple[int, bytes, str]]):
@@ -65,6 +92,32 @@ class Server:
             status, body, content_type = handler()
             return web.Response(status=status, body=body, headers={"Content-Type": content_type})
         return handle
+
+
+@dataclass
+class SecureServing:
+    """HTTPS with a self-signed certificate made at start (as controller-runtime's secure metrics
+    server without a certificate of its own: scrapers skip verification or pin it), kept in a fresh
+    private directory removed at stop, and the authenticator every request goes through."""
+
+    context: ssl.SSLContext
+    auth: Any  # auth.Delegated
+    directory: Path
+
+    @classmethod
+    def self_signed(cls, auth: Any, names: tuple[str, ...] = ()) -> SecureServing:
+        from pykueue.controller.webhooks import certs
+
+        directory = certs.fresh_dir(certs.default_parent(), prefix="metrics-certs-")
+        bundle = certs.renew(None, (*names, socket.gethostname(), *certs.LOCAL_NAMES))
+        certs.write_dir(directory, bundle, with_ca_key=False)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        context.load_cert_chain(str(directory / "tls.crt"), str(directory / "tls.key"))
+        return cls(context, auth, directory)
+
+    def close(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
 
 
 class Probes:

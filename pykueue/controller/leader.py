@@ -241,12 +241,14 @@ async def run_as_leader(elector: LeaderElector, work: Callable[[], Awaitable[Non
 # ---- one controller process: probes, metrics, and the controller (elected or not) ------------------
 
 
-async def run_replica(kube: Kube, config: Any, *, metrics_address: str = ":8080", probe_address: str = ":8081",
+async def run_replica(kube: Kube, config: Any, *, metrics_address: str = ":8443", probe_address: str = ":8081",
                       leader_elect: bool = False, namespace: str | None = None,
-                      controllers: list[Any] | None = None) -> int:
+                      controllers: list[Any] | None = None, metrics_secure: Any = None) -> int:
     """Serve /metrics and the probes, then run the controller: at once, or while holding the Lease.
     1 when the Lease is lost (the pod restarts and comes back as a standby), else until cancelled.
-    ``controllers`` (when given) receives the Controller once this replica runs one (the visibility API's)."""
+    ``controllers`` (when given) receives the Controller once this replica runs one (the visibility API's).
+    ``metrics_secure`` (a health.SecureServing): /metrics over HTTPS behind authentication and
+    authorization; None for plain HTTP."""
     from pykueue.controller.health import CONTENT_TYPE_PROMETHEUS, Probes, Server
     from pykueue.controller.manager import Controller
     from pykueue.controller.metrics import Metrics
@@ -263,7 +265,8 @@ async def run_replica(kube: Kube, config: Any, *, metrics_address: str = ":8080"
 
     probes.ready = ready
     servers = [
-        Server("metrics", metrics_address, {"/metrics": lambda: (200, metrics.exposition(), CONTENT_TYPE_PROMETHEUS)}),
+        Server("metrics", metrics_address, {"/metrics": lambda: (200, metrics.exposition(), CONTENT_TYPE_PROMETHEUS)},
+               secure=metrics_secure),
         Server("health", probe_address, {"/healthz": probes.healthz, "/readyz": probes.readyz}),
     ]
 

@@ -2,7 +2,10 @@
 of a ClusterQueue or a LocalQueue in the order the engine will try them, as upstream's visibility
 server answers behind the API aggregator (an ``APIService`` pointing at the controller's Service).
 
-Served on the webhook server's TLS port (upstream serves it on its own port, 8082). The answers come
+Served on the webhook server's TLS port (upstream serves it on its own port, 8082), behind delegated
+authentication and authorization (``pykueue.controller.auth``): the aggregator's front-proxy
+certificate with its X-Remote-* headers, a client certificate or a bearer token, then a
+SubjectAccessReview built by :func:`attributes`; 401 and 403 otherwise. The answers come
 from the engine's read model (``Engine.pending_in_order``) of the running Controller: a replica that
 is not leading (or not synced yet) has no engine and answers 503, as the aggregator would see an
 unavailable upstream server.
@@ -31,6 +34,8 @@ from typing import Any
 
 import orjson
 from aiohttp import web
+
+from pykueue.controller.auth import Attributes
 
 GROUP = "visibility.kueue.x-k8s.io"
 VERSIONS = ("v1beta2", "v1beta1")  # preferred first
@@ -98,6 +103,27 @@ def local_queue_pending(controller: Any, namespace: str, name: str, limit: int,
         else:
             items.append(_item(controller, w, index, len(items) + offset))
     return items
+
+
+# ---- who may ask ---------------------------------------------------------------------------------------
+
+
+def attributes(request: web.Request) -> Attributes:
+    """What a request to this API asks, for a SubjectAccessReview: ``get`` on
+    ``clusterqueues/pendingworkloads`` (cluster scope) or ``localqueues/pendingworkloads`` in its
+    namespace, by name, as the API server would ask for an aggregated resource; any other path
+    (discovery, unknown) as a non-resource URL with the request's verb."""
+    parts = [p for p in request.path.split("/") if p]
+    verb = "get" if request.method in ("GET", "HEAD") else request.method.lower()
+    if len(parts) >= 3 and parts[0] == "apis" and parts[1] == GROUP and parts[2] in VERSIONS:
+        rest = parts[3:]
+        if len(rest) == 3 and rest[0] == "clusterqueues" and rest[2] == "pendingworkloads":
+            return Attributes(verb, group=GROUP, version=parts[2], resource="clusterqueues",
+                              subresource="pendingworkloads", name=rest[1])
+        if len(rest) == 5 and rest[0] == "namespaces" and rest[2] == "localqueues" and rest[4] == "pendingworkloads":
+            return Attributes(verb, group=GROUP, version=parts[2], resource="localqueues",
+                              subresource="pendingworkloads", name=rest[3], namespace=rest[1])
+    return Attributes(verb, path=request.path)
 
 
 # ---- HTTP ---------------------------------------------------------------------------------------------

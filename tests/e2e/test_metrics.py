@@ -4,10 +4,17 @@ A 4 cpu ClusterQueue that preempts within itself: a low-priority 3 cpu Job is ad
 waits behind it, then a high-priority 3 cpu Job preempts the first. Every value asserted below is
 worked out from that flow: two reservations and admissions, one preemption, two Workloads pending
 (set aside: neither fits beside the 3 cpu now running), 3 of 4 cpu in use.
+
+`/metrics` is served as by default: HTTPS, to a caller whose token the API server accepts and allows
+`get` on the non-resource URL /metrics (the chart's metrics-reader ClusterRole); the module scrapes
+with such a token, and checks the refusals (no token 401, a token without the role 403) and
+`--metrics-secure=false`.
 """
 
 from __future__ import annotations
 
+import http.client
+import json
 import math
 import socket
 import urllib.error
@@ -17,6 +24,7 @@ from collections.abc import Iterator
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.e2e.callers import chart_role, https_get, service_account_token, status_reason
 from tests.e2e.conftest import Kueue, eventually
 from tests.e2e.test_controller import job, low_priority_job_running, running, suspended
 
@@ -39,9 +47,12 @@ def get(url: str) -> tuple[int, str]:
         return exc.code, exc.read().decode()
 
 
+READER: dict[str, str] = {}  # the token of a ServiceAccount bound to the metrics-reader role
+
+
 def scrape(port: int) -> Series:
-    status, text = get(f"http://127.0.0.1:{port}/metrics")
-    assert status == 200
+    status, text = https_get(f"https://127.0.0.1:{port}/metrics", token=READER["token"])
+    assert status == 200, text
     return {(s.name, frozenset(s.labels.items())): s.value
             for family in text_string_to_metric_families(text) for s in family.samples}
 
@@ -55,6 +66,11 @@ def ports(kueue: Kueue) -> Iterator[tuple[int, int, Kueue]]:
     """This module's own controller, serving metrics and probes; the session's is stopped meanwhile
     (two controllers without leader election would both admit)."""
     metrics_port, probe_port = free_port(), free_port()
+    chart_role(kueue.cluster, "pykueue-metrics-reader")
+    kueue.cluster.kubectl("create", "namespace", "metrics-scrapers")
+    READER["token"] = service_account_token(kueue.cluster, "metrics-scrapers", "prometheus",
+                                            cluster_role="pykueue-metrics-reader")
+    READER["other"] = service_account_token(kueue.cluster, "metrics-scrapers", "nobody")
     kueue.stop()
     own = Kueue(kueue.cluster, kueue.log.with_name("controller-metrics.log"), args=(
         f"--metrics-bind-address=127.0.0.1:{metrics_port}", f"--health-probe-bind-address=127.0.0.1:{probe_port}"))
@@ -63,6 +79,8 @@ def ports(kueue: Kueue) -> Iterator[tuple[int, int, Kueue]]:
         yield metrics_port, probe_port, own
     finally:
         own.stop()
+        kueue.cluster.kubectl("delete", "namespace", "metrics-scrapers", "--wait=false", check=False)
+        kueue.cluster.kubectl("delete", "clusterrolebinding", "metrics-scrapers-prometheus", check=False)
         kueue.start()
 
 
@@ -70,7 +88,27 @@ def test_probes_answer(ports: tuple[int, int, Kueue]) -> None:
     _, probe_port, _ = ports
     assert get(f"http://127.0.0.1:{probe_port}/healthz") == (200, "ok")
     assert get(f"http://127.0.0.1:{probe_port}/readyz") == (200, "ok")
-    assert get(f"http://127.0.0.1:{probe_port}/metrics")[0] == 404
+    assert get(f"http://127.0.0.1:{probe_port}/metrics")[0] == 404  # nothing but the probes there
+
+
+def test_metrics_need_a_token_allowed_to_get_them(ports: tuple[int, int, Kueue]) -> None:
+    metrics_port, _, _ = ports
+    url = f"https://127.0.0.1:{metrics_port}/metrics"
+    status, body = https_get(url)
+    assert (status, status_reason(body)) == (401, "Unauthorized")
+    status, body = https_get(url, token="not-a-token")
+    assert status == 401
+    status, body = https_get(url, token=READER["other"])  # authenticated, not bound to metrics-reader
+    assert (status, status_reason(body)) == (403, "Forbidden"), body
+    assert json.loads(body)["message"] == (
+        'forbidden: User "system:serviceaccount:metrics-scrapers:nobody" cannot get path "/metrics"')
+    # the front proxy's headers are no credential here, certificate or not
+    status, _ = https_get(url, headers={"X-Remote-User": "system:admin", "X-Remote-Group": "system:masters"})
+    assert status == 401
+    status, body = https_get(url, token=READER["token"])
+    assert status == 200 and "# TYPE kueue_admission_attempts_total counter" in body
+    with pytest.raises((OSError, http.client.HTTPException)):  # no plain HTTP on the secure port
+        urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5)  # noqa: S310
 
 
 def test_metrics_after_admission_pending_and_preemption(ports: tuple[int, int, Kueue], ns: str) -> None:
@@ -121,3 +159,15 @@ def test_metrics_after_admission_pending_and_preemption(ports: tuple[int, int, K
     assert value(stopped, "kueue_cluster_queue_status", **cq, status="active") == 0
     eventually(lambda: value(scrape(metrics_port), "kueue_evicted_workloads_total", **cq,
                              reason="ClusterQueueStopped", underlying_cause="") == 1, 30, what="drained")
+
+
+def test_plain_http_when_asked(ports: tuple[int, int, Kueue]) -> None:
+    """`--metrics-secure=false`: the same port answers plain HTTP, to anyone (last: it restarts the
+    module's controller)."""
+    metrics_port, _, own = ports
+    own.stop()
+    own.args = (*own.args, "--metrics-secure=false")
+    own.start()
+    status, text = eventually(lambda: (r := get(f"http://127.0.0.1:{metrics_port}/metrics")) and r[0] == 200 and r,
+                              what="plain metrics")
+    assert "# TYPE kueue_admission_attempts_total counter" in text

@@ -4,7 +4,9 @@ on its webhook port, read with `kubectl get --raw` and `pykueue pending`.
 The controller runs outside the cluster: the APIServices point at an ExternalName Service naming
 localhost on the controller's port. The test stops the session's controller, runs its own with
 the webhook server on (its certificate names the Service; it patches its CA into the APIServices),
-and starts the session's controller again afterwards.
+and starts the session's controller again afterwards. The controller's port answers only callers
+the API server vouches for (the aggregator's front-proxy certificate, a client certificate, a token),
+each with what RBAC allows them.
 """
 
 from __future__ import annotations
@@ -12,11 +14,20 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pykueue.devcluster.cluster import free_port
+from tests.e2e.callers import (
+    as_user,
+    chart_role,
+    front_proxy,
+    https_get,
+    service_account_token,
+    status_reason,
+)
 from tests.e2e.conftest import REPO, Kueue, eventually, is_true
 
 pytestmark = pytest.mark.e2e
@@ -117,6 +128,8 @@ def test_pending_workloads_through_the_aggregator(kueue: Kueue, ns: str, tmp_pat
         r = _raw(kueue, f"{base}/namespaces/{ns}/localqueues/nope/pendingworkloads", check=False)
         assert r.returncode != 0 and "not found" in r.stderr, r.stderr
 
+        _only_who_may(kueue, ns, cq, port, tmp_path / "certs" / "ca.crt", expected)
+
         # `pykueue pending` prefers the API now that it is served
         cli = subprocess.run([sys.executable, "-m", "pykueue.cli", "pending", "clusterqueue", cq, "--kubeconfig",
                               str(kueue.cluster.kubeconfig), "-o", "json"], capture_output=True, text=True, cwd=REPO)
@@ -133,6 +146,60 @@ def test_pending_workloads_through_the_aggregator(kueue: Kueue, ns: str, tmp_pat
         kueue.cluster.kubectl("delete", "workloads.kueue.x-k8s.io", "--all", "-n", ns, "--wait=false", check=False)
         kueue.cluster.kubectl("delete", "clusterqueue", cq, "--wait=false", check=False)
         kueue.start()
+
+
+def _only_who_may(kueue: Kueue, ns: str, cq: str, port: int, ca: Path,
+                  expected: list[tuple[str, str, int, int, int]]) -> None:
+    """The controller's own port answers only callers the API server vouches for, each with what RBAC
+    lets them see; through the aggregator the same."""
+    cluster = kueue.cluster
+    chart_role(cluster, "pykueue-pending-workloads-lq-viewer")
+    viewer = service_account_token(cluster, ns, "viewer", cluster_role="pykueue-pending-workloads-lq-viewer",
+                                   role_in_namespace=True)
+    nobody = service_account_token(cluster, ns, "nobody")
+    viewer_name = f"system:serviceaccount:{ns}:viewer"
+    direct = f"https://127.0.0.1:{port}/apis/{GROUP}/v1beta2"
+    own_lq = f"/namespaces/{ns}/localqueues/lq-a/pendingworkloads"
+    other_lq = "/namespaces/default/localqueues/lq-a/pendingworkloads"
+    cq_path = f"/clusterqueues/{cq}/pendingworkloads"
+
+    def call(path: str, **kw: Any) -> tuple[int, str]:
+        return https_get(direct + path, ca=ca, **kw)
+
+    # nobody at all, for the pending workloads and for discovery
+    for path in (cq_path, own_lq, ""):
+        status, body = call(path)
+        assert (status, status_reason(body)) == (401, "Unauthorized"), (path, body)
+    # the front proxy's headers without its certificate, and with another CA's certificate
+    assert call(cq_path, headers=as_user("pykueue-admin", "system:masters"))[0] == 401
+    pki = cluster.directory / "pki"
+    scheduler = (pki / "scheduler.crt", pki / "scheduler.key")  # the client CA's: its own user, headers ignored
+    status, body = call(cq_path, cert=scheduler, headers=as_user("pykueue-admin", "system:masters"))
+    assert status == 403 and 'User "system:kube-scheduler"' in json.loads(body)["message"], body
+    # a token the API server accepts, without rights
+    status, body = call(own_lq, token=nobody)
+    assert (status, status_reason(body)) == (403, "Forbidden"), body
+    # a namespaced viewer: its own LocalQueue only
+    status, body = call(own_lq, token=viewer)
+    assert status == 200, body
+    assert _rows(json.loads(body)) == [expected[0], expected[2]]
+    for path in (other_lq, cq_path):
+        status, body = call(path, token=viewer)
+        assert status == 403, (path, body)
+    assert json.loads(call(cq_path, token=viewer)[1])["message"] == (
+        f'clusterqueues.{GROUP} "{cq}" is forbidden: User "{viewer_name}" cannot get resource '
+        f'"clusterqueues/pendingworkloads" in API group "{GROUP}" at the cluster scope')
+    # the front proxy's certificate: its headers name the user
+    status, body = call(own_lq, cert=front_proxy(cluster), headers=as_user(viewer_name, "system:authenticated"))
+    assert status == 200 and _rows(json.loads(body)) == [expected[0], expected[2]], body
+    assert call(cq_path, cert=front_proxy(cluster), headers=as_user(viewer_name))[0] == 403
+    # through the aggregator, with the viewer's and the rightless token
+    api = f"{cluster.server}/apis/{GROUP}/v1beta2"
+    cluster_ca = pki / "ca.crt"
+    status, body = https_get(api + own_lq, token=viewer, ca=cluster_ca)
+    assert status == 200 and _rows(json.loads(body)) == [expected[0], expected[2]], body
+    for path, token in ((other_lq, viewer), (cq_path, viewer), (own_lq, nobody)):
+        assert https_get(api + path, token=token, ca=cluster_ca)[0] == 403, path
 
 
 # --- the handlers alone, without a cluster: a standby, bad options --------------------------------------

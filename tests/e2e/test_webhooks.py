@@ -99,12 +99,13 @@ def test_server_renews_and_reloads_its_certificate_in_place(tmp_path: Path) -> N
         await server.start()
         try:
             first = certs.read_dir(tmp_path)
-            assert first is not None
+            assert first is not None and first == server.certs.bundle
             served = await asyncio.to_thread(_served_certificate, server.port, first.ca_cert)
             wrong = certs.renew(first, ("somewhere-else.svc",))  # same CA, wrong name
-            certs.write_dir(tmp_path, wrong)
+            server.certs.bundle = wrong  # what it holds (it never reads the directory back)
             await asyncio.sleep(1.0)
             second = certs.read_dir(tmp_path)
+            assert second == server.certs.bundle
             assert second is not None and certs.renewal_reason(second, NAMES) is None
             again = await asyncio.to_thread(_served_certificate, server.port, first.ca_cert)
             return served.serial_number, again.serial_number, first.ca_cert, second.ca_cert

@@ -57,7 +57,7 @@ def test_every_kueue_kind_is_validated() -> None:
 
 
 def test_service_reaches_the_deployments_webhook_port(manifests: Docs) -> None:
-    (service,) = manifests["Service"]
+    (service,) = [s for s in manifests["Service"] if s["metadata"]["name"] == names.SERVICE]  # and the metrics'
     (deployment,) = manifests["Deployment"]
     pod = deployment["spec"]["template"]
     assert service["metadata"] == {**service["metadata"], "name": names.SERVICE, "namespace": names.NAMESPACE}

@@ -72,10 +72,13 @@ def test_default_configuration_is_one_the_controller_accepts(tmp_path: Path) -> 
 def test_manifests_hold_every_object_once(manifests: dict[str, list[dict[str, Any]]]) -> None:
     counts = {kind: len(docs) for kind, docs in manifests.items()}
     assert counts == {"CustomResourceDefinition": 7, "Namespace": 1, "ServiceAccount": 1, "ConfigMap": 1,
-                      # the controller's, and the visibility API's two viewer roles for users
-                      "ClusterRole": 3, "ClusterRoleBinding": 1, "Role": 2, "RoleBinding": 2, "Deployment": 1,
-                      # the webhooks: their Service, configurations and certificate Secret (filled by the controller)
-                      "Service": 1, "MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1,
+                      # the controller's, the visibility API's two viewer roles for users, metrics-reader
+                      "ClusterRole": 4, "ClusterRoleBinding": 1, "Role": 2,
+                      # leader election, the webhook Secret, the authentication ConfigMap reader in kube-system
+                      "RoleBinding": 3, "Deployment": 1,
+                      # the webhooks: their Service, configurations and certificate Secret (filled by the
+                      # controller); the metrics Service
+                      "Service": 2, "MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1,
                       "Secret": 1,
                       # the visibility API (v1beta2, v1beta1), served on the webhook Service
                       "APIService": 2}
@@ -113,7 +116,8 @@ def test_rbac_is_least_privilege(manifests: dict[str, list[dict[str, Any]]]) -> 
         assert set(rule) == {"apiGroups", "resources", "verbs"}, rule  # no resourceNames/nonResourceURLs
         assert not FORBIDDEN_VERBS & set(rule["verbs"]), rule
         assert not FORBIDDEN_RESOURCES & set(rule["resources"]), rule
-        assert set(rule["apiGroups"]) <= {"", "batch", "kueue.x-k8s.io", "scheduling.k8s.io"}, rule
+        assert set(rule["apiGroups"]) <= {"", "batch", "kueue.x-k8s.io", "scheduling.k8s.io", "authentication.k8s.io",
+                                          "authorization.k8s.io"}, rule
         for resource in rule["resources"]:
             if resource.endswith("/status"):
                 assert rule["verbs"] == ["patch"], rule
@@ -122,6 +126,17 @@ def test_rbac_is_least_privilege(manifests: dict[str, list[dict[str, Any]]]) -> 
                  "workloadpriorityclasses", "clusterqueues", "localqueues"}
     assert {(r, v) for _, r, v in granted if r in read_only} == {(r, v) for r in read_only for v in ("list", "watch")}
     assert {v for _, r, v in granted if r == "events"} == {"create"}
+    # Delegated authentication: create the two reviews, nothing else of those groups; read the one
+    # ConfigMap through the built-in Role every extension API server is bound to.
+    assert {(g, r, v) for g, r, v in granted if g.startswith(("authentication.", "authorization."))} == {
+        ("authentication.k8s.io", "tokenreviews", "create"), ("authorization.k8s.io", "subjectaccessreviews", "create")}
+    reader = next(b for b in manifests["RoleBinding"] if b["metadata"]["namespace"] == "kube-system")
+    assert reader["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                 "name": "extension-apiserver-authentication-reader"}
+    assert reader["subjects"] == [{"kind": "ServiceAccount", "name": SA, "namespace": NAMESPACE}]
+    # Scrapers: get on /metrics only.
+    metrics_reader = next(r for r in manifests["ClusterRole"] if r["metadata"]["name"] == "pykueue-metrics-reader")
+    assert metrics_reader["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
 
 
 def test_deployment_is_locked_down(manifests: dict[str, list[dict[str, Any]]]) -> None:
@@ -136,10 +151,12 @@ def test_deployment_is_locked_down(manifests: dict[str, list[dict[str, Any]]]) -
     (container,) = pod["containers"]
     assert container["image"] == "pykueue:0.1.0"
     assert container["args"][:2] == ["controller", "--config=/etc/pykueue/config.yaml"]
-    assert {"--leader-elect=true", f"--leader-election-namespace={NAMESPACE}", "--metrics-bind-address=:8080",
-            "--health-probe-bind-address=:8081"} <= set(container["args"])
+    assert {"--leader-elect=true", f"--leader-election-namespace={NAMESPACE}", "--metrics-bind-address=:8443",
+            "--metrics-secure=true", "--health-probe-bind-address=:8081"} <= set(container["args"])
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-    assert (ports["metrics"], ports["health"]) == (8080, 8081)
+    assert (ports["metrics"], ports["health"], ports["webhook-server"]) == (8443, 8081, 9443)  # upstream's
+    service = next(s for s in manifests["Service"] if s["metadata"]["name"] == "pykueue-controller-metrics-service")
+    assert service["spec"]["ports"] == [{"name": "https", "port": 8443, "protocol": "TCP", "targetPort": "metrics"}]
     assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
     assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
     assert container["securityContext"] == {
@@ -186,7 +203,9 @@ def test_helm_template_defaults(helm_bin: Path) -> None:
     for docs in kinds.values():
         for doc in docs:
             if doc["kind"] not in cluster_scoped:
-                assert doc["metadata"]["namespace"] == "team-x", doc["kind"]
+                # the one exception: the binding to the authentication ConfigMap's reader, where that lives
+                expected = "kube-system" if doc["metadata"]["name"].endswith("authentication-reader") else "team-x"
+                assert doc["metadata"]["namespace"] == expected, doc["kind"]
     assert kinds["ServiceAccount"][0]["metadata"]["name"] == "kq-pykueue-controller"
     (mutating,) = kinds["MutatingWebhookConfiguration"]  # the names the controller derives from its Service
     assert mutating["metadata"]["name"] == "kq-pykueue-mutating-webhook-configuration"
@@ -199,6 +218,30 @@ def test_helm_template_defaults(helm_bin: Path) -> None:
         for v in ("v1beta2", "v1beta1")}
     assert kinds["ClusterRoleBinding"][0]["subjects"][0] == {
         "kind": "ServiceAccount", "name": "kq-pykueue-controller", "namespace": "team-x"}
+    assert "ServiceMonitor" not in kinds  # only when asked (its CRD is the Prometheus Operator's)
+
+
+@pytest.mark.cluster
+def test_helm_template_metrics_values(helm_bin: Path) -> None:
+    """A ServiceMonitor that scrapes the metrics Service with a token over HTTPS; plain HTTP on request."""
+    kinds = by_kind(documents(helm(helm_bin, "template", "pykueue", str(CHART), "--set",
+                                   "metrics.serviceMonitor.enabled=true", "--set",
+                                   "metrics.serviceMonitor.labels.release=prom").stdout))
+    (monitor,) = kinds["ServiceMonitor"]
+    assert monitor["metadata"]["labels"]["release"] == "prom"
+    assert monitor["spec"]["endpoints"] == [{
+        "path": "/metrics", "port": "https", "scheme": "https",
+        "bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token",
+        "tlsConfig": {"insecureSkipVerify": True}}]
+    service = next(s for s in kinds["Service"] if s["metadata"]["name"].endswith("-metrics-service"))
+    assert all(service["metadata"]["labels"].get(k) == v for k, v in monitor["spec"]["selector"]["matchLabels"].items())
+    webhook = next(s for s in kinds["Service"] if s["metadata"]["name"].endswith("-webhook-service"))
+    assert not all(webhook["metadata"]["labels"].get(k) == v
+                   for k, v in monitor["spec"]["selector"]["matchLabels"].items())
+    plain = by_kind(documents(helm(helm_bin, "template", "pykueue", str(CHART), "--set", "metrics.secure=false",
+                                   "--set", "metrics.serviceMonitor.enabled=true").stdout))
+    assert "--metrics-secure=false" in plain["Deployment"][0]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert plain["ServiceMonitor"][0]["spec"]["endpoints"] == [{"path": "/metrics", "port": "http", "scheme": "http"}]
 
 
 @pytest.mark.cluster
@@ -266,10 +309,14 @@ def test_helm_install_and_uninstall(helm_bin: Path, control_plane: DevCluster) -
     try:
         assert "STATUS: deployed" in installed.stdout
         assert f"kubectl -n {namespace} logs deployment/{release}-controller" in installed.stdout
+        assert (f"Metrics: https://{release}-controller-metrics-service.{namespace}.svc:8443/metrics\n"
+                f"for a token allowed by the ClusterRole {release}-metrics-reader") in installed.stdout
         for kind, name in (("serviceaccount", f"{release}-controller"), ("configmap", f"{release}-config"),
                            ("deployment", f"{release}-controller")):
             control_plane.kubectl("get", kind, name, "-n", namespace)
         control_plane.kubectl("get", "clusterrolebinding", f"{release}-controller")
+        control_plane.kubectl("get", "rolebinding", f"{release}-extension-apiserver-authentication-reader",
+                              "-n", "kube-system")
         control_plane.kubectl("get", "crd", "workloads.kueue.x-k8s.io")
     finally:
         helm(helm_bin, "uninstall", release, "--namespace", namespace, "--kubeconfig", kubeconfig)

@@ -29,6 +29,7 @@ from pykueue.devcluster.cluster import DevCluster, Process, free_port
 from pykueue.manifests import render
 from tests.conftest import E2E_NODES
 from tests.e2e import test_controller as e2e
+from tests.e2e.callers import as_user, front_proxy, https_get, service_account_token, status_reason
 from tests.e2e.conftest import Kueue
 
 pytestmark = pytest.mark.e2e
@@ -47,6 +48,9 @@ AUDIT_POLICY = {
 # Granted but never a request of its own: the admission plugin checks it when a Workload is created
 # with an ownerReference that blocks its Job's deletion.
 CHECKED_AT_ADMISSION = {("batch", "jobs/finalizers", "update")}
+# Built-in roles the chart binds (not its own, so not held to "every grant used"): what they grant.
+BUILT_IN_ROLES = {("Role", "extension-apiserver-authentication-reader"): {
+    ("", "configmaps", verb) for verb in ("get", "list", "watch")}}
 
 # The end-to-end tests run again here, as the ServiceAccount: seed 001's smoke Job, preemption (the
 # victim Job stopped and restored: jobs get, update, status patch), a Rejected check (Workload
@@ -68,6 +72,25 @@ test_priority_preemption_suspends_and_restores_the_victim = _recorded(
 test_rejected_admission_check_deactivates = _recorded(e2e.test_rejected_admission_check_deactivates)
 test_stop_policy_set_with_kubectl_patch = _recorded(e2e.test_stop_policy_set_with_kubectl_patch)
 test_admission_check_driven_by_the_test = _recorded(e2e.test_admission_check_driven_by_the_test)
+
+
+@_recorded
+def test_visibility_callers_are_checked_with_the_api_server(kueue: Kueue) -> None:
+    """The visibility API's callers, authenticated with a TokenReview and authorized with a
+    SubjectAccessReview, both made as the ServiceAccount; the front proxy's CA read from
+    kube-system/extension-apiserver-authentication with its grant (or the handshake would fail)."""
+    cluster = kueue.cluster
+    port = [a.split("=", 1)[1] for a in kueue.args if a.startswith("--webhook-port=")][-1]  # the last wins
+    url = f"https://127.0.0.1:{port}/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/cq/pendingworkloads"
+    cluster.kubectl("create", "namespace", "callers")
+    token = service_account_token(cluster, "callers", "nobody")  # type: ignore[arg-type]
+    assert https_get(url)[0] == 401
+    status, body = https_get(url, token=token)
+    assert (status, status_reason(body)) == (403, "Forbidden"), body
+    status, body = https_get(url, cert=front_proxy(cluster), headers=as_user("someone"))  # type: ignore[arg-type]
+    assert (status, status_reason(body)) == (403, "Forbidden"), body
+
+
 IMPORTED = {name for name in list(globals()) if name.startswith("test_")}
 
 
@@ -169,15 +192,19 @@ def audit_events(cluster: AuditedCluster) -> list[dict[str, Any]]:
             for e in [json.loads(line)] if e["user"]["username"] == USER]
 
 
-def granted() -> set[tuple[str, str, str]]:
-    """What the roles bound to the controller's ServiceAccount grant (not the roles for users)."""
+def granted(built_in: bool = False) -> set[tuple[str, str, str]]:
+    """What the chart's roles bound to the controller's ServiceAccount grant (not the roles for
+    users); with ``built_in``, also what the built-in roles it binds grant."""
     docs = [d for d in yaml.safe_load_all(render.MANIFESTS.read_text()) if d]
     bound = {(d["roleRef"]["kind"], d["roleRef"]["name"]) for d in docs
              if d["kind"] in ("ClusterRoleBinding", "RoleBinding") and any(
                  s.get("kind") == "ServiceAccount" and s.get("name") == SERVICE_ACCOUNT for s in d.get("subjects") or [])}
     roles = [d for d in docs if (d["kind"], d["metadata"]["name"]) in bound]
-    return {(g, r, v) for role in roles for rule in role["rules"] for g in rule["apiGroups"]
-            for r in rule["resources"] for v in rule["verbs"]}
+    grants = {(g, r, v) for role in roles for rule in role["rules"] for g in rule["apiGroups"]
+              for r in rule["resources"] for v in rule["verbs"]}
+    if built_in:
+        grants |= {g for ref, role_grants in BUILT_IN_ROLES.items() if ref in bound for g in role_grants}
+    return grants
 
 
 def can_i(cluster: DevCluster, *args: str) -> bool:
@@ -198,7 +225,11 @@ def test_service_account_can_do_only_what_it_needs(audited: AuditedCluster, sa_k
                  ("update", f"secrets/{WEBHOOK_SECRET}", "-n", NAMESPACE),
                  ("patch", "validatingwebhookconfigurations/pykueue-validating-webhook-configuration"),
                  ("patch", "customresourcedefinitions/workloads.kueue.x-k8s.io"),
-                 ("patch", "apiservices/v1beta2.visibility.kueue.x-k8s.io")):  # the visibility API's caBundle
+                 ("patch", "apiservices/v1beta2.visibility.kueue.x-k8s.io"),  # the visibility API's caBundle
+                 # delegated authentication and authorization of the visibility API's and /metrics' callers
+                 ("create", "tokenreviews.authentication.k8s.io"),
+                 ("create", "subjectaccessreviews.authorization.k8s.io"),
+                 ("get", "configmaps/extension-apiserver-authentication", "-n", "kube-system")):
         assert can_i(audited, *args), args
     for args in (("get", "secrets", "-n", NAMESPACE), ("list", "pods", "-A"), ("create", "pods", "-n", "team"),
                  ("delete", "jobs.batch", "-n", "team"), ("delete", "workloads.kueue.x-k8s.io", "-n", "team"),
@@ -210,7 +241,9 @@ def test_service_account_can_do_only_what_it_needs(audited: AuditedCluster, sa_k
                  ("get", f"secrets/{WEBHOOK_SECRET}", "-n", "team"),
                  ("patch", "customresourcedefinitions/resourceflavors.kueue.x-k8s.io"),
                  ("patch", "validatingwebhookconfigurations/someone-elses"), ("list", "customresourcedefinitions"),
-                 ("patch", "apiservices/v1beta1.metrics.k8s.io")):
+                 ("patch", "apiservices/v1beta1.metrics.k8s.io"), ("get", "configmaps/other", "-n", "kube-system"),
+                 ("create", "localsubjectaccessreviews.authorization.k8s.io", "-n", "team"),
+                 ("update", "configmaps/extension-apiserver-authentication", "-n", "kube-system")):
         assert not can_i(audited, *args), args
     listed = audited.kubectl("auth", "can-i", "--list", f"--as={USER}").stdout
     assert "secrets" not in listed and "*" not in listed.split()
@@ -233,7 +266,9 @@ def test_audit_shows_no_forbidden_request_and_every_grant_used(audited: AuditedC
         resource = ref["resource"] + (f"/{ref['subresource']}" if ref.get("subresource") else "")
         used.add((ref.get("apiGroup", ""), resource, e["verb"]))
     grants = granted()
-    assert used <= grants, used - grants
+    assert used <= granted(built_in=True), used - granted(built_in=True)
+    # the authentication ConfigMap is read (listed, then watched) under the built-in role's grant
+    assert {("", "configmaps", "list"), ("", "configmaps", "watch")} <= used
     if PASSED >= IMPORTED:  # the flows that need every grant all ran (not with -k, say)
         unused = grants - used - CHECKED_AT_ADMISSION
         assert not unused, f"granted but never used: {sorted(unused)}"

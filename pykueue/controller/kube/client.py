@@ -131,22 +131,26 @@ class Kube:
         body = {"propagationPolicy": propagation} if propagation else None
         return await self.request("DELETE", res.path(namespace, name), body=body)
 
-    async def watch(self, res: Resource, resource_version: str, timeout_seconds: int = 300
+    async def watch(self, res: Resource, resource_version: str, timeout_seconds: int = 300, *,
+                    namespace: str | None = None, field_selector: str | None = None
                     ) -> AsyncIterator[dict[str, Any]]:
-        """Watch events (`{"type": ..., "object": {...}}`) from `resource_version`, with bookmarks."""
+        """Watch events (`{"type": ..., "object": {...}}`) from `resource_version`, with bookmarks;
+        in one namespace and by field selector when given (a watch on one object by name)."""
         query = {
             "watch": "true",
             "resourceVersion": resource_version,
             "allowWatchBookmarks": "true",
             "timeoutSeconds": str(timeout_seconds),
         }
+        if field_selector:
+            query["fieldSelector"] = field_selector
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=timeout_seconds + 30)
-        response = await self._raw("GET", res.path(), query=query, timeout=timeout)
+        response = await self._raw("GET", res.path(namespace), query=query, timeout=timeout)
         async with response:
             if response.status != 200:
                 data = await response.read()
                 body = orjson.loads(data) if data else None
-                raise ApiError(response.status, body if isinstance(body, dict) else None, "WATCH", res.path())
+                raise ApiError(response.status, body if isinstance(body, dict) else None, "WATCH", res.path(namespace))
             buffer = b""
             async for chunk in response.content.iter_any():
                 # One split per chunk: splitting off a line at a time copies the rest of a large chunk

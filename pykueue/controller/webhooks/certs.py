@@ -11,9 +11,13 @@ The CA is kept while it has time left, so renewing the serving certificate needs
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime
 import ipaddress
 import os
+import secrets
+import stat
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,6 +140,15 @@ def _new_leaf(ca_cert_pem: bytes, ca_key_pem: bytes, names: tuple[str, ...], now
     return cert.public_bytes(serialization.Encoding.PEM), _pem(key)
 
 
+def _pair(cert: x509.Certificate, key_pem: bytes) -> bool:
+    """``key_pem`` is the private key of ``cert``."""
+    try:
+        key = serialization.load_pem_private_key(key_pem, None)
+    except (ValueError, TypeError):
+        return False
+    return key.public_key() == cert.public_key()
+
+
 def renewal_reason(bundle: Bundle | None, names: tuple[str, ...], now: datetime.datetime | None = None,
                    lookahead: datetime.timedelta = LOOKAHEAD) -> str | None:
     """Why ``bundle`` must be renewed (a few words for the log), or None when it is good as it is."""
@@ -145,9 +158,13 @@ def renewal_reason(bundle: Bundle | None, names: tuple[str, ...], now: datetime.
     try:
         ca = x509.load_pem_x509_certificate(bundle.ca_cert)
         cert = x509.load_pem_x509_certificate(bundle.cert)
-        serialization.load_pem_private_key(bundle.key, None)
+        key = serialization.load_pem_private_key(bundle.key, None)
     except ValueError as exc:
         return f"unreadable: {exc}"
+    if not _pair(ca, bundle.ca_key):
+        return "the CA key is not the CA certificate's"
+    if key.public_key() != cert.public_key():
+        return "the serving key is not the serving certificate's"
     if ca.not_valid_after_utc - now < lookahead:
         return "the CA expires soon"
     if cert.not_valid_after_utc - now < lookahead:
@@ -176,8 +193,7 @@ def renew(bundle: Bundle | None, names: tuple[str, ...], now: datetime.datetime 
     if bundle is not None:
         try:
             ca = x509.load_pem_x509_certificate(bundle.ca_cert)
-            serialization.load_pem_private_key(bundle.ca_key, None)
-            if ca.not_valid_after_utc - now >= lookahead:
+            if _pair(ca, bundle.ca_key) and ca.not_valid_after_utc - now >= lookahead:
                 ca_cert, ca_key = bundle.ca_cert, bundle.ca_key
         except ValueError:
             pass
@@ -190,22 +206,97 @@ def renew(bundle: Bundle | None, names: tuple[str, ...], now: datetime.datetime 
 # --- where they live ----------------------------------------------------------------------------------
 
 
+class CertDirError(Exception):
+    """The certificate directory cannot be made private (someone else's, a link, not a directory)."""
+
+
+def default_parent(environ: dict[str, str] | None = None, in_pod: bool | None = None) -> Path:
+    """Where a fresh private certificate directory goes when none is named: the pod's own ``/tmp``
+    (an emptyDir no other pod sees), else the user's runtime directory (``$XDG_RUNTIME_DIR``, 0700 by
+    its specification), else the user's cache directory -- never a fixed path in a shared ``/tmp``.
+    A process killed with SIGKILL leaves its directory behind there (0700, this user's only)."""
+    environ = dict(os.environ) if environ is None else environ
+    if in_pod is None:
+        in_pod = bool(environ.get("KUBERNETES_SERVICE_HOST")) and Path(
+            "/var/run/secrets/kubernetes.io/serviceaccount/token").exists()
+    if in_pod:
+        return Path("/tmp")
+    runtime = environ.get("XDG_RUNTIME_DIR")
+    if runtime and Path(runtime).is_absolute() and Path(runtime).is_dir():
+        return Path(runtime) / "pykueue"
+    cache = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "pykueue" / "certs"  # its own: ~/.cache/pykueue (the binaries) keeps its mode
+
+
+def fresh_dir(parent: Path, prefix: str = "serving-certs-") -> Path:
+    """A new directory only this process knows, created 0700 under ``parent`` (made private too)."""
+    private_dir(parent)
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+
+
+def private_dir(directory: Path) -> Path:
+    """``directory``, created 0700 when missing; an existing one must be a real directory of this
+    user (not a link) and is made 0700. Its parents must not belong to another (non-root) user, who
+    could swap it for one of theirs."""
+    directory = Path(os.path.abspath(directory))
+    uid = os.geteuid()
+    for parent in reversed(directory.parents):
+        try:
+            st = os.lstat(parent)
+        except FileNotFoundError:
+            break
+        if stat.S_ISDIR(st.st_mode) and st.st_uid not in (0, uid) and not st.st_mode & stat.S_ISVTX:
+            raise CertDirError(f"{directory}: its parent {parent} belongs to another user (uid {st.st_uid})")
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(directory, 0o700)
+    st = os.lstat(directory)
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise CertDirError(f"{directory}: not a directory (a link or a file is never followed)")
+    if st.st_uid != uid:
+        raise CertDirError(f"{directory}: belongs to uid {st.st_uid}, not to this process (uid {uid})")
+    if stat.S_IMODE(st.st_mode) != 0o700:
+        os.chmod(directory, 0o700)
+    return directory
+
+
+def _write_file(dir_fd: int, name: str, value: bytes) -> None:
+    """Exclusive creation of a temporary name (no link followed), then an atomic rename over ``name``."""
+    tmp = f".{name}.{secrets.token_hex(8)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(value)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        raise
+
+
+def write_dir(directory: Path, bundle: Bundle, *, with_ca_key: bool = True) -> None:
+    """The files the TLS server loads, in a private directory: each written under a fresh name and
+    renamed into place. Without ``with_ca_key`` (the key lives in the Secret) a ``ca.key`` left from
+    an earlier run is removed, so the key on disk is never another CA's."""
+    private_dir(directory)
+    dir_fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        for name, value in zip(FILES, bundle._values(), strict=True):
+            if name == "ca.key" and not with_ca_key:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name, dir_fd=dir_fd)
+                continue
+            _write_file(dir_fd, name, value)
+    finally:
+        os.close(dir_fd)
+
+
 def read_dir(directory: Path) -> Bundle | None:
-    """The bundle in ``directory`` (ca.crt, ca.key, tls.crt, tls.key), or None when incomplete."""
+    """The bundle in ``directory`` (for tests and tools: the server keeps its own in memory and
+    never trusts what it finds on disk)."""
     try:
         return Bundle(*((directory / name).read_bytes() for name in FILES))
     except OSError:
         return None
-
-
-def write_dir(directory: Path, bundle: Bundle, *, with_ca_key: bool = True) -> None:
-    """The files the TLS server loads; keys are written owner-only, each file replaced atomically."""
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, value in zip(FILES, (bundle.ca_cert, bundle.ca_key, bundle.cert, bundle.key), strict=True):
-        if name == "ca.key" and not with_ca_key:
-            continue
-        tmp = directory / f".{name}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(value)
-        tmp.replace(directory / name)

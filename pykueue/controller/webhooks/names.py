@@ -17,7 +17,6 @@ SECRET = "pykueue-webhook-server-cert"
 PORT = 9443  # upstream's (controller-runtime's) webhook port
 SERVICE_PORT = 443
 CONVERT_PATH = "/convert"
-CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"  # controller-runtime's default
 SERVICE_SUFFIX = "-webhook-service"
 
 # The CRDs whose versions differ in shape, so the API server asks the webhook to convert them (upstream's

@@ -1,7 +1,8 @@
 """The webhook server the controller runs: HTTPS on ``--webhook-port`` (9443), with its own certificates.
 
 ``CertManager`` does what upstream's cert controller does for Kueue: it keeps a CA and a serving
-certificate (in the Secret named by ``--webhook-secret`` when given, else in ``--webhook-cert-dir``),
+certificate (in the Secret named by ``--webhook-secret`` when given, else in memory: a bundle found on
+disk is never trusted) and writes what the TLS server loads to a private directory (``certs.private_dir``),
 renews them before they expire, and patches the CA bundle into the mutating and validating webhook
 configurations and into the conversion webhook of the CRDs the API server converts through it, checking
 again every ``sync_seconds`` (so a configuration re-applied without its bundle is repaired); with
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import shutil
 import ssl
 import time
 from collections.abc import Awaitable, Callable
@@ -50,7 +52,7 @@ class Options:
 
     port: int = names.PORT
     host: str = ""  # every interface
-    cert_dir: Path = Path(names.CERT_DIR)
+    cert_dir: Path | None = None  # None: a fresh private directory (certs.default_parent), removed at stop
     secret: str | None = None
     namespace: str = names.NAMESPACE
     service: str = names.SERVICE
@@ -58,6 +60,7 @@ class Options:
     sync_seconds: float = 60.0
     manage_jobs_without_queue_name: bool = False
     visibility: bool = False  # also serve the visibility API, and patch its APIServices' caBundle
+    auth: Any = None  # the auth.Delegated that guards the visibility API (client certificates, tokens)
 
     @property
     def dns_names(self) -> tuple[str, ...]:
@@ -67,17 +70,18 @@ class Options:
 class CertManager:
     """Certificates in their store, and their CA in every clientConfig that trusts this server."""
 
-    def __init__(self, kube: Kube, options: Options) -> None:
+    def __init__(self, kube: Kube, options: Options, directory: Path) -> None:
         self.kube = kube
         self.options = options
+        self.directory = directory  # private (0700): where the TLS server reads its files
         self.bundle: certs.Bundle | None = None
         self._missing: set[str] = set()  # configurations and CRDs reported absent (logged once)
 
     # ---- the certificates -------------------------------------------------------------------------
 
     async def _read(self) -> tuple[certs.Bundle | None, dict[str, Any] | None]:
-        if not self.options.secret:
-            return certs.read_dir(self.options.cert_dir), None
+        if not self.options.secret:  # only what this process made: a bundle found on disk is never trusted
+            return self.bundle, None
         try:
             secret = await self.kube.get(SECRET, self.options.secret, self.options.namespace)
         except ApiError as exc:
@@ -90,7 +94,7 @@ class CertManager:
     async def _write(self, bundle: certs.Bundle, secret: dict[str, Any] | None) -> bool:
         """Store a renewed bundle; False when another replica renewed the Secret first."""
         if secret is None:
-            certs.write_dir(self.options.cert_dir, bundle)
+            certs.write_dir(self.directory, bundle)
             return True
         secret = {**secret, "data": {**(secret.get("data") or {}), **bundle.as_data()}}
         try:
@@ -118,7 +122,7 @@ class CertManager:
                     raise RuntimeError("the webhook certificate Secret changed while it was renewed; retrying")
         assert bundle is not None
         if secret is not None:  # the TLS server reads files: the pod's own copy
-            certs.write_dir(self.options.cert_dir, bundle, with_ca_key=False)
+            certs.write_dir(self.directory, bundle, with_ca_key=False)
         changed = bundle != self.bundle
         self.bundle = bundle
         return changed
@@ -126,7 +130,7 @@ class CertManager:
     def store_name(self) -> str:
         if self.options.secret:
             return f"secret/{self.options.namespace}/{self.options.secret}"
-        return str(self.options.cert_dir)
+        return str(self.directory)
 
     # ---- the CA bundle where the API server needs it -----------------------------------------------
 
@@ -228,7 +232,10 @@ class WebhookServer:
     def __init__(self, kube: Kube, options: Options, controller: Callable[[], Any] | None = None) -> None:
         self.options = options
         self.controller = controller  # the running Controller, for the visibility API
-        self.certs = CertManager(kube, options)
+        self.fresh = options.cert_dir is None  # a directory of our own, removed at stop
+        self.directory = certs.private_dir(options.cert_dir) if options.cert_dir is not None else \
+            certs.fresh_dir(certs.default_parent())
+        self.certs = CertManager(kube, options, self.directory)
         self.context: ssl.SSLContext | None = None
         self.runner: web.AppRunner | None = None
         self.port = options.port
@@ -236,14 +243,26 @@ class WebhookServer:
 
     def app(self) -> web.Application:
         manage_all = self.options.manage_jobs_without_queue_name
-        app = web.Application(client_max_size=MAX_BODY)
+        middlewares = []
+        if self.options.visibility and self.options.auth is not None:
+            from pykueue.controller import auth, visibility
+
+            open_paths = {h.path for h in (*names.MUTATING, *names.VALIDATING)} | {names.CONVERT_PATH, "/healthz"}
+
+            def guard(request: web.Request) -> auth.Attributes | None:
+                """Everything but the webhooks (the API server calls them) and /healthz is the API's."""
+                return None if request.path in open_paths else visibility.attributes(request)
+
+            middlewares.append(auth.middleware(self.options.auth, guard))
+        app = web.Application(client_max_size=MAX_BODY, middlewares=middlewares)
         for hook in names.MUTATING:
             app.router.add_post(hook.path, self._admission(lambda req: admission.mutate_job(req, manage_all)))
         for hook in names.VALIDATING:
             app.router.add_post(hook.path, self._admission(admission.validate))
         app.router.add_post(names.CONVERT_PATH, self._review(conversion.review))
         app.router.add_get("/healthz", self._healthz)
-        if self.options.visibility and self.controller is not None:
+        # never served open: the visibility API only with its authenticator
+        if self.options.visibility and self.options.auth is not None and self.controller is not None:
             from pykueue.controller.visibility import Visibility
 
             Visibility(self.controller).register(app)
@@ -286,15 +305,19 @@ class WebhookServer:
 
     def _load(self) -> None:
         assert self.context is not None
-        directory = self.options.cert_dir
+        directory = self.directory
         self.context.load_cert_chain(str(directory / "tls.crt"), str(directory / "tls.key"))
 
     async def start(self) -> None:
         """Certificates first (the server cannot start without them), then HTTPS, then the CA bundles."""
         await self.certs.ensure()
-        self.context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)  # no system CAs: clients are the ConfigMap's
         self.context.minimum_version = ssl.TLSVersion.TLSv1_2
         self._load()
+        if self.options.visibility and self.options.auth is not None:
+            from pykueue.controller import auth
+
+            auth.trust_client_cas(self.context, self.options.auth)
         self.runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
         await self.runner.setup()
         site = web.TCPSite(self.runner, self.options.host or None, self.options.port, ssl_context=self.context,
@@ -329,3 +352,6 @@ class WebhookServer:
                 await self._task
         if self.runner is not None:
             await self.runner.cleanup()
+            self.runner = None
+        if self.fresh:
+            shutil.rmtree(self.directory, ignore_errors=True)

@@ -1,0 +1,299 @@
+"""Delegated authentication and authorization (`pykueue.controller.auth`), without a cluster: the
+TokenReview and SubjectAccessReview answers come from a fake API server that counts its calls, the
+clock is the test's, and the client certificates are made here."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+from multidict import CIMultiDict
+
+from pykueue.controller import auth, visibility
+from pykueue.controller.kube.client import ApiError
+
+NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+
+
+def _cert(cn: str, orgs: tuple[str, ...] = (), issuer: tuple[x509.Certificate, Any] | None = None
+          ) -> tuple[x509.Certificate, Any]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn),
+                      *(x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in orgs)])
+    issuer_name, signing_key = (issuer[0].subject, issuer[1]) if issuer else (name, key)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(issuer_name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(NOW - datetime.timedelta(days=1))
+            .not_valid_after(NOW + datetime.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=issuer is None, path_length=None), critical=True)
+            .sign(signing_key, hashes.SHA256()))
+    return cert, key
+
+
+def _pem(cert: x509.Certificate) -> str:
+    return cert.public_bytes(serialization.Encoding.PEM).decode()
+
+
+def _der(cert: x509.Certificate) -> bytes:
+    return cert.public_bytes(serialization.Encoding.DER)
+
+
+FRONT_CA, CLIENT_CA = _cert("front-proxy-ca"), _cert("client-ca")
+CONFIG_DATA = {
+    "client-ca-file": _pem(CLIENT_CA[0]),
+    "requestheader-client-ca-file": _pem(FRONT_CA[0]),
+    "requestheader-allowed-names": '["front-proxy-client"]',
+    "requestheader-username-headers": '["X-Remote-User"]',
+    "requestheader-group-headers": '["X-Remote-Group"]',
+    "requestheader-extra-headers-prefix": '["X-Remote-Extra-"]',
+}
+
+
+class FakeApi:
+    """TokenReview: ``tokens`` maps a token to a username. SubjectAccessReview: allowed when
+    (user, resource-or-path) is in ``grants``. ``fail`` makes every call an API error."""
+
+    def __init__(self) -> None:
+        self.tokens = {"alice-token": "alice", "bob-token": "bob"}
+        self.grants: set[tuple[str, str]] = set()
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.fail = False
+
+    async def __call__(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        self.calls.append((path, body))
+        if self.fail:
+            raise ApiError(503, {"reason": "ServiceUnavailable"}, "POST", path)
+        spec = body["spec"]
+        if path == auth.TOKEN_REVIEWS:
+            user = self.tokens.get(spec["token"])
+            return {"status": {"authenticated": True, "user": {"username": user, "groups": ["system:authenticated"]}}
+                    if user else {"authenticated": False}}
+        attrs = spec.get("resourceAttributes") or {}
+        what = spec["nonResourceAttributes"]["path"] if "nonResourceAttributes" in spec else \
+            f"{attrs.get('namespace', '')}/{attrs['resource']}/{attrs.get('subresource', '')}"
+        return {"status": {"allowed": (spec["user"], what) in self.grants}}
+
+    def count(self, path: str) -> int:
+        return sum(1 for p, _ in self.calls if p == path)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _delegated(api: FakeApi, clock: Clock, **kw: Any) -> auth.Delegated:
+    d = auth.Delegated(None, reviewer=api, clock=clock, now=lambda: NOW, **kw)
+    d.set_config(auth.AuthConfig.from_data(CONFIG_DATA))
+    return d
+
+
+# ---- the cache --------------------------------------------------------------------------------------------
+
+
+def test_ttl_cache_expires_and_stays_bounded() -> None:
+    clock = Clock()
+    cache: auth.TTLCache[str, int] = auth.TTLCache(max_entries=2, clock=clock)
+    cache.put("a", 1, 10)
+    cache.put("b", 2, 5)
+    clock.t += 5  # b's expiry is reached: gone; a has 5 s left
+    assert (cache.get("a"), cache.get("b")) == (1, None)
+    cache.put("c", 3, 10)
+    cache.put("d", 4, 10)  # three entries for two places: the oldest (a) goes
+    assert (cache.get("a"), cache.get("c"), cache.get("d"), len(cache)) == (None, 3, 4, 2)
+
+
+def test_token_reviews_are_cached_ten_seconds_rejections_five_and_errors_not_at_all() -> None:
+    api, clock = FakeApi(), Clock()
+    d = _delegated(api, clock)
+
+    async def scenario() -> None:
+        assert (await d.from_token("alice-token")).name == "alice"
+        clock.t += 9.9
+        assert (await d.from_token("alice-token")).name == "alice"
+        assert api.count(auth.TOKEN_REVIEWS) == 1  # still cached
+        clock.t += 0.1
+        await d.from_token("alice-token")
+        assert api.count(auth.TOKEN_REVIEWS) == 2  # 10 s: asked again
+        assert await d.from_token("forged") is None
+        clock.t += 4.9
+        assert await d.from_token("forged") is None
+        assert api.count(auth.TOKEN_REVIEWS) == 3
+        clock.t += 0.1
+        await d.from_token("forged")
+        assert api.count(auth.TOKEN_REVIEWS) == 4  # a rejection is kept 5 s only
+        api.fail = True
+        with pytest.raises(auth.AuthError):
+            await d.from_token("bob-token")
+        api.fail = False
+        assert (await d.from_token("bob-token")).name == "bob"  # the error was not cached
+        assert all("alice-token" not in key for key in d.tokens._items)  # kept by digest, not in clear
+
+    asyncio.run(scenario())
+
+
+def test_decisions_are_cached_by_user_and_attributes() -> None:
+    api, clock = FakeApi(), Clock()
+    d = _delegated(api, clock)
+    alice = auth.User("alice", groups=("system:authenticated",))
+    lq = auth.Attributes("get", group=visibility.GROUP, version="v1beta2", resource="localqueues",
+                         subresource="pendingworkloads", name="lq", namespace="team-a")
+
+    async def scenario() -> None:
+        assert await d.authorize(alice, lq) is False
+        api.grants.add(("alice", "team-a/localqueues/pendingworkloads"))
+        clock.t += 4.9
+        assert await d.authorize(alice, lq) is False  # the denial is still cached
+        clock.t += 0.1
+        assert await d.authorize(alice, lq) is True  # asked again after 5 s: the new grant counts
+        api.grants.clear()
+        clock.t += 9.9
+        assert await d.authorize(alice, lq) is True  # an allowed decision lasts 10 s
+        clock.t += 0.1
+        assert await d.authorize(alice, lq) is False
+        other = auth.Attributes("get", group=visibility.GROUP, version="v1beta2", resource="localqueues",
+                                subresource="pendingworkloads", name="lq", namespace="team-b")
+        assert await d.authorize(alice, other) is False
+        assert api.count(auth.SUBJECT_ACCESS_REVIEWS) == 4  # denied, allowed, denied again, team-b
+        masters = auth.User("admin", groups=("system:masters",))
+        assert await d.authorize(masters, other) is True
+        assert api.count(auth.SUBJECT_ACCESS_REVIEWS) == 4  # the privileged group is never asked about
+
+    asyncio.run(scenario())
+    spec = api.calls[0][1]["spec"]
+    assert spec == {"user": "alice", "groups": ["system:authenticated"], "resourceAttributes": {
+        "verb": "get", "group": "visibility.kueue.x-k8s.io", "version": "v1beta2", "resource": "localqueues",
+        "subresource": "pendingworkloads", "name": "lq", "namespace": "team-a"}}
+
+
+# ---- client certificates and the front proxy's headers ----------------------------------------------------
+
+
+def _headers(**values: str | list[str]) -> CIMultiDict[str]:
+    headers: CIMultiDict[str] = CIMultiDict()
+    for key, value in values.items():
+        for v in value if isinstance(value, list) else [value]:
+            headers.add(key.replace("_", "-"), v)
+    return headers
+
+
+def test_headers_are_trusted_only_from_the_allowed_front_proxy_certificate() -> None:
+    d = _delegated(FakeApi(), Clock())
+    proxy = _der(_cert("front-proxy-client", issuer=FRONT_CA)[0])
+    headers = _headers(X_Remote_User="carol", X_Remote_Group=["team-a", "system:authenticated"],
+                       X_Remote_Extra_Scopes=["a", "b"])
+    assert d.from_certificate(proxy, headers) == auth.User(
+        "carol", groups=("team-a", "system:authenticated"), extra=(("scopes", ("a", "b")),))
+    # the front proxy's CA, but a name not in requestheader-allowed-names
+    assert d.from_certificate(_der(_cert("someone", issuer=FRONT_CA)[0]), headers) is None
+    # a certificate of the client CA is its own user: the headers are ignored
+    client = _der(_cert("dave", ("devs",), issuer=CLIENT_CA)[0])
+    assert d.from_certificate(client, headers) == auth.User("dave", groups=("devs",))
+    # no certificate, or one of a CA the ConfigMap does not list: nobody
+    assert d.from_certificate(None, headers) is None
+    assert d.from_certificate(_der(_cert("front-proxy-client", issuer=_cert("rogue-ca"))[0]), headers) is None
+    # the ConfigMap changes: the allowed names are reloaded
+    d.set_config(auth.AuthConfig.from_data({**CONFIG_DATA, "requestheader-allowed-names": '["aggregator"]'}))
+    assert d.from_certificate(proxy, headers) is None
+    assert d.from_certificate(_der(_cert("aggregator", issuer=FRONT_CA)[0]), headers).name == "carol"
+    # an empty list of allowed names accepts any certificate of the front proxy's CA
+    d.set_config(auth.AuthConfig.from_data({**CONFIG_DATA, "requestheader-allowed-names": ""}))
+    assert d.from_certificate(_der(_cert("whoever", issuer=FRONT_CA)[0]), headers).name == "carol"
+    # a front proxy that names nobody authenticates nobody
+    assert d.from_certificate(proxy, _headers(X_Remote_Group="g")) is None
+
+
+def test_one_ca_for_front_proxy_and_clients_tries_each_in_turn() -> None:
+    """Some clusters sign the front proxy's certificate with the client CA: a client certificate of
+    another name is then its own user, and the front proxy's is believed only with a user header."""
+    shared = _pem(CLIENT_CA[0])
+    d = _delegated(FakeApi(), Clock())
+    d.set_config(auth.AuthConfig.from_data({**CONFIG_DATA, "requestheader-client-ca-file": shared}))
+    forged = _headers(X_Remote_User="pykueue-admin", X_Remote_Group="system:masters")
+    dave = _der(_cert("dave", ("devs",), issuer=CLIENT_CA)[0])
+    assert d.from_certificate(dave, forged) == auth.User("dave", groups=("devs",))  # not the headers' admin
+    proxy = _der(_cert("front-proxy-client", issuer=CLIENT_CA)[0])
+    assert d.from_certificate(proxy, forged).name == "pykueue-admin"
+    assert d.from_certificate(proxy, _headers()) == auth.User("front-proxy-client")
+
+
+def test_listeners_hear_of_a_changed_config_only() -> None:
+    d = _delegated(FakeApi(), Clock())
+    heard: list[auth.AuthConfig] = []
+    d.listeners.append(heard.append)
+    d.set_config(auth.AuthConfig.from_data(CONFIG_DATA))
+    assert heard == []
+    d.set_config(auth.AuthConfig.from_data({**CONFIG_DATA, "client-ca-file": ""}))
+    assert len(heard) == 1 and heard[0].client_cas == ()
+
+
+# ---- the middleware, over HTTP ------------------------------------------------------------------------------
+
+
+def test_middleware_answers_401_403_and_lets_unguarded_paths_through() -> None:
+    api = FakeApi()
+    d = _delegated(api, Clock())
+    api.grants.add(("alice", "/metrics"))
+
+    async def ok(_: web.Request) -> web.Response:
+        return web.Response(text="data")
+
+    def guard(request: web.Request) -> auth.Attributes | None:
+        return None if request.path == "/healthz" else auth.Attributes("get", path=request.path)
+
+    async def scenario() -> None:
+        app = web.Application(middlewares=[auth.middleware(d, guard)])
+        app.router.add_get("/metrics", ok)
+        app.router.add_get("/healthz", ok)
+        async with TestClient(TestServer(app)) as client:
+            r = await client.get("/metrics")
+            assert r.status == 401 and (await r.json())["reason"] == "Unauthorized"
+            r = await client.get("/metrics", headers={"Authorization": "Bearer nonsense"})
+            assert r.status == 401
+            r = await client.get("/metrics", headers={"Authorization": "Bearer bob-token"})
+            assert r.status == 403
+            assert (await r.json())["message"] == 'forbidden: User "bob" cannot get path "/metrics"'
+            r = await client.get("/metrics", headers={"Authorization": "Bearer alice-token"})
+            assert (r.status, await r.text()) == (200, "data")
+            # a forged front-proxy header on a plain connection: no certificate, so not trusted
+            r = await client.get("/metrics", headers={"X-Remote-User": "alice", "X-Remote-Group": "system:masters"})
+            assert r.status == 401
+            assert (await client.get("/healthz")).status == 200
+            api.fail = True
+            r = await client.get("/metrics", headers={"Authorization": "Bearer bob-token"})  # bob's review is cached
+            assert r.status == 403
+            r = await client.get("/metrics", headers={"Authorization": "Bearer other"})
+            assert r.status == 500 and (await r.json())["reason"] == "InternalError"
+
+    asyncio.run(scenario())
+
+
+def test_visibility_requests_become_the_attributes_the_api_server_would_check() -> None:
+    from aiohttp.test_utils import make_mocked_request
+
+    def attrs(path: str, method: str = "GET") -> auth.Attributes:
+        return visibility.attributes(make_mocked_request(method, path))
+
+    base = "/apis/visibility.kueue.x-k8s.io/v1beta2"
+    assert attrs(f"{base}/namespaces/team-a/localqueues/lq/pendingworkloads").review_attributes() == {
+        "resourceAttributes": {"verb": "get", "group": visibility.GROUP, "version": "v1beta2",
+                               "resource": "localqueues", "subresource": "pendingworkloads", "name": "lq",
+                               "namespace": "team-a"}}
+    cq = attrs("/apis/visibility.kueue.x-k8s.io/v1beta1/clusterqueues/cq/pendingworkloads")
+    assert (cq.resource, cq.version, cq.name, cq.namespace) == ("clusterqueues", "v1beta1", "cq", "")
+    assert cq.forbidden_message("bob") == (
+        'clusterqueues.visibility.kueue.x-k8s.io "cq" is forbidden: User "bob" cannot get resource '
+        '"clusterqueues/pendingworkloads" in API group "visibility.kueue.x-k8s.io" at the cluster scope')
+    assert attrs(base) == auth.Attributes("get", path=base)  # discovery: a non-resource URL
+    assert attrs("/openapi/v2") == auth.Attributes("get", path="/openapi/v2")
+    assert attrs(f"{base}/clusterqueues/cq/pendingworkloads", "DELETE").verb == "delete"
