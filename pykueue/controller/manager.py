@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from pykueue.api.priority import PriorityClasses
 from pykueue.api.validation import SYSTEM_PRIORITY_CLASSES
-from pykueue.controller import translate, views
+from pykueue.controller import supervise, translate, views
 from pykueue.controller.events import Recorder
 from pykueue.controller.jobs import JobSync
 from pykueue.controller.kube import resources as r
@@ -140,33 +140,33 @@ class Controller:
         try:
             for res in QUEUE_KINDS:
                 inf = self._informer(res, lambda t, o, n, res=res: self.queue_objects.sync(res, key_of(n or o)))
-                tasks.append(asyncio.create_task(inf.run(), name=f"informer-{res.plural}"))
+                tasks.append(supervise.start(f"informer-{res.plural}", inf.run))
             for res in (r.PRIORITY_CLASS, r.WORKLOAD_PRIORITY_CLASS):
                 inf = self._informer(res, self.on_priority_class)
-                tasks.append(asyncio.create_task(inf.run(), name=f"informer-{res.plural}"))
+                tasks.append(supervise.start(f"informer-{res.plural}", inf.run))
             await asyncio.gather(*(i.synced.wait() for i in self.informers.values()))
             workloads = self._informer(r.WORKLOAD, self.on_workload)
-            tasks.append(asyncio.create_task(workloads.run(), name="informer-workloads"))
+            tasks.append(supervise.start("informer-workloads", workloads.run))
             await workloads.synced.wait()
             jobs = self._informer(r.JOB, self.on_job)
             self.job_sync = JobSync(
                 self.kube, jobs.store, workloads.store, self.informers["resourceflavors"].store,
                 self.priority_classes, self.engine.config.manage_jobs_without_queue_name, self.clock,
             )
-            tasks.append(asyncio.create_task(jobs.run(), name="informer-jobs"))
+            tasks.append(supervise.start("informer-jobs", jobs.run))
             await jobs.synced.wait()
             tasks += [
-                asyncio.create_task(self.schedule_loop(), name="scheduler"),
-                asyncio.create_task(self.status_loop(), name="status-writer"),
-                asyncio.create_task(self.queue_status.run(), name="queue-status"),
-                asyncio.create_task(self.pending_sweep_loop(), name="pending-sweep"),
-                asyncio.create_task(self.recorder.run(), name="events"),
-                asyncio.create_task(self.jobs.run(self.job_sync.reconcile, self._job_error), name="jobs"),
-                asyncio.create_task(self.queue_objects.finalizers.run(
-                    self.queue_objects.reconcile_finalizer, self.queue_objects.finalizer_error), name="finalizers"),
-                asyncio.create_task(self.workload_writes.run(self._reconcile_workload_write, self._write_error),
-                                    name="workload-writes"),
-                asyncio.create_task(self.resync_loop(), name="resync"),
+                supervise.start("scheduler", self.schedule_loop),
+                supervise.start("status-writer", self.status_loop),
+                supervise.start("queue-status", self.queue_status.run),
+                supervise.start("pending-sweep", self.pending_sweep_loop),
+                supervise.start("events", self.recorder.run),
+                supervise.start("jobs", lambda: self.jobs.run(self.job_sync.reconcile, self._job_error)),
+                supervise.start("finalizers", lambda: self.queue_objects.finalizers.run(
+                    self.queue_objects.reconcile_finalizer, self.queue_objects.finalizer_error)),
+                supervise.start("workload-writes", lambda: self.workload_writes.run(
+                    self._reconcile_workload_write, self._write_error)),
+                supervise.start("resync", self.resync_loop),
             ]
             self.ready.set()
             log.info("controller ready", extra={"fields": {

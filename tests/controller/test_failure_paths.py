@@ -91,3 +91,26 @@ def test_work_queue_brings_a_failing_key_back() -> None:
         return attempts
 
     assert asyncio.run(scenario()) == ["k", "k", "k"]
+
+
+def test_a_supervised_loop_that_fails_is_started_again() -> None:
+    from pykueue.controller.supervise import supervised
+
+    async def scenario() -> int:
+        runs = 0
+        done = asyncio.Event()
+
+        async def loop() -> None:
+            nonlocal runs
+            runs += 1
+            if runs < 3:
+                raise RuntimeError("a bug in one pass")
+            done.set()
+            await asyncio.Event().wait()  # runs on
+
+        task = asyncio.create_task(supervised("test", loop, base=0.01))
+        await asyncio.wait_for(done.wait(), 5)
+        task.cancel()
+        return runs
+
+    assert asyncio.run(scenario()) == 3
