@@ -151,8 +151,9 @@ def test_killed_leader_is_replaced_within_the_lease_duration(replicas: tuple[Kue
         killed = time.monotonic()
         eventually(lambda: identity(standby), LEASE_DURATION + 15, 0.1, what="the standby elected")
         took = time.monotonic() - killed
-        # Up to a lease duration after the last renewal it saw, plus its own retry period (jittered).
-        assert took < LEASE_DURATION + RETRY_PERIOD * 2.2 + 2, took
+        # Up to a lease duration after the last renewal it saw, plus its own retry period (jittered), plus
+        # slack for a busy 2-core machine (it overran a 2 s slack by half a second under load).
+        assert took < LEASE_DURATION + RETRY_PERIOD * 2.2 + 6, took
         spec = lease(standby, ns)
         assert spec["holderIdentity"] == identity(standby) != holder
         assert spec["leaseTransitions"] == 1

@@ -124,7 +124,10 @@ def test_rbac_is_least_privilege(manifests: dict[str, list[dict[str, Any]]]) -> 
     granted = {(g, r, v) for rule in rules for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]}
     read_only = {"namespaces", "priorityclasses", "resourceflavors", "admissionchecks", "cohorts",
                  "workloadpriorityclasses", "clusterqueues", "localqueues"}
-    assert {(r, v) for _, r, v in granted if r in read_only} == {(r, v) for r in read_only for v in ("list", "watch")}
+    # Read only, but for the resource-in-use finalizer Kueue keeps on the kinds ClusterQueues depend on.
+    finalized = {"clusterqueues", "resourceflavors", "admissionchecks"}
+    assert {(r, v) for _, r, v in granted if r in read_only} == (
+        {(r, v) for r in read_only for v in ("list", "watch")} | {(r, "patch") for r in finalized})
     assert {v for _, r, v in granted if r == "events"} == {"create"}
     # Delegated authentication: create the two reviews, nothing else of those groups; read the one
     # ConfigMap through the built-in Role every extension API server is bound to.
