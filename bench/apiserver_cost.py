@@ -33,9 +33,9 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pykueue.controller.kube import resources as r  # noqa: E402
-from pykueue.controller.kube.client import ApiError, Kube  # noqa: E402
 from pykueue.devcluster.cluster import DevCluster  # noqa: E402
+from pykueue.kube import resources as r  # noqa: E402
+from pykueue.kube.client import ApiError, Kube  # noqa: E402
 
 CRDS = ROOT / "config" / "crd" / "kueue.x-k8s.io.yaml"
 CLK_TCK = os.sysconf("SC_CLK_TCK")

@@ -46,9 +46,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pykueue.controller.kube import resources as r  # noqa: E402
-from pykueue.controller.kube.client import ApiError, Kube  # noqa: E402
 from pykueue.devcluster.cluster import DevCluster, die_with_parent  # noqa: E402
+from pykueue.kube import resources as r  # noqa: E402
+from pykueue.kube.client import ApiError, Kube  # noqa: E402
 from pykueue.perf.generator import (  # noqa: E402
     RUNTIME_ANNOTATION,
     GeneratorConfig,

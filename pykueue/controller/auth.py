@@ -48,8 +48,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import NameOID
 
-from pykueue.controller.kube.client import ApiError, Kube
-from pykueue.controller.kube.resources import Resource
+from pykueue.kube.client import ApiError, Kube
+from pykueue.kube.resources import Resource
 
 log = logging.getLogger("pykueue.auth")
 

@@ -98,8 +98,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _main(kubeconfig: str | None, config: model.Config, args: argparse.Namespace | None = None) -> int:
-    from pykueue.controller.kube.client import Kube
     from pykueue.controller.leader import run_replica
+    from pykueue.kube.client import Kube
 
     try:
         kube = await Kube.connect(kubeconfig)
@@ -178,10 +178,10 @@ async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None,
         return None
     from pathlib import Path
 
-    from pykueue.controller.kube.client import ApiError
     from pykueue.controller.leader import default_namespace
     from pykueue.controller.webhooks.certs import CertDirError
     from pykueue.controller.webhooks.server import Options, WebhookServer
+    from pykueue.kube.client import ApiError
 
     url, host = args.webhook_url, args.webhook_host
     if _local(args, kube.api.configuration.host):  # outside the cluster: called at loopback, listening there only
@@ -243,13 +243,13 @@ async def _register_local(kube, server, args: argparse.Namespace | None):
                 "give --webhook-url with an address it can reach", extra={"fields": {
                     "apiServer": kube.api.configuration.host}})
         return None
-    from pykueue.controller.kube.client import ApiError
     from pykueue.controller.webhooks.local import (
         LocalVisibility,
         LocalWebhooks,
         is_loopback,
         stale_api_services,
     )
+    from pykueue.kube.client import ApiError
 
     options = server.options
     bundle = server.certs.bundle.ca_bundle

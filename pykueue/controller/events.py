@@ -12,8 +12,8 @@ import secrets
 from datetime import UTC, datetime
 from typing import Any
 
-from pykueue.controller.kube import resources as r
-from pykueue.controller.kube.client import Kube
+from pykueue.kube import resources as r
+from pykueue.kube.client import Kube
 
 log = logging.getLogger("pykueue.events")
 SOURCE = "kueue-admission"

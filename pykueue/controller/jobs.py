@@ -14,11 +14,11 @@ from typing import Any
 
 from pykueue.api.models.kueue_v1beta2 import PriorityClassRef
 from pykueue.api.priority import PriorityClasses, Resolved, resolve
-from pykueue.controller.kube import resources as r
-from pykueue.controller.kube.client import ApiError, Kube
 from pykueue.controller.translate import condition, is_true
 from pykueue.controller.workload_status import rfc3339
 from pykueue.jobs import batch
+from pykueue.kube import resources as r
+from pykueue.kube.client import ApiError, Kube
 
 log = logging.getLogger("pykueue.jobs")
 MANAGER = "kueue-job-controller"

@@ -27,8 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pykueue.controller.kube import resources as r
-from pykueue.controller.kube.client import ApiError, Kube
+from pykueue.kube import resources as r
+from pykueue.kube.client import ApiError, Kube
 
 log = logging.getLogger("pykueue.leader")
 

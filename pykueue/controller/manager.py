@@ -30,10 +30,6 @@ from pykueue.api.validation import SYSTEM_PRIORITY_CLASSES
 from pykueue.controller import supervise, translate, views
 from pykueue.controller.events import Recorder
 from pykueue.controller.jobs import JobSync
-from pykueue.controller.kube import resources as r
-from pykueue.controller.kube.client import ApiError, Kube
-from pykueue.controller.kube.informer import DELETED, MODIFIED, Informer, key_of
-from pykueue.controller.kube.workqueue import WorkQueue
 from pykueue.controller.metrics import INADMISSIBLE, SUCCESS, Metrics
 from pykueue.controller.parallel import WRITE_CONCURRENCY, in_parallel
 from pykueue.controller.queue_objects import KINDS as QUEUE_KINDS
@@ -55,6 +51,10 @@ from pykueue.engine.events import EngineError
 from pykueue.engine.model import US
 from pykueue.engine.workload import MISCONFIGURED, PENDING_EVALUATION, State
 from pykueue.jobs.batch import RESOURCE_IN_USE_FINALIZER
+from pykueue.kube import resources as r
+from pykueue.kube.client import ApiError, Kube
+from pykueue.kube.informer import DELETED, MODIFIED, Informer, key_of
+from pykueue.kube.workqueue import WorkQueue
 
 log = logging.getLogger("pykueue.controller")
 

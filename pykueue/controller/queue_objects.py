@@ -19,13 +19,13 @@ from typing import Any
 
 from pykueue.controller import translate
 from pykueue.controller.events import Recorder
-from pykueue.controller.kube import resources as r
-from pykueue.controller.kube.client import ApiError, Kube
-from pykueue.controller.kube.informer import Informer
-from pykueue.controller.kube.workqueue import WorkQueue
 from pykueue.engine import model
 from pykueue.engine.engine import Engine
 from pykueue.jobs.batch import RESOURCE_IN_USE_FINALIZER
+from pykueue.kube import resources as r
+from pykueue.kube.client import ApiError, Kube
+from pykueue.kube.informer import Informer
+from pykueue.kube.workqueue import WorkQueue
 
 log = logging.getLogger("pykueue.controller")
 

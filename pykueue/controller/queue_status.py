@@ -13,9 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 from pykueue.controller import views
-from pykueue.controller.kube import resources as r
-from pykueue.controller.kube.client import ApiError, Kube
-from pykueue.controller.kube.informer import Informer
 from pykueue.controller.parallel import in_parallel
 from pykueue.controller.workload_status import (
     MANAGER,
@@ -25,6 +22,9 @@ from pykueue.controller.workload_status import (
     transition_time,
 )
 from pykueue.engine.engine import Engine
+from pykueue.kube import resources as r
+from pykueue.kube.client import ApiError, Kube
+from pykueue.kube.informer import Informer
 
 log = logging.getLogger("pykueue.controller")
 

@@ -20,7 +20,8 @@ from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
 from kubernetes_asyncio.config.config_exception import ConfigException
 
-from pykueue.controller.kube.resources import Resource
+from pykueue.kube.client import Kube
+from pykueue.kube.resources import Resource
 from pykueue.kubectl.errors import ApiStatus, CliError, explain
 
 MERGE_PATCH = "application/merge-patch+json"
@@ -78,32 +79,29 @@ async def load(kubeconfig: str | None, context: str | None) -> Target:
 
 
 class Session:
-    """One API server connection for the length of a command."""
+    """One API server connection for the length of a command, through the controller's client
+    (``pykueue.kube``): the same transport, with every failure turned into one line for the user."""
 
     def __init__(self, target: Target, timeout: float = 30.0) -> None:
         self.target = target
         self.timeout = timeout
-        self.api = k8s_client.ApiClient(target.configuration)
+        self.kube = Kube.from_configuration(target.configuration)
 
     @property
     def namespace(self) -> str:
         return self.target.namespace
 
     async def close(self) -> None:
-        await self.api.close()
+        await self.kube.close()
 
     async def request(self, method: str, path: str, *, query: dict[str, Any] | None = None,
                       body: Any = None, content_type: str = "application/json") -> Any:
         """The decoded answer; ``ApiStatus`` when refused; ``CliError`` when the server cannot be reached."""
         server = self.target.server
         try:
-            response = await self.api.call_api(
-                path, method,
-                query_params=[(k, v) for k, v in (query or {}).items() if v is not None],
-                header_params={"Accept": "application/json", "Content-Type": content_type},
-                body=body, auth_settings=["BearerToken"], _preload_content=False,
-                _request_timeout=aiohttp.ClientTimeout(total=self.timeout, sock_connect=min(self.timeout, 10.0)),
-            )
+            response = await self.kube.raw(
+                method, path, query=query, body=body, content_type=content_type,
+                timeout=aiohttp.ClientTimeout(total=self.timeout, sock_connect=min(self.timeout, 10.0)))
             async with response:
                 data = await response.read()
         except aiohttp.ClientConnectorCertificateError as exc:

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pykueue.controller.kube.resources import CLUSTER_QUEUE, CORE_EVENT, LOCAL_QUEUE, WORKLOAD, Resource
+from pykueue.kube.resources import CLUSTER_QUEUE, CORE_EVENT, LOCAL_QUEUE, WORKLOAD, Resource
 from pykueue.kubectl import state
 from pykueue.kubectl.errors import ApiStatus, CliError, api_error, explain
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykueue.controller.kube.resources import Resource
+from pykueue.kube.resources import Resource
 
 INSTALL_HINT = "install them with: pykueue manifests crds | kubectl apply --server-side -f -"
 

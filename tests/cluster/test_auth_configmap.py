@@ -11,8 +11,8 @@ import pytest
 from cryptography import x509
 
 from pykueue.controller.auth import AuthConfig, Delegated
-from pykueue.controller.kube.client import Kube
 from pykueue.devcluster.cluster import DevCluster
+from pykueue.kube.client import Kube
 
 pytestmark = pytest.mark.cluster
 

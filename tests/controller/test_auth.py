@@ -18,7 +18,7 @@ from cryptography.x509.oid import NameOID
 from multidict import CIMultiDict
 
 from pykueue.controller import auth, visibility
-from pykueue.controller.kube.client import ApiError
+from pykueue.kube.client import ApiError
 
 NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pykueue.controller.kube.client import _env_proxy
+from pykueue.kube.client import _env_proxy
 
 
 @pytest.fixture(autouse=True)

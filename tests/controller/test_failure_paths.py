@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from pykueue.controller import manager
-from pykueue.controller.kube import resources as r
-from pykueue.controller.kube.informer import Informer
-from pykueue.controller.kube.workqueue import WorkQueue
 from pykueue.engine import model
+from pykueue.kube import resources as r
+from pykueue.kube.informer import Informer
+from pykueue.kube.workqueue import WorkQueue
 
 
 def obj(name: str, rv: str) -> dict[str, Any]:

@@ -12,8 +12,8 @@ from typing import Any
 import yaml
 
 from pykueue.controller.command import _local
-from pykueue.controller.kube.client import ApiError
 from pykueue.controller.webhooks import local, names
+from pykueue.kube.client import ApiError
 from pykueue.manifests import render
 
 

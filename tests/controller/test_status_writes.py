@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pykueue.controller.kube import resources as r
 from pykueue.controller.manager import Controller
 from pykueue.engine import model
 from pykueue.engine.workload import State
+from pykueue.kube import resources as r
 
 
 class RecordingKube:

@@ -41,8 +41,8 @@ import aiohttp
 import pytest
 
 from pykueue.api.quantity import parse_quantity
-from pykueue.controller.kube import resources as r
-from pykueue.controller.kube.client import ApiError, Kube
+from pykueue.kube import resources as r
+from pykueue.kube.client import ApiError, Kube
 from tests.e2e.conftest import Kueue
 
 pytestmark = pytest.mark.e2e

@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from pykueue.api.quantity import to_canonical
-from pykueue.controller.kube.client import ApiError
 from pykueue.controller.leader import LeaderElectionLost, LeaderElector, run_as_leader
+from pykueue.kube.client import ApiError
 from tests.e2e.conftest import Kueue, eventually, is_true
 from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, job, local_queue, running
 

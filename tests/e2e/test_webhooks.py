@@ -26,10 +26,10 @@ import pytest
 import yaml
 from cryptography import x509
 
-from pykueue.controller.kube.client import ApiError
 from pykueue.controller.webhooks import admission, certs, names
 from pykueue.controller.webhooks.server import Options, WebhookServer
 from pykueue.devcluster.cluster import free_port
+from pykueue.kube.client import ApiError
 from pykueue.manifests import crds, render
 from tests.e2e.conftest import REPO, Kueue, eventually, is_true
 

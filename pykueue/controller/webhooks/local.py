@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from pykueue.controller.kube.client import ApiError, Kube
-from pykueue.controller.kube.resources import Resource
 from pykueue.controller.webhooks import names
 from pykueue.controller.webhooks.server import API_SERVICE, MUTATING, VALIDATING
+from pykueue.kube.client import ApiError, Kube
+from pykueue.kube.resources import Resource
 
 log = logging.getLogger("pykueue.webhooks")
 

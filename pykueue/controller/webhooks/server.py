@@ -29,9 +29,9 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from pykueue.controller.kube.client import ApiError, Kube
-from pykueue.controller.kube.resources import Resource
 from pykueue.controller.webhooks import admission, certs, conversion, names
+from pykueue.kube.client import ApiError, Kube
+from pykueue.kube.resources import Resource
 
 log = logging.getLogger("pykueue.webhooks")
 

@@ -17,7 +17,7 @@ import orjson
 from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
 
-from pykueue.controller.kube.resources import Resource
+from pykueue.kube.resources import Resource
 
 APPLY_PATCH = "application/apply-patch+yaml"
 MERGE_PATCH = "application/merge-patch+json"
@@ -51,6 +51,12 @@ class Kube:
             await k8s_config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
         else:
             k8s_config.load_incluster_config(client_configuration=configuration)
+        return cls.from_configuration(configuration)
+
+    @classmethod
+    def from_configuration(cls, configuration: k8s_client.Configuration) -> Kube:
+        """A connection with settings already loaded (the kueuectl verbs load them as kubectl does:
+        a kubeconfig list, a context, the pod's service account)."""
         configuration.connection_pool_maxsize = 32
         configuration.proxy = configuration.proxy or _env_proxy(configuration.host)
         api = k8s_client.ApiClient(configuration)
@@ -63,7 +69,7 @@ class Kube:
     async def close(self) -> None:
         await self.api.close()
 
-    async def _raw(self, method: str, path: str, *, query: dict[str, Any] | None = None,
+    async def raw(self, method: str, path: str, *, query: dict[str, Any] | None = None,
                    body: Any = None, content_type: str = "application/json",
                    timeout: aiohttp.ClientTimeout = REQUEST_TIMEOUT) -> aiohttp.ClientResponse:
         """One request on kubernetes_asyncio's session (its TLS, proxy and credentials, refreshed as
@@ -75,7 +81,7 @@ class Kube:
         await api.update_params_for_auth(headers, None, AUTH_SETTINGS)
         url = api.configuration.host + path
         if query:
-            url += "?" + urlencode(query)
+            url += "?" + urlencode({k: v for k, v in query.items() if v is not None})
         rest = api.rest_client
         return await rest.pool_manager.request(
             method, url, headers=headers, data=None if body is None else orjson.dumps(body), timeout=timeout,
@@ -84,7 +90,7 @@ class Kube:
     async def request(self, method: str, path: str, *, query: dict[str, Any] | None = None,
                       body: Any = None, content_type: str = "application/json") -> dict[str, Any]:
         """One call; the decoded JSON answer, or `ApiError`."""
-        response = await self._raw(method, path, query=query, body=body, content_type=content_type)
+        response = await self.raw(method, path, query=query, body=body, content_type=content_type)
         async with response:
             data = await response.read()
         decoded = orjson.loads(data) if data else {}
@@ -145,7 +151,7 @@ class Kube:
         if field_selector:
             query["fieldSelector"] = field_selector
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=timeout_seconds + 30)
-        response = await self._raw("GET", res.path(namespace), query=query, timeout=timeout)
+        response = await self.raw("GET", res.path(namespace), query=query, timeout=timeout)
         async with response:
             if response.status != 200:
                 data = await response.read()

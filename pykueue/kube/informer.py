@@ -13,8 +13,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from pykueue.controller.kube.client import ApiError, Kube
-from pykueue.controller.kube.resources import Resource
+from pykueue.kube.client import ApiError, Kube
+from pykueue.kube.resources import Resource
 
 log = logging.getLogger("pykueue.informer")
 
