@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 from pykueue.api.priority import PriorityClasses
 from pykueue.api.validation import SYSTEM_PRIORITY_CLASSES
-from pykueue.controller import supervise, translate, views
+from pykueue.controller import decisions, supervise, translate, views
 from pykueue.controller.events import Recorder
 from pykueue.controller.jobs import JobSync
 from pykueue.controller.metrics import INADMISSIBLE, SUCCESS, Metrics
@@ -348,13 +348,13 @@ class Controller:
         self.queue_objects.recheck_terminating()  # a deleted queue's last workload may have left
 
     def on_event(self, event: ev.Event) -> None:
+        """One decision fanned out: a log line, metrics, the Kubernetes Event, then the status it moves."""
         key = event.workload
-        reason = event.reason
-        if event.type == ev.EVICTED and reason == ev.EVICTED_DEACTIVATED and event.underlying_cause:
-            reason = f"{reason}DueTo{event.underlying_cause}"  # upstream's ReasonWithCause
-        self._log_decision(event, reason)
+        reason = decisions.reason_of(event)
+        decisions.log_line(event, reason)
         self.metrics.on_event(event, self)
-        self._record(event, reason)
+        workloads = self.informers.get("workloads")
+        decisions.record(self.recorder, workloads.get(key) if workloads else None, event, reason)
         if event.type == ev.DEACTIVATED:
             self.active[key] = False
             self.workload_writes.add(key)
@@ -374,41 +374,6 @@ class Controller:
             self.admissions += 1
         self.mark_status(key)
         self.queues_dirty.set()
-
-    def _log_decision(self, event: ev.Event, reason: str | None) -> None:
-        """One structured line per decision, whatever the decision."""
-        fields: dict[str, Any] = {"decision": event.type, "workload": event.workload,
-                                  "clusterQueue": event.cluster_queue or "", "reason": reason or event.type}
-        if event.by:
-            fields["by"] = event.by
-        if event.admission is not None:
-            fields["flavors"] = ",".join(f"{psa.name}:{r}={f}" for psa in event.admission.pod_set_assignments
-                                         for r, f in sorted(psa.flavors.items()))
-        if event.message:
-            fields["message"] = event.message
-        log.info("decision", extra={"fields": fields})
-
-    def _record(self, event: ev.Event, reason: str | None) -> None:
-        """The Kubernetes Event upstream records for this decision."""
-        workloads = self.informers.get("workloads")
-        obj = workloads.get(event.workload) if workloads else None
-        cq = event.cluster_queue
-        if event.type == ev.QUOTA_RESERVED:
-            self.recorder.emit(obj, "QuotaReserved", f"Quota reserved in ClusterQueue {cq}")
-        elif event.type == ev.ADMITTED:
-            self.recorder.emit(obj, "Admitted", f"Admitted by ClusterQueue {cq}")
-        elif event.type == ev.PREEMPTED:
-            self.recorder.emit(obj, "Preempted", f"Preempted by {event.by} ({event.reason})")
-        elif event.type == ev.EVICTED and event.reason != ev.EVICTED_PREEMPTED:
-            self.recorder.emit(obj, f"EvictedDueTo{reason}", event.message or str(reason))
-        elif event.type == ev.DEACTIVATED:
-            if event.reason == ev.CAUSE_MAX_EXECUTION_TIME:
-                limit = obj and (obj.get("spec") or {}).get("maximumExecutionTimeSeconds")
-                self.recorder.emit(obj, ev.CAUSE_MAX_EXECUTION_TIME,
-                                   f"The maximum execution time ({limit}s) exceeded", "Warning")
-            self.recorder.emit(obj, "WorkloadDeactivated", event.message or "Deactivated by Kueue", "Warning")
-        elif event.type == ev.REQUEUED:
-            self.recorder.emit(obj, "Requeued", "The workload is requeued")
 
     def _report_invalid(self, key: str, obj: dict[str, Any], message: str) -> None:
         """A Workload that bypassed validation is told on itself (QuotaReserved=False naming the field,
