@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
@@ -59,6 +60,17 @@ class Kueue:
             raise AssertionError(f"{exc}\n--- controller log ---\n{self._tail(offset)}") from None
         if self.process.poll() is not None:
             raise AssertionError(f"the controller exited with {self.process.returncode}:\n{self._tail(offset)}")
+
+    @contextlib.contextmanager
+    def restarted_with(self, config: Path) -> Iterator[None]:
+        """The controller restarted with a Kueue Configuration for one test, then as it was."""
+        self.stop()
+        self.start(config)
+        try:
+            yield
+        finally:
+            self.stop()
+            self.start()
 
     def _tail(self, offset: int = 0, lines: int = 40) -> str:
         return "\n".join(self.log.read_bytes()[offset:].decode(errors="replace").splitlines()[-lines:])

@@ -377,9 +377,7 @@ waitForPodsReady:
   blockAdmission: false
   requeuingStrategy: {timestamp: Eviction, backoffLimitCount: 3, backoffBaseSeconds: 1}
 """)
-    kueue.stop()
-    kueue.start(config)
-    try:
+    with kueue.restarted_with(config):
         kueue.apply(PLAIN_FLAVOR)
         kueue.apply(cluster_queue(ns, "4"))
         kueue.apply(local_queue(ns, ns))
@@ -409,6 +407,3 @@ waitForPodsReady:
         assert reasons.count("Admitted") == 4
         assert reasons.count("EvictedDueToPodsReadyTimeout") == 3
         assert reasons.count("EvictedDueToDeactivatedDueToRequeuingLimitExceeded") == 1
-    finally:
-        kueue.stop()
-        kueue.start()
