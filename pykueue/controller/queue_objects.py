@@ -46,6 +46,12 @@ def raw_cohort(obj: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _raw_cluster_queue(obj: dict[str, Any]) -> str:
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    value = spec.get("clusterQueue")
+    return value if isinstance(value, str) else ""
+
+
 class QueueObjects:
     """Engine ingest for the queue kinds, and their finalizers."""
 
@@ -111,7 +117,10 @@ class QueueObjects:
             self.problems[(kind, key)] = message
             if kind == "ClusterQueue":
                 engine.invalidate_cluster_queue(key, raw_cohort(obj), message)
-            elif kind != "LocalQueue":
+            elif kind == "LocalQueue":  # it exists: its workloads are told why it admits nothing
+                namespace, name = key.split("/", 1)
+                engine.apply_local_queue(model.LocalQueue(namespace, name, _raw_cluster_queue(obj), invalid=message))
+            else:
                 self._delete(kind, key)  # a flavor or check that cannot be read is missing to its queues
         else:
             self.problems.pop((kind, key), None)

@@ -139,6 +139,8 @@ def _inactive_message(cq: ClusterQueueStatus, reason: str) -> str:
 
 def local_queue_active(lq: LocalQueueStatus) -> dict[str, str]:
     """A LocalQueue's Active condition, worded as upstream's LocalQueue reconciler words it."""
+    if lq.spec.invalid is not None:
+        return _active(False, "InvalidSpec", lq.spec.invalid)
     if lq.spec.stop_policy != model.STOP_NONE:
         return _active(False, "Stopped", "LocalQueue is stopped")
     if not lq.cluster_queue_exists:

@@ -328,6 +328,8 @@ class Engine:
         lq = self.local_queues.get(f"{info.spec.namespace}/{info.spec.queue_name}")
         if lq is None:
             return MISCONFIGURED, f"LocalQueue {info.spec.queue_name} doesn't exist"
+        if lq.invalid is not None:
+            return MISCONFIGURED, f"LocalQueue {info.spec.queue_name} is invalid: {lq.invalid}"
         if lq.stop_policy != model.STOP_NONE:
             return SUSPENDED, f"LocalQueue {info.spec.queue_name} is inactive"
         cq = self.cqs.get(lq.cluster_queue)

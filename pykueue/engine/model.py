@@ -173,6 +173,7 @@ class LocalQueue:
     name: str
     cluster_queue: str
     stop_policy: str = STOP_NONE
+    invalid: str | None = None  # an object that bypassed validation: what validation says; admits nothing
 
     @property
     def key(self) -> str:

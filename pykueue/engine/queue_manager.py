@@ -44,7 +44,7 @@ class QueueManager:
             return
         lq = self.local_queues.get(f"{info.spec.namespace}/{info.spec.queue_name}")
         cq = self.cqs[new]
-        if lq is not None and lq.stop_policy != model.STOP_NONE:
+        if lq is not None and (lq.stop_policy != model.STOP_NONE or lq.invalid is not None):
             cq.pending.remove(info.key)
             return
         cq.pending.push(info)

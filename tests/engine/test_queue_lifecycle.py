@@ -131,3 +131,17 @@ def test_an_invalid_queue_keeps_its_cohort_so_neighbours_cannot_borrow_what_its_
     e.finish_workload("ns/a1", 2 * US)
     e.schedule(2 * US)
     assert admitted(e) == ["ns/b1"]  # 3 of c's 4; b2 (2 more) would be 5
+
+
+def test_an_invalid_local_queue_exists_admits_nothing_and_says_why() -> None:
+    e = engine()
+    e.apply_local_queue(m.LocalQueue("ns", "q-cq", "cq", invalid="spec.stopPolicy: must be one of None, Hold"))
+    e.add_workload(wl("a"))
+    e.schedule(0)
+    assert admitted(e) == []
+    status = e.workload_status("ns/a")
+    assert (status.reason, status.message) == (
+        "Misconfigured", "LocalQueue q-cq is invalid: spec.stopPolicy: must be one of None, Hold")
+    e.apply_local_queue(m.LocalQueue("ns", "q-cq", "cq"))  # fixed
+    e.schedule(1 * US)
+    assert admitted(e) == ["ns/a"]
