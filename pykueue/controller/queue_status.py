@@ -75,6 +75,13 @@ class QueueStatusWriter:
             write = self._write(r.CLUSTER_QUEUE, ("ClusterQueue", name), {"name": name}, obj, status)
             if write is not None:
                 writes.append(write)
+        for name, status in views.cohort_statuses(self.engine).items():
+            obj = self.informers["cohorts"].get(name)
+            if obj is None:
+                continue  # a cohort only named by its ClusterQueues has no object to carry a status
+            write = self._write(r.COHORT, ("Cohort", name), {"name": name}, obj, status)
+            if write is not None:
+                writes.append(write)
         for key, status in views.local_queue_statuses(self.engine).items():
             obj = self.informers["localqueues"].get(key)
             if obj is None:
@@ -110,6 +117,8 @@ class QueueStatusWriter:
 def _stamped(status: dict[str, Any], obj: dict[str, Any] | None, now: float) -> dict[str, Any]:
     """Conditions keep their lastTransitionTime while their status stays the same."""
     old, stamp = conditions_by_type(obj), rfc3339(now)
+    if "conditions" not in status:
+        return status
     conditions = [{**c, "lastTransitionTime": transition_time(old, c["type"], c["status"], stamp)}
-                  for c in status.get("conditions", [])]
+                  for c in status["conditions"]]
     return {**status, "conditions": conditions}

@@ -137,6 +137,18 @@ def _inactive_message(cq: ClusterQueueStatus, reason: str) -> str:
     return f"Can't admit new workloads: {', '.join(parts or [reason])}."
 
 
+def cohort_statuses(engine: Engine) -> dict[str, dict[str, Any]]:
+    """`Cohort.status` as upstream writes it when fair sharing is on: the cohort's weighted share."""
+    if not engine.config.fair_sharing.enable:
+        return {}
+    out = {}
+    for name in engine.cohort_names():
+        status = engine.cohort_status(name)
+        if status is not None:
+            out[name] = {"fairSharing": {"weightedShare": status.weighted_share}}
+    return out
+
+
 def local_queue_active(lq: LocalQueueStatus) -> dict[str, str]:
     """A LocalQueue's Active condition, worded as upstream's LocalQueue reconciler words it."""
     if lq.spec.invalid is not None:

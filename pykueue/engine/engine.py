@@ -796,9 +796,10 @@ class Engine:
         if c is None:
             return None
         parent = c.node.parent.name if c.node.parent is not None else None
+        share = weighted_share(c.node, self.state) if self.config.fair_sharing.enable else 0
         return CohortStatus(name=name, spec=c.spec, parent=parent,
                             usage=MappingProxyType({fr: v for fr, v in c.node.usage.items() if v}),
-                            subtree_quota=MappingProxyType(dict(c.node.subtree_quota)))
+                            subtree_quota=MappingProxyType(dict(c.node.subtree_quota)), weighted_share=share)
 
     def pending_in_order(self, cq_name: str) -> list[WorkloadStatus]:
         """The pending workloads of a ClusterQueue in queue order (priority, queue-order time,

@@ -96,6 +96,7 @@ class CohortStatus:
     parent: str | None  # as linked (a cohort in a cycle is a root)
     usage: Mapping[FR, int]
     subtree_quota: Mapping[FR, int]
+    weighted_share: int = 0  # status.fairSharing.weightedShare; 0 without fair sharing
 
 
 @dataclass(slots=True, frozen=True)

@@ -232,3 +232,31 @@ def test_pending_answers_are_warning_events(kueue: Kueue, ns: str) -> None:
     assert out[0]["reason"] in ("ExceedsMaxQuota", "NoMatchingFlavor", "WaitingForQuota"), out[0]
     cond = condition(kueue.get("workload", "too-big", ns), "QuotaReserved")
     assert out[0]["message"] == cond["message"]
+
+
+def test_fair_share_is_written_on_cluster_queues_and_cohorts(kueue: Kueue, ns: str, tmp_path: Path) -> None:
+    """Issue 24: with fair sharing on, `kubectl get cq -o yaml` shows the share that chose a victim.
+    The figures are scenario fair_sharing_weighted_share_rounds_up's, derived by hand there: three
+    3-cpu queues in one cohort lend 9; 4 cpu in cq-a (weight 1) is 1000 / 9 = 111.1 per mille, published
+    rounded up as 112; in cq-b (weight 2) 55.6 -> 56; cq-c borrows nothing: 0. The cohort is a root: 0."""
+    config = tmp_path / "config.yaml"
+    config.write_text("apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nfairSharing: {enable: true}\n")
+    with kueue.restarted_with(config):
+        kueue.apply(PLAIN_FLAVOR)
+        kueue.apply(f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {{name: {ns}}}\n")
+        weights = {"a": None, "b": "2", "c": None}
+        for q, weight in weights.items():
+            extra = f'fairSharing: {{weight: "{weight}"}}' if weight else ""
+            kueue.apply(cluster_queue(f"{ns}-{q}", "3", cohort=ns, extra=extra))
+            kueue.apply(local_queue(ns, f"{ns}-{q}", f"q{q}"))
+        for q in ("a", "b"):
+            kueue.apply(bare_workload(f"w{q}", ns, f"q{q}", cpu="4"))
+
+        def shares() -> dict[str, int | None]:
+            return {q: ((kueue.get("clusterqueue", f"{ns}-{q}") or {}).get("status") or {}).get(
+                "fairSharing", {}).get("weightedShare") for q in weights}
+
+        eventually(lambda: shares() == {"a": 112, "b": 56, "c": 0}, what="weighted shares")
+        cohort = eventually(lambda: (c := kueue.get("cohort", ns)) and (c.get("status") or {}).get("fairSharing")
+                            and c, what="the Cohort's status")
+        assert cohort["status"]["fairSharing"]["weightedShare"] == 0
