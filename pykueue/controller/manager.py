@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import itertools
 import logging
 import time
 from typing import Any, TypeVar
@@ -31,25 +29,21 @@ from pykueue.controller import decisions, supervise, translate, views
 from pykueue.controller.events import Recorder
 from pykueue.controller.jobs import JobSync
 from pykueue.controller.metrics import INADMISSIBLE, SUCCESS, Metrics
-from pykueue.controller.parallel import WRITE_CONCURRENCY, in_parallel
 from pykueue.controller.queue_objects import KINDS as QUEUE_KINDS
 from pykueue.controller.queue_objects import QueueObjects
 from pykueue.controller.queue_status import QueueStatusWriter
 from pykueue.controller.workload_status import (
     MANAGER,
-    Eviction,
     apply_body,
-    comparable,
-    desired_status,
-    preempted_message,
     rfc3339,
 )
+from pykueue.controller.workload_writer import WorkloadStatusWriter
 from pykueue.engine import events as ev
 from pykueue.engine import model
 from pykueue.engine.engine import Engine
 from pykueue.engine.events import EngineError
 from pykueue.engine.model import US
-from pykueue.engine.workload import MISCONFIGURED, PENDING_EVALUATION, State
+from pykueue.engine.workload import MISCONFIGURED, State
 from pykueue.jobs.batch import RESOURCE_IN_USE_FINALIZER
 from pykueue.kube import resources as r
 from pykueue.kube.client import ApiError, Kube
@@ -58,8 +52,6 @@ from pykueue.kube.workqueue import WorkQueue
 
 log = logging.getLogger("pykueue.controller")
 
-MESSAGES_PER_PASS = 2 * WRITE_CONCURRENCY  # pending messages written per pass of the status writer
-PENDING_SWEEP_SECONDS = 5.0
 BURST_SECONDS = 0.1  # how long a scheduling pass waits for the rest of a burst of changes
 RETRY_BASE_SECONDS = 0.5
 RETRY_MAX_SECONDS = 30.0
@@ -78,17 +70,8 @@ class Controller:
         self.classes_by_key: dict[str, dict[str, Any]] = {}
         self.converted: dict[bytes, model.Workload] = {}  # translate.workload's cache, by shape
         self.invalid: dict[str, str] = {}  # Workloads that bypassed validation: what validation says
-        self.evictions: dict[str, Eviction] = {}
-        self.preemptors: dict[str, str] = {}
-        self.written: dict[str, dict[str, Any]] = {}
-        self.written_pending: dict[str, tuple[str | None, str | None]] = {}  # (reason, message) in the API
-        self.retries: dict[str, int] = {}  # failed status writes in a row, per key: the retry's backoff
-        self.unreleased: set[str] = set()  # releases the API has not taken yet: reservations wait for them
         self.active: dict[str, bool] = {}
-        self.status_dirty: dict[str, None] = {}
-        self.messages: dict[str, None] = {}  # pending messages waiting their turn, oldest first
         self.unevaluated: dict[str, None] = {}  # new pending workloads: their status waits for a pass
-        self.status_wake = asyncio.Event()
         self.kick_wake = asyncio.Event()
         self.jobs = WorkQueue()
         # Writes that must land, level-triggered from the caches: spec.active=false for a workload Kueue
@@ -100,6 +83,7 @@ class Controller:
         self.ready = asyncio.Event()
         self.job_sync: JobSync | None = None
         self.recorder = Recorder(kube)
+        self.status_writer = WorkloadStatusWriter(self.engine, kube, self.informers, self.recorder, clock, self.kick)
         self.queue_objects = QueueObjects(self.engine, kube, self.recorder, self.informers, self._queues_changed)
         self.queue_status = QueueStatusWriter(self.engine, kube, self.informers, clock)
         self.queues_dirty = self.queue_status.dirty
@@ -157,9 +141,9 @@ class Controller:
             await jobs.synced.wait()
             tasks += [
                 supervise.start("scheduler", self.schedule_loop),
-                supervise.start("status-writer", self.status_loop),
+                supervise.start("status-writer", self.status_writer.run),
                 supervise.start("queue-status", self.queue_status.run),
-                supervise.start("pending-sweep", self.pending_sweep_loop),
+                supervise.start("pending-sweep", self.status_writer.sweep),
                 supervise.start("events", self.recorder.run),
                 supervise.start("jobs", lambda: self.jobs.run(self.job_sync.reconcile, self._job_error)),
                 supervise.start("finalizers", lambda: self.queue_objects.finalizers.run(
@@ -294,7 +278,7 @@ class Controller:
                     engine.set_check_state(key, name, value, now)
                     changed = True
         if changed:
-            self.mark_status(key)
+            self.status_writer.mark(key)
             self.queues_dirty.set()  # usage and counts moved even when no scheduling decision follows
             self.kick()
 
@@ -343,7 +327,7 @@ class Controller:
             self.on_event(event)
         if self.unevaluated:
             for key in self.unevaluated:
-                self.mark_status(key)
+                self.status_writer.mark(key)
             self.unevaluated.clear()
         self.queue_objects.recheck_terminating()  # a deleted queue's last workload may have left
 
@@ -358,21 +342,10 @@ class Controller:
         if event.type == ev.DEACTIVATED:
             self.active[key] = False
             self.workload_writes.add(key)
-        if event.type == ev.PREEMPTED:
-            self.preemptors[key] = event.by or ""
-            self.evictions[key] = Eviction(ev.EVICTED_PREEMPTED, "", preemption_reason=event.reason)
-        elif event.type == ev.EVICTED:
-            previous = self.evictions.get(key)
-            preemption = previous.preemption_reason if previous and event.reason == ev.EVICTED_PREEMPTED else None
-            if event.reason == ev.EVICTED_PREEMPTED:
-                # upstream names the preemptor by its UID (the engine, which knows no UIDs, by its key)
-                message = preempted_message(self._uids(self.preemptors.get(key, "")), preemption)
-            else:
-                message = event.message or reason or "Evicted"  # the engine's wording, built once
-            self.evictions[key] = Eviction(reason or "", message, preemption)
-        elif event.type == ev.ADMITTED:
+        self.status_writer.note(event, reason)
+        if event.type == ev.ADMITTED:
             self.admissions += 1
-        self.mark_status(key)
+        self.status_writer.mark(key)
         self.queues_dirty.set()
 
     def _report_invalid(self, key: str, obj: dict[str, Any], message: str) -> None:
@@ -418,146 +391,6 @@ class Controller:
         level = logging.DEBUG if isinstance(exc, ApiError) and exc.status == 409 else logging.WARNING
         log.log(level, "workload not updated; retrying", extra={"fields": {"workload": key, "error": str(exc)}})
 
-    def _uids(self, key: str) -> tuple[str, str]:
-        workloads = self.informers.get("workloads")
-        obj = workloads.get(key) if workloads and key else None
-        if obj is None:
-            return "UNKNOWN", "UNKNOWN"
-        labels = obj["metadata"].get("labels") or {}
-        return obj["metadata"].get("uid", "UNKNOWN"), labels.get("kueue.x-k8s.io/job-uid", "UNKNOWN")
-
-    # ---- status writers: engine -> API -----------------------------------------------------------
-
-    def mark_status(self, key: str) -> None:
-        self.status_dirty[key] = None
-        self.status_wake.set()
-
-    async def status_loop(self) -> None:
-        """Write what the engine decided, releases first: a reservation is written only once every
-        release the engine made before it is in the API, so a watcher never sees more admitted than
-        the quota, not even while the API server is unreachable."""
-        while True:
-            await self.status_wake.wait()
-            self.status_wake.clear()
-            keys = list(self.status_dirty)
-            self.status_dirty.clear()
-            releases: list[str] = []
-            reservations: list[str] = []
-            for k in keys:
-                if views.holds_quota(self.engine, k):
-                    reservations.append(k)
-                elif self._may_show_quota(k):
-                    releases.append(k)
-                else:  # a pending message of a workload the API shows without quota: waits its turn
-                    self.messages[k] = None
-            await in_parallel(releases, self._write_status)
-            self.unreleased = {k for k in self.unreleased if self._release_pending(k)}
-            if self.unreleased:
-                for k in reservations:  # held back; written once the releases' retries get through
-                    self.status_dirty[k] = None
-                continue
-            # Admissions before messages: under load a pass has hundreds of pending messages to
-            # refresh, and each admission written late holds its quota longer. The messages wait in
-            # `messages`, classified once, and go out a few per pass of this loop.
-            await in_parallel(reservations, self._write_status)
-            batch = list(itertools.islice(self.messages, MESSAGES_PER_PASS))
-            for k in batch:
-                del self.messages[k]
-            await in_parallel(batch, self._write_message)
-            if self.messages:
-                self.status_wake.set()
-
-    async def _write_message(self, key: str) -> None:
-        """A pending message from the backlog; a workload reserved since it was queued there is
-        written in the next pass, as a reservation, behind the releases made before it."""
-        if views.holds_quota(self.engine, key):
-            self.mark_status(key)
-            return
-        await self._write_status(key)
-
-    def _may_show_quota(self, key: str) -> bool:
-        """The API may show `key` with quota: its last copy does, a reservation of ours was written,
-        or a write of ours failed (it may have landed): its status is a release, written first."""
-        obj = self.informers["workloads"].get(key)
-        if obj is not None and translate.is_true(obj, "QuotaReserved"):
-            return True
-        reserved = _written_condition(self.written.get(key), "QuotaReserved")
-        if reserved is not None and reserved.get("status") == "True":
-            return True
-        return key in self.retries
-
-    def _release_pending(self, key: str) -> bool:
-        """The API still shows quota for `key` that the engine has given back."""
-        obj = self.informers["workloads"].get(key)
-        return (obj is not None and self.engine.has_workload(key) and not views.holds_quota(self.engine, key)
-                and translate.is_true(obj, "QuotaReserved") and not translate.is_true(obj, "Finished"))
-
-    async def _write_status(self, key: str) -> None:
-        workloads = self.informers["workloads"]
-        obj = workloads.get(key)
-        state = self.engine.state_of(key)
-        if obj is None or state is None or state is State.FINISHED:
-            self.unreleased.discard(key)
-            return
-        shown = None
-        if state is State.PENDING and not views.has_own_answer(self.engine, key):
-            # Not tried yet, or set aside with its class: upstream writes no condition for it then, and
-            # the API keeps the pending answer it last showed (none, for a new workload). A release is
-            # always written, in the engine's words: the API must stop showing the quota.
-            shown = _written_condition(self.written.get(key), "QuotaReserved")
-            if shown is None and not self._may_show_quota(key):
-                return
-            if shown is not None and shown.get("status") != "False":
-                shown = None
-        view = views.workload(self.engine, key)
-        assert view is not None
-        if shown is not None:
-            view = dataclasses.replace(view, reason=shown.get("reason"), message=shown.get("message", ""))
-        uids = self._uids(self.preemptors[key]) if key in self.preemptors else None
-        status = desired_status(view, obj, self.evictions.get(key), uids, self.clock())
-        if self.written.get(key) == comparable(status):
-            self.unreleased.discard(key)
-            return
-        try:
-            await self.kube.apply(r.WORKLOAD, apply_body(obj, status), manager=MANAGER, subresource="status")
-        except ApiError as exc:
-            if exc.status == 404:
-                if self.engine.has_workload(key):
-                    self.engine.delete_workload(key)  # the write the server refused is undone in the engine
-                    self.kick()
-                self.unreleased.discard(key)
-                return
-            # The server refused the content (4xx): retrying will not help the releases behind it.
-            self._retry_status(key, exc, transient=exc.status >= 500 or exc.status in (408, 429))
-            return
-        except Exception as exc:  # noqa: BLE001 - transport errors: retry, never stop the loop
-            self._retry_status(key, exc, transient=True)
-            return
-        self.written[key] = comparable(status)
-        if view.state is State.PENDING:
-            self.written_pending[key] = (view.reason, view.message or None)
-            if shown is None and view.reason and view.reason != PENDING_EVALUATION:
-                # Upstream's scheduler records each pending answer it writes as a Warning event.
-                self.recorder.emit(obj, view.reason, (view.message or "")[:1024], "Warning")
-        else:
-            self.written_pending.pop(key, None)
-        self.retries.pop(key, None)
-        self.unreleased.discard(key)
-
-    def _retry_status(self, key: str, exc: Exception, *, transient: bool) -> None:
-        """Write `key` again after a growing delay; a release that failed for a passing reason holds
-        the reservations back until it gets through."""
-        failures = self.retries.get(key, 0)
-        self.retries[key] = failures + 1
-        delay = min(RETRY_BASE_SECONDS * 2**failures, RETRY_MAX_SECONDS)
-        if transient and self._release_pending(key):
-            self.unreleased.add(key)
-        # One warning per key and outage (then every tenth try), not one per retry of every workload.
-        level = logging.WARNING if failures % 10 == 0 else logging.DEBUG
-        log.log(level, "status not written; retrying", extra={"fields": {
-            "workload": key, "error": str(exc), "failures": failures + 1, "retryIn": f"{delay:g}s"}})
-        asyncio.get_running_loop().call_later(delay, self.mark_status, key)
-
     async def resync_loop(self) -> None:
         """Level-triggered safety net, as controller-runtime's periodic resync: every cached object is
         compared with the engine again; what a lost event or a failed handler left behind is repaired
@@ -580,26 +413,12 @@ class Controller:
             self._forget(key)
             self._queues_changed()
 
-    async def pending_sweep_loop(self) -> None:
-        """Pending workloads' QuotaReserved=False messages change as the queue moves; refresh them
-        every few seconds rather than on every cycle."""
-        while True:
-            await asyncio.sleep(PENDING_SWEEP_SECONDS)
-            engine, written = self.engine, self.written_pending
-            for key in views.pending_keys(engine):
-                if views.pending_condition(engine, key) != written.get(key) and views.has_own_answer(engine, key):
-                    self.mark_status(key)
-
     # ---- odds and ends ---------------------------------------------------------------------------
 
     def _forget(self, key: str) -> None:
         self.metrics.forget(key)
-        for table in (self.evictions, self.preemptors, self.written, self.written_pending, self.active,
-                      self.retries):
-            table.pop(key, None)
-        self.unreleased.discard(key)
-        self.status_dirty.pop(key, None)
-        self.messages.pop(key, None)
+        self.status_writer.forget(key)
+        self.active.pop(key, None)
         self.unevaluated.pop(key, None)
         self.invalid.pop(key, None)
 
@@ -609,8 +428,3 @@ class Controller:
 
 def _active(obj: dict[str, Any]) -> bool:
     return (obj.get("spec") or {}).get("active", True) is not False
-
-
-def _written_condition(written: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
-    """The condition of type ``kind`` in a status we wrote (as ``_comparable`` keeps it)."""
-    return next((c for c in (written or {}).get("conditions") or () if c.get("type") == kind), None)

@@ -75,11 +75,11 @@ def test_a_release_after_eviction_is_written_in_the_engines_words() -> None:
     the reservation it takes back."""
     ctl, kube = controller_with(workload("a", "3"))
     ctl.run_cycle()
-    asyncio.run(ctl._write_status("ns/a"))
+    asyncio.run(ctl.status_writer.write("ns/a"))
     assert quota_reserved(kube.applied[-1])["status"] == "True"
     ctl.engine.evict("ns/a", "Preempted", ctl.now_us() + 1, requeue_after_us=60_000_000)
     assert ctl.engine.state_of("ns/a") is State.PENDING and not ctl.engine.has_own_answer("ns/a")
-    asyncio.run(ctl._write_status("ns/a"))
+    asyncio.run(ctl.status_writer.write("ns/a"))
     released = quota_reserved(kube.applied[-1])
     assert released["status"] == "False"
     assert "Quota reserved" not in released["message"] and released["reason"] != "QuotaReserved", released
@@ -91,7 +91,7 @@ def test_only_the_tried_workload_of_two_equals_is_written() -> None:
     ctl, kube = controller_with(workload("a", "6"), workload("b", "6"))
     ctl.run_cycle()
     for key in ("ns/a", "ns/b"):
-        asyncio.run(ctl._write_status(key))
+        asyncio.run(ctl.status_writer.write(key))
     assert len(kube.applied) == 1
     told = kube.applied[0]
     assert "insufficient" in quota_reserved(told)["message"]

@@ -1,0 +1,239 @@
+"""The Workload status Kueue's admission side owns, written from the engine's decisions.
+
+Releases before reservations: a reservation is written only once every release the engine made before
+it is in the API, so a watcher never sees more admitted than the quota, not even while the API server is
+unreachable. Pending messages, which no quota depends on, wait in an ordered backlog and go out a few
+per pass; a pending workload is told only its own answer (``Engine.has_own_answer``), as upstream's
+bulk move writes nothing for equivalents set aside; failed writes come back with backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import itertools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from pykueue.controller import translate, views
+from pykueue.controller.events import Recorder
+from pykueue.controller.parallel import WRITE_CONCURRENCY, in_parallel
+from pykueue.controller.workload_status import (
+    MANAGER,
+    Eviction,
+    apply_body,
+    comparable,
+    desired_status,
+    preempted_message,
+)
+from pykueue.engine import events as ev
+from pykueue.engine.engine import Engine
+from pykueue.engine.workload import PENDING_EVALUATION, State
+from pykueue.kube import resources as r
+from pykueue.kube.client import ApiError, Kube
+from pykueue.kube.informer import Informer
+
+log = logging.getLogger("pykueue.controller")
+
+MESSAGES_PER_PASS = 2 * WRITE_CONCURRENCY  # pending messages written per pass of the status writer
+PENDING_SWEEP_SECONDS = 5.0
+RETRY_BASE_SECONDS = 0.5
+RETRY_MAX_SECONDS = 30.0
+
+
+class WorkloadStatusWriter:
+    def __init__(self, engine: Engine, kube: Kube, informers: dict[str, Informer], recorder: Recorder,
+                 clock: Callable[[], float], kick: Callable[[], None]) -> None:
+        self.engine = engine
+        self.kube = kube
+        self.informers = informers
+        self.recorder = recorder
+        self.clock = clock
+        self.kick = kick  # a scheduling pass is due (a write the server refused undid a decision)
+        self.evictions: dict[str, Eviction] = {}
+        self.preemptors: dict[str, str] = {}
+        self.written: dict[str, dict[str, Any]] = {}
+        self.written_pending: dict[str, tuple[str | None, str | None]] = {}  # (reason, message) in the API
+        self.retries: dict[str, int] = {}  # failed status writes in a row, per key: the retry's backoff
+        self.unreleased: set[str] = set()  # releases the API has not taken yet: reservations wait for them
+        self.dirty: dict[str, None] = {}
+        self.messages: dict[str, None] = {}  # pending messages waiting their turn, oldest first
+        self.wake = asyncio.Event()
+
+    def note(self, event: ev.Event, reason: str | None) -> None:
+        """What an eviction's conditions will say (upstream names a preemptor by its UID; the engine,
+        which knows no UIDs, by its key); then the workload's status is due."""
+        key = event.workload
+        if event.type == ev.PREEMPTED:
+            self.preemptors[key] = event.by or ""
+            self.evictions[key] = Eviction(ev.EVICTED_PREEMPTED, "", preemption_reason=event.reason)
+        elif event.type == ev.EVICTED:
+            previous = self.evictions.get(key)
+            preemption = previous.preemption_reason if previous and event.reason == ev.EVICTED_PREEMPTED else None
+            if event.reason == ev.EVICTED_PREEMPTED:
+                message = preempted_message(self.uids(self.preemptors.get(key, "")), preemption)
+            else:
+                message = event.message or reason or "Evicted"  # the engine's wording, built once
+            self.evictions[key] = Eviction(reason or "", message, preemption)
+        self.mark(key)
+
+    def forget(self, key: str) -> None:
+        for table in (self.evictions, self.preemptors, self.written, self.written_pending, self.retries):
+            table.pop(key, None)
+        self.unreleased.discard(key)
+        self.dirty.pop(key, None)
+        self.messages.pop(key, None)
+
+    def mark(self, key: str) -> None:
+        self.dirty[key] = None
+        self.wake.set()
+
+    async def run(self) -> None:
+        """Write what the engine decided, releases first: a reservation is written only once every
+        release the engine made before it is in the API, so a watcher never sees more admitted than
+        the quota, not even while the API server is unreachable."""
+        while True:
+            await self.wake.wait()
+            self.wake.clear()
+            keys = list(self.dirty)
+            self.dirty.clear()
+            releases: list[str] = []
+            reservations: list[str] = []
+            for k in keys:
+                if views.holds_quota(self.engine, k):
+                    reservations.append(k)
+                elif self._may_show_quota(k):
+                    releases.append(k)
+                else:  # a pending message of a workload the API shows without quota: waits its turn
+                    self.messages[k] = None
+            await in_parallel(releases, self.write)
+            self.unreleased = {k for k in self.unreleased if self._release_pending(k)}
+            if self.unreleased:
+                for k in reservations:  # held back; written once the releases' retries get through
+                    self.dirty[k] = None
+                continue
+            # Admissions before messages: under load a pass has hundreds of pending messages to
+            # refresh, and each admission written late holds its quota longer. The messages wait in
+            # `messages`, classified once, and go out a few per pass of this loop.
+            await in_parallel(reservations, self.write)
+            batch = list(itertools.islice(self.messages, MESSAGES_PER_PASS))
+            for k in batch:
+                del self.messages[k]
+            await in_parallel(batch, self._write_message)
+            if self.messages:
+                self.wake.set()
+
+    async def _write_message(self, key: str) -> None:
+        """A pending message from the backlog; a workload reserved since it was queued there is
+        written in the next pass, as a reservation, behind the releases made before it."""
+        if views.holds_quota(self.engine, key):
+            self.mark(key)
+            return
+        await self.write(key)
+
+    def _may_show_quota(self, key: str) -> bool:
+        """The API may show `key` with quota: its last copy does, a reservation of ours was written,
+        or a write of ours failed (it may have landed): its status is a release, written first."""
+        obj = self.informers["workloads"].get(key)
+        if obj is not None and translate.is_true(obj, "QuotaReserved"):
+            return True
+        reserved = _written_condition(self.written.get(key), "QuotaReserved")
+        if reserved is not None and reserved.get("status") == "True":
+            return True
+        return key in self.retries
+
+    def _release_pending(self, key: str) -> bool:
+        """The API still shows quota for `key` that the engine has given back."""
+        obj = self.informers["workloads"].get(key)
+        return (obj is not None and self.engine.has_workload(key) and not views.holds_quota(self.engine, key)
+                and translate.is_true(obj, "QuotaReserved") and not translate.is_true(obj, "Finished"))
+
+    async def write(self, key: str) -> None:
+        workloads = self.informers["workloads"]
+        obj = workloads.get(key)
+        state = self.engine.state_of(key)
+        if obj is None or state is None or state is State.FINISHED:
+            self.unreleased.discard(key)
+            return
+        shown = None
+        if state is State.PENDING and not views.has_own_answer(self.engine, key):
+            # Not tried yet, or set aside with its class: upstream writes no condition for it then, and
+            # the API keeps the pending answer it last showed (none, for a new workload). A release is
+            # always written, in the engine's words: the API must stop showing the quota.
+            shown = _written_condition(self.written.get(key), "QuotaReserved")
+            if shown is None and not self._may_show_quota(key):
+                return
+            if shown is not None and shown.get("status") != "False":
+                shown = None
+        view = views.workload(self.engine, key)
+        assert view is not None
+        if shown is not None:
+            view = dataclasses.replace(view, reason=shown.get("reason"), message=shown.get("message", ""))
+        uids = self.uids(self.preemptors[key]) if key in self.preemptors else None
+        status = desired_status(view, obj, self.evictions.get(key), uids, self.clock())
+        if self.written.get(key) == comparable(status):
+            self.unreleased.discard(key)
+            return
+        try:
+            await self.kube.apply(r.WORKLOAD, apply_body(obj, status), manager=MANAGER, subresource="status")
+        except ApiError as exc:
+            if exc.status == 404:
+                if self.engine.has_workload(key):
+                    self.engine.delete_workload(key)  # the write the server refused is undone in the engine
+                    self.kick()
+                self.unreleased.discard(key)
+                return
+            # The server refused the content (4xx): retrying will not help the releases behind it.
+            self._retry_status(key, exc, transient=exc.status >= 500 or exc.status in (408, 429))
+            return
+        except Exception as exc:  # noqa: BLE001 - transport errors: retry, never stop the loop
+            self._retry_status(key, exc, transient=True)
+            return
+        self.written[key] = comparable(status)
+        if view.state is State.PENDING:
+            self.written_pending[key] = (view.reason, view.message or None)
+            if shown is None and view.reason and view.reason != PENDING_EVALUATION:
+                # Upstream's scheduler records each pending answer it writes as a Warning event.
+                self.recorder.emit(obj, view.reason, (view.message or "")[:1024], "Warning")
+        else:
+            self.written_pending.pop(key, None)
+        self.retries.pop(key, None)
+        self.unreleased.discard(key)
+
+    def _retry_status(self, key: str, exc: Exception, *, transient: bool) -> None:
+        """Write `key` again after a growing delay; a release that failed for a passing reason holds
+        the reservations back until it gets through."""
+        failures = self.retries.get(key, 0)
+        self.retries[key] = failures + 1
+        delay = min(RETRY_BASE_SECONDS * 2**failures, RETRY_MAX_SECONDS)
+        if transient and self._release_pending(key):
+            self.unreleased.add(key)
+        # One warning per key and outage (then every tenth try), not one per retry of every workload.
+        level = logging.WARNING if failures % 10 == 0 else logging.DEBUG
+        log.log(level, "status not written; retrying", extra={"fields": {
+            "workload": key, "error": str(exc), "failures": failures + 1, "retryIn": f"{delay:g}s"}})
+        asyncio.get_running_loop().call_later(delay, self.mark, key)
+
+    async def sweep(self) -> None:
+        """Pending workloads' QuotaReserved=False messages change as the queue moves; refresh them
+        every few seconds rather than on every cycle."""
+        while True:
+            await asyncio.sleep(PENDING_SWEEP_SECONDS)
+            engine, written = self.engine, self.written_pending
+            for key in views.pending_keys(engine):
+                if views.pending_condition(engine, key) != written.get(key) and views.has_own_answer(engine, key):
+                    self.mark(key)
+
+    def uids(self, key: str) -> tuple[str, str]:
+        workloads = self.informers.get("workloads")
+        obj = workloads.get(key) if workloads and key else None
+        if obj is None:
+            return "UNKNOWN", "UNKNOWN"
+        labels = obj["metadata"].get("labels") or {}
+        return obj["metadata"].get("uid", "UNKNOWN"), labels.get("kueue.x-k8s.io/job-uid", "UNKNOWN")
+
+
+def _written_condition(written: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
+    """The condition of type ``kind`` in a status we wrote (as ``_comparable`` keeps it)."""
+    return next((c for c in (written or {}).get("conditions") or () if c.get("type") == kind), None)
