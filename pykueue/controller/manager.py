@@ -163,6 +163,11 @@ class Controller:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
 
+    def cached(self, plural: str, key: str) -> dict[str, Any] | None:
+        """An informer's copy of an object (``readsource.ReadSource``, for the metrics and visibility)."""
+        inf = self.informers.get(plural)
+        return inf.get(key) if inf is not None else None
+
     def now_us(self) -> int:
         """The engine's time: whole microseconds of the wall clock (Unix epoch)."""
         return round(self.clock() * US)

@@ -23,7 +23,7 @@ from pykueue.controller import views
 from pykueue.engine import events as ev
 
 if TYPE_CHECKING:
-    from pykueue.controller.manager import Controller
+    from pykueue.controller.readsource import ReadSource
 
 NAMESPACE = "kueue"
 SUCCESS, INADMISSIBLE = "success", "inadmissible"  # AdmissionResult
@@ -83,10 +83,10 @@ class Metrics:
             "InCohortReclaimWhileBorrowing)", ["preempting_cluster_queue", "reason"],
             namespace=NAMESPACE, registry=reg)
         self.registry.register(_EngineGauges(self))
-        self.controller: Controller | None = None
+        self.controller: ReadSource | None = None
         self._queued_since: dict[str, float] = {}  # last eviction or requeue, per workload
 
-    def attach(self, controller: Controller) -> None:
+    def attach(self, controller: ReadSource) -> None:
         """The controller whose engine the gauges report (the leader's, once it has synced)."""
         self.controller = controller
 
@@ -99,7 +99,7 @@ class Metrics:
         self.admission_attempts.labels(result).inc()
         self.admission_attempt_duration.labels(result).observe(seconds)
 
-    def on_event(self, event: ev.Event, controller: Controller) -> None:
+    def on_event(self, event: ev.Event, controller: ReadSource) -> None:
         """Count one engine event as upstream counts the decision it stands for."""
         now = controller.clock()
         key, cq = event.workload, event.cluster_queue or ""
@@ -121,13 +121,12 @@ class Metrics:
     def forget(self, key: str) -> None:
         self._queued_since.pop(key, None)
 
-    def _waited(self, key: str, controller: Controller, now: float) -> float:
+    def _waited(self, key: str, controller: ReadSource, now: float) -> float:
         """upstream's QueuedWaitTime: since the workload was created, or last requeued (the Requeued
         condition's transition, for a workload this process has not seen evicted)."""
         since = self._queued_since.get(key)
         if since is None:
-            workloads = controller.informers.get("workloads")
-            obj = workloads.get(key) if workloads else None
+            obj = controller.cached("workloads", key)
             cond = next((c for c in ((obj or {}).get("status") or {}).get("conditions") or []
                          if c.get("type") == "Requeued"), None)
             if cond is not None:
@@ -177,13 +176,12 @@ class _EngineGauges(Collector):
         controller = self.metrics.controller
         if controller is None or not controller.ready.is_set():
             return
-        cqs = controller.informers.get("clusterqueues")
         for q in views.queue_metrics(controller.engine):
             pending.add_metric([q.name, "active"], q.pending_active)
             pending.add_metric([q.name, "inadmissible"], q.pending_inadmissible)
             reserving.add_metric([q.name], q.reserving)
             admitted.add_metric([q.name], q.admitted)
-            obj = cqs.get(q.name) if cqs else None
+            obj = controller.cached("clusterqueues", q.name)
             current = ("terminating" if obj and obj["metadata"].get("deletionTimestamp")
                        else "active" if q.active else "pending")
             for s in CQ_STATUSES:

@@ -36,6 +36,7 @@ import orjson
 from aiohttp import web
 
 from pykueue.controller.auth import Attributes
+from pykueue.controller.readsource import ReadSource
 
 GROUP = "visibility.kueue.x-k8s.io"
 VERSIONS = ("v1beta2", "v1beta1")  # preferred first
@@ -43,7 +44,7 @@ DEFAULT_LIMIT = 1000  # upstream's constants.DefaultPendingWorkloadsLimit
 SUMMARY = "PendingWorkloadsSummary"
 API_SERVICES = tuple(f"{v}.{GROUP}" for v in VERSIONS)
 
-Source = Callable[[], Any]  # the running Controller, or None (a standby, or not started yet)
+Source = Callable[[], "ReadSource | None"]  # the running Controller, or None (a standby, or not started yet)
 
 
 # ---- what the engine says ----------------------------------------------------------------------------
@@ -53,11 +54,10 @@ def _timestamp(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _item(controller: Any, w: Any, in_cq: int, in_lq: int) -> dict[str, Any]:
+def _item(controller: ReadSource, w: Any, in_cq: int, in_lq: int) -> dict[str, Any]:
     """One ``PendingWorkload``: metadata (name, namespace, creationTimestamp, ownerReferences as the
     Workload has them), priority, localQueueName and the two positions."""
-    store = controller.informers.get("workloads")
-    obj = store.get(w.key) if store is not None else None
+    obj = controller.cached("workloads", w.key)
     meta_in = (obj or {}).get("metadata") or {}
     meta: dict[str, Any] = {"name": w.name, "namespace": w.namespace,
                             "creationTimestamp": meta_in.get("creationTimestamp") or _timestamp(w.spec.creation_time)}
@@ -69,7 +69,7 @@ def _item(controller: Any, w: Any, in_cq: int, in_lq: int) -> dict[str, Any]:
             "positionInClusterQueue": in_cq, "positionInLocalQueue": in_lq}
 
 
-def cluster_queue_pending(controller: Any, name: str, limit: int, offset: int) -> list[dict[str, Any]] | None:
+def cluster_queue_pending(controller: ReadSource, name: str, limit: int, offset: int) -> list[dict[str, Any]] | None:
     """Upstream's pendingWorkloadsInCqREST.Get; None for a ClusterQueue the engine does not know."""
     engine = controller.engine
     if name not in engine.cluster_queue_names():
@@ -84,7 +84,7 @@ def cluster_queue_pending(controller: Any, name: str, limit: int, offset: int) -
     return items
 
 
-def local_queue_pending(controller: Any, namespace: str, name: str, limit: int,
+def local_queue_pending(controller: ReadSource, namespace: str, name: str, limit: int,
                         offset: int) -> list[dict[str, Any]] | None:
     """Upstream's pendingWorkloadsInLqREST.Get; None for a LocalQueue the engine does not know."""
     engine = controller.engine

@@ -1,0 +1,21 @@
+"""The narrow interface the metrics and the visibility API read a running controller through: its
+engine (read only through ``views``), whether it has synced, its clock, and the informers' cached
+objects. Nothing else of the Controller is theirs to touch."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Protocol
+
+from pykueue.engine.engine import Engine
+
+
+class ReadSource(Protocol):
+    engine: Engine
+    ready: asyncio.Event
+
+    def clock(self) -> float: ...
+
+    def cached(self, plural: str, key: str) -> dict[str, Any] | None:
+        """The informer's copy of an object (``workloads``, ``clusterqueues``...), or None."""
+        ...
