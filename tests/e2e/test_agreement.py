@@ -10,6 +10,7 @@ workloads that were preempted.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,6 +44,7 @@ AGREEMENT = [
     "preempt_hierarchical_reclaim",
     "preempt_reclaim_lent_quota",
     "lifecycle_max_execution_time_frees_quota",
+    "lifecycle_recovery_timeout_deactivates",
 ]
 KUEUE_KINDS = {"ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "Workload", "WorkloadPriorityClass",
                "AdmissionCheck"}
@@ -80,6 +82,51 @@ def _server_form(doc: dict[str, Any]) -> dict[str, Any]:
     else:
         meta.pop("annotations", None)
     return out
+
+
+class PodsScript(threading.Thread):
+    """The job side the simulator's readiness annotations script: once a Workload is admitted live, its
+    PodsReady condition goes True after ``ready-after`` and False after ``unready-after``, as a job
+    integration writes it (first admission only; the scenarios played here need no more)."""
+
+    def __init__(self, kueue: Kueue, docs: list[dict[str, Any]]) -> None:
+        super().__init__(daemon=True)
+        self.kueue = kueue
+        self.stop = threading.Event()
+        self.steps: dict[tuple[str, str], list[tuple[float, bool]]] = {}
+        for d in docs:
+            notes = (d.get("metadata") or {}).get("annotations") or {}
+            key = (d["metadata"].get("namespace", "default"), d["metadata"]["name"])
+            if "pykueue.dev/ready-after" in notes:
+                self.steps.setdefault(key, []).append((parse_duration(str(notes["pykueue.dev/ready-after"])), True))
+            if "pykueue.dev/unready-after" in notes:
+                self.steps.setdefault(key, []).append((parse_duration(str(notes["pykueue.dev/unready-after"])), False))
+
+    def run(self) -> None:
+        admitted: dict[tuple[str, str], float] = {}
+        while not self.stop.is_set() and self.steps:
+            for (ns, name), steps in list(self.steps.items()):
+                if (ns, name) not in admitted:
+                    if is_true(self.kueue.get("workload", name, ns), "Admitted"):
+                        admitted[(ns, name)] = time.monotonic()
+                    continue
+                due = [s for s in steps if time.monotonic() - admitted[(ns, name)] >= s[0]]
+                for step in sorted(due):
+                    self._pods_ready(ns, name, step[1])
+                    steps.remove(step)
+                if not steps:
+                    del self.steps[(ns, name)]
+            self.stop.wait(0.1)
+
+    def _pods_ready(self, ns: str, name: str, ready: bool) -> None:
+        body = json.dumps({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+                           "metadata": {"name": name, "namespace": ns},
+                           "status": {"conditions": [{
+                               "type": "PodsReady", "status": "True" if ready else "False",
+                               "reason": "PodsReady" if ready else "PodsNotReady", "message": "agreement test",
+                               "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]}})
+        self.kueue.cluster.kubectl("apply", "--server-side", "--subresource=status", "--force-conflicts",
+                                   "--field-manager=agreement-job-side", "-f", "-", input=body)
 
 
 def _arrival(doc: dict[str, Any]) -> float:
@@ -157,6 +204,19 @@ def test_simulate_predicts_what_the_controller_does(live: Kueue, name: str, tmp_
     meta, text, docs = _documents(name)
     code, predicted, err = simulate(text, tmp_path)
     assert code == 0, err
+    configs = [d for d in docs if d.get("kind") == "Configuration"]
+    docs = [d for d in docs if d.get("kind") != "Configuration"]
+    if configs:  # the controller runs with the scenario's Configuration, as simulate does
+        config = tmp_path / "config.yaml"
+        config.write_text(yaml.safe_dump(configs[0]))
+        with live.restarted_with(config):
+            _play(live, name, meta, docs, predicted)
+    else:
+        _play(live, name, meta, docs, predicted)
+
+
+def _play(live: Kueue, name: str, meta: dict[str, Any], docs: list[dict[str, Any]],
+          predicted: dict[str, Any] | None) -> None:
     arrival = {(d["metadata"].get("namespace", "default"), d["metadata"]["name"]): _arrival(d)
                for d in docs if d.get("kind") == "Workload"}
     docs = [_server_form(d) for d in docs]
@@ -171,6 +231,8 @@ def test_simulate_predicts_what_the_controller_does(live: Kueue, name: str, tmp_
     namespaces = {d["metadata"].get("namespace", "default") for d in workloads}
     namespaces |= {d["metadata"].get("namespace", "default") for d in others if d["kind"] == "LocalQueue"}
     declared = {d["metadata"]["name"] for d in others if d["kind"] == "Namespace"}
+    pods = PodsScript(live, [d for d in _documents(name)[2] if d.get("kind") == "Workload"])
+    pods.start()
     try:
         for ns in sorted(namespaces - declared - {"default"}):
             live.cluster.kubectl("create", "namespace", ns, check=False)
@@ -189,7 +251,9 @@ def test_simulate_predicts_what_the_controller_does(live: Kueue, name: str, tmp_
         time.sleep(max(0.0, started + predicted["endTime"] + 1.0 - time.monotonic()))
         actual = _settle(live, namespaces, len(workloads))
     finally:
-        _clean(live.cluster, [_server_form(d) for d in _documents(name)[2]])
+        pods.stop.set()
+        pods.join(10)
+        _clean(live.cluster, [_server_form(d) for d in _documents(name)[2] if d.get("kind") != "Configuration"])
     assert predicted is not None
     expected = {}
     preempted = {e["workload"] for e in predicted["events"] if e["type"] == "Preempted"}
