@@ -25,7 +25,10 @@ from pykueue.api.quantity import format_quantity
 from pykueue.engine.model import Admission
 from pykueue.engine.status import WorkloadStatus
 from pykueue.engine.workload import State
+from pykueue.sim.result_json import write_json
 from pykueue.sim.simulator import US, Run
+
+__all__ = ["build_result", "to_json", "to_yaml", "write_json", "write_yaml"]
 
 
 def seconds(us: int | None) -> float | None:
@@ -148,12 +151,6 @@ def _write_batched(pieces: Iterable[str], out: IO[str], end: str = "") -> None:
             size = 0
     batch.append(end)
     out.write("".join(batch))
-
-
-def write_json(result: dict[str, Any], out: IO[str]) -> None:
-    """``to_json(result)`` written to ``out`` as it is encoded, never held whole in memory."""
-    encoder = json.JSONEncoder(indent=2, ensure_ascii=False)
-    _write_batched(encoder.iterencode(result), out, end="\n")
 
 
 class _StreamDumper(yaml.SafeDumper):
