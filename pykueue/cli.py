@@ -11,6 +11,7 @@ one line, and a reader closing the pipe early (``| head``) ends the run quietly.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import sys
@@ -195,6 +196,14 @@ def _check_arguments(args: argparse.Namespace) -> tuple[float | None, str | None
     return until, None
 
 
+def _collect_rarely() -> None:
+    """Tune the cycle collector for a run: loading and the engine make millions of short-lived objects
+    but little cyclic garbage, so young collections every 50,000 allocations instead of 700; the inputs,
+    once loaded, live to the end (``gc.freeze`` after loading: never traversed again). A fifth to a
+    quarter of a baseline run's CPU was the collector's."""
+    gc.set_threshold(50_000, 20, 100)
+
+
 def cmd_simulate(args: argparse.Namespace) -> int:
     from pykueue.engine.events import EngineError
     from pykueue.sim.result import build_result, write_json, write_yaml
@@ -203,6 +212,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     until, complaint = _check_arguments(args)
     if complaint is not None:
         return _arg_error(complaint)
+    _collect_rarely()
     spec = None
     manifests = None
     if args.generator:
@@ -231,6 +241,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if problems:
         return _fail([str(p) for p in problems], EXIT_INVALID)
     _warn(inputs)
+    gc.freeze()
     sim = Simulation(inputs, until=until, record_usage=bool(args.generator or args.report),
                      record_reasons=bool(args.report))
     stopped: str | None = None
@@ -238,6 +249,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         run = sim.run()
     except EngineError as e:  # the run so far is still shown: its last events are the loop
         run, stopped = sim.run_data, str(e)
+    gc.disable()  # the result is plain dicts and lists, without cycles: nothing for the collector
     result = build_result(run)
     summary = None
     if manifests is not None:
