@@ -241,6 +241,17 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if problems:
         return _fail([str(p) for p in problems], EXIT_INVALID)
     _warn(inputs)
+    facts = None
+    report_classes = None
+    if manifests is not None:  # the summary needs a few facts of them, not the manifests (freed here)
+        from pykueue.perf.summary import manifest_facts
+
+        facts = manifest_facts(manifests)
+        if args.report:
+            from pykueue.sim.report import queue_classes_from_manifests
+
+            report_classes = queue_classes_from_manifests(manifests)
+        manifests = None
     gc.freeze()
     sim = Simulation(inputs, until=until, record_usage=bool(args.generator or args.report),
                      record_reasons=bool(args.report))
@@ -252,10 +263,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     gc.disable()  # the result is plain dicts and lists, without cycles: nothing for the collector
     result = build_result(run)
     summary = None
-    if manifests is not None:
+    if facts is not None:
         from pykueue.perf.run import summary_of
 
-        summary = summary_of(result, manifests)
+        summary = summary_of(result, facts)
         result["summary"] = summary
     failures: list[str] | None = None
     if spec is not None and summary is not None and stopped is None:
@@ -263,14 +274,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
         failures = check(summary, spec)
     if args.report:
-        from pykueue.sim.report import queue_classes_from_manifests, write_report
+        from pykueue.sim.report import write_report
 
         try:
             write_report(
                 run, result, args.report,
                 inputs=([args.generator] if args.generator else list(args.paths)) + ([args.config] if args.config else []),
                 rangespec=args.rangespec, verdict=failures, stopped=stopped,
-                queue_classes=queue_classes_from_manifests(manifests) if manifests is not None else None,
+                queue_classes=report_classes,
             )
         except (OSError, RuntimeError) as e:
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
@@ -283,7 +294,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     else:
         from pykueue.sim.table import nominal_quotas, render, terminal
 
-        render(result, terminal(), quotas=nominal_quotas(run.engine), rows=manifests is None,
+        render(result, terminal(), quotas=nominal_quotas(run.engine), rows=facts is None,
                verdict=failures, stopped=stopped)
     if stopped is not None:
         sys.stdout.flush()

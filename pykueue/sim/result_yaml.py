@@ -48,7 +48,7 @@ def _is_plain(s: str) -> bool:
         pass
     ok = _PLAIN.fullmatch(s) is not None and (
         s[0] not in _RESOLVED_FIRST or _RESOLVER.resolve(ScalarNode, s, (True, False)) == _STR_TAG)
-    if len(_plain_cache) > 1 << 16:  # names are mostly unique: keep the cache bounded
+    if len(_plain_cache) >= 1 << 12:  # names are mostly unique: keep the cache small
         _plain_cache.clear()
     _plain_cache[s] = ok
     return ok
