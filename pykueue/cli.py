@@ -276,6 +276,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.report:
         from pykueue.sim.report import write_report
 
+        gc.enable()  # the report's figures are other objects than the result's dicts
+
         try:
             write_report(
                 run, result, args.report,
