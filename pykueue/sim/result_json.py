@@ -60,10 +60,10 @@ def _stdlib(value: Any, indent: str) -> bytes:
 def _items(items: list[Any]) -> bytes:
     """Entries of a top-level list, each at depth 2 (four spaces), joined by ``,\\n``."""
     try:
-        if not _finite(items):
-            raise ValueError
         text = orjson.dumps(items, option=orjson.OPT_INDENT_2)
         if b"0.0000" in text or b"0e-" in text.translate(_DIGITS_AS_0):
+            raise ValueError
+        if b"null" in text and not _finite(items):  # without a null, orjson met no NaN or infinity
             raise ValueError
     except (ValueError, TypeError):  # orjson.JSONEncodeError is a TypeError
         return b",\n".join(b"    " + _stdlib(item, "    ") for item in items)
