@@ -873,6 +873,11 @@ class Engine:
         cq = self.cqs[cq_name]
         return len(cq.pending)
 
+    def usage_of(self, cq_name: str) -> dict[FR, int]:
+        """The non-zero usage of one ClusterQueue (``cluster_queue_status(...).usage``, without the rest
+        of the snapshot: a driver samples it after every instant)."""
+        return {fr: v for fr, v in self.cqs[cq_name].node.usage.items() if v}
+
     def workloads_in_order(self) -> Iterable[WorkloadInfo]:
         return sorted(self.workloads.values(), key=lambda i: (i.spec.namespace, i.spec.name))
 

@@ -98,9 +98,12 @@ class Assignment:
     no_fit_reason: str | None = None
 
     def mode(self) -> int:
-        if not self.pod_sets:
+        pod_sets = self.pod_sets
+        if len(pod_sets) == 1:  # the common case, without a generator
+            return pod_sets[0].mode()
+        if not pod_sets:
             return NO_FIT
-        return min(ps.mode() for ps in self.pod_sets)
+        return min(ps.mode() for ps in pod_sets)
 
     def frs_needing_preemption(self) -> set[FR]:
         return {

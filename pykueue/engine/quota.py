@@ -94,13 +94,16 @@ def available(node: QuotaNode, fr: FR) -> int:
     if parent is None:
         return node.subtree_quota.get(fr, 0) - node.usage.get(fr, 0)
     parent_available = available(parent, fr)
+    # local_quota and local_available inlined: this runs for every resource of every nomination.
+    local = node.local.get(fr, 0)
     q = node.quotas.get(fr)
     if q is not None and q.borrowing_limit is not None:
-        local = node.local_quota(fr)
         stored_in_parent = node.subtree_quota.get(fr, 0) - local
         used_in_parent = max(0, node.usage.get(fr, 0) - local)
         parent_available = min(stored_in_parent - used_in_parent + q.borrowing_limit, parent_available)
-    return node.local_available(fr) + parent_available
+    if local:
+        return max(0, local - node.usage.get(fr, 0)) + parent_available
+    return parent_available
 
 
 def potential_available(node: QuotaNode, fr: FR) -> int:
@@ -108,7 +111,7 @@ def potential_available(node: QuotaNode, fr: FR) -> int:
     parent = node.parent
     if parent is None:
         return node.subtree_quota.get(fr, 0)
-    result = node.local_quota(fr) + potential_available(parent, fr)
+    result = node.local.get(fr, 0) + potential_available(parent, fr)
     q = node.quotas.get(fr)
     if q is not None and q.borrowing_limit is not None:
         result = min(node.subtree_quota.get(fr, 0) + q.borrowing_limit, result)
@@ -118,8 +121,11 @@ def potential_available(node: QuotaNode, fr: FR) -> int:
 def add_usage(node: QuotaNode, fr: FR, val: int) -> None:
     """Charge ``val`` to ``node``; what exceeds its unused local quota is charged to the parent too."""
     while True:
-        local_avail = node.local_available(fr)
-        node.usage[fr] = node.usage.get(fr, 0) + val
+        usage = node.usage
+        used = usage.get(fr, 0)
+        local = node.local.get(fr, 0)
+        local_avail = max(0, local - used) if local else 0
+        usage[fr] = used + val
         parent = node.parent
         if parent is None or val <= local_avail:
             return
@@ -130,8 +136,10 @@ def add_usage(node: QuotaNode, fr: FR, val: int) -> None:
 def remove_usage(node: QuotaNode, fr: FR, val: int) -> None:
     """Release ``val`` from ``node``; the part it had stored in the parent is released there too."""
     while True:
-        stored_in_parent = node.usage.get(fr, 0) - node.local_quota(fr)
-        node.usage[fr] = node.usage.get(fr, 0) - val
+        usage = node.usage
+        used = usage.get(fr, 0)
+        stored_in_parent = used - node.local.get(fr, 0)
+        usage[fr] = used - val
         parent = node.parent
         if stored_in_parent <= 0 or parent is None:
             return

@@ -11,7 +11,7 @@ from typing import Any
 from pykueue.api.inputs import Inputs, Problem
 from pykueue.api.loader import load_documents
 from pykueue.perf.generator import build_manifests, load_generator
-from pykueue.perf.summary import observations_from_result, summarize
+from pykueue.perf.summary import ManifestFacts, observations_from_result, summarize
 
 
 def load_generator_inputs(path: str, config_path: str | None = None) -> tuple[Inputs, list[Problem], list[dict[str, Any]]]:
@@ -21,5 +21,5 @@ def load_generator_inputs(path: str, config_path: str | None = None) -> tuple[In
     return inputs, problems, manifests
 
 
-def summary_of(result: dict[str, Any], manifests: list[dict[str, Any]]) -> dict[str, Any]:
+def summary_of(result: dict[str, Any], manifests: list[dict[str, Any]] | ManifestFacts) -> dict[str, Any]:
     return summarize(observations_from_result(result, manifests))

@@ -198,8 +198,36 @@ def _request(wl: dict[str, Any], resource: str) -> float:
     return total
 
 
-def observations_from_result(result: dict[str, Any], manifests: Sequence[dict[str, Any]]) -> PerfObservations:
-    """Derive the observations from a ``SimulationResult`` and the manifests it was run on.
+@dataclass(frozen=True, slots=True)
+class ManifestFacts:
+    """What the summary reads from the manifests a run was made of, without the manifests: a million
+    generated Workloads are about 2 KB each as dicts, held to the end of the run only for this."""
+
+    cluster_queues: dict[str, tuple[str, str | None, float]]  # name -> (class, measured resource, nominal)
+    workloads: dict[str, tuple[str, dict[str, float]]]  # key -> (class, total request per measured resource)
+
+
+def manifest_facts(manifests: Sequence[dict[str, Any]]) -> ManifestFacts:
+    cq_specs: dict[str, tuple[str, str | None, float]] = {}
+    for m in manifests:
+        if m.get("kind") == "ClusterQueue":
+            meta = m.get("metadata") or {}
+            _, resource, nominal = _measured(m)
+            cq_specs[meta["name"]] = ((meta.get("labels") or {}).get(CLASS_LABEL, ""), resource, nominal)
+    measured = sorted({resource for _, resource, _ in cq_specs.values() if resource})
+    wl_meta: dict[str, tuple[str, dict[str, float]]] = {}
+    for m in manifests:
+        if m.get("kind") == "Workload":
+            meta = m.get("metadata") or {}
+            key = f"{meta.get('namespace', 'default')}/{meta['name']}"
+            wl_meta[key] = ((meta.get("labels") or {}).get(CLASS_LABEL, ""), {r: _request(m, r) for r in measured})
+    return ManifestFacts(cq_specs, wl_meta)
+
+
+def observations_from_result(result: dict[str, Any],
+                             manifests: Sequence[dict[str, Any]] | ManifestFacts) -> PerfObservations:
+    """Derive the observations from a ``SimulationResult`` and the manifests it was run on (or their
+    ``manifest_facts``).
 
     Usage of a cluster queue rises by a workload's request at its ``Admitted`` event and falls at its
     ``Finished`` or ``Evicted`` event (``status.flavorsUsage`` counts admitted workloads only). This
@@ -207,16 +235,8 @@ def observations_from_result(result: dict[str, Any], manifests: Sequence[dict[st
     everything upstream's generator creates (one flavor). A queue's last status change is its last
     event or the last creation of one of its workloads (which changes ``pendingWorkloads``).
     """
-    cq_specs: dict[str, tuple[str, str | None, float]] = {}
-    wl_meta: dict[str, tuple[str, dict[str, Any]]] = {}
-    for m in manifests:
-        kind, meta = m.get("kind"), m.get("metadata") or {}
-        if kind == "ClusterQueue":
-            _, resource, nominal = _measured(m)
-            cq_specs[meta["name"]] = ((meta.get("labels") or {}).get(CLASS_LABEL, ""), resource, nominal)
-        elif kind == "Workload":
-            key = f"{meta.get('namespace', 'default')}/{meta['name']}"
-            wl_meta[key] = ((meta.get("labels") or {}).get(CLASS_LABEL, ""), m)
+    facts = manifests if isinstance(manifests, ManifestFacts) else manifest_facts(manifests)
+    cq_specs, wl_meta = facts.cluster_queues, facts.workloads
 
     workloads: list[WorkloadObservation] = []
     wl_cq: dict[str, str] = {}
@@ -249,7 +269,7 @@ def observations_from_result(result: dict[str, Any], manifests: Sequence[dict[st
             last_event[cq] = max(last_event.get(cq, t), t)
         if typ == "Admitted" and key not in counted and cq in cq_specs:
             resource = cq_specs[cq][1]
-            amount = _request(wl_meta[key][1], resource) if key in wl_meta and resource else 0.0
+            amount = wl_meta[key][1][resource] if key in wl_meta and resource else 0.0
             counted[key] = (cq, amount)
         elif typ in ("Finished", "Evicted") and key in counted:
             cq, amount = counted.pop(key)

@@ -2,30 +2,25 @@
 
 ``write_json`` and ``write_yaml`` stream the document to a text stream piece by piece: a run of a
 million workloads has a result of several GB as one string, more than the run itself. Their bytes are
-exactly those of ``to_json`` and ``to_yaml``.
+exactly those of ``to_json`` and ``to_yaml`` (``result_json`` and ``result_yaml`` say how).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from typing import IO, Any
+from typing import Any
 
 import yaml
-from yaml.events import (
-    DocumentEndEvent,
-    DocumentStartEvent,
-    MappingEndEvent,
-    MappingStartEvent,
-    SequenceEndEvent,
-    SequenceStartEvent,
-)
 
 from pykueue.api.quantity import format_quantity
 from pykueue.engine.model import Admission
 from pykueue.engine.status import WorkloadStatus
 from pykueue.engine.workload import State
+from pykueue.sim.result_json import write_json
+from pykueue.sim.result_yaml import write_yaml
 from pykueue.sim.simulator import US, Run
+
+__all__ = ["build_result", "to_json", "to_yaml", "write_json", "write_yaml"]
 
 
 def seconds(us: int | None) -> float | None:
@@ -124,81 +119,9 @@ def build_result(run: Run, summary: dict[str, Any] | None = None) -> dict[str, A
     }
 
 
-_WRITE_CHUNK = 1 << 16  # characters gathered before one write
-
-
 def to_json(result: dict[str, Any]) -> str:
     return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
 
 
 def to_yaml(result: dict[str, Any]) -> str:
     return yaml.safe_dump(result, sort_keys=False, allow_unicode=True, width=120)
-
-
-def _write_batched(pieces: Iterable[str], out: IO[str], end: str = "") -> None:
-    """Write many small strings as a few large writes (one write per piece costs more than encoding)."""
-    batch: list[str] = []
-    size = 0
-    for piece in pieces:
-        batch.append(piece)
-        size += len(piece)
-        if size >= _WRITE_CHUNK:
-            out.write("".join(batch))
-            batch.clear()
-            size = 0
-    batch.append(end)
-    out.write("".join(batch))
-
-
-def write_json(result: dict[str, Any], out: IO[str]) -> None:
-    """``to_json(result)`` written to ``out`` as it is encoded, never held whole in memory."""
-    encoder = json.JSONEncoder(indent=2, ensure_ascii=False)
-    _write_batched(encoder.iterencode(result), out, end="\n")
-
-
-class _StreamDumper(yaml.SafeDumper):
-    """SafeDumper that never writes anchors. ``build_result`` shares no object between entries, so
-    ``safe_dump`` writes none either; were one shared, ``safe_dump`` would anchor it (which needs the
-    whole document first) and the streamed text would repeat it instead."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-
-def write_yaml(result: dict[str, Any], out: IO[str]) -> None:
-    """``to_yaml(result)`` written to ``out`` as it is emitted.
-
-    ``yaml.safe_dump`` first turns the whole document into a node graph (several times the size of the
-    text); here the events of the top-level mapping are emitted by hand and each entry of a list is
-    represented and serialised on its own, through the same emitter, so the bytes are the same.
-    """
-    dumper = _StreamDumper(out, default_flow_style=False, allow_unicode=True, width=120, sort_keys=False)
-    dumper.open()
-    dumper.emit(DocumentStartEvent(explicit=dumper.use_explicit_start, version=dumper.use_version,
-                                   tags=dumper.use_tags))
-    dumper.emit(MappingStartEvent(None, yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, True, flow_style=False))
-    for key, value in result.items():
-        _serialize(dumper, key)
-        if isinstance(value, list) and value:
-            seq_tag = yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG
-            dumper.emit(SequenceStartEvent(None, seq_tag, True, flow_style=False))
-            for item in value:
-                _serialize(dumper, item)
-            dumper.emit(SequenceEndEvent())
-        else:
-            _serialize(dumper, value)
-    dumper.emit(MappingEndEvent())
-    dumper.emit(DocumentEndEvent(explicit=dumper.use_explicit_end))
-    dumper.close()
-
-
-def _serialize(dumper: _StreamDumper, value: Any) -> None:
-    """One value as ``Dumper.represent`` would serialise it inside a document, then forgotten."""
-    node = dumper.represent_data(value)
-    dumper.anchor_node(node)
-    dumper.serialize_node(node, None, None)
-    dumper.represented_objects = {}
-    dumper.object_keeper = []
-    dumper.alias_key = None
-    dumper.serialized_nodes = {}
-    dumper.anchors = {}

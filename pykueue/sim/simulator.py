@@ -314,11 +314,9 @@ class Simulation:
         engine = self.engine
         fair = engine.config.fair_sharing.enable
         for name in engine.cluster_queue_names():
-            cq = engine.cluster_queue_status(name)
-            assert cq is not None
-            usage = dict(cq.usage)
-            pending = cq.pending
-            share = cq.weighted_share if fair else 0
+            usage = engine.usage_of(name)
+            pending = engine.pending_count(name)
+            share = engine.weighted_share(name) if fair else 0
             state = (usage, pending, share)
             if self._last_sample.get(name) != state:
                 self._last_sample[name] = state

@@ -60,44 +60,48 @@ class ClassicalPolicy:
 
     # -- candidates ---------------------------------------------------------------------------------
 
-    def _variant(self, cq: ClusterQueueState, wl: WorkloadInfo, cand: WorkloadInfo, frs: set[FR], advantage: bool) -> int:
-        for fr in cand.usage:
-            if fr in frs:
-                break
-        else:
-            return 0
-        policy = cq.spec.preemption
-        same = cand.cluster_queue == cq.spec.name
-        rule = policy.within_cluster_queue if same else policy.reclaim_within_cohort
-        wl_priority, cand_priority = wl.spec.priority, cand.spec.priority
-        lower = wl_priority > cand_priority
-        if rule == model.LOWER_PRIORITY:
-            too_high = not lower
-        elif rule == model.LOWER_OR_NEWER_EQUAL_PRIORITY:
-            newer_equal = wl_priority == cand_priority and wl.order_us < cand.order_us
-            too_high = not (lower or newer_equal)
-        else:
-            too_high = rule != model.ANY
-        if too_high:
-            return 0
-        if same:
-            return _WITHIN_CQ
-        if advantage:
-            return _HIERARCHICAL
-        if policy.borrow_within_cohort == model.NEVER:
-            return _WITHOUT_BORROWING
-        threshold = policy.max_priority_threshold
-        if cand_priority >= wl_priority or (threshold is not None and cand_priority > threshold):
-            return _WITHOUT_BORROWING
-        return _WHILE_BORROWING
-
     def _from_cq(self, cq: ClusterQueueState, source: ClusterQueueState, wl: WorkloadInfo, frs: set[FR],
                  lca: QuotaNode | None, advantage: bool) -> Iterator[tuple[tuple, int, _Candidate]]:
-        """Candidates of one queue, lazily, in candidate order (keyed for merging across queues)."""
+        """Candidates of one queue, lazily, in candidate order (keyed for merging across queues), each
+        with how it may be preempted: not at all when it uses none of ``frs`` or its priority is too
+        high for the queue's rule; within the queue; else by hierarchical reclaim (``advantage``), or
+        without or while borrowing. What does not depend on the candidate is worked out once: this
+        runs for every admitted workload of every over-quota queue a preemptor looks at."""
+        policy = cq.spec.preemption
+        name = cq.spec.name
+        wl_priority, wl_order = wl.spec.priority, wl.order_us
+        own_rule, other_rule = policy.within_cluster_queue, policy.reclaim_within_cohort
+        if advantage:
+            elsewhere = _HIERARCHICAL
+        elif policy.borrow_within_cohort == model.NEVER:
+            elsewhere = _WITHOUT_BORROWING
+        else:
+            elsewhere = 0  # decided per candidate: while borrowing or without
+        threshold = policy.max_priority_threshold
+        disjoint = frs.isdisjoint
         for order, cand in source.by_victim_order:
-            variant = self._variant(cq, wl, cand, frs, advantage)
-            if variant:
-                yield order, cand.seq, _Candidate(cand, lca, variant)
+            if disjoint(cand.usage):
+                continue
+            same = cand.cluster_queue == name
+            rule = own_rule if same else other_rule
+            cand_priority = cand.spec.priority
+            if rule == model.LOWER_PRIORITY:
+                if not wl_priority > cand_priority:
+                    continue
+            elif rule == model.LOWER_OR_NEWER_EQUAL_PRIORITY:
+                if not (wl_priority > cand_priority or (wl_priority == cand_priority and wl_order < cand.order_us)):
+                    continue
+            elif rule != model.ANY:
+                continue
+            if same:
+                variant = _WITHIN_CQ
+            elif elsewhere:
+                variant = elsewhere
+            elif cand_priority >= wl_priority or (threshold is not None and cand_priority > threshold):
+                variant = _WITHOUT_BORROWING
+            else:
+                variant = _WHILE_BORROWING
+            yield order, cand.seq, _Candidate(cand, lca, variant)
 
     def _sources(self, exclude: QuotaNode | None, frs: set[FR], current: QuotaNode, skip: QuotaNode | None,
                  out: list[ClusterQueueState]) -> None:

@@ -1,0 +1,153 @@
+"""``pykueue simulate`` as a user runs it: the whole CLI process, output included, beside a reference build.
+
+Each run is a fresh process (``pykueue simulate --generator G --output FORMAT``, stdout to /dev/null: the
+output is still encoded and written), timed by a wrapper process from ``getrusage(RUSAGE_CHILDREN)``:
+CPU seconds (user + system) and peak RSS. The reference is another commit (default ``5ef5fcd``, the
+build issue 23 measures against) exported with ``git archive`` into a temporary directory and installed
+in a venv of its own there; both builds run the same command, interleaved, and each figure is the
+lowest of ``--repeat`` runs (the machine is shared: the lowest is the least disturbed).
+
+    python bench/cli_speed.py                          # baseline json + yaml, large-scale json
+    python bench/cli_speed.py --runs baseline:json --repeat 3
+    python bench/cli_speed.py --runs million:json --no-reference
+    python bench/cli_speed.py --reference 5ef5fcd --keep /tmp/pykueue-ref   # reuse the built reference
+
+Scenarios are read from ``<shared>/perf/<name>/generator.yaml`` (``--shared``, default ``../shared``
+beside the repository), else from ``pykueue/examples/perf/<name>/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_RUNS = ["baseline:json", "baseline:yaml", "large-scale:json"]
+
+# Runs the command with stdout to /dev/null; reports the child's CPU, peak RSS and exit status.
+_WRAPPER = (
+    "import json, resource, subprocess, sys, time\n"
+    "t = time.perf_counter()\n"
+    "with open('/dev/null', 'wb') as null:\n"
+    "    p = subprocess.run(sys.argv[1:], stdout=null, stderr=subprocess.PIPE)\n"
+    "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(json.dumps({'exit': p.returncode, 'cpu': u.ru_utime + u.ru_stime, 'rss_kb': u.ru_maxrss,"
+    " 'wall': time.perf_counter() - t, 'stderr': p.stderr.decode(errors='replace')[-2000:]}))\n"
+)
+
+
+def generator_path(shared: Path, name: str) -> Path:
+    for candidate in (shared / "perf" / name / "generator.yaml", ROOT / "pykueue" / "examples" / "perf" / name / "generator.yaml"):
+        if candidate.exists():
+            return candidate
+    raise SystemExit(f"no generator for scenario {name!r} under {shared / 'perf'} or pykueue/examples/perf")
+
+
+def build_reference(commit: str, where: Path) -> Path:
+    """``commit`` exported into ``where`` and installed in ``where/.venv``; returns its interpreter.
+    An existing build of the same commit there is reused."""
+    python = where / ".venv" / "bin" / "python"
+    marker = where / ".built-commit"
+    full = subprocess.run(["git", "rev-parse", commit], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+    if python.exists() and marker.exists() and marker.read_text().strip() == full:
+        return python
+    if where.exists():
+        shutil.rmtree(where)
+    where.mkdir(parents=True)
+    archive = subprocess.run(["git", "archive", full], cwd=ROOT, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(where)], input=archive, check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(where / ".venv")], check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", str(where)], check=True)
+    marker.write_text(full + "\n")
+    return python
+
+
+def measure(build: tuple[str, Path], generator: Path, fmt: str) -> dict:
+    """One run of ``build`` = (interpreter, source tree), started in its tree so that ``-m`` finds it."""
+    python, tree = build
+    cmd = [python, "-m", "pykueue.cli", "simulate", "--generator", str(generator.resolve()), "--output", fmt]
+    out = subprocess.run([sys.executable, "-c", _WRAPPER, *cmd], capture_output=True, text=True, check=True,
+                         cwd=tree)
+    result = json.loads(out.stdout)
+    if result["exit"] != 0:
+        raise SystemExit(f"{' '.join(cmd)} exited {result['exit']}: {result['stderr']}")
+    return result
+
+
+def best(results: list[dict]) -> dict:
+    return {"cpu": min(r["cpu"] for r in results), "rss_mb": max(r["rss_kb"] for r in results) / 1024,
+            "wall": min(r["wall"] for r in results)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", nargs="+", default=DEFAULT_RUNS, metavar="SCENARIO:FORMAT",
+                        help=f"scenario and output format pairs (default: {' '.join(DEFAULT_RUNS)})")
+    parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared")
+    parser.add_argument("--reference", default="5ef5fcd", help="commit to build beside this tree (default 5ef5fcd)")
+    parser.add_argument("--no-reference", action="store_true", help="time this tree only")
+    parser.add_argument("--keep", type=Path, help="build the reference here and keep it (default: a temporary directory)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per build and pair; the lowest CPU is shown")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    args = parser.parse_args(argv)
+
+    temp: tempfile.TemporaryDirectory | None = None
+    builds: list[tuple[str, tuple[str, Path]]] = [("this tree", (sys.executable, ROOT))]
+    if not args.no_reference:
+        if args.keep is None:
+            temp = tempfile.TemporaryDirectory(prefix="pykueue-ref-")
+            where = Path(temp.name)
+        else:
+            where = args.keep
+        print(f"building the reference {args.reference} in {where} ...", file=sys.stderr)
+        builds.append((args.reference, (str(build_reference(args.reference, where)), where)))
+    rows = []
+    try:
+        for pair in args.runs:
+            name, _, fmt = pair.partition(":")
+            generator = generator_path(args.shared, name)
+            runs: dict[str, list[dict]] = {label: [] for label, _ in builds}
+            for _ in range(args.repeat):
+                for label, build in builds:  # interleaved: both builds see the same machine
+                    runs[label].append(measure(build, generator, fmt or "json"))
+            figures = {label: best(r) for label, r in runs.items()}
+            rows.append({"scenario": name, "format": fmt or "json", "figures": figures})
+            print(f"  {name} {fmt or 'json'}: " + ", ".join(
+                f"{label} {f['cpu']:.2f} s {f['rss_mb']:.0f} MB" for label, f in figures.items()), file=sys.stderr)
+    finally:
+        if temp is not None:
+            temp.cleanup()
+    print_table(rows, [label for label, _ in builds])
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    return 0
+
+
+def print_table(rows: list[dict], labels: list[str]) -> None:
+    head = ["scenario", "output"]
+    for label in labels:
+        head += [f"{label} CPU s", f"{label} peak MB"]
+    if len(labels) == 2:
+        head.append("CPU ratio")
+    lines = [head]
+    for row in rows:
+        f = row["figures"]
+        line = [row["scenario"], row["format"]]
+        for label in labels:
+            line += [f"{f[label]['cpu']:.2f}", f"{f[label]['rss_mb']:.0f}"]
+        if len(labels) == 2:
+            line.append(f"{f[labels[0]]['cpu'] / f[labels[1]]['cpu']:.2f}x")
+        lines.append(line)
+    print("| " + " | ".join(lines[0]) + " |")
+    print("|" + "|".join(" --- " for _ in lines[0]) + "|")
+    for line in lines[1:]:
+        print("| " + " | ".join(line) + " |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,110 @@
+"""The result document as JSON, through orjson, with exactly the bytes of
+``json.dumps(result, indent=2, ensure_ascii=False) + "\\n"``.
+
+The standard library's encoder is pure Python as soon as it indents: it was the largest single cost of
+a ``simulate --output json`` run. orjson indents by two spaces too, and writes the same separators,
+escapes and integers; its floats differ only below 1e-4 (``0.00001`` and ``2.5e-7`` where Python
+writes ``1e-05`` and ``2.5e-07``) and for NaN and infinities (``null``). So the long lists of the
+document (workloads, events) are encoded by orjson in slices, re-indented to their depth; a slice
+whose text may hold such a float, that has a non-finite float, or that orjson refuses (an integer
+beyond 64 bits, a lone surrogate, a key that is not a string) is encoded by the standard library
+instead. Everything else (the short top-level values) goes through the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import IO, Any
+
+import orjson
+
+_SLICE = 64  # list entries encoded by one orjson call (tens of KB of text)
+# Where orjson's text of a float may differ from Python's: a small float written in decimal (0.0000...)
+# or with a negative exponent (a digit, then e-: found as 0e- once every digit reads 0). Strings may
+# match too; then the slice is only encoded twice.
+_DIGITS_AS_0 = bytes.maketrans(b"123456789", b"000000000")
+_STDLIB = json.JSONEncoder(indent=2, ensure_ascii=False)
+
+
+def _finite(value: Any) -> bool:
+    """True when no float inside ``value`` is NaN or infinite (orjson writes those as ``null``)."""
+    stack = [value]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        v = pop()
+        t = type(v)
+        if t is str or t is int or v is None:
+            continue
+        if t is dict:
+            push(v.values())
+        elif t is list or t is tuple:
+            push(v)
+        elif t is float:
+            if not math.isfinite(v):
+                return False
+        elif isinstance(v, float) and not math.isfinite(v):
+            return False
+        elif isinstance(v, dict):
+            push(v.values())
+        elif isinstance(v, (list, tuple)):
+            push(v)
+    return True
+
+
+def _stdlib(value: Any, indent: str) -> bytes:
+    """``value`` as the standard library writes it, its lines after the first indented by ``indent``."""
+    return _STDLIB.encode(value).replace("\n", "\n" + indent).encode("utf-8", "surrogatepass")
+
+
+def _items(items: list[Any]) -> bytes:
+    """Entries of a top-level list, each at depth 2 (four spaces), joined by ``,\\n``."""
+    try:
+        text = orjson.dumps(items, option=orjson.OPT_INDENT_2)
+        if b"0.0000" in text or b"0e-" in text.translate(_DIGITS_AS_0):
+            raise ValueError
+        if b"null" in text and not _finite(items):  # without a null, orjson met no NaN or infinity
+            raise ValueError
+    except (ValueError, TypeError):  # orjson.JSONEncodeError is a TypeError
+        return b",\n".join(b"    " + _stdlib(item, "    ") for item in items)
+    # b'[\n  {...},\n  {...}\n]' -> the entries, two spaces deeper.
+    return b"  " + text[2:-2].replace(b"\n", b"\n  ")
+
+
+def write_json(result: dict[str, Any], out: IO[str]) -> None:
+    """``json.dumps(result, indent=2, ensure_ascii=False) + "\\n"`` written to ``out`` in pieces."""
+    if not result or any(type(key) is not str for key in result):
+        for piece in _STDLIB.iterencode(result):  # rare: written as the standard library would
+            out.write(piece)
+        out.write("\n")
+        return
+    write = _byte_writer(out)
+    first = True
+    for key, value in result.items():
+        head = (b"{\n  " if first else b",\n  ") + _stdlib(key, "") + b": "
+        first = False
+        if type(value) is list and value:
+            write(head + b"[\n")
+            for start in range(0, len(value), _SLICE):
+                if start:
+                    write(b",\n")
+                write(_items(value[start:start + _SLICE]))
+            write(b"\n  ]")
+        else:
+            write(head + _stdlib(value, "  "))
+    write(b"\n}\n")
+
+
+def _byte_writer(out: IO[str]) -> Any:
+    """Write UTF-8 bytes to ``out``'s binary buffer when it has one that takes UTF-8 (flushing its
+    text layer first), else decoded."""
+    buffer = getattr(out, "buffer", None)
+    encoding = (getattr(out, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+    if buffer is not None and encoding == "utf8":
+        out.flush()
+        return buffer.write
+
+    def write(data: bytes) -> None:
+        out.write(data.decode("utf-8", "surrogatepass"))
+
+    return write
