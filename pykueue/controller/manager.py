@@ -70,7 +70,7 @@ class Controller:
         self.classes_by_key: dict[str, dict[str, Any]] = {}
         self.converted: dict[bytes, model.Workload] = {}  # translate.workload's cache, by shape
         self.invalid: dict[str, str] = {}  # Workloads that bypassed validation: what validation says
-        self.active: dict[str, bool] = {}
+        self.deactivation_seen: set[str] = set()  # Kueue deactivated these and the API has shown it
         self.unevaluated: dict[str, None] = {}  # new pending workloads: their status waits for a pass
         self.kick_wake = asyncio.Event()
         self.jobs = WorkQueue()
@@ -229,7 +229,6 @@ class Controller:
                 return
             self.invalid.pop(key, None)
             engine.add_workload(converted, now)
-            self.active[key] = converted.active
             if engine.state_of(key) is not State.ADMITTED:
                 # Written after the next pass has tried it, with the scheduler's message, as upstream
                 # does; a workload that pass admits gets one write, its admission.
@@ -237,11 +236,10 @@ class Controller:
             self.queues_dirty.set()  # the queues count it pending even if no decision follows
             self.kick()
             return
-        self._sync_workload(key, old, obj, now, finished)
+        self._sync_workload(key, obj, now, finished)
 
-    def _sync_workload(self, key: str, old: dict[str, Any] | None, obj: dict[str, Any], now: int,
-                       finished: bool) -> None:
-        """Carry what others changed on a known Workload into the engine."""
+    def _sync_workload(self, key: str, obj: dict[str, Any], now: int, finished: bool) -> None:
+        """Make the engine agree with the cached Workload (level-triggered: the copy alone decides)."""
         engine = self.engine
         state = views.admitted_state(engine, key)
         changed = False
@@ -253,24 +251,29 @@ class Controller:
             if RESOURCE_IN_USE_FINALIZER in (obj["metadata"].get("finalizers") or []):
                 self.workload_writes.add(key)
             changed = True
-        # Only a change seen in the API counts: an older copy must not undo Kueue's own deactivation.
-        active = _active(obj)
-        if engine.has_workload(key) and old is not None and _active(old) != active and active != self.active.get(key):
-            self.active[key] = active
-            if active or views.admitted_state(engine, key) is not State.INACTIVE:
-                engine.set_active(key, active, now)
-            changed = True
         w = views.snapshot(engine, key)  # one snapshot for the rest: each step below moves its own field
         if w is not None:
-            # Ready: the pods-ready deadline goes. Seen going from ready to not ready: recoveryTimeout
-            # starts. The engine keeps both deadlines; the scheduling loop wakes for them.
-            ready = translate.is_true(obj, "PodsReady")
-            if state is State.ADMITTED and ready and not w.pods_ready:
-                engine.mark_pods_ready(key, now)
+            # spec.active, level-triggered: the engine follows the API, except while Kueue's own
+            # deactivation (the engine says so) has not been seen in the API yet: a copy older than
+            # Kueue's spec.active=false must not undo it.
+            active = _active(obj)
+            ours = w.state is State.INACTIVE and w.deactivated_by is not None
+            if ours and not active:
+                self.deactivation_seen.add(key)
+            if ours and key not in self.deactivation_seen:
+                pass  # our spec.active=false is on its way (workload_writes)
+            elif active != w.spec.active and w.state is not State.FINISHED:
+                self.deactivation_seen.discard(key)
+                engine.set_active(key, active, now)
                 changed = True
-            elif (state is State.ADMITTED and not ready and w.pods_ready and old is not None
-                  and translate.is_true(old, "PodsReady")):
-                engine.mark_pods_not_ready(key, now)
+            # PodsReady, level-triggered: ready takes the pods-ready deadline away; no longer ready
+            # starts recoveryTimeout. The engine keeps both deadlines; the scheduling loop wakes for them.
+            ready = translate.is_true(obj, "PodsReady")
+            if state is State.ADMITTED and ready != w.pods_ready:
+                if ready:
+                    engine.mark_pods_ready(key, now)
+                else:
+                    engine.mark_pods_not_ready(key, now)
                 changed = True
             reclaimable = translate.reclaimable_pods(obj)
             if reclaimable != dict(w.spec.reclaimable_pods) and w.state is not State.FINISHED:
@@ -345,7 +348,6 @@ class Controller:
         workloads = self.informers.get("workloads")
         decisions.record(self.recorder, workloads.get(key) if workloads else None, event, reason)
         if event.type == ev.DEACTIVATED:
-            self.active[key] = False
             self.workload_writes.add(key)
         self.status_writer.note(event, reason)
         if event.type == ev.ADMITTED:
@@ -370,7 +372,9 @@ class Controller:
             return
         meta = obj["metadata"]
         namespace, name = key.split("/", 1)
-        if self.active.get(key) is False and _active(obj) and self.engine.state_of(key) is State.INACTIVE:
+        w = views.snapshot(self.engine, key)
+        if (w is not None and w.state is State.INACTIVE and w.deactivated_by is not None and _active(obj)
+                and key not in self.deactivation_seen):
             # Kueue deactivated it (requeuing limit, a check Rejected, the execution limit).
             await self.kube.merge_patch(r.WORKLOAD, name, {"spec": {"active": False}}, namespace)
         finalizers = meta.get("finalizers") or []
@@ -411,7 +415,8 @@ class Controller:
             known = self.engine.has_workload(key)
             if not known and not translate.is_true(obj, "Finished") and not obj["metadata"].get("deletionTimestamp"):
                 self.on_workload(MODIFIED, None, obj)
-            elif key in self.invalid or self.active.get(key) is False:
+            elif key in self.invalid or (self.engine.state_of(key) is State.INACTIVE
+                                         and key not in self.deactivation_seen):
                 self.workload_writes.add(key)
         for key in [k for k in self.engine.workload_keys() if k not in workloads.store]:
             self.engine.delete_workload(key)
@@ -423,7 +428,7 @@ class Controller:
     def _forget(self, key: str) -> None:
         self.metrics.forget(key)
         self.status_writer.forget(key)
-        self.active.pop(key, None)
+        self.deactivation_seen.discard(key)
         self.unevaluated.pop(key, None)
         self.invalid.pop(key, None)
 

@@ -385,6 +385,7 @@ class Engine:
             self._deactivate(info, now, cause=None, message="The workload is deactivated")
         else:
             info.spec = _replace_active(spec, True)
+            info.deactivated_by = None
             self._transition(info, State.PENDING, now, reason=PENDING_EVALUATION,
                              message="The workload was reactivated")
             info.requeue_count = 0
@@ -399,6 +400,7 @@ class Engine:
         quota, never requeued, and its requeue state cleared (upstream drops status.requeueState).
         ``announced``: the Deactivated event comes before the eviction (a timed deactivation)."""
         info.spec = _replace_active(info.spec, False)
+        info.deactivated_by = cause
         if announced:
             self._emit(ev.DEACTIVATED, info, info.cluster_queue, reason=cause, message=message)
         if info.has_quota:
@@ -722,7 +724,8 @@ class Engine:
             message=message or None, order_us=info.order_us, reserved_us=info.reserved_us,
             admitted_us=info.admitted_us, finished_us=info.finished_us, evictions=info.evictions,
             eviction_reason=info.eviction_reason, requeue_count=info.requeue_count, requeue_us=info.requeue_us,
-            pods_ready=info.pods_ready, accumulated_s=info.accumulated_s, check_states=MappingProxyType(dict(info.check_states)), seq=info.seq,
+            pods_ready=info.pods_ready, accumulated_s=info.accumulated_s, deactivated_by=info.deactivated_by,
+            check_states=MappingProxyType(dict(info.check_states)), seq=info.seq,
         )
 
     def workload_statuses(self) -> list[WorkloadStatus]:

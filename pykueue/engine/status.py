@@ -35,6 +35,7 @@ class WorkloadStatus:
     requeue_us: int | None  # when its requeuing backoff expires
     pods_ready: bool
     accumulated_s: int  # status.accumulatedPastExecutionTimeSeconds
+    deactivated_by: str | None  # the cause when Kueue itself deactivated it (not the user)
     check_states: Mapping[str, str]
     seq: int  # submission order: the final tie-breaker
 

@@ -84,6 +84,7 @@ class WorkloadInfo:
         "requeue_us",
         "pods_ready",
         "accumulated_s",
+        "deactivated_by",
         "check_states",
         "hash",
         "reason_stamp",
@@ -114,6 +115,7 @@ class WorkloadInfo:
         self.requeue_us: int | None = None  # when its requeuing backoff expires
         self.pods_ready = False
         self.accumulated_s = spec.accumulated_execution_seconds  # admitted seconds of past admissions
+        self.deactivated_by: str | None = None  # why Kueue itself deactivated it (a cause), until reactivated
         self.check_states: dict[str, str] = {}
         self.hash = scheduling_hash(spec)
         self.reason_stamp = 0
