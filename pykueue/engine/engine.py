@@ -154,11 +154,7 @@ class Engine:
             # Upstream's workload controller: a reservation still waiting for its checks is undone.
             for info in sorted(cq.admitted.values(), key=lambda i: i.seq):
                 if info.state is State.QUOTA_RESERVED:
-                    self._release(info)
-                    self._transition(info, State.PENDING, 0,  # no time is kept for a return to pending
-                                     reason=MISCONFIGURED, message=f"ClusterQueue {name} is terminating or missing")
-                    info.check_states = {}
-                    self.queues.place(info)
+                    self._unreserve(info, f"ClusterQueue {name} is terminating or missing")
         if not cq.admitted:
             del self.cqs[name]
             self._terminating.discard(name)
@@ -253,8 +249,21 @@ class Engine:
             return
 
     def delete_local_queue(self, key: str) -> None:
+        """Gone: admitted workloads run on (their quota stays counted in their ClusterQueue); a
+        reservation still waiting for its checks is undone, as upstream's workload controller does."""
         self.local_queues.pop(key, None)
+        for info in sorted(self.workloads.values(), key=lambda i: i.seq):
+            if info.state is State.QUOTA_RESERVED and f"{info.spec.namespace}/{info.spec.queue_name}" == key:
+                self._unreserve(info, f"LocalQueue {info.spec.queue_name} is terminating or missing")
         self._requeue_everything()
+
+    def _unreserve(self, info: WorkloadInfo, message: str) -> None:
+        """A reservation whose queue went away while it waited for its checks goes back to pending."""
+        self._release(info)
+        self._transition(info, State.PENDING, 0,  # no time is kept for a return to pending
+                         reason=MISCONFIGURED, message=message)
+        info.check_states = {}
+        self.queues.place(info)
 
     # ------------------------------------------------------------------------------- structure
 

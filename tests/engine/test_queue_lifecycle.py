@@ -4,6 +4,8 @@ missing or re-created; a queue in any of those states but valid admits nothing."
 
 from __future__ import annotations
 
+import dataclasses
+
 from pykueue.engine import model as m
 from pykueue.engine.engine import Engine
 from pykueue.engine.workload import State
@@ -145,3 +147,28 @@ def test_an_invalid_local_queue_exists_admits_nothing_and_says_why() -> None:
     e.apply_local_queue(m.LocalQueue("ns", "q-cq", "cq"))  # fixed
     e.schedule(1 * US)
     assert admitted(e) == ["ns/a"]
+
+
+def test_a_reservation_waiting_for_checks_is_undone_when_its_queue_goes() -> None:
+    """Upstream's workload controller: quota reserved, checks not Ready, and the LocalQueue (or the
+    ClusterQueue) is terminating or missing: the reservation is undone; an admitted workload runs on."""
+    for kind in ("LocalQueue", "ClusterQueue"):
+        e = Engine()
+        e.apply_resource_flavor(m.ResourceFlavor("f"))
+        e.apply_admission_check(m.AdmissionCheck("prov"))
+        e.apply_cluster_queue(dataclasses.replace(cq(cpu=4), admission_checks=(m.AdmissionCheckRule("prov"),)))
+        e.apply_local_queue(m.LocalQueue("ns", "q-cq", "cq"))
+        e.add_workload(wl("waiting"))
+        e.add_workload(wl("running", admitted_in="cq"))  # restored admitted: its checks were Ready
+        e.schedule(0)
+        assert e.state_of("ns/waiting") is State.QUOTA_RESERVED
+        if kind == "LocalQueue":
+            e.delete_local_queue("ns/q-cq")
+        else:
+            e.delete_cluster_queue("cq")
+        status = e.workload_status("ns/waiting")
+        assert status.state is State.PENDING and status.usage == {}
+        # what it is told then is why its queue cannot take it now, as its queue blocker words it
+        assert status.message == ("LocalQueue q-cq doesn't exist" if kind == "LocalQueue"
+                                  else "ClusterQueue cq is inactive: clusterQueue is terminating")
+        assert e.state_of("ns/running") is State.ADMITTED
