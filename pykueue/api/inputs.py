@@ -65,14 +65,18 @@ class SubmittedWorkload:
 
 @dataclass(slots=True, frozen=True)
 class UnmanagedJob:
-    """A batch/v1 Job without the queue-name label: Kueue leaves it alone, but its labels and
-    annotations may show that its author meant it to be queued (see ``pykueue.api.references``)."""
+    """A batch/v1 Job (or a Pod) that Kueue does not manage: no queue-name label, or its integration
+    not enabled. Kueue leaves it alone, but its labels and annotations may show that its author meant it
+    to be queued (see ``pykueue.api.references``)."""
 
     source: Source
     namespace: str
     name: str
     labels: dict[str, str] = field(default_factory=dict)
     annotations: dict[str, str] = field(default_factory=dict)
+    kind: str = "Job"
+    framework: str = "batch/job"  # the integration that would manage it, by upstream's name
+    framework_enabled: bool = True
 
 
 @dataclass(slots=True, frozen=True)

@@ -46,6 +46,7 @@ _SPECS = [
     _spec("v1", "Namespace", core.Namespace),
     _spec("scheduling.k8s.io/v1", "PriorityClass", core.PriorityClass),
     _spec("batch/v1", "Job", core.Job, namespaced=True),
+    _spec("v1", "Pod", core.Pod, namespaced=True),
     _spec(CONFIG_V1BETA1, "Configuration", config.ConfigurationV1beta1),
     _spec(CONFIG_V1BETA2, "Configuration", config.ConfigurationV1beta2),
 ]

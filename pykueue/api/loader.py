@@ -59,7 +59,13 @@ from pykueue.api.timing import (
 from pykueue.api.workloads import WorkloadReader, job_path, join_path
 
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
+POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 DEFAULT_NAMESPACE = "default"
+WORKLOAD_KINDS = ("Workload", "Job", "Pod")  # each becomes one engine workload
+# The kinds an integration turns into Workloads, by upstream's framework name; on unless the
+# Configuration's integrations.frameworks leaves them out (upstream's default enables batch/job only).
+INTEGRATIONS = {"Job": "batch/job", "Pod": "pod"}
+DEFAULT_FRAMEWORKS = frozenset(("batch/job",))
 MAX_COHORT_DEPTH = 100  # cohorts from a root to the deepest cohort; see the module's docstring
 _WORKLOAD_KEYS = frozenset(("apiVersion", "kind", "metadata", "spec", "status"))
 
@@ -93,8 +99,21 @@ def _metadata(raw: dict[str, Any]) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
+def _frameworks(docs: list[_Doc]) -> frozenset[str]:
+    """The Configuration's ``integrations.frameworks`` (read before the documents it decides about are;
+    a malformed list is the Configuration's own problem, reported when it is validated)."""
+    for doc in docs:
+        if doc.kind == "Configuration":
+            integrations = doc.raw.get("integrations")
+            frameworks = integrations.get("frameworks") if isinstance(integrations, dict) else None
+            if isinstance(frameworks, list):
+                return frozenset(f for f in frameworks if isinstance(f, str))
+    return DEFAULT_FRAMEWORKS
+
+
 class _Loader:
     def __init__(self) -> None:
+        self.frameworks = DEFAULT_FRAMEWORKS
         self.reader = DocumentReader()
         self.workloads = WorkloadReader()
         self.inputs = Inputs()
@@ -114,7 +133,7 @@ class _Loader:
     def doc_problems(self, doc: _Doc, errors: Errors) -> None:
         for path, message in errors:
             if doc.kind == "Job":
-                path = job_path(path)
+                path = job_path(path)  # a Pod's paths come back from the pod integration already mapped
             self.report(doc.source, doc.kind, doc.namespace, doc.name or "-", path, message)
 
     # --- pass 1: read and recognise ---------------------------------------------------------------
@@ -178,7 +197,7 @@ class _Loader:
             name = name or "config"
         prefix = meta.get("generateName")
         # named once every document is read, so that a generated name can avoid every given one
-        generated = not name and spec.kind in ("Workload", "Job") and isinstance(prefix, str) and bool(prefix)
+        generated = not name and spec.kind in WORKLOAD_KINDS and isinstance(prefix, str) and bool(prefix)
         doc = _Doc(source, spec, content, spec.kind, name, namespace, generated)
         if is_config_flag and spec.kind != "Configuration":
             self.doc_problems(doc, [("kind", "the --config file must hold a Kueue Configuration")])
@@ -195,7 +214,7 @@ class _Loader:
         pending = [doc for doc in docs if doc.generated_name]
         if not pending:
             return
-        family = ("Workload", "Job")
+        family = WORKLOAD_KINDS
         taken = {(d.namespace, d.name) for d in docs if d.kind in family and not d.generated_name}
         copies: dict[bytes, int] = {}
         for doc in pending:
@@ -212,13 +231,15 @@ class _Loader:
 
     # --- pass 2: parse, normalise, validate -------------------------------------------------------
 
-    @staticmethod
-    def is_ignored(doc: _Doc) -> bool:
-        """A Job without the queue-name label is not managed by Kueue: it is read nowhere."""
-        if doc.kind != "Job":
+    def is_ignored(self, doc: _Doc) -> bool:
+        """A Job or Pod without the queue-name label, or whose integration the Configuration does not
+        enable (``integrations.frameworks``, upstream's names; default: batch/job only), is not managed
+        by Kueue: it is read nowhere."""
+        framework = INTEGRATIONS.get(doc.kind)
+        if framework is None:
             return False
         labels = _metadata(doc.raw).get("labels")
-        return not (isinstance(labels, dict) and labels.get(QUEUE_NAME_LABEL))
+        return framework not in self.frameworks or not (isinstance(labels, dict) and labels.get(QUEUE_NAME_LABEL))
 
     def note_unmanaged(self, doc: _Doc) -> None:
         """Keep an ignored Job's labels and annotations: they may show it was meant to be queued."""
@@ -229,9 +250,11 @@ class _Loader:
                 return {}
             return {k: "" if v is None else str(v) for k, v in value.items() if isinstance(k, str)}
 
+        framework = INTEGRATIONS.get(doc.kind, "batch/job")
         self.inputs.unmanaged_jobs.append(
             UnmanagedJob(doc.source, doc.namespace or DEFAULT_NAMESPACE, doc.name or "-",
-                         strings(meta.get("labels")), strings(meta.get("annotations")))
+                         strings(meta.get("labels")), strings(meta.get("annotations")), doc.kind, framework,
+                         framework in self.frameworks)
         )
 
     def parse(self, doc: _Doc) -> bool:
@@ -335,6 +358,16 @@ class _Loader:
             "PriorityClass": validation.priority_class,
             "Workload": validation.workload,
         }
+        if doc.kind == "Pod":
+            if not doc.name:
+                return []
+            labels = _metadata(doc.raw).get("labels") or {}
+            if isinstance(labels, dict) and labels.get(POD_GROUP_LABEL):
+                return [(f"metadata.labels[{POD_GROUP_LABEL}]",
+                         "pod groups are not supported by pykueue yet; only a plain Pod is queued alone")]
+            workload, errors = self.workloads.from_pod(doc.raw)
+            doc.obj = workload
+            return errors
         if doc.kind == "Job":
             if not doc.name:  # already reported on metadata.name; the integration would only repeat it
                 return []
@@ -372,7 +405,7 @@ class _Loader:
                     message = f"{what}: {doc.kind} {doc.key} is already defined at {first.source}"
                     self.doc_problems(doc, [("metadata.name", message)])
                     continue
-                if doc.kind in ("Workload", "Job") and doc.timing.at is None:
+                if doc.kind in WORKLOAD_KINDS and doc.timing.at is None:
                     other = workloads.get(doc.key)
                     if other is not None:
                         message = f"{doc.kind} {doc.key} would be the same workload as {other.kind} {doc.key} at {other.source}"
@@ -418,7 +451,7 @@ class _Loader:
         """A script for a check that no AdmissionCheck defines is never played: warn."""
         defined = {d.name for d in docs if d.kind == "AdmissionCheck"}
         for doc in docs:
-            script = doc.annotations.get(ADMISSION_CHECKS) if doc.kind in ("Workload", "Job") else None
+            script = doc.annotations.get(ADMISSION_CHECKS) if doc.kind in WORKLOAD_KINDS else None
             if not script:
                 continue
             for check in parse_admission_checks(script):
@@ -501,7 +534,7 @@ class _Loader:
             else:
                 if doc.kind == "Namespace":
                     declared.add(doc.name)
-                if doc.kind not in ("Workload", "Job"):  # a SubmittedWorkload carries its own
+                if doc.kind not in WORKLOAD_KINDS:  # a SubmittedWorkload carries its own
                     self.inputs.sources[(doc.kind, doc.key)] = doc.source
                 self.add(doc.kind, obj)
             if doc.timing.delete_at is not None:
@@ -523,6 +556,7 @@ class _Loader:
             "AdmissionCheck": self.inputs.admission_checks,
             "Workload": self.inputs.workloads,
             "Job": self.inputs.workloads,
+            "Pod": self.inputs.workloads,
         }
         if kind in lists:
             lists[kind].append(obj)
@@ -549,7 +583,7 @@ class _Loader:
             return convert.namespace(doc.name, obj.metadata.labels)
         if doc.kind in ("PriorityClass", "WorkloadPriorityClass"):
             return obj.value if doc.timing.at is not None else None  # only their changes travel on
-        if doc.kind in ("Workload", "Job"):
+        if doc.kind in WORKLOAD_KINDS:
             return self.submitted(doc, epoch, classes, creation_times)
         return None
 
@@ -616,6 +650,7 @@ class _Loader:
         return sorted(found, key=lambda p: (order.get(p.source.file, len(order)), p.source.doc))
 
     def run(self, docs: list[_Doc]) -> None:
+        self.frameworks = _frameworks(docs)
         self.name_generated(docs)
         valid = []
         for doc in docs:

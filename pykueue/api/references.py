@@ -129,7 +129,7 @@ def _workload_references(inputs: Inputs, index: _Index) -> Iterator[Problem]:
         wl, source = submitted.workload, submitted.source
         queues = index.local_queues.get(wl.namespace, set())
         if wl.queue_name and wl.queue_name not in queues:
-            path = f"metadata.labels[{QUEUE_NAME_LABEL}]" if wl.kind == "Job" else "spec.queueName"
+            path = f"metadata.labels[{QUEUE_NAME_LABEL}]" if wl.kind in ("Job", "Pod") else "spec.queueName"
             elsewhere = sorted(ns for ns, names in index.local_queues.items() if wl.queue_name in names)
             hint = (
                 f' (there is one in namespace "{elsewhere[0]}", but a LocalQueue serves its own namespace only)'
@@ -236,9 +236,14 @@ def misspelt_queue_label(key: str) -> bool:
 
 def _unmanaged_job_hints(job: UnmanagedJob) -> Iterator[Problem]:
     def problem(path: str, message: str) -> Problem:
-        return Problem(job.source, "Job", job.namespace, job.name, path, message)
+        return Problem(job.source, job.kind, job.namespace, job.name, path, message)
 
-    unmanaged = "without it Kueue does not manage this Job"
+    unmanaged = f"without it Kueue does not manage this {job.kind}"
+    if job.labels.get(QUEUE_NAME_LABEL) and not job.framework_enabled:
+        yield problem(f"metadata.labels[{QUEUE_NAME_LABEL}]",
+                      f'the Configuration\'s integrations.frameworks does not enable "{job.framework}": '
+                      f"Kueue does not manage this {job.kind}")
+        return
     if QUEUE_NAME_LABEL in job.labels:
         yield problem(f"metadata.labels[{QUEUE_NAME_LABEL}]", f"empty: the label must name a LocalQueue; {unmanaged}")
     for key in job.labels:

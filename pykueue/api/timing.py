@@ -82,7 +82,7 @@ def read_timing(annotations: dict[str, str], kind: str) -> tuple[Timing, Errors]
     """The simulation annotations of an object of ``kind``, and what is wrong with them."""
     timing = Timing()
     errors: Errors = []
-    workload_like = kind in ("Workload", "Job")
+    workload_like = kind in ("Workload", "Job", "Pod")
     for key in annotations:
         if not key.startswith(PREFIX):
             continue

@@ -37,6 +37,13 @@ def job_path(path: str) -> str:
     return path
 
 
+def pod_path(path: str) -> str:
+    """A path inside the Workload built from a Pod, pointed back at the Pod's own fields."""
+    if path.startswith("spec.podSets[0].template.spec"):
+        return "spec" + path.removeprefix("spec.podSets[0].template.spec")
+    return path
+
+
 class WorkloadReader:
     """Caches keyed by object identity; each entry keeps its key object alive so ids stay unique."""
 
@@ -93,6 +100,21 @@ class WorkloadReader:
         errors = validation.workload(workload) + validation.job_pod_template(workload.spec)
         return (None if errors else workload), errors
 
+    def from_pod(self, pod: dict[str, Any]) -> tuple[v2.Workload | None, Errors]:
+        """The Workload the pod integration builds for a plain Pod, checked like any Workload."""
+        from pykueue.jobs.pod import workload_from_pod
+
+        try:
+            built = workload_from_pod(copy.deepcopy(pod))
+        except Exception as exc:  # the integration rejecting the Pod is an input problem
+            return None, [("spec", str(exc) or type(exc).__name__)]
+        try:
+            workload = v2.Workload.model_validate(built)
+        except ValidationError as exc:
+            return None, [(pod_path(p), m) for p, m in validation_errors(v2.Workload, built, exc)]
+        errors = validation.workload(workload) + validation.job_pod_template(workload.spec)
+        return (None if errors else workload), [(pod_path(p), m) for p, m in errors]
+
     def pod_sets(self, spec: v2.WorkloadSpec) -> tuple[model.PodSet, ...]:
         cached = self._pod_sets.get(id(spec))
         if cached is None or cached[0] is not spec:
@@ -111,7 +133,7 @@ class WorkloadReader:
         creation_time: float,
     ) -> model.Workload | tuple[str, str]:
         """The engine Workload, or ``(path, message)`` when its priority class does not exist."""
-        from_job = kind == "Job"
+        from_job = kind in ("Job", "Pod")  # an integration's: priority as the Job integration reads it
         ref = workload.spec.priority_class_ref
         resolved = resolve(workload.spec.priority, ref, classes, from_job=from_job)
         if not isinstance(resolved, Resolved):
@@ -119,7 +141,7 @@ class WorkloadReader:
             if from_job:
                 pod_class = ref is not None and ref.group == "scheduling.k8s.io"
                 path = (
-                    "spec.template.spec.priorityClassName"
+                    ("spec.priorityClassName" if kind == "Pod" else "spec.template.spec.priorityClassName")
                     if pod_class
                     else "metadata.labels[kueue.x-k8s.io/priority-class]"
                 )

@@ -401,7 +401,7 @@ class Simulation:
     def _apply_change(self, change: Change, now: int) -> None:
         """A timed change of an object (``pykueue.dev/at`` / ``delete-at``), by kind."""
         engine, obj = self.engine, change.obj
-        if change.kind in ("Workload", "Job"):
+        if change.kind in ("Workload", "Job", "Pod"):
             if change.delete:
                 engine.delete_workload(change.key)
             elif isinstance(obj, SubmittedWorkload) and engine.state_of(change.key) is not None:

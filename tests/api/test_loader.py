@@ -29,7 +29,7 @@ def test_documents_are_numbered_per_file_and_empty_ones_count(tmp_path: Path) ->
         tmp_path,
         "---\n"
         + FLAVOR.format(name="a")
-        + "---\n---\n# nothing\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
+        + "---\n---\n# nothing\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: p}\n",
     )
     inputs, problems = load_paths([str(path)])
     assert [f.name for f in inputs.resource_flavors] == ["a"]
@@ -37,7 +37,7 @@ def test_documents_are_numbered_per_file_and_empty_ones_count(tmp_path: Path) ->
     assert problem.source == Source(str(path), 4)
     assert (
         str(problem)
-        == f'{path}:4: Pod p: kind: unknown kind "Pod" for apiVersion "v1" (known kinds: Namespace)'
+        == f'{path}:4: ConfigMap p: kind: unknown kind "ConfigMap" for apiVersion "v1" (known kinds: Namespace, Pod)'
     )
 
 
@@ -402,7 +402,7 @@ def test_load_documents_from_memory(tmp_path: Path) -> None:
     assert [sw.workload.name for sw in inputs.workloads] == ["w0", "w1", "w2"]
     assert inputs.config.manage_jobs_without_queue_name is True
     assert [str(p) for p in problems] == [
-        'gen.yaml:4: Secret s: kind: unknown kind "Secret" for apiVersion "v1" (known kinds: Namespace)'
+        'gen.yaml:4: Secret s: kind: unknown kind "Secret" for apiVersion "v1" (known kinds: Namespace, Pod)'
     ]
 
 

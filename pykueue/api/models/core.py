@@ -27,6 +27,16 @@ class PriorityClass(ApiModel):
     preemption_policy: Literal["Never", "PreemptLowerPriority"] | None = None
 
 
+class Pod(ApiModel):
+    """A plain Pod (the pod integration): its spec is the integration's to read."""
+
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: dict[str, Any] | None = None
+    status: Any = None
+
+
 class Job(ApiModel):
     """The Job's spec is the Job integration's to read; here only its identity and labels matter."""
 
