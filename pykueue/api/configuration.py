@@ -85,15 +85,23 @@ def _wait_for_pods_ready(w: Any, default_timeout: float | None, block_default: b
     )
 
 
+def _frameworks(integrations: object) -> tuple[str, ...]:
+    frameworks = integrations.get("frameworks") if isinstance(integrations, dict) else None
+    if not isinstance(frameworks, list):
+        return model.Config().frameworks
+    return tuple(f for f in frameworks if isinstance(f, str))
+
+
 def _config(wait: model.WaitForPodsReady, strategies: list[str] | None, fair_on: bool, manage: object,
-            errors: Errors) -> model.Config:
+            errors: Errors, integrations: object = None) -> model.Config:
     fair = model.FairSharing()
     if fair_on:
         fair = model.FairSharing(
             enable=True,
             preemption_strategies=_strategies(strategies, "fairSharing.preemptionStrategies", errors),
         )
-    return model.Config(wait_for_pods_ready=wait, fair_sharing=fair, manage_jobs_without_queue_name=bool(manage))
+    return model.Config(wait_for_pods_ready=wait, fair_sharing=fair, manage_jobs_without_queue_name=bool(manage),
+                        frameworks=_frameworks(integrations))
 
 
 def config_v1beta2(cfg: ConfigurationV1beta2) -> tuple[model.Config, Errors]:
@@ -103,7 +111,7 @@ def config_v1beta2(cfg: ConfigurationV1beta2) -> tuple[model.Config, Errors]:
     wait = _wait_for_pods_ready(w, None, False, errors) if w is not None else model.WaitForPodsReady()
     fs = cfg.fair_sharing
     config = _config(wait, fs.preemption_strategies if fs else None, fs is not None,
-                     cfg.manage_jobs_without_queue_name, errors)
+                     cfg.manage_jobs_without_queue_name, errors, cfg.integrations)
     return config, errors
 
 
@@ -115,5 +123,5 @@ def config_v1beta1(cfg: ConfigurationV1beta1) -> tuple[model.Config, Errors]:
     wait = _wait_for_pods_ready(w, DEFAULT_PODS_READY_TIMEOUT, True, errors) if enabled else model.WaitForPodsReady()
     fs = cfg.fair_sharing
     config = _config(wait, fs.preemption_strategies if fs else None, fs is not None and bool(fs.enable),
-                     cfg.manage_jobs_without_queue_name, errors)
+                     cfg.manage_jobs_without_queue_name, errors, cfg.integrations)
     return config, errors

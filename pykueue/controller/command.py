@@ -193,6 +193,7 @@ async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None,
         secret=args.webhook_secret, namespace=args.webhook_namespace or default_namespace(),
         service=args.webhook_service, url=url,
         manage_jobs_without_queue_name=config.manage_jobs_without_queue_name, visibility=controllers is not None,
+        manage_jobs="batch/job" in config.frameworks,
         auth=auth)
     try:
         server = WebhookServer(kube, options, lambda: controllers[-1] if controllers else None)

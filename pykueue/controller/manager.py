@@ -293,6 +293,8 @@ class Controller:
     def on_job(self, kind: str, old: dict | None, new: dict | None) -> None:
         obj = new or old
         assert obj is not None
+        if "batch/job" not in self.engine.config.frameworks:
+            return  # the Configuration leaves Jobs alone (integrations.frameworks), as upstream does
         if kind != DELETED:
             self.jobs.add(key_of(obj))
 

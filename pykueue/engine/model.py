@@ -288,3 +288,6 @@ class Config:
     wait_for_pods_ready: WaitForPodsReady = WaitForPodsReady()
     fair_sharing: FairSharing = FairSharing()
     manage_jobs_without_queue_name: bool = False
+    # integrations.frameworks: the kinds Kueue manages, by upstream's names (the drivers read it; the
+    # engine only queues what they give it). Upstream's default: batch/job alone.
+    frameworks: tuple[str, ...] = ("batch/job",)

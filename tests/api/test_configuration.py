@@ -129,3 +129,14 @@ def test_config_flag_must_hold_a_configuration(load: Loader) -> None:
     _, problems = load("", config="apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n")
     problem = only_problem(problems)
     assert (problem.kind, problem.path) == ("Namespace", "kind")
+
+
+def test_integrations_frameworks_default_to_batch_job_alone() -> None:
+    """Upstream's default enables the batch/job integration only; a Configuration names the rest."""
+    from pykueue.api.loader import load_documents
+
+    base = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
+    inputs, problems = load_documents([base], "c.yaml")
+    assert not problems and inputs.config.frameworks == ("batch/job",)
+    inputs, problems = load_documents([{**base, "integrations": {"frameworks": ["pod", "batch/job"]}}], "c.yaml")
+    assert not problems and inputs.config.frameworks == ("pod", "batch/job")
