@@ -27,8 +27,9 @@ class PriorityClass(ApiModel):
     preemption_policy: Literal["Never", "PreemptLowerPriority"] | None = None
 
 
-class Pod(ApiModel):
-    """A plain Pod (the pod integration): its spec is the integration's to read."""
+class _Integrated(ApiModel):
+    """An object a Kueue integration turns into a Workload: its spec is the integration's to read;
+    here only its identity and labels matter."""
 
     api_version: str
     kind: str
@@ -37,11 +38,9 @@ class Pod(ApiModel):
     status: Any = None
 
 
-class Job(ApiModel):
-    """The Job's spec is the Job integration's to read; here only its identity and labels matter."""
+class Job(_Integrated):
+    """A batch/v1 Job (the Job integration)."""
 
-    api_version: str
-    kind: str
-    metadata: ObjectMeta
-    spec: dict[str, Any] | None = None
-    status: Any = None
+
+class Pod(_Integrated):
+    """A plain Pod (the pod integration)."""
