@@ -37,7 +37,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pykueue.api import convert, validation
+from pykueue.api import convert, pod_group, validation
 from pykueue.api.configuration import config_v1beta1, config_v1beta2
 from pykueue.api.documents import ReadError, expand_paths, parse_file, read_text
 from pykueue.api.fastyaml import DocumentReader
@@ -66,6 +66,7 @@ WORKLOAD_KINDS = ("Workload", "Job", "Pod")  # each becomes one engine workload
 # Configuration's integrations.frameworks leaves them out (upstream's default enables batch/job only).
 INTEGRATIONS = {"Job": "batch/job", "Pod": "pod"}
 DEFAULT_FRAMEWORKS = frozenset(("batch/job",))
+UNMANAGED_POD_NAMESPACES = ("kube-system", "kueue-system")
 MAX_COHORT_DEPTH = 100  # cohorts from a root to the deepest cohort; see the module's docstring
 _WORKLOAD_KEYS = frozenset(("apiVersion", "kind", "metadata", "spec", "status"))
 
@@ -238,6 +239,8 @@ class _Loader:
         framework = INTEGRATIONS.get(doc.kind)
         if framework is None:
             return False
+        if doc.kind == "Pod" and doc.namespace in UNMANAGED_POD_NAMESPACES:
+            return True  # upstream's default managedJobsNamespaceSelector leaves system Pods alone
         labels = _metadata(doc.raw).get("labels")
         return framework not in self.frameworks or not (isinstance(labels, dict) and labels.get(QUEUE_NAME_LABEL))
 
@@ -361,12 +364,10 @@ class _Loader:
         if doc.kind == "Pod":
             if not doc.name:
                 return []
-            labels = _metadata(doc.raw).get("labels") or {}
-            if isinstance(labels, dict) and labels.get(POD_GROUP_LABEL):
-                return [(f"metadata.labels[{POD_GROUP_LABEL}]",
-                         "pod groups are not supported by pykueue yet; only a plain Pod is queued alone")]
             workload, errors = self.workloads.from_pod(doc.raw)
             doc.obj = workload
+            if not errors and doc.labels.get(POD_GROUP_LABEL):
+                errors = pod_group.member_errors(doc.annotations)
             return errors
         if doc.kind == "Job":
             if not doc.name:  # already reported on metadata.name; the integration would only repeat it
@@ -381,6 +382,36 @@ class _Loader:
         return check(doc.obj) if check is not None else []
 
     # --- pass 3: the set as a whole, then conversion ----------------------------------------------
+
+    def merge_pod_groups(self, docs: list[_Doc]) -> list[_Doc]:
+        """The Pods of one group (``kueue.x-k8s.io/pod-group-name``) become one workload named as the
+        group, in the place of its first Pod, once all ``pod-group-total-count`` of them exist (arrival:
+        the last Pod's); an incomplete group never is, and ``validate`` warns."""
+        groups: dict[tuple[str | None, str], list[_Doc]] = {}
+        for doc in docs:
+            if doc.kind == "Pod" and doc.timing.at is None and doc.labels.get(POD_GROUP_LABEL):
+                groups.setdefault((doc.namespace, doc.labels[POD_GROUP_LABEL]), []).append(doc)
+        if not groups:
+            return docs
+        first = {id(members[0]): key for key, members in groups.items()}
+        out: list[_Doc] = []
+        for doc in docs:
+            key = first.get(id(doc))
+            if key is None:
+                if not (doc.kind == "Pod" and doc.timing.at is None and doc.labels.get(POD_GROUP_LABEL)):
+                    out.append(doc)
+                continue
+            members = groups[key]
+            merged, problem = pod_group.merge([(m.obj, m.raw.get("spec")) for m in members], key[1],
+                                              int(members[0].annotations[pod_group.TOTAL_COUNT]))
+            if merged is None:
+                self.warnings.append(Problem(doc.source, "Pod", doc.namespace, key[1],
+                                             f"metadata.labels[{POD_GROUP_LABEL}]", problem))
+                continue
+            doc.obj, doc.name = merged, key[1]
+            doc.timing.arrival = max(m.timing.arrival for m in members)
+            out.append(doc)
+        return out
 
     def drop_duplicates(self, docs: list[_Doc]) -> list[_Doc]:
         """Keep the first of each object (and of each change time); a Job and a Workload of the same
@@ -666,7 +697,7 @@ class _Loader:
                 ok = False
             if ok:
                 valid.append(doc)
-        kept = self.drop_duplicates(valid)
+        kept = self.drop_duplicates(self.merge_pod_groups(valid))
         self.check_cohort_depth(kept)
         self.check_admission_check_scripts(kept)
         self.build(kept)
