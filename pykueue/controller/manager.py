@@ -53,8 +53,7 @@ from pykueue.kube.workqueue import WorkQueue
 log = logging.getLogger("pykueue.controller")
 
 BURST_SECONDS = 0.1  # how long a scheduling pass waits for the rest of a burst of changes
-RETRY_BASE_SECONDS = 0.5
-RETRY_MAX_SECONDS = 30.0
+RETRY_BASE_SECONDS = supervise.BASE_SECONDS
 RESYNC_SECONDS = 30.0  # every cached object is checked against the engine again (level-triggered)
 INVALID_WORKLOAD = "InvalidSpec"  # a Workload that bypassed validation: its Warning event's reason
 T = TypeVar("T")
@@ -102,7 +101,7 @@ class Controller:
         backoff), so the change is never lost; ``last`` is the object it was handling."""
         failures = self._handler_failures.get((inf.resource.plural, key), 0)
         self._handler_failures[(inf.resource.plural, key)] = failures + 1
-        delay = min(RETRY_BASE_SECONDS * 2**failures, RETRY_MAX_SECONDS)
+        delay = supervise.retry_delay(failures, RETRY_BASE_SECONDS)
         log.warning("event not handled; syncing the object again", extra={"fields": {
             "resource": inf.resource.plural, "key": key, "error": repr(exc), "retryIn": f"{delay:g}s"}})
         asyncio.get_running_loop().call_later(delay, self._resync_key, inf, key, last)

@@ -14,6 +14,7 @@ from typing import Any
 
 from pykueue.controller import views
 from pykueue.controller.parallel import in_parallel
+from pykueue.controller.supervise import retry_delay
 from pykueue.controller.workload_status import (
     MANAGER,
     comparable,
@@ -30,8 +31,6 @@ log = logging.getLogger("pykueue.controller")
 
 QUEUE_STATUS_SECONDS = 1.0  # queue statuses: at most one write per queue per second
 QUEUE_WRITE_CONCURRENCY = 4  # and a few at a time: 2,000 queues at 16 took a quarter of the API server
-RETRY_BASE_SECONDS = 0.5
-RETRY_MAX_SECONDS = 30.0
 
 Written = tuple[str | None, dict[str, Any]]  # (uid, the status without timestamps)
 
@@ -56,7 +55,7 @@ class QueueStatusWriter:
                 await self.write_all()
                 failures = 0
             except Exception as exc:  # noqa: BLE001 - the API server is away: back off, then try again
-                delay = min(RETRY_BASE_SECONDS * 2**failures, RETRY_MAX_SECONDS)
+                delay = retry_delay(failures)
                 failures += 1
                 log.warning("queue status not written; retrying", extra={"fields": {
                     "error": str(exc), "retryIn": f"{delay:g}s"}})

@@ -13,6 +13,11 @@ BASE_SECONDS = 0.5
 MAX_SECONDS = 30.0
 
 
+def retry_delay(failures: int, base: float = BASE_SECONDS) -> float:
+    """The controller's one backoff: doubling from ``base`` after each failure in a row, capped."""
+    return min(base * 2**failures, MAX_SECONDS)
+
+
 async def supervised(name: str, loop: Callable[[], Awaitable[None]], *, base: float = BASE_SECONDS) -> None:
     """Run ``loop()`` forever; when it raises (or returns), log it and run it again with backoff."""
     failures = 0
@@ -25,7 +30,7 @@ async def supervised(name: str, loop: Callable[[], Awaitable[None]], *, base: fl
         except Exception as exc:  # noqa: BLE001 - logged and restarted, never the controller's end
             log.error("loop failed; starting it again", extra={"fields": {
                 "loop": name, "error": repr(exc), "failures": failures + 1}}, exc_info=True)
-        delay = min(base * 2**failures, MAX_SECONDS)
+        delay = retry_delay(failures, base)
         failures += 1
         await asyncio.sleep(delay)
 

@@ -19,6 +19,7 @@ from typing import Any
 from pykueue.controller import translate, views
 from pykueue.controller.events import Recorder
 from pykueue.controller.parallel import WRITE_CONCURRENCY, in_parallel
+from pykueue.controller.supervise import retry_delay
 from pykueue.controller.workload_status import (
     MANAGER,
     Eviction,
@@ -38,8 +39,6 @@ log = logging.getLogger("pykueue.controller")
 
 MESSAGES_PER_PASS = 2 * WRITE_CONCURRENCY  # pending messages written per pass of the status writer
 PENDING_SWEEP_SECONDS = 5.0
-RETRY_BASE_SECONDS = 0.5
-RETRY_MAX_SECONDS = 30.0
 
 
 class WorkloadStatusWriter:
@@ -206,7 +205,7 @@ class WorkloadStatusWriter:
         the reservations back until it gets through."""
         failures = self.retries.get(key, 0)
         self.retries[key] = failures + 1
-        delay = min(RETRY_BASE_SECONDS * 2**failures, RETRY_MAX_SECONDS)
+        delay = retry_delay(failures)
         if transient and self._release_pending(key):
             self.unreleased.add(key)
         # One warning per key and outage (then every tenth try), not one per retry of every workload.
