@@ -47,6 +47,10 @@ _SPECS = [
     _spec("scheduling.k8s.io/v1", "PriorityClass", core.PriorityClass),
     _spec("batch/v1", "Job", core.Job, namespaced=True),
     _spec("v1", "Pod", core.Pod, namespaced=True),
+    _spec("apps/v1", "Deployment", core.Deployment, namespaced=True),
+    _spec("apps/v1", "StatefulSet", core.StatefulSet, namespaced=True),
+    _spec("ray.io/v1", "RayCluster", core.RayCluster, namespaced=True),
+    _spec("ray.io/v1", "RayJob", core.RayJob, namespaced=True),
     _spec(CONFIG_V1BETA1, "Configuration", config.ConfigurationV1beta1),
     _spec(CONFIG_V1BETA2, "Configuration", config.ConfigurationV1beta2),
 ]

@@ -26,6 +26,7 @@ except that the 5 characters come from a hash instead of a random draw (see ``_L
 
 from __future__ import annotations
 
+import copy
 import gc
 import hashlib
 import os
@@ -51,6 +52,7 @@ from pykueue.api.names import generated_name
 from pykueue.api.priority import PriorityClasses
 from pykueue.api.timing import (
     ADMISSION_CHECKS,
+    AT,
     Timing,
     creation_timestamp,
     parse_admission_checks,
@@ -61,11 +63,17 @@ from pykueue.api.workloads import WorkloadReader, job_path, join_path
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 DEFAULT_NAMESPACE = "default"
-WORKLOAD_KINDS = ("Workload", "Job", "Pod")  # each becomes one engine workload
-# The kinds an integration turns into Workloads, by upstream's framework name; on unless the
-# Configuration's integrations.frameworks leaves them out (upstream's default enables batch/job only).
-INTEGRATIONS = {"Job": "batch/job", "Pod": "pod"}
+# each becomes engine workloads: one, but a Deployment one per replica (and a StatefulSet of 0 none)
+WORKLOAD_KINDS = ("Workload", "Job", "Pod", "Deployment", "StatefulSet", "RayCluster", "RayJob")
+# The kinds an integration turns into Workloads, by upstream's framework name; on when the
+# Configuration's integrations.frameworks lists them (upstream's default enables batch/job only).
+INTEGRATIONS = {"Job": "batch/job", "Pod": "pod", "Deployment": "deployment", "StatefulSet": "statefulset",
+                "RayCluster": "ray.io/raycluster", "RayJob": "ray.io/rayjob"}
+# upstream's ImplicitlyEnabledFrameworkNames: enabling one of these enables the pod integration too
+IMPLIED_FRAMEWORKS = {"deployment": ("pod",), "statefulset": ("pod",)}
+SERVING_KINDS = ("Deployment", "StatefulSet")  # queued through the pod integration
 DEFAULT_FRAMEWORKS = frozenset(("batch/job",))
+# upstream's webhooks leave these namespaces alone (the pod-based integrations always did)
 UNMANAGED_POD_NAMESPACES = ("kube-system", "kueue-system")
 MAX_COHORT_DEPTH = 100  # cohorts from a root to the deepest cohort; see the module's docstring
 _WORKLOAD_KEYS = frozenset(("apiVersion", "kind", "metadata", "spec", "status"))
@@ -89,6 +97,8 @@ class _Doc:
     timing: Timing = field(default_factory=Timing)
     annotations: dict[str, str] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
+    members: list[tuple[str, Any]] | None = None  # a Deployment's (pod name, Workload) per replica
+    pod_class_path: str | None = None  # where a Ray object names the PriorityClass it is given
 
     @property
     def key(self) -> str:
@@ -108,7 +118,8 @@ def _frameworks(docs: list[_Doc]) -> frozenset[str]:
             integrations = doc.raw.get("integrations")
             frameworks = integrations.get("frameworks") if isinstance(integrations, dict) else None
             if isinstance(frameworks, list):
-                return frozenset(f for f in frameworks if isinstance(f, str))
+                listed = [f for f in frameworks if isinstance(f, str)]
+                return frozenset(listed + [i for f in listed for i in IMPLIED_FRAMEWORKS.get(f, ())])
     return DEFAULT_FRAMEWORKS
 
 
@@ -239,8 +250,13 @@ class _Loader:
         framework = INTEGRATIONS.get(doc.kind)
         if framework is None:
             return False
-        if doc.kind == "Pod" and doc.namespace in UNMANAGED_POD_NAMESPACES:
+        if doc.kind in ("Pod", *SERVING_KINDS) and doc.namespace in UNMANAGED_POD_NAMESPACES:
             return True  # upstream's default managedJobsNamespaceSelector leaves system Pods alone
+        if doc.kind == "RayJob":
+            from pykueue.jobs.ray import is_managed
+
+            if not is_managed(doc.raw):  # runs on an existing cluster (clusterSelector only)
+                return True
         labels = _metadata(doc.raw).get("labels")
         return framework not in self.frameworks or not (isinstance(labels, dict) and labels.get(QUEUE_NAME_LABEL))
 
@@ -369,6 +385,8 @@ class _Loader:
             if not errors and doc.labels.get(POD_GROUP_LABEL):
                 errors = pod_group.member_errors(doc.annotations)
             return errors
+        if doc.kind in ("Deployment", "StatefulSet", "RayCluster", "RayJob"):
+            return self.integration_errors(doc)
         if doc.kind == "Job":
             if not doc.name:  # already reported on metadata.name; the integration would only repeat it
                 return []
@@ -380,6 +398,54 @@ class _Loader:
             return errors
         check = checks.get(doc.kind)
         return check(doc.obj) if check is not None else []
+
+    def integration_errors(self, doc: _Doc) -> Errors:
+        """A Deployment, StatefulSet, RayCluster or RayJob: its Workloads, built as the controller
+        builds them (a Deployment's, one per replica, in ``doc.members``)."""
+        if not doc.name:
+            return []
+        raw = doc.raw
+        if doc.generated_name:  # the integration names the Workloads after the (generated) name
+            raw = {**raw, "metadata": {**_metadata(raw), "name": doc.name}}
+        if doc.timing.at is not None and doc.kind == "Deployment":
+            message = ("a Deployment cannot change while the clock runs (scaling is not simulated); "
+                       "delete it with pykueue.dev/delete-at and create another one")
+            return [(f"metadata.annotations[{AT}]", message)]
+        built, errors = self.workloads.from_integration(doc.kind, raw)
+        if errors:
+            return errors
+        if doc.kind == "Deployment":
+            doc.members = built
+        else:
+            doc.obj = built[0][1] if built else None
+        if doc.kind in ("RayCluster", "RayJob") and doc.obj is not None:
+            from pykueue.jobs import ray
+
+            doc.pod_class_path = ray.priority_class_path(raw)
+        return []
+
+    def expand_serving(self, docs: list[_Doc]) -> list[_Doc]:
+        """A Deployment becomes one workload per replica, named as its Pod (``NAME-<i>``), each with
+        the Deployment's timing; a Deployment or StatefulSet of ``replicas: 0`` queues nothing (warned)."""
+        out: list[_Doc] = []
+        for doc in docs:
+            if doc.kind not in SERVING_KINDS:
+                out.append(doc)
+                continue
+            empty = doc.members == [] if doc.kind == "Deployment" else doc.obj is None
+            if empty:
+                message = "replicas is 0: no Pod is created, so nothing is queued"
+                self.warnings.append(Problem(doc.source, doc.kind, doc.namespace, doc.name, "spec.replicas", message))
+                continue
+            if doc.kind == "StatefulSet":
+                out.append(doc)
+                continue
+            for pod_name, workload in doc.members or []:
+                member = copy.copy(doc)
+                member.name, member.obj, member.members = pod_name, workload, None
+                member.timing = copy.copy(doc.timing)
+                out.append(member)
+        return out
 
     # --- pass 3: the set as a whole, then conversion ----------------------------------------------
 
@@ -588,6 +654,10 @@ class _Loader:
             "Workload": self.inputs.workloads,
             "Job": self.inputs.workloads,
             "Pod": self.inputs.workloads,
+            "Deployment": self.inputs.workloads,
+            "StatefulSet": self.inputs.workloads,
+            "RayCluster": self.inputs.workloads,
+            "RayJob": self.inputs.workloads,
         }
         if kind in lists:
             lists[kind].append(obj)
@@ -642,6 +712,7 @@ class _Loader:
             kind=doc.kind,
             classes=self.classes_at(classes, created_at) if self._class_changes else classes,
             creation_time=creation,
+            pod_class_path=doc.pod_class_path,
         )
         if isinstance(workload, tuple):
             self.doc_problems(doc, [workload])
@@ -697,7 +768,7 @@ class _Loader:
                 ok = False
             if ok:
                 valid.append(doc)
-        kept = self.drop_duplicates(self.merge_pod_groups(valid))
+        kept = self.drop_duplicates(self.merge_pod_groups(self.expand_serving(valid)))
         self.check_cohort_depth(kept)
         self.check_admission_check_scripts(kept)
         self.build(kept)

@@ -129,7 +129,7 @@ def _workload_references(inputs: Inputs, index: _Index) -> Iterator[Problem]:
         wl, source = submitted.workload, submitted.source
         queues = index.local_queues.get(wl.namespace, set())
         if wl.queue_name and wl.queue_name not in queues:
-            path = f"metadata.labels[{QUEUE_NAME_LABEL}]" if wl.kind in ("Job", "Pod") else "spec.queueName"
+            path = "spec.queueName" if wl.kind == "Workload" else f"metadata.labels[{QUEUE_NAME_LABEL}]"
             elsewhere = sorted(ns for ns, names in index.local_queues.items() if wl.queue_name in names)
             hint = (
                 f' (there is one in namespace "{elsewhere[0]}", but a LocalQueue serves its own namespace only)'

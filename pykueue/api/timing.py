@@ -2,7 +2,7 @@
 
 | annotation | on | meaning |
 | --- | --- | --- |
-| ``pykueue.dev/arrival`` | Workload, Job | virtual time the object is created (default 0) |
+| ``pykueue.dev/arrival`` | Workload, Job (any queued kind) | virtual time the object is created (default 0) |
 | ``pykueue.dev/runtime`` | Workload, Job | how long it runs once admitted (default: never finishes) |
 | ``pykueue.dev/ready-after`` | Workload, Job | delay from admission to all pods ready; ``never`` (default 0) |
 | ``pykueue.dev/admission-checks`` | Workload, Job | script of admission check states (below) |
@@ -39,6 +39,8 @@ UNREADY_FOR = "pykueue.dev/unready-for"
 WORKLOAD_ONLY = (ARRIVAL, RUNTIME, READY_AFTER, ADMISSION_CHECKS, UNREADY_AFTER, UNREADY_FOR)
 KNOWN = (*WORKLOAD_ONLY, AT, DELETE_AT)
 CHECK_STATES = ("Ready", "Retry", "Rejected", "Pending")
+# the kinds that become workloads and so may carry the workload-only annotations
+WORKLOAD_LIKE = ("Workload", "Job", "Pod", "Deployment", "StatefulSet", "RayCluster", "RayJob")
 
 Errors = list[tuple[str, str]]
 
@@ -82,7 +84,7 @@ def read_timing(annotations: dict[str, str], kind: str) -> tuple[Timing, Errors]
     """The simulation annotations of an object of ``kind``, and what is wrong with them."""
     timing = Timing()
     errors: Errors = []
-    workload_like = kind in ("Workload", "Job", "Pod")
+    workload_like = kind in WORKLOAD_LIKE
     for key in annotations:
         if not key.startswith(PREFIX):
             continue

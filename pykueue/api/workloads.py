@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pykueue.api import convert, validation
+from pykueue.api import convert, pod_group, validation
 from pykueue.api.kinds import KUEUE_V1BETA1
 from pykueue.api.models import kueue_v1beta1 as v1
 from pykueue.api.models import kueue_v1beta2 as v2
@@ -21,6 +21,7 @@ from pykueue.api.priority import PriorityClasses, Resolved, resolve
 from pykueue.engine import model
 
 Errors = list[tuple[str, str]]
+WORKLOAD_PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 
 
 def join_path(prefix: str, path: str) -> str:
@@ -115,6 +116,54 @@ class WorkloadReader:
         errors = validation.workload(workload) + validation.job_pod_template(workload.spec)
         return (None if errors else workload), [(pod_path(p), m) for p, m in errors]
 
+    def from_integration(self, kind: str, obj: dict[str, Any]) -> tuple[list[tuple[str, v2.Workload]], Errors]:
+        """The Workloads the controller creates for a Deployment (one per replica, named as its Pod),
+        a StatefulSet (one pod group, ``replicas: 0`` none), a RayCluster or a RayJob (one each, named
+        as the object), checked like any Workload; problems carry the object's own field paths."""
+        from pykueue.jobs import deployment, ray, statefulset
+        from pykueue.jobs.batch import JobConversionError
+
+        obj = copy.deepcopy(obj)  # the document may share objects with others (see fastyaml)
+        name = (obj.get("metadata") or {}).get("name", "")
+        checks = {"Deployment": deployment.validate, "StatefulSet": deployment.validate}
+        problems = checks.get(kind, ray.validate)(obj)
+        if problems:  # every one of them, as the API server and the webhook would list them
+            return [], [(p.path, p.message) for p in problems]
+        try:
+            if kind == "Deployment":
+                built = deployment.workloads_from_deployment(obj)
+                paths = ["spec.template"]
+            elif kind == "StatefulSet":
+                template_spec = ((obj.get("spec") or {}).get("template") or {}).get("spec")
+                group = statefulset.workload_from_statefulset(obj, pod_group.role(template_spec))
+                built = [] if group is None else [(name, group)]
+                paths = ["spec.template"]
+            else:
+                built = [(name, ray.workload_from_ray(obj))]
+                paths = ray.template_paths(obj)
+        except JobConversionError as exc:
+            return [], [(exc.path, exc.message)]
+
+        def object_path(path: str) -> str:
+            for i, template_path in enumerate(paths):
+                prefix = f"spec.podSets[{i}].template"
+                if path.startswith(prefix):
+                    return template_path + path.removeprefix(prefix)
+            return path
+
+        out: list[tuple[str, v2.Workload]] = []
+        for member, manifest in built:
+            try:
+                workload = v2.Workload.model_validate(manifest)
+            except ValidationError as exc:
+                return [], [(object_path(p), m) for p, m in validation_errors(v2.Workload, manifest, exc)]
+            if not out:  # replicas share one template: the first one's problems are everyone's
+                errors = validation.workload(workload) + validation.job_pod_template(workload.spec)
+                if errors:
+                    return [], [(object_path(p), m) for p, m in errors]
+            out.append((member, workload))
+        return out, []
+
     def pod_sets(self, spec: v2.WorkloadSpec) -> tuple[model.PodSet, ...]:
         cached = self._pod_sets.get(id(spec))
         if cached is None or cached[0] is not spec:
@@ -131,20 +180,23 @@ class WorkloadReader:
         kind: str,
         classes: PriorityClasses,
         creation_time: float,
+        pod_class_path: str | None = None,
     ) -> model.Workload | tuple[str, str]:
-        """The engine Workload, or ``(path, message)`` when its priority class does not exist."""
-        from_job = kind in ("Job", "Pod")  # an integration's: priority as the Job integration reads it
+        """The engine Workload, or ``(path, message)`` when its priority class does not exist
+        (``pod_class_path``: where the object names its pod PriorityClass, when not in the usual place)."""
+        from_job = kind != "Workload"  # an integration's: priority as the Job integration reads it
         ref = workload.spec.priority_class_ref
         resolved = resolve(workload.spec.priority, ref, classes, from_job=from_job)
         if not isinstance(resolved, Resolved):
             path = "spec.priorityClassRef.name"
             if from_job:
                 pod_class = ref is not None and ref.group == "scheduling.k8s.io"
-                path = (
-                    ("spec.priorityClassName" if kind == "Pod" else "spec.template.spec.priorityClassName")
-                    if pod_class
-                    else "metadata.labels[kueue.x-k8s.io/priority-class]"
-                )
+                label = f"metadata.labels[{WORKLOAD_PRIORITY_CLASS_LABEL}]"
+                if pod_class:
+                    path = pod_class_path or (
+                        "spec.priorityClassName" if kind == "Pod" else "spec.template.spec.priorityClassName")
+                else:
+                    path = f"spec.template.{label}" if kind == "StatefulSet" else label
             return path, resolved
         return convert.workload(
             workload,

@@ -254,40 +254,32 @@ def is_managed(job: Mapping[str, Any]) -> bool:
     return queue_name(job) is not None
 
 
-def workload_name_for_job(name: str, uid: str | None = None) -> str:
-    """``GetWorkloadNameForOwnerWithGVK`` for batch/v1 Job: ``job-<name>-<sha1[:5]>``.
+def workload_name_for_owner(kind: str, group: str, name: str, uid: str | None = None) -> str:
+    """``GetWorkloadNameForOwnerWithGVK``: ``<kind>-<name>-<sha1[:5]>``, lower-cased and truncated.
 
-    The hash is SHA-1 over ``Job\\nbatch\\n<name>\\n<uid>``. A manifest without a UID (every
+    The hash is SHA-1 over ``<Kind>\\n<group>\\n<name>\\n<uid>``. A manifest without a UID (every
     simulator input) hashes its name in the UID's place, so the name stays deterministic and
     differs from what any UID would give.
     """
     owner_uid = uid if uid else name
-    prefix = f"{_JOB_KIND}-{name}".lower()[:_MAX_PREFIX_LENGTH]
-    digest = hashlib.sha1("\n".join((_JOB_KIND, _JOB_GROUP, name, owner_uid)).encode()).hexdigest()
+    prefix = f"{kind}-{name}".lower()[:_MAX_PREFIX_LENGTH]
+    digest = hashlib.sha1("\n".join((kind, group, name, owner_uid)).encode()).hexdigest()
     return f"{prefix}-{digest[:_HASH_LENGTH]}"
+
+
+def workload_name_for_job(name: str, uid: str | None = None) -> str:
+    """``GetWorkloadNameForOwnerWithGVK`` for batch/v1 Job: ``job-<name>-<sha1[:5]>``."""
+    return workload_name_for_owner(_JOB_KIND, _JOB_GROUP, name, uid)
 
 
 # --- validation --------------------------------------------------------------------------
 
 
-def validate_job(job: Mapping[str, Any]) -> list[JobConversionError]:
-    """Every reason upstream's API server or Job webhook would refuse this Job on create.
-
-    The checks are the webhook's ``validateCreate``: queue-name and prebuilt-workload labels as
-    resource names, ``max-exec-time-seconds``, ``job-min-parallelism`` (strictly between 0 and
-    the pod count) and ``job-completions-equal-parallelism``; plus the few API-server rules this
-    module depends on (a name, integer parallelism and completions).
-    """
+def owner_label_errors(obj: Mapping[str, Any]) -> list[JobConversionError]:
+    """``ValidateJobOnCreate``'s label rules, shared by every integration: the queue-name and
+    prebuilt-workload labels are resource names; ``max-exec-time-seconds`` is a positive int."""
     errors: list[JobConversionError] = []
-    if not _meta(job).get("name"):
-        errors.append(JobConversionError("metadata.name", "Required value: name is required"))
-    try:
-        count = pods_count(job)
-    except JobConversionError as err:
-        errors.append(err)
-        return errors
-
-    labels = _labels(job)
+    labels = _labels(obj)
     for key in (QUEUE_NAME_LABEL, PREBUILT_WORKLOAD_LABEL):
         if key in labels:
             value = labels[key]
@@ -308,6 +300,27 @@ def validate_job(job: Mapping[str, Any]) -> list[JobConversionError]:
         else:
             if seconds <= 0:
                 errors.append(JobConversionError(path, f"Invalid value: {seconds}: should be greater than 0"))
+    return errors
+
+
+def validate_job(job: Mapping[str, Any]) -> list[JobConversionError]:
+    """Every reason upstream's API server or Job webhook would refuse this Job on create.
+
+    The checks are the webhook's ``validateCreate``: queue-name and prebuilt-workload labels as
+    resource names, ``max-exec-time-seconds``, ``job-min-parallelism`` (strictly between 0 and
+    the pod count) and ``job-completions-equal-parallelism``; plus the few API-server rules this
+    module depends on (a name, integer parallelism and completions).
+    """
+    errors: list[JobConversionError] = []
+    if not _meta(job).get("name"):
+        errors.append(JobConversionError("metadata.name", "Required value: name is required"))
+    try:
+        count = pods_count(job)
+    except JobConversionError as err:
+        errors.append(err)
+        return errors
+
+    errors += owner_label_errors(job)
 
     annotations = _annotations(job)
     if JOB_MIN_PARALLELISM_ANNOTATION in annotations:
@@ -412,13 +425,12 @@ def _dedupe_env(container: dict[str, Any]) -> None:
     container["env"] = list(last.values())
 
 
-def _pod_set_template(job: Mapping[str, Any]) -> dict[str, Any]:
-    """The Job's pod template as the Workload stores it.
+def pod_set_template(source: Mapping[str, Any]) -> dict[str, Any]:
+    """A pod template as a Workload pod set stores it.
 
     Managed labels are dropped (``cleanManagedLabels``) and env vars de-duplicated; template
     metadata keeps only labels and annotations, the fields the Workload API allows there.
     """
-    source = _template(job)
     template: dict[str, Any] = {}
     metadata: dict[str, Any] = {}
     labels = {k: v for k, v in _labels(source).items() if k not in MANAGED_LABELS}
@@ -434,6 +446,11 @@ def _pod_set_template(job: Mapping[str, Any]) -> dict[str, Any]:
             _dedupe_env(container)
     template["spec"] = spec
     return template
+
+
+def _pod_set_template(job: Mapping[str, Any]) -> dict[str, Any]:
+    """The Job's pod template as the Workload stores it."""
+    return pod_set_template(_template(job))
 
 
 def pod_sets_for_job(job: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -489,7 +506,24 @@ def workload_from_job(job: Mapping[str, Any], *, label_keys_to_copy: Iterable[st
     errors = validate_job(job)
     if errors:
         raise errors[0]
-    meta = _meta(job)
+    return owner_workload(job, api_version="batch/v1", kind=_JOB_KIND, group=_JOB_GROUP,
+                          pod_sets=pod_sets_for_job(job), priority_ref=priority_class_ref(job),
+                          label_keys_to_copy=label_keys_to_copy)
+
+
+def owner_workload(
+    obj: Mapping[str, Any],
+    *,
+    api_version: str,
+    kind: str,
+    group: str,
+    pod_sets: list[dict[str, Any]],
+    priority_ref: dict[str, str] | None,
+    label_keys_to_copy: Iterable[str] = (),
+) -> Manifest:
+    """``ConstructWorkload`` for any owner object (a Job, a RayCluster...): the Workload named after
+    it, owned by it, with its queue, pod sets, priority class and execution limit."""
+    meta = _meta(obj)
     name = meta["name"]
     namespace = meta.get("namespace") or "default"
     uid = meta.get("uid") or None
@@ -498,17 +532,17 @@ def workload_from_job(job: Mapping[str, Any], *, label_keys_to_copy: Iterable[st
         key: value
         for key in label_keys_to_copy
         if key not in (JOB_UID_LABEL, MULTIKUEUE_ORIGIN_LABEL)
-        and (value := _labels(job).get(key)) is not None
+        and (value := _labels(obj).get(key)) is not None
     }
     if uid is not None and _is_valid_label_value(uid):
         labels[JOB_UID_LABEL] = uid
     annotations = {
         key: value
-        for key, value in _annotations(job).items()
+        for key, value in _annotations(obj).items()
         if key.startswith(PROVREQ_ANNOTATION_PREFIX) or key.startswith(SIMULATION_ANNOTATION_PREFIX)
     }
 
-    metadata: dict[str, Any] = {"name": workload_name_for_job(name, uid), "namespace": namespace}
+    metadata: dict[str, Any] = {"name": workload_name_for_owner(kind, group, name, uid), "namespace": namespace}
     if meta.get("creationTimestamp") is not None:
         metadata["creationTimestamp"] = meta["creationTimestamp"]
     if labels:
@@ -516,22 +550,21 @@ def workload_from_job(job: Mapping[str, Any], *, label_keys_to_copy: Iterable[st
     if annotations:
         metadata["annotations"] = annotations
     metadata["finalizers"] = [RESOURCE_IN_USE_FINALIZER]
-    owner: dict[str, Any] = {"apiVersion": "batch/v1", "kind": _JOB_KIND, "name": name}
+    owner: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "name": name}
     if uid is not None:
         owner["uid"] = uid
     owner.update({"controller": True, "blockOwnerDeletion": True})
     metadata["ownerReferences"] = [owner]
 
     spec: dict[str, Any] = {}
-    queue = queue_name(job)
+    queue = queue_name(obj)
     if queue is not None:
         spec["queueName"] = queue
-    spec["podSets"] = pod_sets_for_job(job)
-    ref = priority_class_ref(job)
-    if ref is not None:
-        spec["priorityClassRef"] = ref
+    spec["podSets"] = pod_sets
+    if priority_ref is not None:
+        spec["priorityClassRef"] = priority_ref
     spec["active"] = True
-    max_seconds = _max_execution_time_seconds(job)
+    max_seconds = _max_execution_time_seconds(obj)
     if max_seconds is not None:
         spec["maximumExecutionTimeSeconds"] = max_seconds
     return {"apiVersion": WORKLOAD_API_VERSION, "kind": "Workload", "metadata": metadata, "spec": spec}

@@ -1,15 +1,24 @@
 """The pod integration for one plain Pod: the Workload upstream's pod reconciler creates for a Pod with
 the queue-name label (one pod set ``main`` of count 1, the Pod's spec as its template), built through
-the Job integration's rules, which read the same labels (queue name, priority class, execution limit)."""
+the Job integration's rules, which read the same labels (queue name, priority class, execution limit).
+
+Also the Pods that a controller (a Deployment's ReplicaSet, a StatefulSet) creates from its pod
+template after Kueue's webhook has marked that template (``pod_from_template``)."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
 from pykueue.jobs.batch import Manifest, workload_from_job
 
 FRAMEWORK = "pod"  # its name in the Configuration's integrations.frameworks
+SUSPENDED_BY_PARENT = "kueue.x-k8s.io/pod-suspending-parent"  # the parent's framework name
+GROUP_NAME_LABEL = "kueue.x-k8s.io/pod-group-name"
+GROUP_TOTAL_COUNT = "kueue.x-k8s.io/pod-group-total-count"
+GROUP_FAST_ADMISSION = "kueue.x-k8s.io/pod-group-fast-admission"
+GROUP_SERVING = "kueue.x-k8s.io/pod-group-serving"
 
 
 def workload_from_pod(pod: Mapping[str, Any]) -> Manifest:
@@ -24,3 +33,30 @@ def workload_from_pod(pod: Mapping[str, Any]) -> Manifest:
     owner.update({"controller": True, "blockOwnerDeletion": True})
     built["metadata"]["ownerReferences"] = [owner]
     return built
+
+
+def pod_from_template(
+    parent: Mapping[str, Any], name: str, labels: Mapping[str, str], annotations: Mapping[str, str]
+) -> Manifest:
+    """The Pod ``name`` that ``parent``'s controller creates from ``parent.spec.template``, with the
+    labels and annotations Kueue's webhook put on that template (``labels``, ``annotations``) and
+    the parent's creation time. The parent's ``pykueue.dev/*`` annotations travel along, so the
+    Workload keeps them as it keeps a Job's."""
+    meta = parent.get("metadata") or {}
+    template = (parent.get("spec") or {}).get("template") or {}
+    template_meta = template.get("metadata") or {}
+    pod_meta: dict[str, Any] = {"name": name, "namespace": meta.get("namespace") or "default"}
+    pod_labels = {**(template_meta.get("labels") or {}), **labels}
+    pod_annotations = {
+        **{k: v for k, v in (meta.get("annotations") or {}).items() if str(k).startswith("pykueue.dev/")},
+        **(template_meta.get("annotations") or {}),
+        **annotations,
+    }
+    if pod_labels:
+        pod_meta["labels"] = pod_labels
+    if pod_annotations:
+        pod_meta["annotations"] = pod_annotations
+    if meta.get("creationTimestamp") is not None:
+        pod_meta["creationTimestamp"] = meta["creationTimestamp"]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta,
+            "spec": copy.deepcopy(dict(template.get("spec") or {}))}

@@ -28,6 +28,7 @@ from enum import IntEnum
 from typing import Any, NamedTuple
 
 from pykueue.api.inputs import NEVER_READY, Change, Inputs, SubmittedWorkload
+from pykueue.api.timing import WORKLOAD_LIKE
 from pykueue.engine import events as ev
 from pykueue.engine import model
 from pykueue.engine.engine import Engine
@@ -401,7 +402,7 @@ class Simulation:
     def _apply_change(self, change: Change, now: int) -> None:
         """A timed change of an object (``pykueue.dev/at`` / ``delete-at``), by kind."""
         engine, obj = self.engine, change.obj
-        if change.kind in ("Workload", "Job", "Pod"):
+        if change.kind in WORKLOAD_LIKE:
             if change.delete:
                 engine.delete_workload(change.key)
             elif isinstance(obj, SubmittedWorkload) and engine.state_of(change.key) is not None:

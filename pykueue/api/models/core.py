@@ -1,5 +1,6 @@
 """Core Kubernetes objects the simulator reads: ``v1 Namespace``, ``scheduling.k8s.io/v1 PriorityClass``,
-and just enough of ``batch/v1 Job`` to find its queue and hand it to the Job integration."""
+and just enough of the objects an integration reads (``batch/v1 Job``, ``v1 Pod``, ``apps/v1``
+Deployment and StatefulSet, ``ray.io/v1`` RayCluster and RayJob) to find their queue and hand them on."""
 
 from __future__ import annotations
 
@@ -44,3 +45,19 @@ class Job(_Integrated):
 
 class Pod(_Integrated):
     """A plain Pod (the pod integration)."""
+
+
+class Deployment(_Integrated):
+    """An apps/v1 Deployment (the deployment integration: its Pods queue one by one)."""
+
+
+class StatefulSet(_Integrated):
+    """An apps/v1 StatefulSet (the statefulset integration: its Pods are one pod group)."""
+
+
+class RayCluster(_Integrated):
+    """A ray.io/v1 RayCluster (the ray.io/raycluster integration)."""
+
+
+class RayJob(_Integrated):
+    """A ray.io/v1 RayJob (the ray.io/rayjob integration)."""

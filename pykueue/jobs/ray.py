@@ -1,0 +1,235 @@
+"""The KubeRay integrations, as upstream's (``pkg/controller/jobs/raycluster``, ``.../rayjob``):
+``ray.io/v1`` RayCluster and RayJob, each one Workload named ``raycluster-NAME-<hash>`` /
+``rayjob-NAME-<hash>`` (``GetWorkloadNameForOwnerWithGVK``).
+
+Pod sets (``BuildPodSets``): ``head`` with count 1 and the head group's template, then one per
+``workerGroupSpecs`` entry, named as its ``groupName`` lower-cased, count ``replicas`` (default 1)
+times ``numOfHosts`` when that is above 1 (``minReplicas``/``maxReplicas`` are the autoscaler's and
+do not enter the Workload). A RayJob adds ``submitter`` (count 1) when its ``submissionMode`` is
+``K8sJobMode``, KubeRay's default: the ``submitterPodTemplate``, or KubeRay's default submitter
+(500m cpu and 200Mi requested). Priority: the ``kueue.x-k8s.io/priority-class`` label, else the
+first pod set's template with a ``priorityClassName``.
+
+What the webhooks refuse (field paths are the object's): autoscaling (``enableInTreeAutoscaling``;
+upstream allows it only for elastic jobs behind a feature gate), more than 7 worker groups, a
+worker group named ``head``; for a RayJob, a ``clusterSelector`` together with ``rayClusterSpec``,
+neither of them, and ``shutdownAfterJobFinishes`` not true. A RayJob with only a ``clusterSelector``
+runs on an existing cluster and is not managed (``is_managed``).
+
+Run time: a RayJob finishes with its job; a RayCluster never finishes by itself."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pykueue.jobs.batch import (
+    WORKLOAD_PRIORITY_CLASS_LABEL,
+    JobConversionError,
+    Manifest,
+    owner_label_errors,
+    owner_workload,
+    pod_set_template,
+)
+
+API_VERSION = "ray.io/v1"
+GROUP = "ray.io"
+CLUSTER_FRAMEWORK = "ray.io/raycluster"
+JOB_FRAMEWORK = "ray.io/rayjob"
+HEAD = "head"
+SUBMITTER = "submitter"
+K8S_JOB_MODE = "K8sJobMode"
+MAX_WORKER_GROUPS = 7  # Workloads hold at most 8 pod sets, one of them the head
+
+Errors = list[JobConversionError]
+
+
+def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = obj.get("spec")
+    return spec if isinstance(spec, Mapping) else {}
+
+
+def _int(value: object, path: str, default: int, minimum: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise JobConversionError(path, f"Invalid value: {value!r}: must be an integer")
+    if value < minimum:
+        raise JobConversionError(path, f"Invalid value: {value}: must be greater than or equal to {minimum}")
+    return value
+
+
+def _template_errors(template: object, path: str) -> Errors:
+    if not isinstance(template, Mapping):
+        return [JobConversionError(path, "Required value")]
+    spec = template.get("spec")
+    if not isinstance(spec, Mapping) or not spec.get("containers"):
+        return [JobConversionError(f"{path}.spec.containers", "Required value")]
+    return []
+
+
+def cluster_spec_errors(spec: Mapping[str, Any], path: str) -> Errors:
+    """The CRD's required fields and Kueue's ``ValidateCreate`` for a RayCluster spec at ``path``."""
+    errors: Errors = []
+    head = spec.get("headGroupSpec")
+    if not isinstance(head, Mapping):
+        errors.append(JobConversionError(f"{path}.headGroupSpec", "Required value"))
+    else:
+        errors += _template_errors(head.get("template"), f"{path}.headGroupSpec.template")
+    if spec.get("enableInTreeAutoscaling") is True:
+        errors.append(JobConversionError(
+            f"{path}.enableInTreeAutoscaling",
+            "Invalid value: true: a kueue managed job can use autoscaling only when the "
+            "ElasticJobsViaWorkloadSlices feature gate is on and the job is an elastic job"))
+    groups = spec.get("workerGroupSpecs") or []
+    if not isinstance(groups, list):
+        return [*errors, JobConversionError(f"{path}.workerGroupSpecs", "must be a list")]
+    if len(groups) > MAX_WORKER_GROUPS:
+        errors.append(JobConversionError(f"{path}.workerGroupSpecs",
+                                         f"Too many: {len(groups)}: must have at most {MAX_WORKER_GROUPS} items"))
+    seen: set[str] = set()
+    for i, group in enumerate(groups):
+        gpath = f"{path}.workerGroupSpecs[{i}]"
+        if not isinstance(group, Mapping):
+            errors.append(JobConversionError(gpath, "must be an object"))
+            continue
+        name = group.get("groupName")
+        if not isinstance(name, str) or not name:
+            errors.append(JobConversionError(f"{gpath}.groupName", "Required value"))
+        elif name == HEAD:
+            errors.append(JobConversionError(f"{gpath}.groupName", f'Forbidden: "{HEAD}" is reserved for the head group'))
+        elif name.lower() in seen:
+            errors.append(JobConversionError(f"{gpath}.groupName", f'Duplicate value: "{name}"'))
+        else:
+            seen.add(name.lower())
+        errors += _template_errors(group.get("template"), f"{gpath}.template")
+        for key, minimum in (("replicas", 0), ("numOfHosts", 1)):
+            try:
+                _int(group.get(key), f"{gpath}.{key}", 1, minimum)
+            except JobConversionError as err:
+                errors.append(err)
+    return errors
+
+
+def pod_sets_for_cluster_spec(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``BuildPodSets``: ``head`` (count 1), then each worker group (replicas x numOfHosts)."""
+    pod_sets = [{"name": HEAD, "count": 1, "template": pod_set_template(spec["headGroupSpec"]["template"])}]
+    for group in spec.get("workerGroupSpecs") or []:
+        count = group.get("replicas")
+        count = 1 if count is None else count
+        hosts = group.get("numOfHosts") or 1
+        if hosts > 1:
+            count *= hosts
+        pod_sets.append({"name": group["groupName"].lower(), "count": count,
+                         "template": pod_set_template(group["template"])})
+    return pod_sets
+
+
+def template_paths(obj: Mapping[str, Any]) -> list[str]:
+    """The object's field path of each pod set's template, in pod set order (to point a problem
+    found in the Workload back at the object)."""
+    if obj.get("kind") == "RayJob":
+        base = "spec.rayClusterSpec"
+        spec = _spec(obj).get("rayClusterSpec") or {}
+    else:
+        base, spec = "spec", _spec(obj)
+    paths = [f"{base}.headGroupSpec.template"]
+    paths += [f"{base}.workerGroupSpecs[{i}].template" for i in range(len(spec.get("workerGroupSpecs") or []))]
+    if obj.get("kind") == "RayJob" and _submission_mode(obj) == K8S_JOB_MODE:
+        paths.append("spec.submitterPodTemplate")
+    return paths
+
+
+def _submission_mode(job: Mapping[str, Any]) -> str:
+    return _spec(job).get("submissionMode") or K8S_JOB_MODE  # the CRD's default
+
+
+def default_submitter_template(job: Mapping[str, Any]) -> dict[str, Any]:
+    """KubeRay's submitter Job template when the RayJob gives none (image: the head's)."""
+    head = _spec(job)["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
+    container = {
+        "name": "ray-job-submitter",
+        "image": head.get("image", ""),
+        "resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "500m", "memory": "200Mi"}},
+    }
+    return {"spec": {"containers": [container], "restartPolicy": "Never"}}
+
+
+def pod_sets_for_job(job: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A RayJob's pod sets: its cluster's, then ``submitter`` in ``K8sJobMode``."""
+    pod_sets = pod_sets_for_cluster_spec(_spec(job)["rayClusterSpec"])
+    if _submission_mode(job) == K8S_JOB_MODE:
+        template = _spec(job).get("submitterPodTemplate") or default_submitter_template(job)
+        pod_sets.append({"name": SUBMITTER, "count": 1, "template": pod_set_template(template)})
+    return pod_sets
+
+
+def is_managed(obj: Mapping[str, Any]) -> bool:
+    """A RayJob that only selects an existing cluster (``clusterSelector``) is not Kueue's."""
+    spec = _spec(obj)
+    return not (obj.get("kind") == "RayJob" and spec.get("clusterSelector") and spec.get("rayClusterSpec") is None)
+
+
+def validate(obj: Mapping[str, Any]) -> Errors:
+    """Every reason the API server or Kueue's webhook would refuse this RayCluster or RayJob."""
+    errors = owner_label_errors(obj)
+    spec = _spec(obj)
+    if obj.get("kind") != "RayJob":
+        return errors + cluster_spec_errors(spec, "spec")
+    selector, cluster = spec.get("clusterSelector"), spec.get("rayClusterSpec")
+    if selector and cluster is not None:
+        return [*errors, JobConversionError(
+            "spec.clusterSelector", "Invalid value: a kueue managed job should not use an existing cluster")]
+    if not isinstance(cluster, Mapping):
+        return [*errors, JobConversionError(
+            "spec.rayClusterSpec",
+            "Required value: rayClusterSpec is required for Kueue-managed jobs that don't use clusterSelector")]
+    if spec.get("shutdownAfterJobFinishes") is not True:
+        errors.append(JobConversionError(
+            "spec.shutdownAfterJobFinishes",
+            "Invalid value: false: a kueue managed job should delete the cluster after finishing"))
+    errors += cluster_spec_errors(cluster, "spec.rayClusterSpec")
+    mode = spec.get("submissionMode")
+    if mode is not None and mode not in (K8S_JOB_MODE, "HTTPMode", "InteractiveMode", "SidecarMode"):
+        errors.append(JobConversionError(
+            "spec.submissionMode",
+            f'Unsupported value: "{mode}": supported values: "K8sJobMode", "HTTPMode", "InteractiveMode", '
+            '"SidecarMode"'))
+    submitter = spec.get("submitterPodTemplate")
+    if submitter is not None and _submission_mode(obj) == K8S_JOB_MODE:
+        errors += _template_errors(submitter, "spec.submitterPodTemplate")
+    return errors
+
+
+def priority_class_ref(obj: Mapping[str, Any], pod_sets: list[dict[str, Any]]) -> tuple[dict[str, str] | None, int]:
+    """``ExtractPriority``: the workload priority-class label, else the first pod set's
+    ``priorityClassName``; with the index of that pod set (-1 when none or the label)."""
+    workload_class = ((obj.get("metadata") or {}).get("labels") or {}).get(WORKLOAD_PRIORITY_CLASS_LABEL)
+    if workload_class:
+        return {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": workload_class}, -1
+    for i, pod_set in enumerate(pod_sets):
+        name = (pod_set["template"].get("spec") or {}).get("priorityClassName")
+        if name:
+            return {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": name}, i
+    return None, -1
+
+
+def workload_from_ray(obj: Mapping[str, Any]) -> Manifest:
+    """The v1beta2 Workload upstream's RayCluster or RayJob reconciler creates for ``obj``; raises
+    the first ``JobConversionError`` of ``validate`` for an object the webhook would refuse."""
+    errors = validate(obj)
+    if errors:
+        raise errors[0]
+    kind = "RayJob" if obj.get("kind") == "RayJob" else "RayCluster"
+    pod_sets = pod_sets_for_job(obj) if kind == "RayJob" else pod_sets_for_cluster_spec(_spec(obj))
+    ref, _ = priority_class_ref(obj, pod_sets)
+    return owner_workload(obj, api_version=API_VERSION, kind=kind, group=GROUP, pod_sets=pod_sets,
+                          priority_ref=ref)
+
+
+def priority_class_path(obj: Mapping[str, Any]) -> str | None:
+    """Where ``obj`` names the PriorityClass its Workload gets (``None``: the label or nothing)."""
+    spec = _spec(obj)
+    pod_sets = pod_sets_for_job(obj) if obj.get("kind") == "RayJob" else pod_sets_for_cluster_spec(spec)
+    _, index = priority_class_ref(obj, pod_sets)
+    return None if index < 0 else template_paths(obj)[index] + ".spec.priorityClassName"
