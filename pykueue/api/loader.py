@@ -428,10 +428,17 @@ class _Loader:
         """A Deployment becomes one workload per replica, named as its Pod (``NAME-<i>``), each with
         the Deployment's timing; a Deployment or StatefulSet of ``replicas: 0`` queues nothing (warned)."""
         out: list[_Doc] = []
+        deployments: dict[str, _Doc] = {}
         for doc in docs:
             if doc.kind not in SERVING_KINDS:
                 out.append(doc)
                 continue
+            if doc.kind == "Deployment":  # a copy would clash replica by replica: say it once
+                first = deployments.setdefault(doc.key, doc)
+                if first is not doc:
+                    message = f"duplicate object: Deployment {doc.key} is already defined at {first.source}"
+                    self.doc_problems(doc, [("metadata.name", message)])
+                    continue
             empty = doc.members == [] if doc.kind == "Deployment" else doc.obj is None
             if empty:
                 message = "replicas is 0: no Pod is created, so nothing is queued"
