@@ -7,7 +7,9 @@ Pod sets (``BuildPodSets``): ``head`` with count 1 and the head group's template
 times ``numOfHosts`` when that is above 1 (``minReplicas``/``maxReplicas`` are the autoscaler's and
 do not enter the Workload). A RayJob adds ``submitter`` (count 1) when its ``submissionMode`` is
 ``K8sJobMode``, KubeRay's default: the ``submitterPodTemplate``, or KubeRay's default submitter
-(500m cpu and 200Mi requested). Priority: the ``kueue.x-k8s.io/priority-class`` label, else the
+(500m cpu and 200Mi requested); in ``SidecarMode`` that default submitter is a container of the head
+Pod. With GCS fault tolerance (the ``ray.io/ft-enabled`` annotation or ``gcsFaultToleranceOptions``)
+the head's Ray container also reserves KubeRay's Redis cleanup Job (200m cpu, 256Mi). Priority: the ``kueue.x-k8s.io/priority-class`` label, else the
 first pod set's template with a ``priorityClassName``.
 
 What the webhooks refuse (field paths are the object's): autoscaling (``enableInTreeAutoscaling``;
@@ -23,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pykueue.api.quantity import parse_quantity
 from pykueue.jobs.batch import (
     WORKLOAD_PRIORITY_CLASS_LABEL,
     JobConversionError,
@@ -39,6 +42,11 @@ JOB_FRAMEWORK = "ray.io/rayjob"
 HEAD = "head"
 SUBMITTER = "submitter"
 K8S_JOB_MODE = "K8sJobMode"
+SIDECAR_MODE = "SidecarMode"
+SUBMITTER_CONTAINER = "ray-job-submitter"
+FT_ENABLED_ANNOTATION = "ray.io/ft-enabled"
+# KubeRay's Redis cleanup Job (GCS fault tolerance), folded into the head pod set's Ray container
+REDIS_CLEANUP_REQUESTS = {"cpu": "200m", "memory": "256Mi"}
 MAX_WORKER_GROUPS = 7  # Workloads hold at most 8 pod sets, one of them the head
 
 Errors = list[JobConversionError]
@@ -111,9 +119,37 @@ def cluster_spec_errors(spec: Mapping[str, Any], path: str) -> Errors:
     return errors
 
 
-def pod_sets_for_cluster_spec(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """``BuildPodSets``: ``head`` (count 1), then each worker group (replicas x numOfHosts)."""
+def gcs_fault_tolerance(spec: Mapping[str, Any], annotations: Mapping[str, Any]) -> bool:
+    """KubeRay's ``IsGCSFaultToleranceEnabled``: the ``ray.io/ft-enabled`` annotation (of the object
+    that owns the cluster spec) or ``gcsFaultToleranceOptions``."""
+    value = annotations.get(FT_ENABLED_ANNOTATION)
+    return (isinstance(value, str) and value.lower() == "true") or spec.get("gcsFaultToleranceOptions") is not None
+
+
+def _keep_max(requests: Mapping[str, Any], limits: Mapping[str, Any], extra: Mapping[str, str]) -> dict[str, Any]:
+    """``MergeResourceListKeepMax`` over the requests as the API server defaults them (a limit
+    stands in for a missing request)."""
+    merged: dict[str, Any] = {**limits, **requests}
+    for name, value in extra.items():
+        if name not in merged or parse_quantity(value) > parse_quantity(merged[name]):
+            merged[name] = value
+    return merged
+
+
+def _account_for_redis_cleanup(template: dict[str, Any]) -> None:
+    container = template["spec"]["containers"][0]  # KubeRay's RayContainerIndex
+    resources = container.setdefault("resources", {})
+    resources["requests"] = _keep_max(resources.get("requests") or {}, resources.get("limits") or {},
+                                      REDIS_CLEANUP_REQUESTS)
+
+
+def pod_sets_for_cluster_spec(spec: Mapping[str, Any], annotations: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """``BuildPodSets``: ``head`` (count 1), then each worker group (replicas x numOfHosts). With GCS
+    fault tolerance (``annotations`` are the owner's) the head's Ray container also reserves what
+    KubeRay's Redis cleanup Job requests (200m cpu, 256Mi), whichever is more per resource."""
     pod_sets = [{"name": HEAD, "count": 1, "template": pod_set_template(spec["headGroupSpec"]["template"])}]
+    if gcs_fault_tolerance(spec, annotations or {}):
+        _account_for_redis_cleanup(pod_sets[0]["template"])
     for group in spec.get("workerGroupSpecs") or []:
         count = group.get("replicas")
         count = 1 if count is None else count
@@ -144,23 +180,31 @@ def _submission_mode(job: Mapping[str, Any]) -> str:
     return _spec(job).get("submissionMode") or K8S_JOB_MODE  # the CRD's default
 
 
+def _submitter_resources() -> dict[str, Any]:
+    """KubeRay's default submitter container resources."""
+    return {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "500m", "memory": "200Mi"}}
+
+
 def default_submitter_template(job: Mapping[str, Any]) -> dict[str, Any]:
     """KubeRay's submitter Job template when the RayJob gives none (image: the head's)."""
     head = _spec(job)["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
-    container = {
-        "name": "ray-job-submitter",
-        "image": head.get("image", ""),
-        "resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "500m", "memory": "200Mi"}},
-    }
+    container = {"name": SUBMITTER_CONTAINER, "image": head.get("image", ""), "resources": _submitter_resources()}
     return {"spec": {"containers": [container], "restartPolicy": "Never"}}
 
 
 def pod_sets_for_job(job: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """A RayJob's pod sets: its cluster's, then ``submitter`` in ``K8sJobMode``."""
-    pod_sets = pod_sets_for_cluster_spec(_spec(job)["rayClusterSpec"])
-    if _submission_mode(job) == K8S_JOB_MODE:
+    """A RayJob's pod sets: its cluster's (GCS fault tolerance read from the RayJob's annotations),
+    then ``submitter`` in ``K8sJobMode``; in ``SidecarMode`` KubeRay runs the default submitter as
+    a container of the head Pod, so the head pod set carries it."""
+    annotations = (job.get("metadata") or {}).get("annotations") or {}
+    pod_sets = pod_sets_for_cluster_spec(_spec(job)["rayClusterSpec"], annotations)
+    mode = _submission_mode(job)
+    if mode == K8S_JOB_MODE:
         template = _spec(job).get("submitterPodTemplate") or default_submitter_template(job)
         pod_sets.append({"name": SUBMITTER, "count": 1, "template": pod_set_template(template)})
+    elif mode == SIDECAR_MODE:
+        containers = pod_sets[0]["template"]["spec"].setdefault("containers", [])
+        containers.append({"name": SUBMITTER_CONTAINER, "resources": _submitter_resources()})
     return pod_sets
 
 
@@ -221,7 +265,8 @@ def workload_from_ray(obj: Mapping[str, Any]) -> Manifest:
     if errors:
         raise errors[0]
     kind = "RayJob" if obj.get("kind") == "RayJob" else "RayCluster"
-    pod_sets = pod_sets_for_job(obj) if kind == "RayJob" else pod_sets_for_cluster_spec(_spec(obj))
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    pod_sets = pod_sets_for_job(obj) if kind == "RayJob" else pod_sets_for_cluster_spec(_spec(obj), annotations)
     ref, _ = priority_class_ref(obj, pod_sets)
     return owner_workload(obj, api_version=API_VERSION, kind=kind, group=GROUP, pod_sets=pod_sets,
                           priority_ref=ref)
@@ -229,7 +274,8 @@ def workload_from_ray(obj: Mapping[str, Any]) -> Manifest:
 
 def priority_class_path(obj: Mapping[str, Any]) -> str | None:
     """Where ``obj`` names the PriorityClass its Workload gets (``None``: the label or nothing)."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
     spec = _spec(obj)
-    pod_sets = pod_sets_for_job(obj) if obj.get("kind") == "RayJob" else pod_sets_for_cluster_spec(spec)
+    pod_sets = pod_sets_for_job(obj) if obj.get("kind") == "RayJob" else pod_sets_for_cluster_spec(spec, annotations)
     _, index = priority_class_ref(obj, pod_sets)
     return None if index < 0 else template_paths(obj)[index] + ".spec.priorityClassName"

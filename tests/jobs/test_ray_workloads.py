@@ -135,3 +135,30 @@ def test_missing_fields_have_the_objects_paths() -> None:
         ("spec.workerGroupSpecs[1].replicas", "Invalid value: -1: must be greater than or equal to 0"),
         ("spec.workerGroupSpecs[1].numOfHosts", "Invalid value: 0: must be greater than or equal to 1"),
     ]
+
+
+def _containers(pod_set: dict) -> list[tuple[str, dict]]:
+    return [(c["name"], c["resources"].get("requests", {})) for c in pod_set["template"]["spec"]["containers"]]
+
+
+def test_sidecar_mode_puts_the_default_submitter_in_the_head() -> None:
+    pod_sets = pod_sets_for_job(_job(submissionMode="SidecarMode", submitterPodTemplate=_template("3")))
+    assert [ps["name"] for ps in pod_sets] == ["head", "small", "multi", "dflt"]
+    # KubeRay ignores submitterPodTemplate in this mode: the default submitter's requests
+    assert _containers(pod_sets[0]) == [("c", {"cpu": "2"}), ("ray-job-submitter", {"cpu": "500m", "memory": "200Mi"})]
+
+
+def test_gcs_fault_tolerance_reserves_the_redis_cleanup_in_the_head() -> None:
+    # a 2-cpu head keeps its cpu and gains the cleanup's 256Mi; a limit stands in for a request
+    ft = _cluster(gcsFaultToleranceOptions={"redisAddress": "redis:6379"})
+    assert _containers(pod_sets_for_cluster_spec(ft["spec"], {})[0])[0] == ("c", {"cpu": "2", "memory": "256Mi"})
+    small_head = copy.deepcopy(CLUSTER_SPEC)
+    small_head["headGroupSpec"]["template"]["spec"]["containers"][0]["resources"] = {
+        "requests": {"cpu": "100m"}, "limits": {"memory": "1Gi"}}
+    assert _containers(pod_sets_for_cluster_spec(small_head, {"ray.io/ft-enabled": "true"})[0])[0] == (
+        "c", {"memory": "1Gi", "cpu": "200m"})
+    assert _containers(pod_sets_for_cluster_spec(small_head, {"ray.io/ft-enabled": "false"})[0])[0] == (
+        "c", {"cpu": "100m"})
+    job = _job()
+    job["metadata"]["annotations"] = {"ray.io/ft-enabled": "TRUE"}  # the RayJob's annotation counts
+    assert _containers(pod_sets_for_job(job)[0]) == [("c", {"cpu": "2", "memory": "256Mi"})]
