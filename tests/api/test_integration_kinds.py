@@ -128,3 +128,17 @@ def test_validate_names_each_missing_framework_and_each_bad_field(tmp_path: Path
         f'{managed}:{line}: RayCluster default/rc: spec.workerGroupSpecs[0].groupName: Forbidden: "head" is reserved '
         "for the head group"
     ]
+
+
+def test_a_missing_priority_class_is_reported_where_the_object_names_it(load: Loader) -> None:
+    worker = "{spec: {priorityClassName: nope, containers: [{name: c, image: x, resources: {requests: {cpu: '1'}}}]}}"
+    rayjob = ("apiVersion: ray.io/v1\nkind: RayJob\nmetadata:\n  name: rj\n  labels: {kueue.x-k8s.io/queue-name: q}\n"
+              f"spec:\n  shutdownAfterJobFinishes: true\n  rayClusterSpec:\n    headGroupSpec: {{template: {TEMPLATE}}}\n"
+              f"    workerGroupSpecs: [{{groupName: w, template: {worker}}}]\n")
+    sts = serving("StatefulSet", "db").replace("template: {spec: {", "template: {spec: {priorityClassName: nope, ")
+    _, problems = load("---\n".join([config("ray.io/rayjob", "statefulset"), SETUP, rayjob, sts]))
+    assert [(p.kind, p.path, p.message) for p in problems] == [
+        ("RayJob", "spec.rayClusterSpec.workerGroupSpecs[0].template.spec.priorityClassName",
+         'PriorityClass "nope" not found'),
+        ("StatefulSet", "spec.template.spec.priorityClassName", 'PriorityClass "nope" not found'),
+    ]
