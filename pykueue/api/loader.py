@@ -59,6 +59,7 @@ from pykueue.api.timing import (
     read_timing,
 )
 from pykueue.api.workloads import WorkloadReader, job_path, join_path
+from pykueue.jobs import framework
 
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
@@ -70,7 +71,6 @@ WORKLOAD_KINDS = ("Workload", "Job", "Pod", "Deployment", "StatefulSet", "RayClu
 INTEGRATIONS = {"Job": "batch/job", "Pod": "pod", "Deployment": "deployment", "StatefulSet": "statefulset",
                 "RayCluster": "ray.io/raycluster", "RayJob": "ray.io/rayjob"}
 # upstream's ImplicitlyEnabledFrameworkNames: enabling one of these enables the pod integration too
-IMPLIED_FRAMEWORKS = {"deployment": ("pod",), "statefulset": ("pod",)}
 SERVING_KINDS = ("Deployment", "StatefulSet")  # queued through the pod integration
 DEFAULT_FRAMEWORKS = frozenset(("batch/job",))
 # upstream's webhooks leave these namespaces alone (the pod-based integrations always did)
@@ -119,7 +119,7 @@ def _frameworks(docs: list[_Doc]) -> frozenset[str]:
             frameworks = integrations.get("frameworks") if isinstance(integrations, dict) else None
             if isinstance(frameworks, list):
                 listed = [f for f in frameworks if isinstance(f, str)]
-                return frozenset(listed + [i for f in listed for i in IMPLIED_FRAMEWORKS.get(f, ())])
+                return framework.enabled(listed)
     return DEFAULT_FRAMEWORKS
 
 

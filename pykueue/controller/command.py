@@ -193,7 +193,7 @@ async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None,
         secret=args.webhook_secret, namespace=args.webhook_namespace or default_namespace(),
         service=args.webhook_service, url=url,
         manage_jobs_without_queue_name=config.manage_jobs_without_queue_name, visibility=controllers is not None,
-        manage_jobs="batch/job" in config.frameworks,
+        frameworks=tuple(config.frameworks),
         auth=auth)
     try:
         server = WebhookServer(kube, options, lambda: controllers[-1] if controllers else None)
@@ -256,7 +256,8 @@ async def _register_local(kube, server, args: argparse.Namespace | None):
     bundle = server.certs.bundle.ca_bundle
     parts: list = []
     try:
-        hooks = LocalWebhooks(kube, options.service, options.namespace, options.url, args.webhooks_on_stop)
+        hooks = LocalWebhooks(kube, options.service, options.namespace, options.url, args.webhooks_on_stop,
+                              options.frameworks)
         parts.append(hooks)
         await hooks.register(bundle)
         if options.visibility:

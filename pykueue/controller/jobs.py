@@ -1,159 +1,175 @@
-"""The batch/v1 Job side: a Workload per managed Job, and the Job following its Workload.
+"""The job side of the controller: one reconciler that drives every integration through the job framework.
 
-Like upstream's jobframework reconciler this reads only API objects (the Job and its Workload from
-the informers' caches), never the engine: the Workload's status is the contract between the two
-halves. The rules themselves (the Workload a Job becomes, what admission injects, what eviction
-restores) are the pure functions of `pykueue.jobs.batch`, shared with the simulator.
+Like upstream's jobframework reconciler this reads only API objects (the integration's objects and their
+Workloads, from the informers' caches), never the engine: the Workload's status is the contract between
+the two halves. What to write is decided by the pure ``pykueue.jobs.framework.reconcile``; this module
+finds the objects behind a key (``JobKeys``, ``PodKeys``), carries the writes out, and resolves the
+priority of a Workload it creates. A write that fails raises, and the work queue brings the key back.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from pykueue.api.models.kueue_v1beta2 import PriorityClassRef
 from pykueue.api.priority import PriorityClasses, Resolved, resolve
-from pykueue.controller.translate import condition, is_true
 from pykueue.controller.workload_status import rfc3339
-from pykueue.jobs import batch
+from pykueue.jobs import batch, framework, pods
+from pykueue.jobs.framework import GenericJob
+from pykueue.jobs.job import Job
 from pykueue.kube import resources as r
 from pykueue.kube.client import ApiError, Kube
 
 log = logging.getLogger("pykueue.jobs")
 MANAGER = "kueue-job-controller"
 RECLAIMABLE_PODS_MANAGER = "kueue-reclaimable-pods"
+GROUP_PREFIX = "group:"  # a pod group's key in the work queue: group:<namespace>/<group name>
+RESOURCES = {"Job": r.JOB, "Pod": r.POD}
+Store = dict[str, dict[str, Any]]
 
 
-def is_finished(job: dict[str, Any]) -> tuple[bool, bool, str]:
-    """(finished, succeeded, message) from the Job's Complete / Failed conditions."""
-    for kind, ok in (("Complete", True), ("Failed", False)):
-        cond = condition(job, kind)
-        if cond is not None and cond.get("status") == "True":
-            default = "Job finished successfully" if ok else "Job failed"
-            return True, ok, cond.get("message") or default
-    return False, False, ""
+class Integration(Protocol):
+    """Finds the GenericJob behind a work-queue key, and the keys a Workload's owners stand for."""
+
+    def load(self, key: str) -> GenericJob | None: ...
+
+    def keys_for_workload(self, workload: dict[str, Any]) -> list[str]: ...
 
 
-def pods_ready(job: dict[str, Any]) -> bool:
-    """All the pods the Job runs are ready, or have succeeded (upstream's `PodsReady` for Job)."""
-    spec, status = job.get("spec") or {}, job.get("status") or {}
-    wanted = spec.get("parallelism", 1)
-    if wanted == 0:
-        return False
-    return (status.get("ready") or 0) + (status.get("succeeded") or 0) >= wanted
+class JobKeys:
+    """batch/v1 Jobs: the key is the Job's."""
 
-
-def reclaimable_pods(job: dict[str, Any]) -> dict[str, int]:
-    """Upstream's `ReclaimablePods` for a Job: once fewer pods remain to succeed than run in
-    parallel, the difference no longer needs quota."""
-    spec, status = job.get("spec") or {}, job.get("status") or {}
-    parallelism = spec.get("parallelism")
-    parallelism = 1 if parallelism is None else parallelism
-    succeeded = status.get("succeeded") or 0
-    if parallelism == 1 or succeeded == 0:
-        return {}
-    completions = spec.get("completions")
-    remaining = (parallelism if completions is None else completions) - succeeded
-    if remaining >= parallelism:
-        return {}
-    return {batch.DEFAULT_POD_SET_NAME: parallelism - remaining}
-
-
-class JobSync:
-    """Reconciles one Job key: create its Workload, suspend or start the Job, finish the Workload."""
-
-    def __init__(self, kube: Kube, jobs: dict[str, dict[str, Any]], workloads: dict[str, dict[str, Any]],
-                 flavors: dict[str, dict[str, Any]], classes: Callable[[], PriorityClasses],
-                 manage_without_queue_name: bool, now: Callable[[], float]) -> None:
-        self.kube = kube
+    def __init__(self, jobs: Store, manage_without_queue_name: bool) -> None:
         self.jobs = jobs
+        self.manage_without_queue_name = manage_without_queue_name
+
+    def load(self, key: str) -> GenericJob | None:
+        obj = self.jobs.get(key)
+        if obj is None or not (batch.is_managed(obj) or self.manage_without_queue_name):
+            return None
+        return Job(obj)
+
+    def keys_for_workload(self, workload: dict[str, Any]) -> list[str]:
+        namespace = workload["metadata"]["namespace"]
+        return [f"{namespace}/{o['name']}" for o in workload["metadata"].get("ownerReferences") or []
+                if o.get("kind") == "Job" and (o.get("apiVersion") or "").startswith("batch/")]
+
+
+class PodKeys:
+    """Pods Kueue gated (the informer sees only those with the managed label): a plain Pod's key is its
+    own, a pod group's is ``group:<namespace>/<group>``; ``groups`` indexes a group's members."""
+
+    def __init__(self, pods_store: Store) -> None:
+        self.pods = pods_store
+        self.groups: dict[str, set[str]] = {}
+
+    def key_for_pod(self, pod: dict[str, Any]) -> str:
+        meta = pod["metadata"]
+        group = pods.group_name(pod)
+        return f"{GROUP_PREFIX}{meta['namespace']}/{group}" if group else f"{meta['namespace']}/{meta['name']}"
+
+    def track(self, pod: dict[str, Any], deleted: bool) -> str:
+        """Keep the group index current; the key to reconcile."""
+        key = self.key_for_pod(pod)
+        if key.startswith(GROUP_PREFIX):
+            members = self.groups.setdefault(key, set())
+            meta = pod["metadata"]
+            if deleted:
+                members.discard(f"{meta['namespace']}/{meta['name']}")
+                if not members:
+                    self.groups.pop(key, None)
+            else:
+                members.add(f"{meta['namespace']}/{meta['name']}")
+        return key
+
+    def load(self, key: str) -> GenericJob | None:
+        if key.startswith(GROUP_PREFIX):
+            namespace, name = key[len(GROUP_PREFIX):].split("/", 1)
+            members = [self.pods[k] for k in sorted(self.groups.get(key, ())) if k in self.pods]
+            return pods.PodGroup(namespace, name, members)
+        pod = self.pods.get(key)
+        if pod is None or (pod["metadata"].get("labels") or {}).get(pods.MANAGED_LABEL) != "true":
+            return None
+        return pods.Pod(pod)
+
+    def keys_for_workload(self, workload: dict[str, Any]) -> list[str]:
+        meta = workload["metadata"]
+        owners = [o for o in meta.get("ownerReferences") or [] if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"]
+        if not owners:
+            return []
+        if (meta.get("annotations") or {}).get(pods.IS_GROUP_WORKLOAD) == "true":
+            return [f"{GROUP_PREFIX}{meta['namespace']}/{meta['name']}"]
+        return [f"{meta['namespace']}/{o['name']}" for o in owners]
+
+
+class JobReconciler:
+    """Reconciles one key of one integration: the framework decides, this carries the writes out."""
+
+    def __init__(self, kube: Kube, integration: Integration, workloads: Store, flavors: Store,
+                 classes: Callable[[], PriorityClasses], now: Callable[[], float]) -> None:
+        self.kube = kube
+        self.integration = integration
         self.workloads = workloads
         self.flavors = flavors
         self.classes = classes
-        self.manage_without_queue_name = manage_without_queue_name
         self.now = now
 
-    def managed(self, job: dict[str, Any]) -> bool:
-        return batch.is_managed(job) or self.manage_without_queue_name
-
-    def workload_key(self, job: dict[str, Any]) -> str:
-        meta = job["metadata"]
-        return f"{meta['namespace']}/{batch.workload_name_for_job(meta['name'], meta.get('uid'))}"
-
     async def reconcile(self, key: str) -> None:
-        job = self.jobs.get(key)
-        if job is None or not self.managed(job) or job["metadata"].get("deletionTimestamp"):
+        job = self.integration.load(key)
+        if job is None:
             return
-        workload = self.workloads.get(self.workload_key(job))
-        finished, succeeded, message = is_finished(job)
-        if workload is None:
-            if finished:
-                return
-            if not (job.get("spec") or {}).get("suspend"):
-                await self._suspend(job)  # no webhook suspended it: stop it before it takes capacity
-            await self._create_workload(job)
-            return
-        if finished:
-            if not is_true(workload, "Finished"):
-                await self._set_conditions(workload, [self._cond(
-                    "Finished", True, "Succeeded" if succeeded else "Failed", message)])
-            return
-        reclaimable = reclaimable_pods(job)
-        recorded = {p.get("name"): p.get("count") for p in (workload.get("status") or {}).get("reclaimablePods") or []}
-        if reclaimable != recorded:
-            await self._set_reclaimable_pods(workload, reclaimable)
-        admitted = is_true(workload, "Admitted") and (workload.get("status") or {}).get("admission")
-        suspended = bool((job.get("spec") or {}).get("suspend"))
-        if admitted and suspended:
-            await self._start(job, workload)
-        elif not admitted and not suspended:
-            await self._stop(job, workload)
-        elif admitted:
-            ready = pods_ready(job)
-            if ready != is_true(workload, "PodsReady"):
-                reason, text = (("PodsReady", "All pods reached readiness and the workload is running")
-                                if ready else ("WaitForRecovery", "At least one pod has failed, waiting for recovery"))
-                await self._set_conditions(workload, [self._cond("PodsReady", ready, reason, text)])
+        workload = self.workloads.get(f"{job.namespace}/{job.workload_name()}")
+        for action in framework.reconcile(job, workload, self.flavors):
+            await self.execute(action)
 
-    # ---- writes ---------------------------------------------------------------------------------
+    async def execute(self, action: framework.Action) -> None:
+        if isinstance(action, framework.Note):
+            (log.warning if action.warning else log.info)(action.message, extra={"fields": dict(action.fields)})
+        elif isinstance(action, framework.CreateWorkload):
+            await self._create_workload(action)
+        elif isinstance(action, framework.WorkloadConditions):
+            conditions = [{"type": kind, "status": "True" if status else "False", "reason": reason,
+                           "message": message, "lastTransitionTime": rfc3339(self.now())}
+                          for kind, status, reason, message in action.conditions]
+            await self.kube.apply(r.WORKLOAD, _workload_status(action.namespace, action.name, {"conditions": conditions}),
+                                  manager=MANAGER, subresource="status")
+        elif isinstance(action, framework.ReclaimablePods):
+            # under upstream's own field manager, so the admission side's status writes neither own nor drop it
+            status = {"reclaimablePods": [{"name": n, "count": c} for n, c in sorted(action.pods.items())]}
+            await self.kube.apply(r.WORKLOAD, _workload_status(action.namespace, action.name, status),
+                                  manager=RECLAIMABLE_PODS_MANAGER, subresource="status")
+            log.info("reclaimable pods", extra={"fields": {
+                "workload": f"{action.namespace}/{action.name}", "reclaimablePods": ",".join(
+                    f"{n}={c}" for n, c in sorted(action.pods.items())) or "none"}})
+        elif isinstance(action, framework.Patch):
+            res = RESOURCES[action.kind]
+            try:
+                if action.json:
+                    await self.kube.json_patch(res, action.name, action.body, action.namespace, action.subresource)
+                else:
+                    await self.kube.merge_patch(res, action.name, action.body, action.namespace, action.subresource)
+            except ApiError as exc:
+                if not (action.missing_ok and exc.status == 404):
+                    raise
+        elif isinstance(action, framework.Replace):
+            res = RESOURCES[action.kind]
+            if action.obj is not None:
+                await self.kube.replace(res, action.obj)
+            else:
+                assert action.change is not None
+                fresh = await self.kube.get(res, action.name, action.namespace)
+                await self.kube.replace(res, action.change(fresh))
+        elif isinstance(action, framework.Delete):
+            try:
+                await self.kube.delete(RESOURCES[action.kind], action.name, action.namespace)
+            except ApiError as exc:
+                if exc.status != 404:
+                    raise
 
-    def _cond(self, kind: str, status: bool, reason: str, message: str) -> dict[str, Any]:
-        return {"type": kind, "status": "True" if status else "False", "reason": reason, "message": message,
-                "lastTransitionTime": rfc3339(self.now())}
-
-    async def _set_conditions(self, workload: dict[str, Any], conditions: list[dict[str, Any]]) -> None:
-        meta = workload["metadata"]
-        body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-                "metadata": {"name": meta["name"], "namespace": meta["namespace"]},
-                "status": {"conditions": conditions}}
-        await self.kube.apply(r.WORKLOAD, body, manager=MANAGER, subresource="status")
-
-    async def _set_reclaimable_pods(self, workload: dict[str, Any], pods: dict[str, int]) -> None:
-        """`status.reclaimablePods` under upstream's own field manager, so the admission side's
-        status writes neither own nor drop it."""
-        meta = workload["metadata"]
-        body = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-                "metadata": {"name": meta["name"], "namespace": meta["namespace"]},
-                "status": {"reclaimablePods": [{"name": n, "count": c} for n, c in sorted(pods.items())]}}
-        await self.kube.apply(r.WORKLOAD, body, manager=RECLAIMABLE_PODS_MANAGER, subresource="status")
-        log.info("reclaimable pods", extra={"fields": {
-            "workload": f"{meta['namespace']}/{meta['name']}", "reclaimablePods": ",".join(
-                f"{n}={c}" for n, c in sorted(pods.items())) or "none"}})
-
-    async def _suspend(self, job: dict[str, Any]) -> None:
-        meta = job["metadata"]
-        await self.kube.merge_patch(r.JOB, meta["name"], {"spec": {"suspend": True}}, meta["namespace"])
-        log.info("job suspended until its workload is admitted", extra={"fields": {
-            "job": f"{meta['namespace']}/{meta['name']}"}})
-
-    async def _create_workload(self, job: dict[str, Any]) -> None:
-        try:
-            manifest = batch.workload_from_job(job)
-        except (batch.JobConversionError, ValueError) as exc:
-            log.warning("job cannot be queued", extra={"fields": {
-                "job": f"{job['metadata']['namespace']}/{job['metadata']['name']}", "error": str(exc)}})
-            return
+    async def _create_workload(self, action: framework.CreateWorkload) -> None:
+        manifest = action.manifest
         spec = manifest["spec"]
         ref = spec.get("priorityClassRef")
         resolved = resolve(None, PriorityClassRef.model_validate(ref) if ref else None, self.classes(),
@@ -170,33 +186,9 @@ class JobSync:
             if exc.status != 409:  # already there: the informer will bring it
                 raise
         log.info("workload created", extra={"fields": {
-            "workload": f"{manifest['metadata']['namespace']}/{manifest['metadata']['name']}",
-            "job": job["metadata"]["name"]}})
+            "workload": f"{manifest['metadata']['namespace']}/{manifest['metadata']['name']}", "for": action.owner}})
 
-    async def _start(self, job: dict[str, Any], workload: dict[str, Any]) -> None:
-        admission = workload["status"]["admission"]
-        assignment = admission["podSetAssignments"][0]
-        names = list(dict.fromkeys(assignment.get("flavors", {}).values()))
-        flavors = [self.flavors[n] for n in names if n in self.flavors]
-        info = batch.pod_set_info_from_flavors(flavors, name=assignment.get("name", "main"),
-                                               count=assignment.get("count"))
-        started = batch.inject_admission(job, [info], assignment.get("count"))
-        await self.kube.replace(r.JOB, started)
-        log.info("job started", extra={"fields": {
-            "job": f"{job['metadata']['namespace']}/{job['metadata']['name']}", "flavors": ",".join(names)}})
 
-    async def _stop(self, job: dict[str, Any], workload: dict[str, Any]) -> None:
-        """Upstream's order: suspend, clear the start time (the Job API allows changing scheduling
-        directives only of a suspended Job that has not started), then restore the template."""
-        meta = job["metadata"]
-        name, namespace = meta["name"], meta["namespace"]
-        await self.kube.merge_patch(r.JOB, name, {"spec": {"suspend": True}}, namespace)
-        if (job.get("status") or {}).get("startTime"):
-            await self.kube.merge_patch(r.JOB, name, {"status": {"startTime": None}}, namespace,
-                                        subresource="status")
-        fresh = await self.kube.get(r.JOB, name, namespace)
-        pod_sets = (workload.get("spec") or {}).get("podSets") or []
-        original = batch.pod_set_info_from_pod_set(pod_sets[0]) if pod_sets else batch.original_pod_set_info(job)
-        await self.kube.replace(r.JOB, batch.restore_job(fresh, original))
-        log.info("job suspended: its workload is not admitted", extra={"fields": {
-            "job": f"{job['metadata']['namespace']}/{job['metadata']['name']}"}})
+def _workload_status(namespace: str, name: str, status: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+            "metadata": {"name": name, "namespace": namespace}, "status": status}

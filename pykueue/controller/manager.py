@@ -12,7 +12,9 @@ place at a time and needs no locks. The order of work:
    events touched;
 4. the status writer applies their status in batches, releases before reservations, so the API
    never shows more admitted than the engine allows at any moment;
-5. the Job side (`jobs.JobSync`) follows each Workload's status: create, suspend, start, stop, finish.
+5. the job side (`jobs.JobReconciler`, one per integration: Jobs, and Pods when the pod integration
+   or one that queues through it is on) follows each Workload's status: create, suspend or gate, start,
+   stop, finish, through the job framework (`pykueue.jobs.framework`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pykueue.api.priority import PriorityClasses
 from pykueue.api.validation import SYSTEM_PRIORITY_CLASSES
 from pykueue.controller import decisions, supervise, translate, views
 from pykueue.controller.events import Recorder
-from pykueue.controller.jobs import JobSync
+from pykueue.controller.jobs import JobKeys, JobReconciler, PodKeys
 from pykueue.controller.metrics import INADMISSIBLE, SUCCESS, Metrics
 from pykueue.controller.queue_objects import KINDS as QUEUE_KINDS
 from pykueue.controller.queue_objects import QueueObjects
@@ -44,6 +46,7 @@ from pykueue.engine.engine import Engine
 from pykueue.engine.events import EngineError
 from pykueue.engine.model import US
 from pykueue.engine.workload import MISCONFIGURED, State
+from pykueue.jobs import pods as pod_rules
 from pykueue.jobs.batch import RESOURCE_IN_USE_FINALIZER
 from pykueue.kube import resources as r
 from pykueue.kube.client import ApiError, Kube
@@ -73,6 +76,9 @@ class Controller:
         self.unevaluated: dict[str, None] = {}  # new pending workloads: their status waits for a pass
         self.kick_wake = asyncio.Event()
         self.jobs = WorkQueue()
+        self.pod_work = WorkQueue()  # plain Pods and pod groups (PodKeys)
+        self.job_keys = JobKeys({}, config.manage_jobs_without_queue_name)
+        self.pod_keys = PodKeys({})
         # Writes that must land, level-triggered from the caches: spec.active=false for a workload Kueue
         # deactivated, the resource-in-use finalizer off a finished or deleted Workload, the condition of
         # an invalid one. A key that fails comes back with backoff; nothing is fire-and-forget.
@@ -80,7 +86,8 @@ class Controller:
         self.cycles = 0
         self.admissions = 0
         self.ready = asyncio.Event()
-        self.job_sync: JobSync | None = None
+        self.job_sync: JobReconciler | None = None
+        self.pod_sync: JobReconciler | None = None
         self.recorder = Recorder(kube)
         self.status_writer = WorkloadStatusWriter(self.engine, kube, self.informers, self.recorder, clock, self.kick)
         self.queue_objects = QueueObjects(self.engine, kube, self.recorder, self.informers, self._queues_changed)
@@ -91,8 +98,8 @@ class Controller:
 
     # ---- wiring ----------------------------------------------------------------------------------
 
-    def _informer(self, res: r.Resource, handler) -> Informer:
-        inf = Informer(self.kube, res, handler, on_error=self._handler_failed)
+    def _informer(self, res: r.Resource, handler, label_selector: str | None = None) -> Informer:
+        inf = Informer(self.kube, res, handler, on_error=self._handler_failed, label_selector=label_selector)
         self.informers[res.plural] = inf
         return inf
 
@@ -131,13 +138,22 @@ class Controller:
             workloads = self._informer(r.WORKLOAD, self.on_workload)
             tasks.append(supervise.start("informer-workloads", workloads.run))
             await workloads.synced.wait()
+            flavors = self.informers["resourceflavors"].store
             jobs = self._informer(r.JOB, self.on_job)
-            self.job_sync = JobSync(
-                self.kube, jobs.store, workloads.store, self.informers["resourceflavors"].store,
-                self.priority_classes, self.engine.config.manage_jobs_without_queue_name, self.clock,
-            )
+            self.job_keys.jobs = jobs.store
+            self.job_sync = JobReconciler(self.kube, self.job_keys, workloads.store, flavors,
+                                          self.priority_classes, self.clock)
             tasks.append(supervise.start("informer-jobs", jobs.run))
             await jobs.synced.wait()
+            if self.manages_pods():
+                # only the Pods Kueue gated carry the managed label: the rest of the cluster's are not watched
+                pods = self._informer(r.POD, self.on_pod, label_selector=f"{pod_rules.MANAGED_LABEL}=true")
+                self.pod_keys.pods = pods.store
+                self.pod_sync = JobReconciler(self.kube, self.pod_keys, workloads.store, flavors,
+                                              self.priority_classes, self.clock)
+                tasks.append(supervise.start("informer-pods", pods.run))
+                await pods.synced.wait()
+                tasks.append(supervise.start("pods", lambda: self.pod_work.run(self.pod_sync.reconcile, self._job_error)))
             tasks += [
                 supervise.start("scheduler", self.schedule_loop),
                 supervise.start("status-writer", self.status_writer.run),
@@ -297,10 +313,20 @@ class Controller:
         if kind != DELETED:
             self.jobs.add(key_of(obj))
 
+    def manages_pods(self) -> bool:
+        """The pod integration runs when it is on, or an integration that queues through it is."""
+        return bool({"pod", "deployment", "statefulset"} & set(self.engine.config.frameworks))
+
+    def on_pod(self, kind: str, old: dict | None, new: dict | None) -> None:
+        obj = new or old
+        assert obj is not None
+        self.pod_work.add(self.pod_keys.track(obj, deleted=kind == DELETED))
+
     def _enqueue_owner(self, workload: dict[str, Any]) -> None:
-        for owner in workload["metadata"].get("ownerReferences") or []:
-            if owner.get("kind") == "Job" and owner.get("apiVersion", "").startswith("batch/"):
-                self.jobs.add(f"{workload['metadata']['namespace']}/{owner['name']}")
+        for key in self.job_keys.keys_for_workload(workload):
+            self.jobs.add(key)
+        for key in self.pod_keys.keys_for_workload(workload):
+            self.pod_work.add(key)
 
     # ---- scheduling ------------------------------------------------------------------------------
 

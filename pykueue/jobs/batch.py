@@ -258,10 +258,11 @@ def workload_name_for_owner(kind: str, group: str, name: str, uid: str | None = 
     """``GetWorkloadNameForOwnerWithGVK``: ``<kind>-<name>-<sha1[:5]>``, lower-cased and truncated.
 
     The hash is SHA-1 over ``<Kind>\\n<group>\\n<name>\\n<uid>``. A manifest without a UID (every
-    simulator input) hashes its name in the UID's place, so the name stays deterministic and
-    differs from what any UID would give.
+    simulator input, ``uid=None``) hashes its name in the UID's place, so the name stays deterministic
+    and differs from what any UID would give; ``uid=""`` is upstream's own "no UID" (a StatefulSet's
+    group, named by its webhook before the object exists).
     """
-    owner_uid = uid if uid else name
+    owner_uid = uid if uid is not None else name
     prefix = f"{kind}-{name}".lower()[:_MAX_PREFIX_LENGTH]
     digest = hashlib.sha1("\n".join((kind, group, name, owner_uid)).encode()).hexdigest()
     return f"{prefix}-{digest[:_HASH_LENGTH]}"
@@ -269,7 +270,7 @@ def workload_name_for_owner(kind: str, group: str, name: str, uid: str | None = 
 
 def workload_name_for_job(name: str, uid: str | None = None) -> str:
     """``GetWorkloadNameForOwnerWithGVK`` for batch/v1 Job: ``job-<name>-<sha1[:5]>``."""
-    return workload_name_for_owner(_JOB_KIND, _JOB_GROUP, name, uid)
+    return workload_name_for_owner(_JOB_KIND, _JOB_GROUP, name, uid or None)
 
 
 # --- validation --------------------------------------------------------------------------

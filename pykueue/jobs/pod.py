@@ -11,7 +11,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from pykueue.jobs.batch import Manifest, workload_from_job
+from pykueue.jobs.batch import Manifest, workload_from_job, workload_name_for_owner
 
 FRAMEWORK = "pod"  # its name in the Configuration's integrations.frameworks
 SUSPENDED_BY_PARENT = "kueue.x-k8s.io/pod-suspending-parent"  # the parent's framework name
@@ -27,6 +27,8 @@ def workload_from_pod(pod: Mapping[str, Any]) -> Manifest:
     as_job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta,
               "spec": {"parallelism": 1, "completions": 1, "template": {"spec": dict(pod.get("spec") or {})}}}
     built = workload_from_job(as_job)
+    # upstream's name for a Pod's Workload: pod-<name>-<hash of Pod, its name and uid>
+    built["metadata"]["name"] = workload_name_for_owner("Pod", "", meta.get("name", ""), meta.get("uid") or None)
     owner: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "name": meta.get("name", "")}
     if meta.get("uid"):
         owner["uid"] = meta["uid"]

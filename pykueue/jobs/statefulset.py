@@ -38,7 +38,8 @@ POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 def group_name(sts: Mapping[str, Any]) -> str:
     """The pod group's (and so the Workload's) name: ``GetWorkloadName`` of the StatefulSet."""
     meta = sts.get("metadata") or {}
-    return workload_name_for_owner("StatefulSet", "apps", meta.get("name", ""), meta.get("uid") or None)
+    # uid "": the webhook names the group before the StatefulSet exists, so upstream's name has no UID
+    return workload_name_for_owner("StatefulSet", "apps", meta.get("name", ""), "")
 
 
 def pods(sts: Mapping[str, Any]) -> list[Manifest]:

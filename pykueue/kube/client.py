@@ -138,8 +138,8 @@ class Kube:
         return await self.request("DELETE", res.path(namespace, name), body=body)
 
     async def watch(self, res: Resource, resource_version: str, timeout_seconds: int = 300, *,
-                    namespace: str | None = None, field_selector: str | None = None
-                    ) -> AsyncIterator[dict[str, Any]]:
+                    namespace: str | None = None, field_selector: str | None = None,
+                    label_selector: str | None = None) -> AsyncIterator[dict[str, Any]]:
         """Watch events (`{"type": ..., "object": {...}}`) from `resource_version`, with bookmarks;
         in one namespace and by field selector when given (a watch on one object by name)."""
         query = {
@@ -150,6 +150,8 @@ class Kube:
         }
         if field_selector:
             query["fieldSelector"] = field_selector
+        if label_selector:
+            query["labelSelector"] = label_selector
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=timeout_seconds + 30)
         response = await self.raw("GET", res.path(namespace), query=query, timeout=timeout)
         async with response:

@@ -48,8 +48,9 @@ class Informer:
     """Keeps `store` equal to the server's objects of one kind and calls `handler` on each change."""
 
     def __init__(self, kube: Kube, resource: Resource, handler: Handler, *, watch_timeout: int = 300,
-                 on_error: ErrorHandler | None = None) -> None:
+                 on_error: ErrorHandler | None = None, label_selector: str | None = None) -> None:
         self.kube = kube
+        self.label_selector = label_selector  # only the objects it matches (Pods Kueue manages)
         self.resource = resource
         self.handler = handler
         self.on_error = on_error
@@ -108,13 +109,15 @@ class Informer:
     async def _list(self) -> None:
         items: list[dict[str, Any]] = []
         query: dict[str, Any] = {"limit": PAGE}
+        selector = {"labelSelector": self.label_selector} if self.label_selector else {}
+        query.update(selector)
         while True:
             page = await self.kube.list(self.resource, **query)
             items.extend(page.get("items") or [])
             token = page.get("metadata", {}).get("continue")
             if not token:
                 break
-            query = {"limit": PAGE, "continue": token}
+            query = {"limit": PAGE, "continue": token, **selector}
         self.relists += 1
         self.resource_version = page["metadata"]["resourceVersion"]
         seen = set()
@@ -136,7 +139,8 @@ class Informer:
         self.synced.set()
 
     async def _watch(self) -> None:
-        async for event in self.kube.watch(self.resource, self.resource_version, self.watch_timeout):
+        async for event in self.kube.watch(self.resource, self.resource_version, self.watch_timeout,
+                                           label_selector=self.label_selector):
             kind, obj = event.get("type"), event.get("object") or {}
             if kind == "ERROR":
                 if obj.get("code") == 410:

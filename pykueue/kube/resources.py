@@ -43,5 +43,6 @@ ADMISSION_CHECK = Resource(KUEUE, "v1beta2", "admissionchecks", "AdmissionCheck"
 NAMESPACE = Resource("", "v1", "namespaces", "Namespace", False)
 PRIORITY_CLASS = Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False)
 JOB = Resource("batch", "v1", "jobs", "Job", True)
+POD = Resource("", "v1", "pods", "Pod", True)
 CORE_EVENT = Resource("", "v1", "events", "Event", True)
 LEASE = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)

@@ -8,6 +8,7 @@ pinned helm (built from Go, marker `cluster` as for the other tests that need bu
 
 from __future__ import annotations
 
+import json
 import subprocess
 import tomllib
 from pathlib import Path
@@ -91,7 +92,8 @@ def test_manifests_hold_every_object_once(manifests: dict[str, list[dict[str, An
 
 
 def test_rbac_is_least_privilege(manifests: dict[str, list[dict[str, Any]]]) -> None:
-    """No wildcard, no secret, pod or delete; only the API groups the controller talks to; write
+    """No wildcard, no secret, pod or delete by default (the pod integration's are in
+    test_helm_template_pod_integration); only the API groups the controller talks to; write
     access to status subresources only through patch. Whether each grant is needed and enough is
     shown on a cluster by test_least_privilege.py, against the API server's audit log."""
     # Leader election: the one Lease, in the controller's namespace only (a Role, not the ClusterRole).
@@ -283,6 +285,35 @@ def test_helm_template_values(helm_bin: Path, tmp_path: Path) -> None:
     annotation = "checksum/config"
     assert (kinds["Deployment"][0]["spec"]["template"]["metadata"]["annotations"][annotation]
             != default["Deployment"][0]["spec"]["template"]["metadata"]["annotations"][annotation])
+
+
+@pytest.mark.cluster
+def test_helm_template_pod_integration(helm_bin: Path) -> None:
+    """With Pods (or Deployments, StatefulSets) in integrations.frameworks the chart registers the hooks
+    the controller serves for them (names.mutating_for) and grants what the pod integration writes; with
+    the default (Jobs alone) it registers and grants none of it."""
+    from pykueue.controller.webhooks import names
+
+    for frameworks in (["batch/job"], ["batch/job", "pod"], ["deployment"], ["pod", "deployment", "statefulset"]):
+        out = helm(helm_bin, "template", "kq", str(CHART), "--set-json",
+                   "config.integrations=" + json.dumps({"frameworks": frameworks})).stdout
+        kinds = by_kind(documents(out))
+        (mutating,) = kinds["MutatingWebhookConfiguration"]
+        wanted = names.mutating_for(tuple(frameworks))
+        assert [(w["name"], w["clientConfig"]["service"]["path"]) for w in mutating["webhooks"]] == [
+            (h.name, h.path) for h in wanted], frameworks
+        for webhook, hook in zip(mutating["webhooks"], wanted, strict=True):
+            assert webhook["rules"] == [{"apiGroups": [hook.group], "apiVersions": [hook.version],
+                                         "operations": list(hook.operations), "resources": list(hook.resources)}]
+        role = next(r for r in kinds["ClusterRole"] if r["metadata"]["name"] == "kq-pykueue-controller")
+        pod_rules = [r for r in role["rules"] if any(x.startswith("pods") for x in r["resources"])]
+        if any(h.kind == "Pod" for h in wanted):
+            assert pod_rules == [
+                {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete", "list", "patch", "watch"]},
+                {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch"]},
+                {"apiGroups": [""], "resources": ["pods/finalizers"], "verbs": ["update"]}]
+        else:
+            assert pod_rules == [], frameworks
 
 
 @pytest.mark.cluster

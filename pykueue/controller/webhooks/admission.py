@@ -8,7 +8,9 @@ alone, several as ``[a, b]``); kubectl shows it after ``admission webhook "..." 
 
 The Job webhook is upstream's ``Default``: a Job Kueue manages (it names a LocalQueue in the
 ``kueue.x-k8s.io/queue-name`` label, or every Job with ``manageJobsWithoutQueueName``) is created
-suspended, so no pod starts before its Workload is admitted.
+suspended, so no pod starts before its Workload is admitted. The Pod webhook gates a Pod Kueue manages,
+and the Deployment and StatefulSet webhooks label their pod templates so that their Pods are (the rules
+are ``pykueue.jobs.pods``'s).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 from pykueue.api.loader import load_documents
 from pykueue.controller.translate import clean
-from pykueue.jobs import batch
+from pykueue.jobs import batch, pods
 
 KEEP_STATUS = ("Workload",)  # the kinds whose status carries what validation checks (the admission)
 
@@ -77,3 +79,33 @@ def mutate_job(request: dict[str, Any], manage_without_queue_name: bool) -> dict
     if spec is None or spec.get("suspend") is True or not should_suspend(job, manage_without_queue_name):
         return response(request, True)
     return response(request, True, patch=[{"op": "add", "path": "/spec/suspend", "value": True}])
+
+
+def _patched(request: dict[str, Any], build) -> dict[str, Any]:
+    obj = request.get("object")
+    if not isinstance(obj, dict):
+        return response(request, True)
+    obj = {**obj, "metadata": {**(obj.get("metadata") or {}), "namespace": request.get("namespace")
+                               or (obj.get("metadata") or {}).get("namespace")}}
+    ops = build(obj)
+    return response(request, True, patch=ops or None)
+
+
+def mutator(kind: str, frameworks: tuple[str, ...], manage_without_queue_name: bool):
+    """The mutating handler for ``kind``; one that lets everything through when its integration is off."""
+    def allow(request: dict[str, Any]) -> dict[str, Any]:
+        return response(request, True)
+
+    if kind == "Job":
+        return (lambda req: mutate_job(req, manage_without_queue_name)) if "batch/job" in frameworks else allow
+    if kind == "Pod":
+        def pod(req: dict[str, Any]) -> dict[str, Any]:
+            if req.get("operation") != "CREATE":
+                return allow(req)
+            return _patched(req, lambda obj: pods.pod_defaults(obj, frameworks, manage_without_queue_name))
+        return pod
+    if kind == "Deployment" and "deployment" in frameworks:
+        return lambda req: _patched(req, lambda obj: pods.deployment_defaults(obj, manage_without_queue_name))
+    if kind == "StatefulSet" and "statefulset" in frameworks:
+        return lambda req: _patched(req, lambda obj: pods.statefulset_defaults(obj, manage_without_queue_name))
+    return allow

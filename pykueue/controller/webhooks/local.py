@@ -73,7 +73,8 @@ def _webhook(hook: names.Hook, url: str, ca_bundle: str, failure_policy: str,
 
 
 def configurations(service: str, namespace: str, url: str, ca_bundle: str,
-                   failure_policy: str = "Fail") -> list[tuple[Any, dict[str, Any]]]:
+                   failure_policy: str = "Fail", frameworks: tuple[str, ...] = ("batch/job",)
+                   ) -> list[tuple[Any, dict[str, Any]]]:
     """The mutating and validating configurations as the release manifest has them (same names, hooks,
     paths and rules; the controller's namespace and kube-system are never queued), called at ``url``."""
     mutating, validating = names.configuration_names(service)
@@ -83,7 +84,7 @@ def configurations(service: str, namespace: str, url: str, ca_bundle: str,
     return [
         (MUTATING, {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
                     "metadata": {"name": mutating, "labels": labels},
-                    "webhooks": [_webhook(h, url, ca_bundle, failure_policy, never_queued) for h in names.MUTATING]}),
+                    "webhooks": [_webhook(h, url, ca_bundle, failure_policy, never_queued) for h in names.mutating_for(frameworks)]}),
         (VALIDATING, {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
                       "metadata": {"name": validating, "labels": labels},
                       "webhooks": [_webhook(h, url, ca_bundle, failure_policy) for h in names.VALIDATING]}),
@@ -104,6 +105,7 @@ class LocalWebhooks:
     namespace: str
     url: str
     on_stop: str = "remove"
+    frameworks: tuple[str, ...] = ("batch/job",)
 
     def __post_init__(self) -> None:
         self.registered: list[tuple[Any, str]] = []  # (resource, name) of the configurations applied here
@@ -111,7 +113,8 @@ class LocalWebhooks:
 
     async def register(self, ca_bundle: str) -> list[str]:
         """Apply each configuration that is absent or ours; return the names of those registered."""
-        for res, body in configurations(self.service, self.namespace, self.url, ca_bundle):
+        for res, body in configurations(self.service, self.namespace, self.url, ca_bundle,
+                                        frameworks=self.frameworks):
             name = body["metadata"]["name"]
             try:
                 current = await self.kube.get(res, name)

@@ -45,15 +45,29 @@ class Hook:
     resources: tuple[str, ...]
     operations: tuple[str, ...]
     kind: str
+    frameworks: tuple[str, ...] = ()  # registered while one of these integrations is on (none: always)
 
 
 def _path(prefix: str, group: str, version: str, kind: str) -> str:
     return f"/{prefix}-{group.replace('.', '-')}-{version}-{kind.lower()}"
 
 
+POD_FRAMEWORKS = ("pod", "deployment", "statefulset")  # a Deployment's or StatefulSet's Pods are gated too
+
 MUTATING: tuple[Hook, ...] = (
     Hook("mjob.kb.io", _path("mutate", "batch", "v1", "Job"), "batch", "v1", ("jobs",), ("CREATE",), "Job"),
+    Hook("mpod.kb.io", _path("mutate", "", "v1", "Pod"), "", "v1", ("pods",), ("CREATE",), "Pod", POD_FRAMEWORKS),
+    Hook("mdeployment.kb.io", _path("mutate", "apps", "v1", "Deployment"), "apps", "v1", ("deployments",),
+         ("CREATE", "UPDATE"), "Deployment", ("deployment",)),
+    Hook("mstatefulset.kb.io", _path("mutate", "apps", "v1", "StatefulSet"), "apps", "v1", ("statefulsets",),
+         ("CREATE", "UPDATE"), "StatefulSet", ("statefulset",)),
 )
+
+
+def mutating_for(frameworks: tuple[str, ...] | list[str]) -> tuple[Hook, ...]:
+    """The mutating hooks registered for these integrations: a Pod hook only while Pods are queued, so
+    that a cluster's every Pod creation does not wait on Kueue for nothing."""
+    return tuple(h for h in MUTATING if not h.frameworks or set(h.frameworks) & set(frameworks))
 
 VALIDATED_KINDS = (
     ("ResourceFlavor", "resourceflavors"),

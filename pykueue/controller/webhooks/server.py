@@ -59,7 +59,7 @@ class Options:
     url: str | None = None  # where the API server reaches this server, when not through the Service
     sync_seconds: float = 60.0
     manage_jobs_without_queue_name: bool = False
-    manage_jobs: bool = True  # the batch/job integration is enabled (integrations.frameworks)
+    frameworks: tuple[str, ...] = ("batch/job",)  # integrations.frameworks: which kinds the webhooks mutate
     visibility: bool = False  # also serve the visibility API, and patch its APIServices' caBundle
     auth: Any = None  # the auth.Delegated that guards the visibility API (client certificates, tokens)
 
@@ -256,11 +256,11 @@ class WebhookServer:
 
             middlewares.append(auth.middleware(self.options.auth, guard))
         app = web.Application(client_max_size=MAX_BODY, middlewares=middlewares)
+        frameworks = self.options.frameworks
         for hook in names.MUTATING:
-            if self.options.manage_jobs:
-                app.router.add_post(hook.path, self._admission(lambda req: admission.mutate_job(req, manage_all)))
-            else:  # Jobs are not Kueue's: every Job is let through as sent
-                app.router.add_post(hook.path, self._admission(lambda req: admission.response(req, True)))
+            # a kind whose integration is off is let through as sent (upstream's no-op webhook)
+            mutate = admission.mutator(hook.kind, frameworks, manage_all)
+            app.router.add_post(hook.path, self._admission(mutate))
         for hook in names.VALIDATING:
             app.router.add_post(hook.path, self._admission(admission.validate))
         app.router.add_post(names.CONVERT_PATH, self._review(conversion.review))

@@ -1,0 +1,221 @@
+"""The job framework: one interface every integration implements, and one reconcile rule that drives them.
+
+Upstream keeps each integration behind ``jobframework.GenericJob`` and one ``JobReconciler``; here the
+same split is pure. An integration wraps the API objects it manages (a Job, a Pod, the Pods of a group)
+in a ``GenericJob``; ``reconcile`` reads it and the Workload's cached copy and returns the writes that
+bring the two together, in upstream's order (finalize, finish, create, reclaimable pods, pods-ready,
+stop, start). The controller carries the writes out (``pykueue.controller.jobs``); this module does no
+I/O, so the rule is tested without a cluster and shared by every kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pykueue.jobs.batch import Manifest, pod_set_info_from_flavors
+
+# upstream's ImplicitlyEnabledFrameworkNames: a Deployment's or StatefulSet's Pods queue as Pods
+IMPLIED_FRAMEWORKS = {"deployment": ("pod",), "statefulset": ("pod",)}
+
+FINISHED_SUCCEEDED = "Succeeded"
+FINISHED_FAILED = "Failed"
+PODS_READY = ("PodsReady", "All pods reached readiness and the workload is running")
+PODS_NOT_READY = ("WaitForRecovery", "At least one pod has failed, waiting for recovery")
+
+
+def enabled(listed: Sequence[str]) -> frozenset[str]:
+    """The integrations on: those listed in ``integrations.frameworks`` and those they imply."""
+    return frozenset([*listed, *(i for f in listed for i in IMPLIED_FRAMEWORKS.get(f, ()))])
+
+
+# ---- the writes ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CreateWorkload:
+    """Create this Workload (its priority is resolved by the caller, who knows the classes)."""
+
+    manifest: Manifest
+    owner: str  # "Kind ns/name", for the log line
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadConditions:
+    """Set these conditions (type, status, reason, message) on the Workload's status."""
+
+    namespace: str
+    name: str
+    conditions: tuple[tuple[str, bool, str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReclaimablePods:
+    namespace: str
+    name: str
+    pods: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Patch:
+    """A JSON merge patch (``json=False``) or RFC 6902 patch (``json=True``) of one object."""
+
+    kind: str
+    namespace: str
+    name: str
+    body: Any
+    subresource: str | None = None
+    json: bool = False
+    missing_ok: bool = False  # a 404 means the write is moot (the object is gone)
+
+
+@dataclass(frozen=True, slots=True)
+class Replace:
+    """Replace the object: with ``obj`` (built from the cached copy, whose resourceVersion guards the
+    write), or with what ``change`` makes of a fresh copy read just before writing."""
+
+    kind: str
+    namespace: str
+    name: str
+    obj: dict[str, Any] | None = None
+    change: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    kind: str
+    namespace: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """A log line (and nothing else): what the integration did or why it did nothing."""
+
+    message: str
+    fields: Mapping[str, str] = field(default_factory=dict)
+    warning: bool = False
+
+
+Action = CreateWorkload | WorkloadConditions | ReclaimablePods | Patch | Replace | Delete | Note
+
+
+# ---- the interface ---------------------------------------------------------------------------------
+
+
+class GenericJob(Protocol):
+    """What an integration tells the reconciler about the objects it manages (upstream's GenericJob)."""
+
+    kind: str  # the submitted object's kind, for log lines
+
+    @property
+    def namespace(self) -> str: ...
+
+    def describe(self) -> str:
+        """``Kind ns/name`` for log lines."""
+
+    def workload_name(self) -> str:
+        """The name of the Workload that stands for it."""
+
+    def deleting(self) -> bool:
+        """Gone or going: only its finalizers are left to remove."""
+
+    def is_suspended(self) -> bool:
+        """No pod of it may run (a suspended Job, gated or terminated Pods)."""
+
+    def finished(self) -> tuple[bool, bool, str]:
+        """(finished, succeeded, message)."""
+
+    def pods_ready(self) -> bool: ...
+
+    def reclaimable_pods(self) -> dict[str, int]: ...
+
+    def build_workload(self) -> Manifest | None:
+        """The Workload to create, or None while it cannot be built yet (a pod group still arriving).
+        Raises ValueError (with the reason) for an object that can never be queued."""
+
+    def suspend(self) -> list[Action]:
+        """Stop a running object that has no Workload yet."""
+
+    def run(self, infos: Sequence[Mapping[str, Any]], workload: Mapping[str, Any]) -> list[Action]:
+        """Start it with the admitted pod sets' node selectors and tolerations."""
+
+    def stop(self, workload: Mapping[str, Any], evicted: bool) -> list[Action]:
+        """Stop it because its Workload is not (or no longer) admitted; restore what ``run`` injected."""
+
+    def finalize(self) -> list[Action]:
+        """Remove the finalizers that kept its objects until the Workload was updated."""
+
+    def cleanup(self) -> list[Action]:
+        """Writes due whatever the Workload says (a group's replaced Pods losing their finalizer)."""
+
+
+# ---- the rule ----------------------------------------------------------------------------------------
+
+
+def _is_true(workload: Mapping[str, Any], kind: str) -> bool:
+    for cond in (workload.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == kind:
+            return cond.get("status") == "True"
+    return False
+
+
+def admitted(workload: Mapping[str, Any]) -> bool:
+    return _is_true(workload, "Admitted") and bool((workload.get("status") or {}).get("admission"))
+
+
+def infos_for(workload: Mapping[str, Any], flavors: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """What the admission injects into each pod set: its flavors' node labels and tolerations."""
+    infos = []
+    for assignment in workload["status"]["admission"].get("podSetAssignments") or []:
+        names = list(dict.fromkeys((assignment.get("flavors") or {}).values()))
+        found = [flavors[n] for n in names if n in flavors]
+        infos.append(pod_set_info_from_flavors(found, name=assignment.get("name", "main"),
+                                               count=assignment.get("count")))
+    return infos
+
+
+def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
+              flavors: Mapping[str, Mapping[str, Any]]) -> list[Action]:
+    """The writes that make ``job`` follow ``workload`` (None when there is none yet), in upstream's order."""
+    if job.deleting():
+        return job.finalize()
+    if workload is not None and _is_true(workload, "Finished"):
+        return job.finalize()
+    cleanup = job.cleanup()
+    if cleanup:
+        return cleanup
+    finished, succeeded, message = job.finished()
+    if workload is None:
+        if finished:
+            return job.finalize()
+        try:
+            built = job.build_workload()
+        except ValueError as exc:
+            return [Note("cannot be queued", {"object": job.describe(), "error": str(exc)}, warning=True)]
+        if built is None:
+            return []
+        return ([] if job.is_suspended() else job.suspend()) + [CreateWorkload(built, job.describe())]
+    meta = workload["metadata"]
+    namespace, name = meta["namespace"], meta["name"]
+    if finished:
+        reason = FINISHED_SUCCEEDED if succeeded else FINISHED_FAILED
+        return [WorkloadConditions(namespace, name, (("Finished", True, reason, message),))] + job.finalize()
+    reclaimable = job.reclaimable_pods()
+    recorded = {p.get("name"): p.get("count") for p in (workload.get("status") or {}).get("reclaimablePods") or []}
+    if reclaimable != recorded:
+        return [ReclaimablePods(namespace, name, reclaimable)]
+    suspended = job.is_suspended()
+    if admitted(workload):
+        if suspended:
+            return job.run(infos_for(workload, flavors), workload)
+        ready = job.pods_ready()
+        if ready != _is_true(workload, "PodsReady"):
+            reason, text = PODS_READY if ready else PODS_NOT_READY
+            return [WorkloadConditions(namespace, name, (("PodsReady", ready, reason, text),))]
+        return []
+    evicted = _is_true(workload, "Evicted")
+    if not suspended or evicted:
+        return job.stop(workload, evicted)
+    return []

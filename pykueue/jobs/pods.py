@@ -1,0 +1,482 @@
+"""Plain Pods and pod groups on the job framework, as upstream's pod integration runs them live.
+
+A queue-labelled Pod is created gated: the webhook (``pod_defaults``) adds the scheduling gate
+``kueue.x-k8s.io/admission``, the ``kueue.x-k8s.io/managed`` label and the same-named finalizer. Its
+Workload (one pod set ``main`` of one pod) is admitted like any other; admission removes the gate and adds
+the flavors' node selector and tolerations in one update, which the API server allows for a gated Pod.
+A Pod cannot be suspended again, so eviction marks it ``TerminationTarget`` and deletes it; the finalizer
+keeps it until its Workload is updated.
+
+A pod group (Pods sharing ``kueue.x-k8s.io/pod-group-name``, with ``kueue.x-k8s.io/pod-group-total-count``)
+is one Workload named as the group, with a pod set per role (Pods of one shape); it is created once all
+the group's Pods exist (at the first one with ``kueue.x-k8s.io/pod-group-fast-admission``, as a
+StatefulSet's are) and every Pod of it is released together. Failed Pods are replaced by new ones that
+join the admitted group. Deployments and StatefulSets queue through here: their webhooks
+(``deployment_defaults``, ``statefulset_defaults``) label the pod template, so each of a Deployment's
+Pods is a Workload of its own and a StatefulSet's Pods are one group.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pykueue.jobs import batch, statefulset
+from pykueue.jobs.framework import Action, Delete, Note, Patch, enabled
+from pykueue.jobs.pod import (
+    GROUP_FAST_ADMISSION,
+    GROUP_NAME_LABEL,
+    GROUP_SERVING,
+    GROUP_TOTAL_COUNT,
+    SUSPENDED_BY_PARENT,
+    workload_from_pod,
+)
+
+KIND = "Pod"
+GATE = "kueue.x-k8s.io/admission"
+MANAGED_LABEL = "kueue.x-k8s.io/managed"
+FINALIZER = MANAGED_LABEL
+ROLE_HASH = "kueue.x-k8s.io/role-hash"
+RETRIABLE_IN_GROUP = "kueue.x-k8s.io/retriable-in-group"
+IS_GROUP_WORKLOAD = "kueue.x-k8s.io/is-group-workload"
+TERMINATION_TARGET = "TerminationTarget"
+UNMANAGED_NAMESPACES = ("kube-system", "kueue-system")  # upstream's default managedJobsNamespaceSelector
+
+# The owners whose integrations manage their Pods themselves (the Pod webhook leaves those Pods alone).
+_OWNER_FRAMEWORKS = {("batch", "Job"): "batch/job", ("apps", "StatefulSet"): "statefulset"}
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    return _meta(obj).get("labels") or {}
+
+
+def _annotations(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    return _meta(obj).get("annotations") or {}
+
+
+def group_name(pod: Mapping[str, Any]) -> str:
+    return _labels(pod).get(GROUP_NAME_LABEL, "")
+
+
+def role_hash(pod_spec: Mapping[str, Any]) -> str:
+    """The role of a group member: a hash of what admission reads of its spec (its containers'
+    names and resources, node selector, affinity, runtime class, overhead, spread), so Pods of one
+    shape share a pod set; the annotation the webhook wrote wins, as upstream's."""
+    def containers(items: Iterable[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
+        return [{"name": c.get("name"), "resources": c.get("resources") or {}} for c in items or []]
+
+    shape = {"initContainers": containers(pod_spec.get("initContainers")),
+             "containers": containers(pod_spec.get("containers")),
+             **{k: pod_spec.get(k) for k in ("nodeSelector", "affinity", "runtimeClassName", "overhead",
+                                               "topologySpreadConstraints")}}
+    return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:8]
+
+
+def pod_role(pod: Mapping[str, Any]) -> str:
+    return _annotations(pod).get(ROLE_HASH) or role_hash(pod.get("spec") or {})
+
+
+def workload_name_for_pod(name: str, uid: str | None) -> str:
+    return batch.workload_name_for_owner("Pod", "", name, uid or None)
+
+
+# ---- webhooks: what Kueue adds to a Pod, Deployment or StatefulSet on create ----------------------------
+
+
+def _add(path: str, value: Any) -> dict[str, Any]:
+    return {"op": "add", "path": path, "value": value}
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _map_ops(obj: Mapping[str, Any], path: str, current: Mapping[str, str] | None, values: Mapping[str, str]
+             ) -> list[dict[str, Any]]:
+    """JSON patch ops setting ``values`` into the map at ``path`` (created when missing)."""
+    if current is None:
+        return [_add(path, dict(values))]
+    return [_add(f"{path}/{_escape(k)}", v) for k, v in values.items() if current.get(k) != v]
+
+
+def manages_pod(pod: Mapping[str, Any], frameworks: Sequence[str], manage_without_queue_name: bool) -> bool:
+    """Upstream's pod webhook ``Default``: whether Kueue gates this Pod."""
+    if SUSPENDED_BY_PARENT in _annotations(pod):
+        return True  # its Deployment or StatefulSet asked for it
+    frameworks = enabled(frameworks)
+    if "pod" not in frameworks or _meta(pod).get("namespace") in UNMANAGED_NAMESPACES:
+        return False
+    for owner in _meta(pod).get("ownerReferences") or []:
+        if owner.get("controller"):
+            group = (owner.get("apiVersion") or "").partition("/")[0] if "/" in (owner.get("apiVersion") or "") else ""
+            framework = _OWNER_FRAMEWORKS.get((group, owner.get("kind", "")))
+            if framework in frameworks or (owner.get("kind") == "ReplicaSet" and "deployment" in frameworks):
+                return False  # its owner's integration manages it
+    return batch.queue_name(pod) is not None or manage_without_queue_name
+
+
+def pod_defaults(pod: Mapping[str, Any], frameworks: Sequence[str], manage_without_queue_name: bool
+                 ) -> list[dict[str, Any]]:
+    """The JSON patch the Pod webhook answers: gate, label and finalizer a Pod Kueue manages."""
+    if not manages_pod(pod, frameworks, manage_without_queue_name):
+        return []
+    meta, spec = _meta(pod), pod.get("spec") or {}
+    ops: list[dict[str, Any]] = []
+    finalizers = meta.get("finalizers")
+    if finalizers is None:
+        ops.append(_add("/metadata/finalizers", [FINALIZER]))
+    elif FINALIZER not in finalizers:
+        ops.append(_add("/metadata/finalizers/-", FINALIZER))
+    ops += _map_ops(pod, "/metadata/labels", meta.get("labels"), {MANAGED_LABEL: "true"})
+    gates = spec.get("schedulingGates")
+    if gates is None:
+        ops.append(_add("/spec/schedulingGates", [{"name": GATE}]))
+    elif not any(g.get("name") == GATE for g in gates):
+        ops.append(_add("/spec/schedulingGates/-", {"name": GATE}))
+    if group_name(pod) and ROLE_HASH not in (meta.get("annotations") or {}):
+        ops += _map_ops(pod, "/metadata/annotations", meta.get("annotations"), {ROLE_HASH: role_hash(spec)})
+    return ops
+
+
+def _template_ops(obj: Mapping[str, Any], labels: Mapping[str, str], annotations: Mapping[str, str]
+                  ) -> list[dict[str, Any]]:
+    template = (obj.get("spec") or {}).get("template") or {}
+    tmeta = template.get("metadata")
+    if tmeta is None:
+        return [_add("/spec/template/metadata", {"labels": dict(labels), "annotations": dict(annotations)})]
+    return (_map_ops(obj, "/spec/template/metadata/labels", tmeta.get("labels"), labels)
+            + _map_ops(obj, "/spec/template/metadata/annotations", tmeta.get("annotations"), annotations))
+
+
+def deployment_defaults(deployment: Mapping[str, Any], manage_without_queue_name: bool) -> list[dict[str, Any]]:
+    """Upstream's Deployment webhook: its Pods carry the queue name and are gated one by one."""
+    queue = batch.queue_name(deployment)
+    if (queue is None and not manage_without_queue_name) or _meta(deployment).get("namespace") in UNMANAGED_NAMESPACES:
+        return []
+    return _template_ops(deployment, {batch.QUEUE_NAME_LABEL: queue} if queue else {},
+                         {SUSPENDED_BY_PARENT: "deployment"})
+
+
+def statefulset_defaults(sts: Mapping[str, Any], manage_without_queue_name: bool) -> list[dict[str, Any]]:
+    """Upstream's StatefulSet webhook: its Pods are one group of ``replicas``, admitted as soon as the
+    first exists (fast admission: the others are created one after another once it runs)."""
+    queue = batch.queue_name(sts)
+    if (queue is None and not manage_without_queue_name) or _meta(sts).get("namespace") in UNMANAGED_NAMESPACES:
+        return []
+    annotations = {SUSPENDED_BY_PARENT: "statefulset"}
+    labels: dict[str, str] = {}
+    if queue:
+        replicas = (sts.get("spec") or {}).get("replicas")
+        labels = {batch.QUEUE_NAME_LABEL: queue, GROUP_NAME_LABEL: statefulset.group_name(sts)}
+        annotations.update({GROUP_TOTAL_COUNT: str(1 if replicas is None else replicas),
+                            GROUP_FAST_ADMISSION: "true", GROUP_SERVING: "true"})
+    return _template_ops(sts, labels, annotations)
+
+
+# ---- pod state -----------------------------------------------------------------------------------------
+
+
+def gated(pod: Mapping[str, Any]) -> bool:
+    return any(g.get("name") == GATE for g in (pod.get("spec") or {}).get("schedulingGates") or [])
+
+
+def phase(pod: Mapping[str, Any]) -> str:
+    return (pod.get("status") or {}).get("phase") or "Pending"
+
+
+def terminated(pod: Mapping[str, Any]) -> bool:
+    return phase(pod) in ("Succeeded", "Failed")
+
+
+def suspended(pod: Mapping[str, Any]) -> bool:
+    return terminated(pod) or gated(pod)
+
+
+def ready(pod: Mapping[str, Any]) -> bool:
+    for cond in (pod.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == "Ready":
+            return cond.get("status") == "True"
+    return False
+
+
+def runnable_or_succeeded(pod: Mapping[str, Any]) -> bool:
+    """Upstream's isPodRunnableOrSucceeded: not failed, and not deleted before it had a node."""
+    if _meta(pod).get("deletionTimestamp") and not (pod.get("spec") or {}).get("nodeName"):
+        return False
+    return phase(pod) != "Failed"
+
+
+def _key(pod: Mapping[str, Any]) -> str:
+    return f"{_meta(pod).get('namespace')}/{_meta(pod).get('name')}"
+
+
+def _release(pod: Mapping[str, Any], info: Mapping[str, Any]) -> Patch:
+    """The one update that lets a gated Pod run: gate off, the flavors' node selector, tolerations and
+    labels on (the API server accepts scheduling directives added to a Pod that is still gated)."""
+    meta, spec = _meta(pod), pod.get("spec") or {}
+    merged = batch.merge_pod_set_info(
+        {"labels": dict(meta.get("labels") or {}), "annotations": dict(meta.get("annotations") or {}),
+         "nodeSelector": dict(spec.get("nodeSelector") or {}), "tolerations": list(spec.get("tolerations") or []),
+         "schedulingGates": [g for g in spec.get("schedulingGates") or [] if g.get("name") != GATE]},
+        {k: v for k, v in info.items() if k != "schedulingGates"})
+    body: dict[str, Any] = {
+        "metadata": {"labels": merged["labels"], "annotations": merged["annotations"] or None,
+                     "resourceVersion": meta.get("resourceVersion")},
+        "spec": {"schedulingGates": merged["schedulingGates"] or None,
+                 "nodeSelector": merged["nodeSelector"] or None, "tolerations": merged["tolerations"] or None},
+    }
+    return Patch(KIND, meta["namespace"], meta["name"], body)
+
+
+def _terminate(pod: Mapping[str, Any], reason: str, message: str) -> list[Action]:
+    """Upstream's Pod ``Stop``: say why on the Pod (condition TerminationTarget), then delete it."""
+    meta = _meta(pod)
+    condition = {"type": TERMINATION_TARGET, "status": "True", "reason": reason, "message": message}
+    return [Patch(KIND, meta["namespace"], meta["name"], {"status": {"conditions": [condition]}},
+                  subresource="status", json=False, missing_ok=True),
+            Delete(KIND, meta["namespace"], meta["name"])]
+
+
+def _finalize(pods: Iterable[Mapping[str, Any]]) -> list[Action]:
+    actions: list[Action] = []
+    for pod in pods:
+        meta = _meta(pod)
+        finalizers = meta.get("finalizers") or []
+        if FINALIZER in finalizers:
+            kept = [f for f in finalizers if f != FINALIZER]
+            actions.append(Patch(KIND, meta["namespace"], meta["name"], {"metadata": {
+                "finalizers": kept or None, "resourceVersion": meta.get("resourceVersion")}}, missing_ok=True))
+    return actions
+
+
+def _stop_reason(evicted: bool) -> tuple[str, str]:
+    return ("WorkloadEvicted", "Evicted by Kueue") if evicted else ("NotAdmitted", "Not admitted by cluster queue")
+
+
+# ---- the GenericJobs ---------------------------------------------------------------------------------
+
+
+class Pod:
+    """One plain Pod, its own Workload."""
+
+    kind = KIND
+
+    def __init__(self, pod: dict[str, Any]) -> None:
+        self.pod = pod
+        self.meta = pod["metadata"]
+
+    @property
+    def namespace(self) -> str:
+        return self.meta["namespace"]
+
+    def describe(self) -> str:
+        return f"Pod {_key(self.pod)}"
+
+    def workload_name(self) -> str:
+        return workload_name_for_pod(self.meta["name"], self.meta.get("uid"))
+
+    def deleting(self) -> bool:
+        return bool(self.meta.get("deletionTimestamp"))
+
+    def is_suspended(self) -> bool:
+        return suspended(self.pod)
+
+    def finished(self) -> tuple[bool, bool, str]:
+        ph = phase(self.pod)
+        message = (self.pod.get("status") or {}).get("message") or ""
+        return ph in ("Succeeded", "Failed"), ph == "Succeeded", message
+
+    def pods_ready(self) -> bool:
+        return ready(self.pod)
+
+    def reclaimable_pods(self) -> dict[str, int]:
+        return {}
+
+    def build_workload(self) -> dict[str, Any]:
+        built = workload_from_pod(_for_workload(self.pod))
+        built["metadata"]["name"] = self.workload_name()
+        return built
+
+    def suspend(self) -> list[Action]:
+        # a managed Pod running without a Workload (its Workload was deleted): upstream stops it
+        return _terminate(self.pod, "NoMatchingWorkload", "Missing Workload; unable to restore pod templates")
+
+    def run(self, infos: Sequence[Mapping[str, Any]], workload: Mapping[str, Any]) -> list[Action]:
+        if not gated(self.pod):
+            return []
+        return [_release(self.pod, infos[0]), Note("pod started", {"pod": _key(self.pod)})]
+
+    def stop(self, workload: Mapping[str, Any], evicted: bool) -> list[Action]:
+        if self.deleting() or suspended(self.pod):
+            return []
+        reason, message = _stop_reason(evicted)
+        return _terminate(self.pod, reason, message) + [Note("pod stopped", {"pod": _key(self.pod), "reason": reason})]
+
+    def finalize(self) -> list[Action]:
+        return _finalize([self.pod])
+
+    def cleanup(self) -> list[Action]:
+        return []
+
+
+class PodGroup:
+    """The Pods of one group in one namespace: one Workload, released together."""
+
+    kind = "PodGroup"
+
+    def __init__(self, namespace: str, name: str, pods: Sequence[dict[str, Any]]) -> None:
+        self._namespace = namespace
+        self.name = name
+        self.pods = sorted(pods, key=lambda p: (_meta(p).get("creationTimestamp") or "", _meta(p).get("name")))
+
+    @property
+    def namespace(self) -> str:
+        return self._namespace
+
+    def describe(self) -> str:
+        return f"pod group {self._namespace}/{self.name}"
+
+    def workload_name(self) -> str:
+        return self.name
+
+    def total(self) -> int:
+        for pod in self.pods:
+            try:
+                value = int(_annotations(pod).get(GROUP_TOTAL_COUNT, ""))
+            except ValueError:
+                continue
+            if value > 0:
+                return value
+        return 0
+
+    def active(self) -> list[dict[str, Any]]:
+        return [p for p in self.pods if runnable_or_succeeded(p)]
+
+    def deleting(self) -> bool:
+        return not self.pods
+
+    def is_suspended(self) -> bool:
+        return any(suspended(p) for p in self.pods)
+
+    def finished(self) -> tuple[bool, bool, str]:
+        total = self.total()
+        succeeded = sum(1 for p in self.pods if phase(p) == "Succeeded")
+        unretriable = any(_annotations(p).get(RETRIABLE_IN_GROUP) == "false" for p in self.pods)
+        active = any(not terminated(p) for p in self.pods)
+        if total and (succeeded == total or (not active and unretriable)):
+            return True, True, f"Pods succeeded: {succeeded}/{total}."
+        return False, False, ""
+
+    def pods_ready(self) -> bool:
+        return bool(self.pods) and all(ready(p) for p in self.pods if not terminated(p) or phase(p) == "Failed")
+
+    def reclaimable_pods(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for pod in self.pods:
+            if phase(pod) == "Succeeded":
+                counts[pod_role(pod)] = counts.get(pod_role(pod), 0) + 1
+        return counts
+
+    def build_workload(self) -> dict[str, Any] | None:
+        total, active = self.total(), self.active()
+        if not total:
+            raise ValueError(f"pod group {self.name}: {GROUP_TOTAL_COUNT} must be a positive integer")
+        queues = {batch.queue_name(p) for p in active}
+        if len(queues) > 1:
+            raise ValueError(f"pod group {self.name}: its Pods name different queues: {sorted(map(str, queues))}")
+        fast = any(_annotations(p).get(GROUP_FAST_ADMISSION) == "true" for p in active)
+        if not active or (len(active) < total and not fast):
+            return None  # the group is not all there yet
+        members = active[:total]
+        roles: dict[str, tuple[dict[str, Any], int]] = {}
+        for pod in members:
+            role = pod_role(pod)
+            first, count = roles.get(role, (pod, 0))
+            roles[role] = (first, count + 1)
+        if fast and len(members) < total:  # the first Pod stands for the whole group
+            role = pod_role(members[0])
+            roles = {role: (members[0], total)}
+        if len(roles) > 8:
+            raise ValueError(f"pod group {self.name}: pod group can't include more than 8 roles")
+        built = workload_from_pod(_for_workload(members[0]))
+        pod_sets = []
+        for role in sorted(roles):
+            first, count = roles[role]
+            pod_set = workload_from_pod(_for_workload(first))["spec"]["podSets"][0]
+            pod_set.update({"name": role, "count": count})
+            pod_sets.append(pod_set)
+        built["spec"]["podSets"] = pod_sets
+        meta = built["metadata"]
+        meta["name"] = self.name
+        meta.pop("labels", None)  # no single Pod's uid stands for the group
+        meta.setdefault("annotations", {})[IS_GROUP_WORKLOAD] = "true"
+        meta["ownerReferences"] = [
+            {"apiVersion": "v1", "kind": "Pod", "name": _meta(p)["name"], "uid": _meta(p).get("uid")}
+            for p in members if _meta(p).get("uid")]
+        return built
+
+    def cleanup(self) -> list[Action]:
+        """Pods the group no longer counts (failed and replaced, or deleted before they ran) lose
+        their finalizer, so they can go."""
+        total, active = self.total(), self.active()
+        gone = [p for p in self.pods if not runnable_or_succeeded(p)]
+        replaced = gone if len(active) >= total else []
+        deleted = [p for p in self.pods if _meta(p).get("deletionTimestamp") and (gated(p) or terminated(p))]
+        return _finalize({_key(p): p for p in [*replaced, *deleted]}.values())
+
+    def suspend(self) -> list[Action]:
+        actions: list[Action] = []
+        for pod in self.pods:
+            if not suspended(pod) and not _meta(pod).get("deletionTimestamp"):
+                actions += _terminate(pod, "NoMatchingWorkload", "Missing Workload; unable to restore pod templates")
+        return actions
+
+    def run(self, infos: Sequence[Mapping[str, Any]], workload: Mapping[str, Any]) -> list[Action]:
+        by_role = {info["name"]: info for info in infos}
+        actions: list[Action] = []
+        for pod in self.pods:
+            if not gated(pod) or _meta(pod).get("deletionTimestamp"):
+                continue
+            info = by_role.get(pod_role(pod)) or (infos[0] if len(infos) == 1 else None)
+            if info is None:
+                actions.append(Note("pod of no admitted role left gated", {"pod": _key(pod)}, warning=True))
+                continue
+            actions.append(_release(pod, info))
+        if actions:
+            actions.append(Note("pod group started", {"group": f"{self._namespace}/{self.name}"}))
+        return actions
+
+    def stop(self, workload: Mapping[str, Any], evicted: bool) -> list[Action]:
+        reason, message = _stop_reason(evicted)
+        actions: list[Action] = []
+        for pod in self.pods:
+            if not suspended(pod) and not _meta(pod).get("deletionTimestamp"):
+                actions += _terminate(pod, reason, message)
+        if actions:
+            actions.append(Note("pod group stopped", {"group": f"{self._namespace}/{self.name}", "reason": reason}))
+        return actions
+
+    def finalize(self) -> list[Action]:
+        return _finalize(self.pods)
+
+
+def _for_workload(pod: Mapping[str, Any]) -> dict[str, Any]:
+    """The Pod as its Workload's template reads it: without Kueue's gate, the node it was bound to,
+    and what the API server filled in for it at creation."""
+    clean = copy.deepcopy(dict(pod))
+    spec = clean.get("spec") or {}
+    spec.pop("nodeName", None)
+    gates = [g for g in spec.get("schedulingGates") or [] if g.get("name") != GATE]
+    if gates:
+        spec["schedulingGates"] = gates
+    else:
+        spec.pop("schedulingGates", None)
+    clean.pop("status", None)
+    return clean

@@ -1,0 +1,268 @@
+"""The pod integration live, on the tier-2 cluster: plain Pods, pod groups, Deployments and StatefulSets,
+gated by the controller's own webhook and released by admission, as upstream's pod integration does.
+
+The module stops the session's controller and runs its own with ``integrations.frameworks`` naming every
+kind and its webhooks on (registered for its loopback URL); afterwards the session's controller runs again.
+Pods are real: kube-scheduler binds the released ones and kwok runs them (a plain Pod runs until the test
+ends it as a kubelet would, by setting its phase); the Deployment's and StatefulSet's Pods are made by the
+real kube-controller-manager.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import yaml
+
+from pykueue.controller.webhooks import local, names
+from pykueue.devcluster.cluster import free_port
+from pykueue.jobs import pods as pod_rules
+from pykueue.manifests import crds
+from tests.e2e.conftest import Kueue, condition, eventually, is_true
+from tests.e2e.test_controller import GPU_FLAVOR, cluster_queue, local_queue
+
+pytestmark = pytest.mark.e2e
+GPU_NODE = "gpu-h100-0"
+CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+          "integrations": {"frameworks": ["batch/job", "pod", "deployment", "statefulset"]}}
+
+
+@pytest.fixture(scope="module")
+def pod_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
+    cluster = kueue.cluster
+    directory = tmp_path_factory.mktemp("pod-integration")
+    config = directory / "config.yaml"
+    config.write_text(yaml.safe_dump(CONFIG))
+    kueue.stop()
+    mine = Kueue(cluster, directory / "controller.log", args=(
+        f"--webhook-port={free_port()}", f"--webhook-cert-dir={directory / 'certs'}"))
+    try:
+        mine.start(config, ready=b"webhooks registered")
+        eventually(lambda: b"controller ready" in mine.log.read_bytes(), 60, what="controller ready")
+        yield mine
+    finally:
+        mine.stop()  # removes the configurations it registered
+        print("\n--- pod-integration controller log (tail) ---\n" + mine._tail(lines=30))
+        for kind, name in zip(("mutatingwebhookconfiguration", "validatingwebhookconfiguration"),
+                              names.configuration_names(names.SERVICE), strict=True):
+            cluster.kubectl("delete", kind, name, "--ignore-not-found", check=False)
+        service = json.dumps([{"op": "replace", "path": "/spec/conversion/webhook/clientConfig",
+                               "value": crds.conversion()["webhook"]["clientConfig"]}])
+        for plural in names.CONVERTED_PLURALS:
+            cluster.kubectl("patch", "crd", names.crd_name(plural), "--type=json", "-p", service, check=False)
+        kueue.start()
+
+
+def pod(name: str, namespace: str, cpu: str, *, priority_class: str | None = None,
+        labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"restartPolicy": "Never", "containers": [
+        {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}]}
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace,
+                         "labels": {"kueue.x-k8s.io/queue-name": "lq", **(labels or {})},
+                         "annotations": dict(annotations or {})},
+            "spec": spec}
+
+
+def gpu_queue(kueue: Kueue, ns: str, cpu: str, preemption: str = "{}") -> None:
+    kueue.apply(GPU_FLAVOR)
+    kueue.apply(cluster_queue(ns, cpu, flavor="gpu-h100", preemption=preemption))
+    kueue.apply(local_queue(ns, ns))
+
+
+def get_pod(kueue: Kueue, name: str, ns: str) -> dict[str, Any] | None:
+    return kueue.get("pod", name, ns)
+
+
+def gated(obj: dict[str, Any] | None) -> bool:
+    return obj is not None and pod_rules.gated(obj)
+
+
+def running_on_gpu(kueue: Kueue, name: str, ns: str) -> dict[str, Any] | None:
+    obj = get_pod(kueue, name, ns)
+    if obj and not pod_rules.gated(obj) and obj["spec"].get("nodeName") == GPU_NODE \
+            and (obj.get("status") or {}).get("phase") == "Running":
+        return obj
+    return None
+
+
+def workload_for(kueue: Kueue, ns: str, owner: str) -> dict[str, Any] | None:
+    for wl in kueue.items("workloads.kueue.x-k8s.io", ns):
+        if any(o.get("name") == owner for o in wl["metadata"].get("ownerReferences") or []):
+            return wl
+    return None
+
+
+def pending_message(kueue: Kueue, ns: str, owner: str) -> str | None:
+    wl = workload_for(kueue, ns, owner)
+    cond = condition(wl, "QuotaReserved")
+    return cond["message"] if cond and cond["status"] == "False" else None
+
+
+def succeed(kueue: Kueue, name: str, ns: str) -> None:
+    """What a kubelet reports when the Pod's container exits 0."""
+    patch = {"status": {"phase": "Succeeded", "conditions": [{"type": "Ready", "status": "False",
+                                                              "reason": "PodCompleted"}]}}
+    kueue.cluster.kubectl("patch", "pod", name, "-n", ns, "--subresource=status", "--type=merge",
+                          "-p", json.dumps(patch))
+
+
+def test_plain_pod_gated_released_on_its_flavor_and_finished(pod_kueue: Kueue, ns: str) -> None:
+    """2 cpu on the H100 flavor. A 2 cpu Pod is admitted: its gate goes, the flavor's node selector and
+    toleration come on, and it runs on the H100 node; a 1 cpu Pod stays gated with its Workload's
+    message. When the first succeeds its Workload finishes, its finalizer goes, and the second runs."""
+    gpu_queue(pod_kueue, ns, "2")
+    pod_kueue.apply([pod("first", ns, "2")])
+    created = get_pod(pod_kueue, "first", ns)
+    assert created is not None and pod_rules.FINALIZER in created["metadata"]["finalizers"]
+    assert created["metadata"]["labels"][pod_rules.MANAGED_LABEL] == "true"
+    first = eventually(lambda: running_on_gpu(pod_kueue, "first", ns), 90, what="first running on the H100 node")
+    assert first["spec"]["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+    assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in first["spec"]["tolerations"]
+    wl = workload_for(pod_kueue, ns, "first")
+    assert wl is not None and wl["metadata"]["name"] == pod_rules.workload_name_for_pod("first", first["metadata"]["uid"])
+    assert wl["spec"]["podSets"][0]["count"] == 1
+
+    pod_kueue.apply([pod("second", ns, "1")])
+    message = eventually(lambda: pending_message(pod_kueue, ns, "second"), 60, what="second's pending message")
+    assert "insufficient unused quota for cpu in flavor gpu-h100, 1 more needed" in message
+    assert gated(get_pod(pod_kueue, "second", ns))
+
+    succeed(pod_kueue, "first", ns)
+    eventually(lambda: is_true(workload_for(pod_kueue, ns, "first"), "Finished")
+               or workload_for(pod_kueue, ns, "first") is None, 60, what="first's workload finished")
+    eventually(lambda: pod_rules.FINALIZER not in ((get_pod(pod_kueue, "first", ns) or {"metadata": {}})
+                                                  ["metadata"].get("finalizers") or []), 60, what="finalizer removed")
+    eventually(lambda: running_on_gpu(pod_kueue, "second", ns), 90, what="second running")
+
+
+def test_preempted_pod_is_terminated_and_its_quota_freed(pod_kueue: Kueue, ns: str) -> None:
+    """Priority preemption of a running plain Pod: it is marked TerminationTarget and deleted (a Pod
+    cannot be suspended again), its Workload goes with it, and the preemptor runs."""
+    pod_kueue.apply(f"""
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {{name: {ns}-low}}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {{name: {ns}-high}}
+value: 1000
+""")
+    gpu_queue(pod_kueue, ns, "2", preemption="{withinClusterQueue: LowerPriority}")
+    pod_kueue.apply([pod("low", ns, "2", priority_class=f"{ns}-low")])
+    eventually(lambda: running_on_gpu(pod_kueue, "low", ns), 90, what="low running")
+    low_uid = get_pod(pod_kueue, "low", ns)["metadata"]["uid"]
+    pod_kueue.apply([pod("high", ns, "2", priority_class=f"{ns}-high")])
+    eventually(lambda: running_on_gpu(pod_kueue, "high", ns), 120, what="high running")
+    eventually(lambda: (p := get_pod(pod_kueue, "low", ns)) is None or p["metadata"]["uid"] != low_uid,
+               90, what="low deleted")
+    eventually(lambda: workload_for(pod_kueue, ns, "low") is None, 90, what="low's workload gone")
+    events = pod_kueue.cluster.kubectl("get", "events", "-n", ns, "-o", "json").stdout
+    assert any(e.get("reason") == "Preempted" for e in json.loads(events)["items"])
+
+
+def test_pod_group_is_admitted_whole_or_not_at_all(pod_kueue: Kueue, ns: str) -> None:
+    """A group of two 2 cpu Pods in a 3 cpu queue: one Workload named as the group, never admitted, and
+    no Pod of it passes the gate; with 4 cpu both are released together."""
+    gpu_queue(pod_kueue, ns, "3")
+    members = [pod(f"member-{i}", ns, "2", labels={pod_rules.GROUP_NAME_LABEL: "team"},
+                   annotations={pod_rules.GROUP_TOTAL_COUNT: "2"}) for i in range(2)]
+    pod_kueue.apply(members[:1])
+    pod_kueue.apply(members[1:])
+    wl = eventually(lambda: pod_kueue.get("workloads.kueue.x-k8s.io", "team", ns), 60, what="the group's workload")
+    assert [p["count"] for p in wl["spec"]["podSets"]] == [2]
+    message = eventually(lambda: (c := condition(pod_kueue.get("workloads.kueue.x-k8s.io", "team", ns),
+                                                 "QuotaReserved")) and c["status"] == "False" and c["message"],
+                         60, what="the group's pending message")
+    role = wl["spec"]["podSets"][0]["name"]  # the members' role hash
+    assert message == (f"couldn't assign flavors to pod set {role}: insufficient quota for cpu in flavor "
+                       "gpu-h100, request > maximum capacity")
+    assert all(gated(get_pod(pod_kueue, f"member-{i}", ns)) for i in range(2))
+    pod_kueue.apply(cluster_queue(ns, "4", flavor="gpu-h100"))
+    for i in range(2):
+        eventually(lambda i=i: running_on_gpu(pod_kueue, f"member-{i}", ns), 90, what=f"member-{i} running")
+
+
+def test_deployment_pods_queue_one_by_one(pod_kueue: Kueue, ns: str) -> None:
+    """A Deployment of three 1 cpu replicas in a 2 cpu queue: each Pod is a Workload of its own, two
+    run on the H100 node and the third stays gated with its Workload's message."""
+    gpu_queue(pod_kueue, ns, "2")
+    pod_kueue.apply(f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: web, namespace: {ns}, labels: {{kueue.x-k8s.io/queue-name: lq}}}}
+spec:
+  replicas: 3
+  selector: {{matchLabels: {{app: web}}}}
+  template:
+    metadata: {{labels: {{app: web}}}}
+    spec:
+      containers: [{{name: main, image: busybox, resources: {{requests: {{cpu: "1"}}}}}}]
+""")
+    deployment = pod_kueue.get("deployment", "web", ns)
+    template = deployment["spec"]["template"]["metadata"]
+    assert template["labels"]["kueue.x-k8s.io/queue-name"] == "lq"
+    assert template["annotations"][pod_rules.SUSPENDED_BY_PARENT] == "deployment"
+
+    def split() -> tuple[int, int] | None:
+        items = [p for p in pod_kueue.items("pods", ns) if (p["metadata"].get("labels") or {}).get("app") == "web"]
+        running = [p for p in items if not pod_rules.gated(p) and p["spec"].get("nodeName") == GPU_NODE
+                   and (p.get("status") or {}).get("phase") == "Running"]
+        waiting = [p for p in items if pod_rules.gated(p)]
+        return (len(running), len(waiting)) if len(running) == 2 and len(waiting) == 1 else None
+
+    eventually(split, 120, what="two replicas running, one gated")
+    workloads = pod_kueue.items("workloads.kueue.x-k8s.io", ns)
+    assert len(workloads) == 3 and all(w["metadata"]["name"].startswith("pod-web-") for w in workloads)
+    pending = [w for w in workloads if (c := condition(w, "QuotaReserved")) and c["status"] == "False"]
+    assert len(pending) == 1 and "1 more needed" in condition(pending[0], "QuotaReserved")["message"]
+
+
+def test_statefulset_is_one_group_admitted_at_its_first_pod(pod_kueue: Kueue, ns: str) -> None:
+    """A StatefulSet of three 1 cpu replicas: one Workload (statefulset-NAME-hash) for all three, admitted
+    as soon as its first Pod exists (fast admission), so the StatefulSet controller's one-at-a-time
+    creation goes on and every replica runs; one that does not fit keeps its first Pod gated and makes
+    no more."""
+    gpu_queue(pod_kueue, ns, "3")
+    sts = """
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {{name: {name}, namespace: {ns}, labels: {{kueue.x-k8s.io/queue-name: lq}}}}
+spec:
+  replicas: 3
+  serviceName: {name}
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      containers: [{{name: main, image: busybox, resources: {{requests: {{cpu: "{cpu}"}}}}}}]
+"""
+    pod_kueue.apply(sts.format(name="db", ns=ns, cpu="1"))
+    group = pod_rules.statefulset.group_name({"metadata": {"name": "db"}})
+    for i in range(3):
+        eventually(lambda i=i: running_on_gpu(pod_kueue, f"db-{i}", ns), 180, what=f"db-{i} running")
+    wl = pod_kueue.get("workloads.kueue.x-k8s.io", group, ns)
+    assert wl is not None and [p["count"] for p in wl["spec"]["podSets"]] == [3] and is_true(wl, "Admitted")
+
+    pod_kueue.apply(sts.format(name="big", ns=ns, cpu="2"))
+    big = pod_rules.statefulset.group_name({"metadata": {"name": "big"}})
+    eventually(lambda: (c := condition(pod_kueue.get("workloads.kueue.x-k8s.io", big, ns), "QuotaReserved"))
+               and c["status"] == "False", 60, what="big pending")
+    assert gated(get_pod(pod_kueue, "big-0", ns))
+    assert get_pod(pod_kueue, "big-1", ns) is None
+
+
+def test_local_registration_includes_the_pod_hooks(pod_kueue: Kueue) -> None:
+    """The controller registered a hook for each kind it queues (names.mutating_for)."""
+    mutating, _ = names.configuration_names(names.SERVICE)
+    config = json.loads(pod_kueue.cluster.kubectl("get", "mutatingwebhookconfiguration", mutating, "-o", "json").stdout)
+    assert local.is_ours(config)
+    assert [w["name"] for w in config["webhooks"]] == [h.name for h in names.mutating_for(
+        tuple(CONFIG["integrations"]["frameworks"]))]

@@ -1,0 +1,240 @@
+"""The job framework's one reconcile rule, driven through the Job and the Pod integrations, and the
+pod integration's webhooks. Every expectation is worked out from upstream's jobframework reconciler and
+pod integration (pod_webhook.go, pod_controller.go)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from pykueue.jobs import framework, pods
+from pykueue.jobs.framework import CreateWorkload, Delete, Note, Patch, Replace, WorkloadConditions, reconcile
+from pykueue.jobs.job import Job
+
+FLAVORS = {"on-demand": {"metadata": {"name": "on-demand"}, "spec": {"nodeLabels": {"instance": "on-demand"}}}}
+
+
+def _pod(name: str = "p", *, labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None,
+         gated: bool = True, phase: str = "Pending", **meta: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}
+    if gated:
+        spec["schedulingGates"] = [{"name": pods.GATE}]
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}", "resourceVersion": "7",
+                         "labels": {"kueue.x-k8s.io/queue-name": "lq", pods.MANAGED_LABEL: "true", **(labels or {})},
+                         "annotations": dict(annotations or {}), "finalizers": [pods.FINALIZER], **meta},
+            "spec": spec, "status": {"phase": phase}}
+
+
+def _admitted(name: str, flavor: str = "on-demand", pod_set: str = "main", count: int = 1,
+              extra: tuple[dict[str, Any], ...] = ()) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "ns"},
+            "status": {"conditions": [{"type": "QuotaReserved", "status": "True"}, {"type": "Admitted", "status": "True"},
+                                      *extra],
+                       "admission": {"clusterQueue": "cq", "podSetAssignments": [
+                           {"name": pod_set, "count": count, "flavors": {"cpu": flavor}}]}}}
+
+
+def _pending(name: str, *conditions: dict[str, Any]) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "ns"}, "status": {"conditions": list(conditions)}}
+
+
+# ---- Job ---------------------------------------------------------------------------------------------
+
+
+def _job(suspend: bool) -> dict[str, Any]:
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": "j", "namespace": "ns", "uid": "u", "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+            "spec": {"suspend": suspend, "parallelism": 2, "template": {"spec": {"containers": [
+                {"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}}
+
+
+def test_a_running_job_without_workload_is_suspended_then_queued() -> None:
+    actions = reconcile(Job(_job(suspend=False)), None, FLAVORS)
+    assert isinstance(actions[0], Patch) and actions[0].body == {"spec": {"suspend": True}}
+    created = actions[-1]
+    assert isinstance(created, CreateWorkload)
+    assert created.manifest["spec"]["podSets"][0]["count"] == 2
+    assert created.manifest["metadata"]["name"] == Job(_job(True)).workload_name()
+
+
+def test_an_admitted_job_starts_on_its_flavor_and_a_released_one_is_restored() -> None:
+    job = Job(_job(suspend=True))
+    (start, note) = reconcile(job, _admitted(job.workload_name(), count=2), FLAVORS)
+    assert isinstance(start, Replace) and start.obj is not None and isinstance(note, Note)
+    assert start.obj["spec"]["suspend"] is False
+    assert start.obj["spec"]["template"]["spec"]["nodeSelector"] == {"instance": "on-demand"}
+    running = Job(start.obj)
+    released = _pending(job.workload_name(), {"type": "QuotaReserved", "status": "False"})
+    released["spec"] = job.build_workload()["spec"]  # restored from the Workload's pod set, as upstream
+    stop = reconcile(running, released, FLAVORS)
+    assert isinstance(stop[0], Patch) and stop[0].body == {"spec": {"suspend": True}}
+    restore = next(a for a in stop if isinstance(a, Replace))
+    assert restore.change is not None
+    restored = restore.change(copy.deepcopy(start.obj))
+    assert restored["spec"]["suspend"] is True and "nodeSelector" not in restored["spec"]["template"]["spec"]
+
+
+def test_a_finished_job_finishes_its_workload() -> None:
+    job = _job(suspend=False)
+    job["status"] = {"conditions": [{"type": "Complete", "status": "True", "message": "done"}]}
+    (finish,) = reconcile(Job(job), _admitted(Job(job).workload_name()), FLAVORS)
+    assert isinstance(finish, WorkloadConditions) and finish.conditions == (("Finished", True, "Succeeded", "done"),)
+
+
+# ---- the Pod webhook -----------------------------------------------------------------------------------
+
+
+def _new_pod(**meta: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "ns", "labels": {"kueue.x-k8s.io/queue-name": "lq"}, **meta},
+            "spec": {"containers": [{"name": "c"}]}}
+
+
+def test_the_pod_webhook_gates_labels_and_finalizes_a_queued_pod() -> None:
+    assert pods.pod_defaults(_new_pod(), ("pod",), False) == [
+        {"op": "add", "path": "/metadata/finalizers", "value": [pods.FINALIZER]},
+        {"op": "add", "path": "/metadata/labels/kueue.x-k8s.io~1managed", "value": "true"},
+        {"op": "add", "path": "/spec/schedulingGates", "value": [{"name": pods.GATE}]},
+    ]
+
+
+def test_the_pod_webhook_leaves_alone_what_is_not_its_own() -> None:
+    assert pods.pod_defaults(_new_pod(), ("batch/job",), False) == []  # the pod integration is off
+    assert pods.pod_defaults(_new_pod(namespace="kube-system"), ("pod",), False) == []
+    assert pods.pod_defaults(_new_pod(labels={}), ("pod",), False) == []  # no queue name
+    owned = _new_pod(ownerReferences=[{"apiVersion": "batch/v1", "kind": "Job", "name": "j", "controller": True}])
+    assert pods.pod_defaults(owned, ("pod", "batch/job"), False) == []  # its Job is queued instead
+    assert pods.pod_defaults(owned, ("pod",), False) != []  # Jobs are not Kueue's: the Pod is
+    # a Deployment's Pod is gated because its parent asked, whatever the pod integration's own selection
+    child = _new_pod(annotations={pods.SUSPENDED_BY_PARENT: "deployment"})
+    assert any(op["path"] == "/spec/schedulingGates" for op in pods.pod_defaults(child, ("deployment",), False))
+
+
+def test_a_group_member_gets_its_role_hash() -> None:
+    pod = _new_pod(labels={"kueue.x-k8s.io/queue-name": "lq", pods.GROUP_NAME_LABEL: "g"})
+    ops = pods.pod_defaults(pod, ("pod",), False)
+    (role,) = [op for op in ops if op["path"] == "/metadata/annotations"]
+    assert role["value"] == {pods.ROLE_HASH: pods.role_hash(pod["spec"])}
+
+
+def test_deployment_and_statefulset_webhooks_mark_their_pod_templates() -> None:
+    deployment = {"metadata": {"name": "web", "namespace": "ns", "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+                  "spec": {"replicas": 3, "template": {"metadata": {"labels": {"app": "web"}}, "spec": {}}}}
+    assert pods.deployment_defaults(deployment, False) == [
+        {"op": "add", "path": "/spec/template/metadata/labels/kueue.x-k8s.io~1queue-name", "value": "lq"},
+        {"op": "add", "path": "/spec/template/metadata/annotations",
+         "value": {pods.SUSPENDED_BY_PARENT: "deployment"}}]
+    sts = {**deployment, "spec": {"replicas": 3, "template": {"spec": {}}}}
+    (op,) = pods.statefulset_defaults(sts, False)
+    assert op["path"] == "/spec/template/metadata"
+    assert op["value"]["labels"] == {"kueue.x-k8s.io/queue-name": "lq",
+                                     pods.GROUP_NAME_LABEL: pods.statefulset.group_name(sts)}
+    assert op["value"]["annotations"][pods.GROUP_TOTAL_COUNT] == "3"
+    assert op["value"]["annotations"][pods.GROUP_FAST_ADMISSION] == "true"
+    assert pods.deployment_defaults({**deployment, "metadata": {"name": "web", "namespace": "ns"}}, False) == []
+
+
+# ---- plain Pods ---------------------------------------------------------------------------------------
+
+
+def test_a_gated_pod_is_queued_then_released_on_its_flavor() -> None:
+    pod = pods.Pod(_pod())
+    (created,) = reconcile(pod, None, FLAVORS)
+    assert isinstance(created, CreateWorkload)
+    manifest = created.manifest
+    assert manifest["metadata"]["name"] == pod.workload_name() and manifest["metadata"]["name"].startswith("pod-p-")
+    assert manifest["spec"]["podSets"][0]["count"] == 1
+    assert "schedulingGates" not in manifest["spec"]["podSets"][0]["template"]["spec"]
+    release, _ = reconcile(pod, _admitted(pod.workload_name()), FLAVORS)
+    assert isinstance(release, Patch) and release.kind == "Pod"
+    assert release.body["spec"]["schedulingGates"] is None
+    assert release.body["spec"]["nodeSelector"] == {"instance": "on-demand"}
+    assert release.body["metadata"]["resourceVersion"] == "7"
+
+
+def test_an_evicted_pod_is_marked_and_deleted_and_its_finalizer_goes_with_it() -> None:
+    running = pods.Pod(_pod(gated=False, phase="Running"))
+    evicted = _pending(running.workload_name(), {"type": "Evicted", "status": "True", "reason": "Preempted"})
+    actions = reconcile(running, evicted, FLAVORS)
+    status, delete = actions[0], actions[1]
+    assert isinstance(status, Patch) and status.subresource == "status"
+    assert status.body["status"]["conditions"][0]["type"] == pods.TERMINATION_TARGET
+    assert status.body["status"]["conditions"][0]["reason"] == "WorkloadEvicted"
+    assert isinstance(delete, Delete) and delete.name == "p"
+    deleting = pods.Pod(_pod(gated=False, phase="Running", deletionTimestamp="2026-01-01T00:00:00Z"))
+    (finalize,) = reconcile(deleting, evicted, FLAVORS)
+    assert isinstance(finalize, Patch) and finalize.body["metadata"]["finalizers"] is None
+
+
+def test_a_pending_gated_pod_is_left_as_it_is() -> None:
+    pod = pods.Pod(_pod())
+    assert reconcile(pod, _pending(pod.workload_name(), {"type": "QuotaReserved", "status": "False"}), FLAVORS) == []
+
+
+def test_a_succeeded_pod_finishes_its_workload_and_loses_its_finalizer() -> None:
+    pod = pods.Pod(_pod(gated=False, phase="Succeeded"))
+    finish, finalize = reconcile(pod, _admitted(pod.workload_name()), FLAVORS)
+    assert isinstance(finish, WorkloadConditions) and finish.conditions[0][:3] == ("Finished", True, "Succeeded")
+    assert isinstance(finalize, Patch) and finalize.body["metadata"]["finalizers"] is None
+
+
+# ---- pod groups ---------------------------------------------------------------------------------------
+
+
+def _member(name: str, total: int = 2, **kwargs: Any) -> dict[str, Any]:
+    return _pod(name, labels={pods.GROUP_NAME_LABEL: "g"},
+                annotations={pods.GROUP_TOTAL_COUNT: str(total), **kwargs.pop("annotations", {})}, **kwargs)
+
+
+def test_a_group_is_queued_only_once_all_its_pods_exist() -> None:
+    assert reconcile(pods.PodGroup("ns", "g", [_member("a")]), None, FLAVORS) == []
+    group = pods.PodGroup("ns", "g", [_member("a"), _member("b")])
+    (created,) = reconcile(group, None, FLAVORS)
+    assert isinstance(created, CreateWorkload)
+    meta, spec = created.manifest["metadata"], created.manifest["spec"]
+    assert meta["name"] == "g" and meta["annotations"][pods.IS_GROUP_WORKLOAD] == "true"
+    assert [o["name"] for o in meta["ownerReferences"]] == ["a", "b"]
+    role = pods.role_hash(_member("a")["spec"])
+    assert [(p["name"], p["count"]) for p in spec["podSets"]] == [(role, 2)]
+
+
+def test_fast_admission_queues_the_whole_group_at_its_first_pod() -> None:
+    first = _member("web-0", total=3, annotations={pods.GROUP_FAST_ADMISSION: "true"})
+    (created,) = reconcile(pods.PodGroup("ns", "g", [first]), None, FLAVORS)
+    assert isinstance(created, CreateWorkload)
+    assert [p["count"] for p in created.manifest["spec"]["podSets"]] == [3]
+
+
+def test_an_admitted_group_releases_every_gated_pod_together() -> None:
+    group = pods.PodGroup("ns", "g", [_member("a"), _member("b")])
+    role = pods.role_hash(_member("a")["spec"])
+    actions = reconcile(group, _admitted("g", pod_set=role, count=2), FLAVORS)
+    released = [a.name for a in actions if isinstance(a, Patch)]
+    assert released == ["a", "b"]
+
+
+def test_a_group_finishes_when_every_pod_succeeded() -> None:
+    group = pods.PodGroup("ns", "g", [_member("a", gated=False, phase="Succeeded"),
+                                      _member("b", gated=False, phase="Running")])
+    role = pods.role_hash(_member("a")["spec"])
+    # one of two succeeded: not finished, its quota reclaimable
+    (reclaim,) = reconcile(group, _admitted("g", pod_set=role, count=2), FLAVORS)
+    assert isinstance(reclaim, framework.ReclaimablePods) and dict(reclaim.pods) == {role: 1}
+    done = pods.PodGroup("ns", "g", [_member("a", gated=False, phase="Succeeded"),
+                                     _member("b", gated=False, phase="Succeeded")])
+    actions = reconcile(done, _admitted("g", pod_set=role, count=2), FLAVORS)
+    assert isinstance(actions[0], WorkloadConditions)
+    assert actions[0].conditions == (("Finished", True, "Succeeded", "Pods succeeded: 2/2."),)
+    assert [a.name for a in actions[1:]] == ["a", "b"]  # finalizers removed
+
+
+def test_a_failed_member_is_let_go_once_its_replacement_exists() -> None:
+    failed = _member("a", gated=False, phase="Failed")
+    group = pods.PodGroup("ns", "g", [failed, _member("b", gated=False, phase="Running")])
+    role = pods.role_hash(_member("a")["spec"])
+    admitted = _admitted("g", pod_set=role, count=2)
+    assert not any(isinstance(a, Patch) and a.name == "a" for a in reconcile(group, admitted, FLAVORS))
+    replaced = pods.PodGroup("ns", "g", [failed, _member("b", gated=False, phase="Running"), _member("c")])
+    (finalize,) = reconcile(replaced, admitted, FLAVORS)
+    assert isinstance(finalize, Patch) and finalize.name == "a" and finalize.body["metadata"]["finalizers"] is None
