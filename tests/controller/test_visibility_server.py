@@ -150,3 +150,18 @@ def test_the_visibility_service_is_named_beside_the_webhook_service() -> None:
     both = Options(service="vis", namespace="ns", visibility=True)
     assert both.dns_names == ("vis.ns.svc", "vis.ns.svc.cluster.local", "localhost", "127.0.0.1",
                               "vis-visibility-server.ns.svc", "vis-visibility-server.ns.svc.cluster.local")
+
+
+def test_visibility_flags_default_to_upstreams_and_refuse_a_bad_port(capsys: pytest.CaptureFixture[str]) -> None:
+    from pykueue import cli
+
+    args = cli._parse(["controller"])
+    assert (args.visibility_port, args.visibility_bind_address, args.webhook_port) == (8082, "", 9443)
+    args = cli._parse(["controller", "--visibility-port=0", "--visibility-bind-address=127.0.0.1"])
+    assert (args.visibility_port, args.visibility_bind_address) == (0, "127.0.0.1")
+    for bad in ("http", "70000", "-1"):
+        with pytest.raises(SystemExit) as exit_:
+            cli._parse(["controller", f"--visibility-port={bad}"])
+        assert exit_.value.code == 2
+        err = capsys.readouterr().err
+        assert "--visibility-port: not a port number" in err and "Traceback" not in err, err
