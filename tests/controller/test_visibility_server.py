@@ -165,3 +165,29 @@ def test_visibility_flags_default_to_upstreams_and_refuse_a_bad_port(capsys: pyt
         assert exit_.value.code == 2
         err = capsys.readouterr().err
         assert "--visibility-port: not a port number" in err and "Traceback" not in err, err
+
+
+def test_with_the_webhook_port_off_the_certificates_are_kept_for_the_visibility_port_alone(tmp_path: Path) -> None:
+    """--webhook-port 0 with --visibility-port on: no webhook listener, and of the CA bundles only the
+    APIServices' are patched (nobody serves the webhooks), but the visibility port has its certificate."""
+    kube = _NoCluster()
+    options = Options(port=0, host="127.0.0.1", cert_dir=tmp_path / "serving", visibility=True, serve=False)
+
+    async def scenario() -> None:
+        webhooks = WebhookServer(kube, options)  # type: ignore[arg-type]
+        await webhooks.start()
+        visibility = VisibilityServer(VisibilityOptions(port=0, host="127.0.0.1"), webhooks,
+                                      auth.Delegated(None, reviewer=FakeApi()), lambda: None)
+        await visibility.start()
+        try:
+            assert webhooks.runner is None and webhooks.context is None
+            assert webhooks.certs._missing == {"v1beta2.visibility.kueue.x-k8s.io", "v1beta1.visibility.kueue.x-k8s.io"}
+            async with aiohttp.ClientSession() as session:
+                context = ssl.create_default_context(cafile=str(tmp_path / "serving" / "ca.crt"))
+                async with session.get(f"https://127.0.0.1:{visibility.port}{GROUP_PATH}", ssl=context) as r:
+                    assert r.status == 401
+        finally:
+            await visibility.stop()
+            await webhooks.stop()
+
+    asyncio.run(scenario())
