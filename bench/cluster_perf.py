@@ -505,7 +505,8 @@ def main() -> int:
         print(f"control plane and CRDs ready in {time.monotonic() - started:.1f} s at {work}", flush=True)
         log = work / "controller.log"
         cmd = [sys.executable, "-m", "pykueue.cli", "controller", "--kubeconfig", str(cluster.kubeconfig),
-               "--metrics-bind-address=0", "--health-probe-bind-address=0", "--webhook-port=0"]
+               "--metrics-bind-address=0", "--health-probe-bind-address=0", "--webhook-port=0",
+               "--visibility-port=0"]
         if args.config:
             cmd += ["--config", args.config]
         with open(log, "ab") as out:

@@ -45,8 +45,8 @@ import orjson
 from aiohttp import web
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.x509.oid import NameOID
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from pykueue.kube.client import ApiError, Kube
 from pykueue.kube.resources import Resource
@@ -61,6 +61,7 @@ ALLOW_TTL = 10.0
 DENY_TTL = 5.0
 MAX_ENTRIES = 4096
 RETRY_SECONDS = 5.0
+_ENCODING_DER = 2  # _ssl.ENCODING_DER: the encoding of _ssl.Certificate.public_bytes before Python 3.13
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -167,19 +168,75 @@ class AuthConfig:
                    extra_prefixes=_names(data.get("requestheader-extra-headers-prefix")))
 
 
-def _issued_by(cert: x509.Certificate, cas: tuple[x509.Certificate, ...], now: datetime.datetime) -> bool:
-    """``cert`` is in its validity window and signed directly by one of ``cas`` (also valid now)."""
-    if not cert.not_valid_before_utc <= now <= cert.not_valid_after_utc:
-        return False
-    for ca in cas:
-        if ca.subject != cert.issuer or not ca.not_valid_before_utc <= now <= ca.not_valid_after_utc:
-            continue
-        try:
-            cert.verify_directly_issued_by(ca)
-        except (InvalidSignature, ValueError, TypeError):
-            continue
+MAX_CHAIN = 8  # certificates between a client's leaf and its root, as far as any real PKI goes
+
+
+def _allows_client_auth(cert: x509.Certificate) -> bool:
+    """No extended key usage, or one that includes client authentication (or any): Go's x509 check for
+    every certificate of a client's chain (k8s.io/apiserver asks for ExtKeyUsageClientAuth)."""
+    try:
+        usage = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    except x509.ExtensionNotFound:
         return True
-    return False
+    return ExtendedKeyUsageOID.CLIENT_AUTH in usage or ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE in usage
+
+
+def _path_allows(ca: x509.Certificate, below: int) -> bool:
+    try:
+        length = ca.extensions.get_extension_for_class(x509.BasicConstraints).value.path_length
+    except x509.ExtensionNotFound:
+        return True
+    return length is None or below <= length
+
+
+def _can_sign(ca: x509.Certificate, below: int) -> bool:
+    """``ca`` is a CA certificate that may sign a chain with ``below`` intermediates under it."""
+    try:
+        constraints = ca.extensions.get_extension_for_class(x509.BasicConstraints).value
+    except x509.ExtensionNotFound:
+        return False
+    if not constraints.ca or not _path_allows(ca, below):
+        return False
+    try:
+        usage = ca.extensions.get_extension_for_class(x509.KeyUsage).value
+    except x509.ExtensionNotFound:
+        return True
+    return usage.key_cert_sign
+
+
+def _signed_by(cert: x509.Certificate, issuer: x509.Certificate, now: datetime.datetime) -> bool:
+    if issuer.subject != cert.issuer or not issuer.not_valid_before_utc <= now <= issuer.not_valid_after_utc:
+        return False
+    try:
+        cert.verify_directly_issued_by(issuer)
+    except (InvalidSignature, ValueError, TypeError):
+        return False
+    return True
+
+
+def _issued_by(cert: x509.Certificate, cas: tuple[x509.Certificate, ...], now: datetime.datetime,
+               intermediates: tuple[x509.Certificate, ...] = ()) -> bool:
+    """``cert`` is valid now and chains to one of ``cas``: signed by it directly, or through
+    ``intermediates`` (those the client sent), each a CA valid now, within its path length, allowed to
+    sign certificates and to authenticate clients, as Go's ``x509.Certificate.Verify`` builds a chain.
+    ``cas`` are trusted as listed, but a path length they set still bounds the intermediates (as Go)."""
+    if not cert.not_valid_before_utc <= now <= cert.not_valid_after_utc or not _allows_client_auth(cert):
+        return False
+
+    def chains(current: x509.Certificate, depth: int, seen: frozenset[bytes]) -> bool:
+        if any(_signed_by(current, ca, now) and _path_allows(ca, depth) for ca in cas):
+            return True
+        if depth >= MAX_CHAIN:
+            return False
+        for middle in intermediates:
+            fingerprint = middle.fingerprint(hashes.SHA256())
+            if fingerprint in seen or not _can_sign(middle, depth) or not _allows_client_auth(middle):
+                continue
+            if _signed_by(current, middle, now) and chains(middle, depth + 1, seen | {fingerprint}):
+                return True
+        return False
+
+    return chains(cert, 0, frozenset())
 
 
 def _attribute(cert: x509.Certificate, oid: x509.ObjectIdentifier) -> list[str]:
@@ -309,18 +366,19 @@ class Delegated:
 
     # ---- authentication --------------------------------------------------------------------------
 
-    def from_certificate(self, der: bytes | None, headers: Any) -> User | None:
+    def from_certificate(self, der: bytes | None, headers: Any, chain: tuple[bytes, ...] = ()) -> User | None:
         """The front proxy's user (from the headers) or the certificate's own; None when ``der``
-        (the TLS peer's verified certificate) proves neither."""
+        (the TLS peer's certificate, ``chain`` the other certificates it sent) proves neither."""
         if not der:
             return None
         try:
             cert = x509.load_der_x509_certificate(der)
+            intermediates = tuple(x509.load_der_x509_certificate(c) for c in chain if c != der)
         except ValueError:
             return None
         config, now = self.config, self.now()
         # each in turn, as k8s.io/apiserver's union: a cluster may sign both kinds with one CA
-        if config.request_header_cas and _issued_by(cert, config.request_header_cas, now):
+        if config.request_header_cas and _issued_by(cert, config.request_header_cas, now, intermediates):
             common_name = next(iter(_attribute(cert, NameOID.COMMON_NAME)), "")
             if config.allowed_names and common_name not in config.allowed_names:
                 log.info("front-proxy certificate with a name not allowed", extra={"fields": {"cn": common_name}})
@@ -328,7 +386,7 @@ class Delegated:
                 user = self._from_headers(headers)
                 if user is not None:
                     return user
-        if config.client_cas and _issued_by(cert, config.client_cas, now):
+        if config.client_cas and _issued_by(cert, config.client_cas, now, intermediates):
             names = _attribute(cert, NameOID.COMMON_NAME)
             if names and names[0]:
                 return User(names[0], groups=tuple(_attribute(cert, NameOID.ORGANIZATION_NAME)))
@@ -371,7 +429,8 @@ class Delegated:
         if certificates:
             ssl_object = request.transport.get_extra_info("ssl_object") if request.transport else None
             der = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
-            user = self.from_certificate(der, request.headers)
+            chain = peer_chain(ssl_object) if der else ()
+            user = self.from_certificate(der, request.headers, chain)
             if user is not None:
                 return user
         scheme, _, token = (request.headers.get("Authorization") or "").partition(" ")
@@ -397,6 +456,18 @@ class Delegated:
         allowed = bool((review.get("status") or {}).get("allowed"))
         self.decisions.put(key, allowed, self.allow_ttl if allowed else self.deny_ttl)
         return allowed
+
+
+def peer_chain(ssl_object: Any) -> tuple[bytes, ...]:
+    """The certificates (DER) the TLS peer sent, its own first: the public call from Python 3.13, the
+    ``_ssl`` object's (which has it since 3.10) before."""
+    getter = getattr(ssl_object, "get_unverified_chain", None)
+    if getter is None:
+        getter = getattr(getattr(ssl_object, "_sslobj", None), "get_unverified_chain", None)
+    if getter is None:
+        return ()
+    chain = getter() or []
+    return tuple(c if isinstance(c, bytes) else c.public_bytes(_ENCODING_DER) for c in chain)
 
 
 # ---- aiohttp ---------------------------------------------------------------------------------------------

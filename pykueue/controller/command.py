@@ -60,9 +60,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "unless an install made them, the CRDs' conversion points at it, and the visibility API "
                         "is registered while served (auto: on with --kubeconfig, that is outside the cluster, "
                         "when the API server is on this machine or --webhook-url is given)")
+    v = p.add_argument_group("visibility", "the visibility API (visibility.kueue.x-k8s.io), served over TLS on "
+                             "its own port with the webhook server's certificates, to callers the API server "
+                             "authenticates and authorizes")
+    v.add_argument("--visibility-port", type=_port, default=8082, metavar="PORT",
+                   help="serve the visibility API on this port, 0 for none (default: 8082, upstream's "
+                        "visibilityServer.bindPort)")
+    v.add_argument("--visibility-bind-address", default="", metavar="ADDR",
+                   help="address to bind (default: every interface, as upstream's 0.0.0.0; 127.0.0.1 for a "
+                        "controller that registers its own webhooks)")
     w.add_argument("--webhooks-on-stop", choices=("remove", "fail-open", "keep"), default="remove",
                    help="what the configurations --local-webhooks registered become when the controller "
                         "stops: deleted (default), failurePolicy Ignore, or left failing closed as upstream's")
+
+
+def _port(text: str) -> int:
+    """A TCP port, or 0 for none."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"not a port number (0-65535): {text!r}")
+    return value
 
 
 def _flag(text: str) -> bool:
@@ -110,15 +130,16 @@ async def _main(kubeconfig: str | None, config: model.Config, args: argparse.Nam
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, task.cancel)
-    webhooks = None
+    webhooks = visibility = None
     local = None  # the configurations registered for this controller's own URL (--local-webhooks)
     controllers: list = []  # the Controller once this replica runs one: the visibility API reads it
     auth = _auth(kube, args)
     try:
         if auth is not None:
             await auth.start()  # the client CAs are known before the first request
-        webhooks = await _webhooks(kube, config, args, controllers, auth)  # every replica, leader or not
-        local = await _register_local(kube, webhooks, args)
+        webhooks = await _webhooks(kube, config, args)  # every replica, leader or not
+        visibility = await _visibility(kube, args, webhooks, auth, controllers)
+        local = await _register_local(kube, webhooks, visibility, args)
         metrics_address = getattr(args, "metrics_bind_address", ":8443")
         secure = None
         if auth is not None and getattr(args, "metrics_secure", True) and metrics_address not in ("", "0"):
@@ -142,6 +163,8 @@ async def _main(kubeconfig: str | None, config: model.Config, args: argparse.Nam
     finally:
         if local is not None:
             await local.unregister()
+        if visibility is not None:
+            await visibility.stop()
         if webhooks is not None:
             await webhooks.stop()
         if auth is not None:
@@ -155,7 +178,7 @@ def _auth(kube, args: argparse.Namespace | None):
     neither is served."""
     if args is None:
         return None
-    visibility = bool(getattr(args, "webhook_port", 0))
+    visibility = bool(getattr(args, "visibility_port", 0))
     metrics = getattr(args, "metrics_secure", True) and getattr(args, "metrics_bind_address", ":8443") not in ("", "0")
     if not visibility and not metrics:
         return None
@@ -168,13 +191,13 @@ class WebhookError(Exception):
     """The webhook server could not start (port taken, no certificate store): one line, exit 2."""
 
 
-async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None, controllers: list | None = None,
-                    auth=None):
-    """The webhook server, started before the controller's informers; None with --webhook-port 0. It
-    also serves the visibility API, from the last Controller in ``controllers`` (none on a standby),
-    to callers ``auth`` authenticates and authorizes."""
+async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None):
+    """The webhook server and its certificates, started before the controller's informers; None with
+    --webhook-port 0 and --visibility-port 0 (with only the first 0 it keeps the certificates the
+    visibility server serves, without listening)."""
     port = getattr(args, "webhook_port", 0) if args is not None else 0
-    if not port:
+    visibility_port = getattr(args, "visibility_port", 0) if args is not None else 0
+    if not port and not visibility_port:
         return None
     from pathlib import Path
 
@@ -184,7 +207,7 @@ async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None,
     from pykueue.kube.client import ApiError
 
     url, host = args.webhook_url, args.webhook_host
-    if _local(args, kube.api.configuration.host):  # outside the cluster: called at loopback, listening there only
+    if port and _local(args, kube.api.configuration.host):  # outside the cluster: called at loopback only
         from pykueue.controller.webhooks.local import LOOPBACK, local_url
 
         url, host = url or local_url(port), host or LOOPBACK
@@ -192,11 +215,10 @@ async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None,
         port=port, host=host, cert_dir=Path(args.webhook_cert_dir) if args.webhook_cert_dir else None,
         secret=args.webhook_secret, namespace=args.webhook_namespace or default_namespace(),
         service=args.webhook_service, url=url,
-        manage_jobs_without_queue_name=config.manage_jobs_without_queue_name, visibility=controllers is not None,
-        frameworks=tuple(config.frameworks),
-        auth=auth)
+        manage_jobs_without_queue_name=config.manage_jobs_without_queue_name, visibility=bool(visibility_port),
+        frameworks=tuple(config.frameworks), serve=bool(port))
     try:
-        server = WebhookServer(kube, options, lambda: controllers[-1] if controllers else None)
+        server = WebhookServer(kube, options)
     except (OSError, CertDirError) as exc:
         raise WebhookError(str(exc)) from None
     try:
@@ -204,6 +226,29 @@ async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None,
     except (OSError, RuntimeError, ApiError) as exc:
         await server.stop()
         raise WebhookError(str(exc)) from None
+    return server
+
+
+async def _visibility(kube, args: argparse.Namespace | None, webhooks, auth, controllers: list):
+    """The visibility API's server on --visibility-port, answering from the last Controller in
+    ``controllers`` (none on a standby: 503) to callers ``auth`` lets in; None when not served."""
+    port = getattr(args, "visibility_port", 0) if args is not None else 0
+    if not port or webhooks is None or auth is None:
+        return None
+    from pykueue.controller.visibility_server import VisibilityOptions, VisibilityServer
+
+    host = getattr(args, "visibility_bind_address", "") or ""
+    if not host and _local(args, kube.api.configuration.host):
+        from pykueue.controller.webhooks.local import LOOPBACK
+
+        host = LOOPBACK  # as the webhooks: the API server on this machine calls it at loopback
+    server = VisibilityServer(VisibilityOptions(port=port, host=host), webhooks, auth,
+                              lambda: controllers[-1] if controllers else None)
+    try:
+        await server.start()
+    except OSError as exc:
+        await server.stop()
+        raise WebhookError(f"visibility server: {exc}") from None
     return server
 
 
@@ -232,10 +277,10 @@ class _Local:
             await part.unregister()
 
 
-async def _register_local(kube, server, args: argparse.Namespace | None):
-    """The webhook configurations (and the visibility API) registered for this controller's URL, or
-    None (in the cluster, or no webhook server)."""
-    if server is None:
+async def _register_local(kube, server, visibility, args: argparse.Namespace | None):
+    """The webhook configurations (and the visibility API, at ``visibility``'s port) registered for this
+    controller's URL, or None (in the cluster, or no webhook server)."""
+    if server is None or not server.options.serve:
         return None
     if not _local(args, kube.api.configuration.host):
         if getattr(args, "local_webhooks", "off") == "auto" and getattr(args, "kubeconfig", None):
@@ -260,16 +305,16 @@ async def _register_local(kube, server, args: argparse.Namespace | None):
                               options.frameworks)
         parts.append(hooks)
         await hooks.register(bundle)
-        if options.visibility:
+        if visibility is not None:
             from pykueue.controller.visibility import API_SERVICES, VERSIONS
 
             await stale_api_services(kube, API_SERVICES)
             # the aggregator reaches it through an ExternalName Service; not beside an install, whose
             # APIServices and Service these would be (and whose ServiceAccount may not touch Services)
             if is_loopback(options.url) and not hooks.installed:
-                visibility = LocalVisibility(kube, options.service, options.namespace, server.port)
-                parts.append(visibility)
-                await visibility.register(bundle, VERSIONS)
+                local = LocalVisibility(kube, options.visibility_service, options.namespace, visibility.port)
+                parts.append(local)
+                await local.register(bundle, VERSIONS)
     except ApiError as exc:
         await _Local(parts).unregister()
         raise WebhookError(f"cannot register the webhooks for {options.url}: {exc} (--local-webhooks=off "

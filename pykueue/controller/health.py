@@ -10,6 +10,7 @@ engine without a lock. Addresses are controller-runtime's: `:8443` every interfa
 
 from __future__ import annotations
 
+import datetime
 import logging
 import shutil
 import socket
@@ -98,23 +99,74 @@ class Server:
 class SecureServing:
     """HTTPS with a self-signed certificate made at start (as controller-runtime's secure metrics
     server without a certificate of its own: scrapers skip verification or pin it), kept in a fresh
-    private directory removed at stop, and the authenticator every request goes through."""
+    private directory removed at stop, and the authenticator every request goes through.
+
+    The certificate is renewed without a timer: each TLS handshake first checks it (``check``, from
+    the context's SNI callback, which OpenSSL calls for every ClientHello, with or without a server
+    name), and once it is within ``lookahead`` of its end a new one (same CA while it has time left)
+    is written and loaded, into the listener's context for the next connections and into a new one
+    this connection switches to (OpenSSL copied the old certificate into it, and switching to the
+    context it already has does nothing)."""
 
     context: ssl.SSLContext
     auth: Any  # auth.Delegated
     directory: Path
+    names: tuple[str, ...] = ()
+    bundle: Any = None  # certs.Bundle
+    not_after: datetime.datetime | None = None
+    lookahead: datetime.timedelta = datetime.timedelta(days=90)
+    validity: datetime.timedelta = datetime.timedelta(days=365)
+    now: Callable[[], datetime.datetime] = lambda: datetime.datetime.now(datetime.UTC)
 
     @classmethod
-    def self_signed(cls, auth: Any, names: tuple[str, ...] = ()) -> SecureServing:
+    def self_signed(cls, auth: Any, names: tuple[str, ...] = (), *, validity: datetime.timedelta | None = None,
+                    lookahead: datetime.timedelta | None = None,
+                    now: Callable[[], datetime.datetime] | None = None) -> SecureServing:
         from pykueue.controller.webhooks import certs
 
         directory = certs.fresh_dir(certs.default_parent(), prefix="metrics-certs-")
-        bundle = certs.renew(None, (*names, socket.gethostname(), *certs.LOCAL_NAMES))
-        certs.write_dir(directory, bundle, with_ca_key=False)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.minimum_version = ssl.TLSVersion.TLSv1_2
-        context.load_cert_chain(str(directory / "tls.crt"), str(directory / "tls.key"))
-        return cls(context, auth, directory)
+        serving = cls(context, auth, directory, (*names, socket.gethostname(), *certs.LOCAL_NAMES),
+                      validity=validity or certs.CERT_VALIDITY, lookahead=certs.LOOKAHEAD if lookahead is None
+                      else lookahead)
+        if now is not None:
+            serving.now = now
+        serving._renew()
+        context.sni_callback = serving._on_hello
+        return serving
+
+    def _renew(self) -> None:
+        from cryptography import x509
+
+        from pykueue.controller.webhooks import certs
+
+        now = self.now()
+        self.bundle = certs.renew(self.bundle, self.names, now, lookahead=self.lookahead,
+                                  cert_validity=self.validity)
+        certs.write_dir(self.directory, self.bundle, with_ca_key=False)
+        self.context.load_cert_chain(str(self.directory / "tls.crt"), str(self.directory / "tls.key"))
+        self.not_after = x509.load_pem_x509_certificate(self.bundle.cert).not_valid_after_utc
+
+    def check(self) -> bool:
+        """Renew the certificate when it ends within ``lookahead``; True when it was renewed."""
+        if self.not_after is not None and self.not_after - self.now() >= self.lookahead:
+            return False
+        try:
+            self._renew()
+        except (OSError, ValueError, ssl.SSLError) as exc:  # keep serving the old one; the next handshake retries
+            log.warning("metrics certificate not renewed", extra={"fields": {"error": str(exc)}})
+            return False
+        log.info("metrics certificate renewed", extra={"fields": {"notAfter": self.not_after.isoformat()
+                                                                  if self.not_after else ""}})
+        return True
+
+    def _on_hello(self, connection: Any, _server_name: str | None, _context: ssl.SSLContext) -> None:
+        if self.check():  # this connection too: a context of its own with the new certificate
+            fresh = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            fresh.minimum_version = self.context.minimum_version
+            fresh.load_cert_chain(str(self.directory / "tls.crt"), str(self.directory / "tls.key"))
+            connection.context = fresh
 
     def close(self) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)

@@ -2,8 +2,8 @@
 of a ClusterQueue or a LocalQueue in the order the engine will try them, as upstream's visibility
 server answers behind the API aggregator (an ``APIService`` pointing at the controller's Service).
 
-Served on the webhook server's TLS port (upstream serves it on its own port, 8082), behind delegated
-authentication and authorization (``pykueue.controller.auth``): the aggregator's front-proxy
+Served on its own TLS port (``visibility_server.py``, ``--visibility-port`` 8082 as upstream's), behind
+delegated authentication and authorization (``pykueue.controller.auth``): the aggregator's front-proxy
 certificate with its X-Remote-* headers, a client certificate or a bearer token, then a
 SubjectAccessReview built by :func:`attributes`; 401 and 403 otherwise. The answers come
 from the engine's read model (``Engine.pending_in_order``) of the running Controller: a replica that

@@ -297,3 +297,67 @@ def test_visibility_requests_become_the_attributes_the_api_server_would_check() 
     assert attrs(base) == auth.Attributes("get", path=base)  # discovery: a non-resource URL
     assert attrs("/openapi/v2") == auth.Attributes("get", path="/openapi/v2")
     assert attrs(f"{base}/clusterqueues/cq/pendingworkloads", "DELETE").verb == "delete"
+
+
+# ---- client certificates through intermediate CAs ---------------------------------------------------------
+
+
+def _signed(cn: str, issuer: tuple[x509.Certificate, Any], *, ca: bool = False, path_length: int | None = None,
+            usages: tuple[x509.ObjectIdentifier, ...] | None = None, orgs: tuple[str, ...] = (),
+            days: int = 1) -> tuple[x509.Certificate, Any]:
+    """A certificate ``issuer`` signs: an intermediate CA with ``ca``, else a leaf with ``usages``."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn),
+                      *(x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in orgs)])
+    builder = (x509.CertificateBuilder().subject_name(name).issuer_name(issuer[0].subject)
+               .public_key(key.public_key()).serial_number(x509.random_serial_number())
+               .not_valid_before(NOW - datetime.timedelta(days=1)).not_valid_after(NOW + datetime.timedelta(days=days))
+               .add_extension(x509.BasicConstraints(ca=ca, path_length=path_length if ca else None), critical=True))
+    if usages is not None:
+        builder = builder.add_extension(x509.ExtendedKeyUsage(list(usages)), critical=False)
+    return builder.sign(issuer[1], hashes.SHA256()), key
+
+
+def test_a_client_certificate_chains_to_the_client_ca_through_the_intermediates_it_sends() -> None:
+    from cryptography.x509.oid import ExtendedKeyUsageOID as EKU
+
+    d = _delegated(FakeApi(), Clock())
+    middle = _signed("team-ca", CLIENT_CA, ca=True)
+    erin = _signed("erin", middle, orgs=("ops",), usages=(EKU.CLIENT_AUTH,))[0]
+    # the root's CA signed the intermediate, which signed erin: with the intermediate sent, she is herself
+    assert d.from_certificate(_der(erin), _headers(), (_der(erin), _der(middle[0]))) == auth.User(
+        "erin", groups=("ops",))
+    # without it nothing links her to the root; an intermediate of another root does not either
+    assert d.from_certificate(_der(erin), _headers()) is None
+    assert d.from_certificate(_der(erin), _headers(), (_der(_signed("team-ca", _cert("rogue"), ca=True)[0]),)) is None
+    # two intermediates deep, when the root's path length allows one only: refused; allows two: taken
+    for root_length, expected in ((1, None), (2, "frank")):
+        root = _cert("root")
+        limited = (x509.CertificateBuilder().subject_name(root[0].subject).issuer_name(root[0].subject)
+                   .public_key(root[1].public_key()).serial_number(x509.random_serial_number())
+                   .not_valid_before(NOW - datetime.timedelta(days=1)).not_valid_after(NOW + datetime.timedelta(days=1))
+                   .add_extension(x509.BasicConstraints(ca=True, path_length=root_length), critical=True)
+                   .sign(root[1], hashes.SHA256()))
+        d.set_config(auth.AuthConfig.from_data({**CONFIG_DATA, "client-ca-file": _pem(limited)}))
+        upper = _signed("upper", (limited, root[1]), ca=True)
+        lower = _signed("lower", upper, ca=True)
+        frank = _signed("frank", lower)[0]
+        user = d.from_certificate(_der(frank), _headers(), (_der(frank), _der(lower[0]), _der(upper[0])))
+        assert (user.name if user else None) == expected, root_length
+    d.set_config(auth.AuthConfig.from_data(CONFIG_DATA))
+    # a signer that is not a CA, an expired intermediate, a leaf only for servers: no chain
+    not_ca = _signed("not-a-ca", CLIENT_CA)
+    grace = _signed("grace", not_ca)[0]
+    assert d.from_certificate(_der(grace), _headers(), (_der(not_ca[0]),)) is None
+    expired = _signed("old-ca", CLIENT_CA, ca=True, days=-1)  # ended yesterday, valid the day before
+    assert d.from_certificate(_der(_signed("heidi", expired)[0]), _headers(), (_der(expired[0]),)) is None
+    server = _signed("ivan", middle, usages=(EKU.SERVER_AUTH,))[0]
+    assert d.from_certificate(_der(server), _headers(), (_der(middle[0]),)) is None
+    # an intermediate restricted to servers cannot vouch for a client either
+    servers_ca = _signed("servers-ca", CLIENT_CA, ca=True, usages=(EKU.SERVER_AUTH,))
+    assert d.from_certificate(_der(_signed("judy", servers_ca)[0]), _headers(), (_der(servers_ca[0]),)) is None
+    # a front proxy whose certificate is signed through an intermediate of the request-header CA
+    front_middle = _signed("front-middle", FRONT_CA, ca=True)
+    proxy = _signed("front-proxy-client", front_middle)[0]
+    assert d.from_certificate(_der(proxy), _headers(X_Remote_User="carol"), (_der(front_middle[0]),)).name == "carol"
+

@@ -63,17 +63,48 @@ def test_local_mode_is_on_outside_the_cluster_where_the_api_server_can_call_back
 
 
 def test_visibility_objects_send_the_aggregator_to_this_machine() -> None:
-    objects = local.visibility_objects(names.SERVICE, names.NAMESPACE, 9443, "Q0E=", ("v1beta2", "v1beta1"))
+    service_name = names.visibility_service(names.SERVICE)  # pykueue-visibility-server, as the chart's
+    objects = local.visibility_objects(service_name, names.NAMESPACE, 8082, "Q0E=", ("v1beta2", "v1beta1"))
     (_, service), *apis = objects
+    assert service["metadata"]["name"] == "pykueue-visibility-server"
     assert service["spec"] == {"type": "ExternalName", "externalName": "localhost",
-                               "ports": [{"name": "https", "port": 9443, "protocol": "TCP"}]}
+                               "ports": [{"name": "https", "port": 8082, "protocol": "TCP"}]}
     assert [a["metadata"]["name"] for _, a in apis] == ["v1beta2.visibility.kueue.x-k8s.io",
                                                          "v1beta1.visibility.kueue.x-k8s.io"]
-    # as the chart's (charts/pykueue/templates/visibility.yaml), but trusting the controller's CA
+    # as the chart's (charts/pykueue/templates/visibility.yaml), but trusting the controller's CA and
+    # calling its visibility port (not the webhook port) on this machine
     assert [a["spec"]["versionPriority"] for _, a in apis] == [200, 100]
     for _, api in apis:
-        assert api["spec"]["service"] == {"name": names.SERVICE, "namespace": names.NAMESPACE, "port": 9443}
+        assert api["spec"]["service"] == {"name": "pykueue-visibility-server", "namespace": names.NAMESPACE,
+                                          "port": 8082}
         assert api["spec"]["caBundle"] == "Q0E=" and local.is_ours(api)
+
+
+def test_a_local_controller_registers_the_visibility_api_at_its_visibility_port() -> None:
+    """``_register_local`` hands LocalVisibility the visibility server's bound port and Service."""
+    from types import SimpleNamespace
+
+    from pykueue.controller import command
+    from pykueue.controller.webhooks.server import Options
+
+    kube = FakeKube()
+    kube.api = SimpleNamespace(configuration=SimpleNamespace(host="https://127.0.0.1:6443"))  # type: ignore[attr-defined]
+    options = Options(port=9443, url="https://127.0.0.1:9443", visibility=True)
+    webhooks = SimpleNamespace(options=options, certs=SimpleNamespace(bundle=SimpleNamespace(ca_bundle="Q0E=")))
+    args = SimpleNamespace(kubeconfig="/k", local_webhooks="auto", webhook_url=None, webhooks_on_stop="remove")
+    done = asyncio.run(command._register_local(kube, webhooks, SimpleNamespace(port=18082), args))
+    assert done is not None
+    api = kube.objects[("apiservices", "v1beta2.visibility.kueue.x-k8s.io", None)]
+    assert api["spec"]["service"] == {"name": "pykueue-visibility-server", "namespace": names.NAMESPACE,
+                                      "port": 18082}
+    service = kube.objects[("services", "pykueue-visibility-server", names.NAMESPACE)]
+    assert service["spec"]["ports"][0]["port"] == 18082
+    asyncio.run(done.unregister())
+    assert kube.objects == {}
+    # without a visibility server (--visibility-port 0) only the webhook configurations
+    done = asyncio.run(command._register_local(kube, webhooks, None, args))
+    assert {k[0] for k in kube.objects} == {"mutatingwebhookconfigurations", "validatingwebhookconfigurations"}
+    asyncio.run(done.unregister())
 
 
 class FakeKube:
@@ -172,7 +203,7 @@ def test_configurations_another_controller_took_over_are_left_to_it() -> None:
 
 def test_the_visibility_api_is_registered_beside_nothing_else_and_removed_with_the_namespace_it_made() -> None:
     kube = FakeKube()
-    visibility = local.LocalVisibility(kube, names.SERVICE, names.NAMESPACE, 9443)  # type: ignore[arg-type]
+    visibility = local.LocalVisibility(kube, names.SERVICE, names.NAMESPACE, 8082)  # type: ignore[arg-type]
     assert asyncio.run(visibility.register("Q0E=", ("v1beta2", "v1beta1")))
     assert {k[0] for k in kube.objects} == {"namespaces", "services", "apiservices"}
     asyncio.run(visibility.unregister())
@@ -181,7 +212,7 @@ def test_the_visibility_api_is_registered_beside_nothing_else_and_removed_with_t
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": names.SERVICE, "namespace": names.NAMESPACE},
                "spec": {"ports": [{"port": 443}]}}
     kube = FakeKube((local.SERVICE_RES, service))
-    visibility = local.LocalVisibility(kube, names.SERVICE, names.NAMESPACE, 9443)  # type: ignore[arg-type]
+    visibility = local.LocalVisibility(kube, names.SERVICE, names.NAMESPACE, 8082)  # type: ignore[arg-type]
     assert not asyncio.run(visibility.register("Q0E=", ("v1beta2",)))
     asyncio.run(visibility.unregister())
     assert list(kube.objects.values()) == [service]

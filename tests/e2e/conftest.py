@@ -41,7 +41,8 @@ class Kueue:
         self.cluster = cluster
         self.log = log
         # No listeners unless a test asks (fixed ports would clash between controllers on one host).
-        self.args = ("--metrics-bind-address=0", "--health-probe-bind-address=0", "--webhook-port=0", *args)
+        self.args = ("--metrics-bind-address=0", "--health-probe-bind-address=0", "--webhook-port=0", "--visibility-port=0",
+                     *args)
         self.process: subprocess.Popen | None = None
 
     def start(self, config: Path | None = None, ready: bytes = b"controller ready") -> None:

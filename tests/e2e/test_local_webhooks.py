@@ -43,7 +43,8 @@ def test_fail_open_on_stop_keeps_the_configurations_ignoring_failures_and_stale_
     cluster.kubectl("apply", "-f", "-", input=json.dumps(stale))
     kueue.stop()
     mine = Kueue(cluster, tmp_path / "local-controller.log", args=(
-        f"--webhook-port={port}", f"--webhook-cert-dir={tmp_path / 'certs'}", "--webhooks-on-stop=fail-open"))
+        f"--webhook-port={port}", f"--webhook-cert-dir={tmp_path / 'certs'}", "--webhooks-on-stop=fail-open",
+        f"--visibility-port={free_port()}"))
     try:
         mine.start(ready=b"webhooks registered")
         warned = [line for line in mine.log.read_text().splitlines() if "stale APIService" in line]

@@ -1,12 +1,14 @@
 """The visibility API (visibility.kueue.x-k8s.io) behind the API aggregator, served by `pykueue controller`
-on its webhook port, read with `kubectl get --raw` and `pykueue pending`.
+on its own port (`--visibility-port`, as upstream's visibility server), read with `kubectl get --raw`
+and `pykueue pending`.
 
-The controller runs outside the cluster: the APIServices point at an ExternalName Service naming
-localhost on the controller's port. The test stops the session's controller, runs its own with
-the webhook server on (its certificate names the Service; it patches its CA into the APIServices),
-and starts the session's controller again afterwards. The controller's port answers only callers
-the API server vouches for (the aggregator's front-proxy certificate, a client certificate, a token),
-each with what RBAC allows them.
+The controller runs outside the cluster: the APIServices point at an ExternalName Service (named as
+the chart's visibility Service, beside the webhook Service) naming localhost on the controller's
+visibility port. The test stops the session's controller, runs its own with the webhook and
+visibility servers on (its certificate names both Services; it patches its CA into the APIServices),
+and starts the session's controller again afterwards. The visibility port answers only callers the
+API server vouches for (the aggregator's front-proxy certificate, a client certificate, a token), each
+with what RBAC allows them; the webhook port serves no visibility path at all.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from pykueue.controller.webhooks import names
 from pykueue.devcluster.cluster import free_port
 from tests.e2e.callers import (
     as_user,
@@ -33,7 +36,8 @@ from tests.e2e.conftest import REPO, Kueue, eventually, is_true
 pytestmark = pytest.mark.e2e
 
 GROUP = "visibility.kueue.x-k8s.io"
-SERVICE = "vis"  # the certificate's CN is <service>.<namespace>.svc: at most 64 characters
+SERVICE = "vis"  # the webhook Service: the certificate's CN is <service>.<namespace>.svc, at most 64 characters
+VISIBILITY_SERVICE = names.visibility_service(SERVICE)  # vis-visibility-server, which the certificate names too
 
 
 def _workload(name: str, ns: str, queue: str, priority: int) -> dict[str, Any]:
@@ -49,7 +53,7 @@ def _api_service(version: str, ns: str, port: int) -> dict[str, Any]:
             "metadata": {"name": f"{version}.{GROUP}"},
             "spec": {"group": GROUP, "version": version, "groupPriorityMinimum": 100,
                      "versionPriority": 200 if version == "v1beta2" else 100, "insecureSkipTLSVerify": False,
-                     "service": {"name": SERVICE, "namespace": ns, "port": port}}}
+                     "service": {"name": VISIBILITY_SERVICE, "namespace": ns, "port": port}}}
 
 
 def _raw(kueue: Kueue, path: str, check: bool = True) -> Any:
@@ -64,7 +68,7 @@ def _rows(summary: dict[str, Any]) -> list[tuple[str, str, int, int, int]]:
 
 def test_pending_workloads_through_the_aggregator(kueue: Kueue, ns: str, tmp_path) -> None:
     cq = f"{ns}-cq"[:63]
-    port = free_port()
+    port, webhook_port = free_port(), free_port()
     kueue.apply([
         {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "plain"}},
         {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": cq},
@@ -72,14 +76,15 @@ def test_pending_workloads_through_the_aggregator(kueue: Kueue, ns: str, tmp_pat
              {"name": "plain", "resources": [{"name": "cpu", "nominalQuota": "1"}]}]}]}},
         *({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": lq, "namespace": ns},
            "spec": {"clusterQueue": cq}} for lq in ("lq-a", "lq-b")),
-        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": SERVICE, "namespace": ns},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": VISIBILITY_SERVICE, "namespace": ns},
          "spec": {"type": "ExternalName", "externalName": "localhost", "ports": [{"port": port}]}},
         *(_api_service(v, ns, port) for v in ("v1beta2", "v1beta1")),
     ])
     kueue.stop()
     mine = Kueue(kueue.cluster, tmp_path / "visibility-controller.log", args=(
-        f"--webhook-port={port}", f"--webhook-cert-dir={tmp_path / 'certs'}", f"--webhook-service={SERVICE}",
-        f"--webhook-namespace={ns}", "--local-webhooks=off"))  # the visibility API only: no admission webhooks
+        f"--visibility-port={port}", "--visibility-bind-address=127.0.0.1", f"--webhook-port={webhook_port}",
+        f"--webhook-cert-dir={tmp_path / 'certs'}", f"--webhook-service={SERVICE}", f"--webhook-namespace={ns}",
+        "--local-webhooks=off"))  # the APIServices are the test's: no admission webhooks registered
     try:
         mine.start()
         # the CA bundle is patched in at start: the aggregator trusts the controller's certificate
@@ -129,6 +134,7 @@ def test_pending_workloads_through_the_aggregator(kueue: Kueue, ns: str, tmp_pat
         assert r.returncode != 0 and "not found" in r.stderr, r.stderr
 
         _only_who_may(kueue, ns, cq, port, tmp_path / "certs" / "ca.crt", expected)
+        _not_on_the_webhook_port(kueue, ns, cq, webhook_port, tmp_path / "certs" / "ca.crt")
 
         # `pykueue pending` prefers the API now that it is served
         cli = subprocess.run([sys.executable, "-m", "pykueue.cli", "pending", "clusterqueue", cq, "--kubeconfig",
@@ -200,6 +206,20 @@ def _only_who_may(kueue: Kueue, ns: str, cq: str, port: int, ca: Path,
     assert status == 200 and _rows(json.loads(body)) == [expected[0], expected[2]], body
     for path, token in ((other_lq, viewer), (cq_path, viewer), (own_lq, nobody)):
         assert https_get(api + path, token=token, ca=cluster_ca)[0] == 403, path
+
+
+def _not_on_the_webhook_port(kueue: Kueue, ns: str, cq: str, port: int, ca: Path) -> None:
+    """The webhook port has no visibility path, whoever asks (404, not 401: nothing there to guard),
+    and still serves its own /healthz."""
+    cluster = kueue.cluster
+    base = f"https://127.0.0.1:{port}"
+    for path in (f"/apis/{GROUP}/v1beta2/clusterqueues/{cq}/pendingworkloads",
+                 f"/apis/{GROUP}/v1beta2/namespaces/{ns}/localqueues/lq-a/pendingworkloads",
+                 f"/apis/{GROUP}/v1beta2", f"/apis/{GROUP}", "/apis"):
+        assert https_get(base + path, ca=ca)[0] == 404, path
+        status, _ = https_get(base + path, ca=ca, cert=front_proxy(cluster), headers=as_user("x", "system:masters"))
+        assert status == 404, path
+    assert https_get(base + "/healthz", ca=ca) == (200, "ok")
 
 
 # --- the handlers alone, without a cluster: a standby, bad options --------------------------------------

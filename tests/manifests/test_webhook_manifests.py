@@ -71,6 +71,25 @@ def test_service_reaches_the_deployments_webhook_port(manifests: Docs) -> None:
     assert any(m["mountPath"] == "/tmp" for m in container["volumeMounts"])  # where the cert dir is written
 
 
+def test_visibility_service_reaches_the_deployments_visibility_port(manifests: Docs) -> None:
+    """As upstream's chart: a Service of its own (443 -> the container's `visibility` port, 8082), the
+    APIServices pointing at it, the controller told the port; the webhook Service does not carry it."""
+    visibility_service = names.visibility_service(names.SERVICE)
+    assert visibility_service == "pykueue-visibility-server"
+    (service,) = [s for s in manifests["Service"] if s["metadata"]["name"] == visibility_service]
+    (deployment,) = manifests["Deployment"]
+    pod = deployment["spec"]["template"]
+    assert service["metadata"]["namespace"] == names.NAMESPACE
+    assert service["spec"]["selector"].items() <= pod["metadata"]["labels"].items()
+    assert service["spec"]["ports"] == [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": "visibility"}]
+    (container,) = pod["spec"]["containers"]
+    assert {"name": "visibility", "containerPort": names.VISIBILITY_PORT, "protocol": "TCP"} in container["ports"]
+    assert names.VISIBILITY_PORT == 8082 and f"--visibility-port={names.VISIBILITY_PORT}" in container["args"]
+    assert {a["metadata"]["name"]: a["spec"]["service"] for a in manifests["APIService"]} == {
+        f"{v}.visibility.kueue.x-k8s.io": {"name": visibility_service, "namespace": names.NAMESPACE, "port": 443}
+        for v in ("v1beta2", "v1beta1")}
+
+
 def test_certificate_rbac_names_its_objects(manifests: Docs) -> None:
     """The Secret exists (created empty) and is the only one the controller may read or update; the
     webhook configurations and the converted CRDs are the only ones whose CA bundle it may patch."""

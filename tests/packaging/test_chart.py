@@ -78,10 +78,10 @@ def test_manifests_hold_every_object_once(manifests: dict[str, list[dict[str, An
                       # leader election, the webhook Secret, the authentication ConfigMap reader in kube-system
                       "RoleBinding": 3, "Deployment": 1,
                       # the webhooks: their Service, configurations and certificate Secret (filled by the
-                      # controller); the metrics Service
-                      "Service": 2, "MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1,
+                      # controller); the metrics Service; the visibility API's Service
+                      "Service": 3, "MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1,
                       "Secret": 1,
-                      # the visibility API (v1beta2, v1beta1), served on the webhook Service
+                      # the visibility API (v1beta2, v1beta1), served through the visibility Service
                       "APIService": 2}
     assert manifests["Namespace"][0]["metadata"]["name"] == NAMESPACE
     assert manifests["ServiceAccount"][0]["metadata"] == {
@@ -159,7 +159,9 @@ def test_deployment_is_locked_down(manifests: dict[str, list[dict[str, Any]]]) -
     assert {"--leader-elect=true", f"--leader-election-namespace={NAMESPACE}", "--metrics-bind-address=:8443",
             "--metrics-secure=true", "--health-probe-bind-address=:8081"} <= set(container["args"])
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
-    assert (ports["metrics"], ports["health"], ports["webhook-server"]) == (8443, 8081, 9443)  # upstream's
+    assert (ports["metrics"], ports["health"], ports["webhook-server"], ports["visibility"]) == (
+        8443, 8081, 9443, 8082)  # upstream's
+    assert "--visibility-port=8082" in container["args"]
     service = next(s for s in manifests["Service"] if s["metadata"]["name"] == "pykueue-controller-metrics-service")
     assert service["spec"]["ports"] == [{"name": "https", "port": 8443, "protocol": "TCP", "targetPort": "metrics"}]
     assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
@@ -219,8 +221,10 @@ def test_helm_template_defaults(helm_bin: Path) -> None:
     assert "--webhook-service=kq-pykueue-webhook-service" in kinds["Deployment"][0]["spec"]["template"]["spec"][
         "containers"][0]["args"]
     assert {a["metadata"]["name"]: a["spec"]["service"] for a in kinds["APIService"]} == {
-        f"{v}.visibility.kueue.x-k8s.io": {"name": "kq-pykueue-webhook-service", "namespace": "team-x", "port": 443}
+        f"{v}.visibility.kueue.x-k8s.io": {"name": "kq-pykueue-visibility-server", "namespace": "team-x", "port": 443}
         for v in ("v1beta2", "v1beta1")}
+    visibility = next(s for s in kinds["Service"] if s["metadata"]["name"] == "kq-pykueue-visibility-server")
+    assert visibility["spec"]["ports"] == [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": "visibility"}]
     assert kinds["ClusterRoleBinding"][0]["subjects"][0] == {
         "kind": "ServiceAccount", "name": "kq-pykueue-controller", "namespace": "team-x"}
     assert "ServiceMonitor" not in kinds  # only when asked (its CRD is the Prometheus Operator's)

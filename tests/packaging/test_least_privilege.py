@@ -82,7 +82,7 @@ def test_visibility_callers_are_checked_with_the_api_server(kueue: Kueue) -> Non
     SubjectAccessReview, both made as the ServiceAccount; the front proxy's CA read from
     kube-system/extension-apiserver-authentication with its grant (or the handshake would fail)."""
     cluster = kueue.cluster
-    port = [a.split("=", 1)[1] for a in kueue.args if a.startswith("--webhook-port=")][-1]  # the last wins
+    port = [a.split("=", 1)[1] for a in kueue.args if a.startswith("--visibility-port=")][-1]  # the last wins
     url = f"https://127.0.0.1:{port}/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/cq/pendingworkloads"
     cluster.kubectl("create", "namespace", "callers")
     token = service_account_token(cluster, "callers", "nobody")  # type: ignore[arg-type]
@@ -170,7 +170,8 @@ def kueue(audited: AuditedCluster, sa_kubeconfig: Path) -> Iterator[Kueue]:
     port = free_port()  # webhooks as the chart runs them, but called at loopback instead of the Service
     webhooks = (f"--webhook-port={port}", "--webhook-host=127.0.0.1", f"--webhook-url=https://127.0.0.1:{port}",
                 f"--webhook-secret={WEBHOOK_SECRET}", f"--webhook-namespace={NAMESPACE}",
-                f"--webhook-cert-dir={audited.directory / 'webhook-certs'}")
+                f"--webhook-cert-dir={audited.directory / 'webhook-certs'}",
+                f"--visibility-port={free_port()}", "--visibility-bind-address=127.0.0.1")
     k = Kueue(AsServiceAccount(audited, sa_kubeconfig), audited.directory / "controller.log",  # type: ignore[arg-type]
               args=("--leader-elect", f"--leader-election-namespace={NAMESPACE}", *webhooks))  # as the chart runs it
     k.start()

@@ -3,7 +3,7 @@ started from a kubeconfig registers its webhooks for its loopback URL, so upstre
 ClusterQueue is converted and a queue-labelled Job created without `suspend: true` is created
 suspended, then admitted. When the controller stops (SIGTERM), its webhook configurations are removed
 (the default `--webhooks-on-stop remove`), and a Job created then is left alone. The visibility API is
-registered while the controller serves it, and removed with it.
+registered while the controller serves it (on its own port, 8082), and removed with it.
 
 Only `/tmp/kc` is changed, to a directory of this test.
 """
@@ -45,6 +45,10 @@ def test_readme_run_block_webhooks_registered_locally_and_removed_on_stop(workdi
         # the visibility API is registered while served: the aggregator reaches the controller
         cluster.kubectl("wait", "--for=condition=Available", *(f"apiservice/{name}" for name in API_SERVICES),
                         "--timeout=60s")
+        # at the controller's visibility port (8082, its own), not the webhook port, as the README says
+        api = json.loads(cluster.kubectl("get", "apiservice", API_SERVICES[0], "-o", "json").stdout)
+        assert api["spec"]["service"] == {"name": "pykueue-visibility-server", "namespace": names.NAMESPACE,
+                                          "port": 8082}
         summary = json.loads(cluster.kubectl("get", "--raw", f"/apis/{GROUP}/v1beta2/clusterqueues/cluster-queue/"
                                              "pendingworkloads").stdout)
         assert summary["kind"] == "PendingWorkloadsSummary" and summary["items"] == []  # sample-job is admitted

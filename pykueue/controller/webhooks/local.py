@@ -201,8 +201,9 @@ async def stale_api_services(kube: Kube, api_services: tuple[str, ...]) -> list[
 
 def visibility_objects(service: str, namespace: str, port: int, ca_bundle: str,
                        versions: tuple[str, ...]) -> list[tuple[Resource, dict[str, Any]]]:
-    """An ExternalName Service that sends the API aggregator to ``localhost:PORT`` (this controller, on
-    the API server's machine), and the visibility API's APIServices behind it, as the chart has them
+    """An ExternalName Service ``service`` (the visibility Service, ``names.visibility_service``) that
+    sends the API aggregator to ``localhost:PORT`` (this controller's visibility port, on the API
+    server's machine), and the visibility API's APIServices behind it, as the chart has them
     (priorities, the CA it must trust); the certificate names ``SERVICE.NAMESPACE.svc``."""
     labels = {MANAGED_BY[0]: MANAGED_BY[1]}
     out: list[tuple[Resource, dict[str, Any]]] = [(SERVICE_RES, {

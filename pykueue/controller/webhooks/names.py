@@ -18,6 +18,8 @@ PORT = 9443  # upstream's (controller-runtime's) webhook port
 SERVICE_PORT = 443
 CONVERT_PATH = "/convert"
 SERVICE_SUFFIX = "-webhook-service"
+VISIBILITY_PORT = 8082  # upstream's visibility server (visibilityServer.bindPort)
+VISIBILITY_SUFFIX = "-visibility-server"
 
 # The CRDs whose versions differ in shape, so the API server asks the webhook to convert them (upstream's
 # cert controller lists the same four, plus MultiKueueCluster which pykueue does not serve).
@@ -28,6 +30,12 @@ def configuration_names(service: str) -> tuple[str, str]:
     """(mutating, validating) configuration names, derived from the Service's as upstream derives them."""
     base = service.removesuffix(SERVICE_SUFFIX)
     return f"{base}-mutating-webhook-configuration", f"{base}-validating-webhook-configuration"
+
+
+def visibility_service(service: str) -> str:
+    """The visibility API's Service, named beside the webhook Service as upstream's chart names both
+    (``<fullname>-webhook-service``, ``<fullname>-visibility-server``)."""
+    return service.removesuffix(SERVICE_SUFFIX) + VISIBILITY_SUFFIX
 
 
 def crd_name(plural: str) -> str:

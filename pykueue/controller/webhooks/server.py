@@ -5,12 +5,16 @@ certificate (in the Secret named by ``--webhook-secret`` when given, else in mem
 disk is never trusted) and writes what the TLS server loads to a private directory (``certs.private_dir``),
 renews them before they expire, and patches the CA bundle into the mutating and validating webhook
 configurations and into the conversion webhook of the CRDs the API server converts through it, checking
-again every ``sync_seconds`` (so a configuration re-applied without its bundle is repaired); with
-``Options.visibility`` it also serves the visibility API (``pykueue.controller.visibility``) and patches
-the bundle into that API's APIServices. With
+again every ``sync_seconds`` (so a configuration re-applied without its bundle is repaired). With
+``Options.visibility`` the same certificate also names the visibility API's Service (served on its own
+port by ``pykueue.controller.visibility_server``, which loads these files and follows their renewal
+through ``WebhookServer.listeners``) and the bundle is patched into that API's APIServices. With
 ``--webhook-url`` (a controller run outside the cluster) it also points those clientConfigs at that URL
 instead of the Service. The TLS context is reloaded in place when the certificate changes: connections
 made after that get the new certificate, open ones are not cut.
+
+The webhook port asks no client for a certificate: its callers are the API server's admission and
+conversion calls, which the webhook configurations authorize.
 """
 
 from __future__ import annotations
@@ -60,12 +64,21 @@ class Options:
     sync_seconds: float = 60.0
     manage_jobs_without_queue_name: bool = False
     frameworks: tuple[str, ...] = ("batch/job",)  # integrations.frameworks: which kinds the webhooks mutate
-    visibility: bool = False  # also serve the visibility API, and patch its APIServices' caBundle
-    auth: Any = None  # the auth.Delegated that guards the visibility API (client certificates, tokens)
+    visibility: bool = False  # the visibility API is served: name its Service, patch its APIServices' caBundle
+    serve: bool = True  # listen for webhooks; False keeps only the certificates (for the visibility API)
+
+    @property
+    def visibility_service(self) -> str:
+        return names.visibility_service(self.service)
 
     @property
     def dns_names(self) -> tuple[str, ...]:
-        return certs.service_names(self.service, self.namespace)
+        """The webhook Service's names (and loopback), then the visibility Service's when it is served."""
+        own = certs.service_names(self.service, self.namespace)
+        if not self.visibility:
+            return own
+        other = certs.service_names(self.visibility_service, self.namespace)
+        return (*own, *(n for n in other if n not in own))
 
 
 class CertManager:
@@ -212,11 +225,12 @@ class CertManager:
             log.info("CA bundle patched", extra={"fields": {"kind": "APIService", "name": name}})
 
     async def inject(self) -> None:
-        mutating, validating = names.configuration_names(self.options.service)
-        await self._inject_configuration(MUTATING, mutating, names.MUTATING)
-        await self._inject_configuration(VALIDATING, validating, names.VALIDATING)
-        for plural in names.CONVERTED_PLURALS:
-            await self._inject_crd(names.crd_name(plural))
+        if self.options.serve:  # webhooks nobody serves are left as they are
+            mutating, validating = names.configuration_names(self.options.service)
+            await self._inject_configuration(MUTATING, mutating, names.MUTATING)
+            await self._inject_configuration(VALIDATING, validating, names.VALIDATING)
+            for plural in names.CONVERTED_PLURALS:
+                await self._inject_crd(names.crd_name(plural))
         if self.options.visibility:
             from pykueue.controller.visibility import API_SERVICES
 
@@ -230,9 +244,8 @@ Handler = Callable[[dict[str, Any]], dict[str, Any]]
 class WebhookServer:
     """The HTTPS server and the certificate loop, started before the controller's informers."""
 
-    def __init__(self, kube: Kube, options: Options, controller: Callable[[], Any] | None = None) -> None:
+    def __init__(self, kube: Kube, options: Options) -> None:
         self.options = options
-        self.controller = controller  # the running Controller, for the visibility API
         self.fresh = options.cert_dir is None  # a directory of our own, removed at stop
         self.directory = certs.private_dir(options.cert_dir) if options.cert_dir is not None else \
             certs.fresh_dir(certs.default_parent())
@@ -240,22 +253,12 @@ class WebhookServer:
         self.context: ssl.SSLContext | None = None
         self.runner: web.AppRunner | None = None
         self.port = options.port
+        self.listeners: list[Callable[[], None]] = []  # called after the certificate files changed
         self._task: asyncio.Task | None = None
 
     def app(self) -> web.Application:
         manage_all = self.options.manage_jobs_without_queue_name
-        middlewares = []
-        if self.options.visibility and self.options.auth is not None:
-            from pykueue.controller import auth, visibility
-
-            open_paths = {h.path for h in (*names.MUTATING, *names.VALIDATING)} | {names.CONVERT_PATH, "/healthz"}
-
-            def guard(request: web.Request) -> auth.Attributes | None:
-                """Everything but the webhooks (the API server calls them) and /healthz is the API's."""
-                return None if request.path in open_paths else visibility.attributes(request)
-
-            middlewares.append(auth.middleware(self.options.auth, guard))
-        app = web.Application(client_max_size=MAX_BODY, middlewares=middlewares)
+        app = web.Application(client_max_size=MAX_BODY)
         frameworks = self.options.frameworks
         for hook in names.MUTATING:
             # a kind whose integration is off is let through as sent (upstream's no-op webhook)
@@ -265,11 +268,6 @@ class WebhookServer:
             app.router.add_post(hook.path, self._admission(admission.validate))
         app.router.add_post(names.CONVERT_PATH, self._review(conversion.review))
         app.router.add_get("/healthz", self._healthz)
-        # never served open: the visibility API only with its authenticator
-        if self.options.visibility and self.options.auth is not None and self.controller is not None:
-            from pykueue.controller.visibility import Visibility
-
-            Visibility(self.controller).register(app)
         return app
 
     @staticmethod
@@ -315,24 +313,22 @@ class WebhookServer:
     async def start(self) -> None:
         """Certificates first (the server cannot start without them), then HTTPS, then the CA bundles."""
         await self.certs.ensure()
-        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)  # no system CAs: clients are the ConfigMap's
-        self.context.minimum_version = ssl.TLSVersion.TLSv1_2
-        self._load()
-        if self.options.visibility and self.options.auth is not None:
-            from pykueue.controller import auth
-
-            auth.trust_client_cas(self.context, self.options.auth)
-        self.runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, self.options.host or None, self.options.port, ssl_context=self.context,
-                           reuse_address=True)
-        await site.start()
-        if self.runner.addresses:  # the bound port, when 0 asked for any
-            self.port = self.runner.addresses[0][1]
+        if self.options.serve:
+            self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self.context.minimum_version = ssl.TLSVersion.TLSv1_2
+            self._load()
+            self.runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
+            await self.runner.setup()
+            site = web.TCPSite(self.runner, self.options.host or None, self.options.port,
+                               ssl_context=self.context, reuse_address=True)
+            await site.start()
+            if self.runner.addresses:  # the bound port, when 0 asked for any
+                self.port = self.runner.addresses[0][1]
         await self.certs.inject()
         self._task = asyncio.create_task(self._loop(), name="webhook-certs")
-        log.info("webhook server ready", extra={"fields": {
-            "port": self.port, "certificates": self.certs.store_name(), "url": self.options.url or ""}})
+        log.info("webhook server ready" if self.options.serve else "serving certificates ready",
+                 extra={"fields": {"port": self.port if self.options.serve else 0,
+                                   "certificates": self.certs.store_name(), "url": self.options.url or ""}})
 
     async def _loop(self) -> None:
         """Renew before expiry, reload the TLS context when the certificate changed, re-patch bundles."""
@@ -341,7 +337,10 @@ class WebhookServer:
             await asyncio.sleep(self.options.sync_seconds if not failures else min(2.0 ** failures, 60.0))
             try:
                 if await self.certs.ensure():
-                    self._load()
+                    if self.context is not None:
+                        self._load()
+                    for listener in self.listeners:
+                        listener()
                     log.info("webhook server certificate reloaded")
                 await self.certs.inject()
                 failures = 0

@@ -1,0 +1,89 @@
+"""The visibility API's own HTTPS server (``--visibility-port``, 8082 as upstream's), apart from the
+webhook port.
+
+Upstream runs its visibility API as a k8s.io/apiserver extension server on a port of its own, behind
+a Service (``<fullname>-visibility-server``, 443 -> 8082) the APIServices point at. Here too: the
+serving certificate is the webhook server's (``WebhookServer.certs`` names the visibility Service as
+well, and this server reloads it when it is renewed), but the TLS context is this server's alone. It
+asks clients for a certificate, checked against the client and request-header CAs of
+``kube-system/extension-apiserver-authentication`` (``auth.trust_client_cas``), and every request,
+known path or not, is authenticated and authorized (``auth.middleware`` with
+``visibility.attributes``) before a handler runs: 401 for nobody, 403 without the right, then the
+route (404 for an unknown path).
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from pykueue.controller import auth, visibility
+
+if TYPE_CHECKING:
+    from pykueue.controller.webhooks.server import WebhookServer
+
+log = logging.getLogger("pykueue.visibility")
+
+
+@dataclass
+class VisibilityOptions:
+    """``pykueue controller``'s visibility flags."""
+
+    port: int
+    host: str = ""  # every interface, as upstream's bindAddress 0.0.0.0
+
+
+class VisibilityServer:
+    """HTTPS for the visibility API alone, with the webhook server's certificate files."""
+
+    def __init__(self, options: VisibilityOptions, certificates: WebhookServer, authenticator: auth.Delegated,
+                 source: visibility.Source) -> None:
+        self.options = options
+        self.certificates = certificates
+        self.auth = authenticator
+        self.source = source
+        self.context: ssl.SSLContext | None = None
+        self.runner: web.AppRunner | None = None
+        self.port = options.port
+
+    @property
+    def directory(self) -> Path:
+        return self.certificates.directory
+
+    def app(self) -> web.Application:
+        app = web.Application(middlewares=[auth.middleware(self.auth, visibility.attributes)])
+        visibility.Visibility(self.source).register(app)
+        return app
+
+    def _load(self) -> None:
+        assert self.context is not None
+        self.context.load_cert_chain(str(self.directory / "tls.crt"), str(self.directory / "tls.key"))
+
+    async def start(self) -> None:
+        """Listen with the current certificate; follow its renewals and the ConfigMap's CAs."""
+        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)  # no system CAs: clients are the ConfigMap's
+        self.context.minimum_version = ssl.TLSVersion.TLSv1_2
+        self._load()
+        auth.trust_client_cas(self.context, self.auth)
+        self.certificates.listeners.append(self._load)
+        self.runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, self.options.host or None, self.options.port, ssl_context=self.context,
+                           reuse_address=True)
+        await site.start()
+        if self.runner.addresses:  # the bound port, when 0 asked for any
+            self.port = self.runner.addresses[0][1]
+        log.info("visibility server ready", extra={"fields": {
+            "address": f"{self.options.host}:{self.port}", "service": self.certificates.options.visibility_service}})
+
+    async def stop(self) -> None:
+        if self._load in self.certificates.listeners:
+            self.certificates.listeners.remove(self._load)
+        if self.runner is not None:
+            await self.runner.cleanup()
+            self.runner = None
