@@ -6,10 +6,8 @@ group's Pods do."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-
 from pykueue.api.models import kueue_v1beta2 as v2
+from pykueue.jobs.pods import role_hash
 
 TOTAL_COUNT = "kueue.x-k8s.io/pod-group-total-count"
 Errors = list[tuple[str, str]]
@@ -29,9 +27,9 @@ def member_errors(annotations: dict[str, str]) -> Errors:
 
 
 def role(pod_spec: object) -> str:
-    """The shape of a member Pod, from its spec as written: equal specs, one role (upstream's role
-    hash, 8 hex digits)."""
-    return hashlib.sha256(json.dumps(pod_spec, sort_keys=True, default=str).encode()).hexdigest()[:8]
+    """The role of a member Pod: the pod integration's role hash (``pykueue.jobs.pods.role_hash``),
+    the same live and here, so a group's pod sets have the same names in both."""
+    return role_hash(pod_spec if isinstance(pod_spec, dict) else {})
 
 
 def merge(members: list[tuple[v2.Workload, object]], name: str, total: int) -> tuple[v2.Workload | None, str]:
