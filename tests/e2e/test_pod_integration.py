@@ -11,6 +11,7 @@ real kube-controller-manager.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -266,3 +267,95 @@ def test_local_registration_includes_the_pod_hooks(pod_kueue: Kueue) -> None:
     assert local.is_ours(config)
     assert [w["name"] for w in config["webhooks"]] == [h.name for h in names.mutating_for(
         tuple(CONFIG["integrations"]["frameworks"]))]
+
+
+# ---- simulate agrees with the controller, for every kind ----------------------------------------------
+
+
+def _predicted_by_object(result: dict[str, Any]) -> dict[tuple[str, str], list[tuple[str, dict[str, str]]]]:
+    """simulate's result per submitted object (a Deployment's replicas, d-0 and d-1, are d's): the
+    sorted (state, flavors) of its workloads."""
+    out: dict[tuple[str, str], list[tuple[str, dict[str, str]]]] = {}
+    for w in result["workloads"]:
+        name = w["name"].rsplit("-", 1)[0] if w["kind"] == "Deployment" else w["name"]
+        flavors: dict[str, str] = {}
+        for psa in (w["admission"] or {}).get("podSetAssignments", []):
+            flavors.update(psa["flavors"])
+        out.setdefault((w["kind"], name), []).append((w["state"], flavors))
+    return {k: sorted(v, key=json.dumps) for k, v in out.items()}
+
+
+def _live_by_object(kueue: Kueue, ns: str) -> dict[tuple[str, str], list[tuple[str, dict[str, str]]]]:
+    """The same from the cluster: each Workload traced to the object it stands for (its owning Job or
+    Pod; a Pod's ReplicaSet to its Deployment; a group to its name, a StatefulSet's to the StatefulSet)."""
+    pods_by_name = {p["metadata"]["name"]: p for p in kueue.items("pods", ns)}
+    sets = {pod_rules.statefulset.group_name({"metadata": {"name": s["metadata"]["name"]}}): s["metadata"]["name"]
+            for s in kueue.items("statefulsets", ns)}
+    out: dict[tuple[str, str], list[tuple[str, dict[str, str]]]] = {}
+    for wl in kueue.items("workloads.kueue.x-k8s.io", ns):
+        meta = wl["metadata"]
+        owners = meta.get("ownerReferences") or []
+        if (meta.get("annotations") or {}).get(pod_rules.IS_GROUP_WORKLOAD) == "true":
+            key = ("StatefulSet", sets[meta["name"]]) if meta["name"] in sets else ("Pod", meta["name"])
+        elif owners[0]["kind"] == "Job":
+            key = ("Job", owners[0]["name"])
+        else:
+            owner_pod = pods_by_name.get(owners[0]["name"]) or {"metadata": {}}
+            parents = owner_pod["metadata"].get("ownerReferences") or []
+            if parents and parents[0]["kind"] == "ReplicaSet":
+                key = ("Deployment", parents[0]["name"].rsplit("-", 1)[0])
+            else:
+                key = ("Pod", owners[0]["name"])
+        state = "Admitted" if is_true(wl, "Admitted") else "QuotaReserved" if is_true(wl, "QuotaReserved") else "Pending"
+        flavors: dict[str, str] = {}
+        for psa in ((wl.get("status") or {}).get("admission") or {}).get("podSetAssignments") or []:
+            flavors.update(psa.get("flavors") or {})
+        out.setdefault(key, []).append((state, flavors if state != "Pending" else {}))
+    return {k: sorted(v, key=json.dumps) for k, v in out.items()}
+
+
+def test_simulate_predicts_every_kind(pod_kueue: Kueue, ns: str, tmp_path) -> None:
+    """tests/scenarios/agreement_every_kind.yaml through `pykueue simulate`, then the same documents live
+    (in this test's namespace, its ClusterQueue renamed after it), a second apart in arrival order: every
+    object ends with the workloads, states and flavors simulate predicted."""
+    from pykueue.api.durations import parse_duration
+    from tests.scenario_harness import SCENARIOS, simulate, split
+
+    _, text = split(SCENARIOS / "agreement_every_kind.yaml")
+    code, predicted, err = simulate(text, tmp_path)
+    assert code == 0 and predicted is not None, err
+    docs = [d for d in yaml.safe_load_all(text) if d and d.get("kind") != "Configuration"]
+    assert {d["kind"] for d in docs} >= {"Job", "Pod", "Deployment", "StatefulSet"}
+    cluster_queue_name = ns
+    arrival: dict[int, float] = {}
+    for d in docs:
+        meta = d["metadata"]
+        if d["kind"] == "ClusterQueue":
+            meta["name"] = cluster_queue_name
+        elif d["kind"] == "LocalQueue":
+            d["spec"]["clusterQueue"] = cluster_queue_name
+        if d["kind"] not in ("ResourceFlavor", "ClusterQueue"):
+            meta["namespace"] = ns
+        notes = meta.get("annotations") or {}
+        arrival[id(d)] = parse_duration(str(notes.get("pykueue.dev/arrival", "0s")))
+        meta["annotations"] = {k: v for k, v in notes.items() if not k.startswith("pykueue.dev/")}
+    setup = [d for d in docs if d["kind"] in ("ResourceFlavor", "ClusterQueue", "LocalQueue")]
+    objects = [d for d in docs if d["kind"] not in ("ResourceFlavor", "ClusterQueue", "LocalQueue")]
+    pod_kueue.apply(setup)
+    expected = _predicted_by_object(predicted)
+    for at in sorted({arrival[id(d)] for d in objects}):
+        group = [d for d in objects if arrival[id(d)] == at]
+        pod_kueue.apply(group)
+        # arrival order is creation order: let these reach their Workloads before the next arrive
+        kinds = {(d["kind"], d["metadata"]["labels"].get(pod_rules.GROUP_NAME_LABEL) or d["metadata"]["name"])
+                 for d in group}
+        eventually(lambda kinds=kinds: kinds <= set(_live_by_object(pod_kueue, ns)), 60, what=f"workloads of {kinds}")
+        time.sleep(1.1)  # creationTimestamp has whole seconds: later arrivals are strictly newer
+
+    def agrees() -> bool:
+        return _live_by_object(pod_kueue, ns) == expected
+
+    try:
+        eventually(agrees, 90, what="live state as simulate predicted")
+    except AssertionError:
+        raise AssertionError(f"simulate: {expected}\nlive: {_live_by_object(pod_kueue, ns)}") from None
