@@ -108,6 +108,9 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--no-live", action="store_true", help="print the final tables only")
     for extra in EXTRA_COMMANDS.values():
         extra.add_parser(sub)
+    # `controller --dashboard-port` serves the dashboard, which the controller must not import (it reads
+    # the simulator): the controller gets its serve function here, as a value.
+    sub.choices["controller"].set_defaults(dashboard=dashboard_command.serve_embedded)
     return p
 
 

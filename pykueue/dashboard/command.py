@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import signal
 import sys
+from typing import Any
 
 from pykueue.engine import model
 
@@ -26,6 +27,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", metavar="FILE",
                    help="the Kueue Configuration the controller runs with (fair sharing, preemption settings), "
                         "for the engine's answers")
+
+
+async def serve_embedded(*args: Any, **kwargs: Any) -> Any:
+    """``embed.serve``, imported when the controller is asked for a dashboard."""
+    from pykueue.dashboard.embed import serve
+
+    return await serve(*args, **kwargs)
 
 
 def parse_listen(text: str) -> tuple[str, int]:

@@ -81,10 +81,14 @@ class Feed:
     def objects(self) -> Mapping[str, Mapping[str, dict[str, Any]]]:
         return {plural: inf.store for plural, inf in self.informers.items()}
 
-    async def start(self, timeout: float = 60.0) -> None:
-        """Start every watch and wait (at most ``timeout``) until each has listed once."""
+    def begin(self) -> None:
+        """Start every watch (each lists, then watches, and keeps at it through failures)."""
         self._tasks = [asyncio.create_task(inf.run(), name=f"dashboard-{plural}")
                        for plural, inf in self.informers.items()]
+
+    async def start(self, timeout: float = 60.0) -> None:
+        """Start every watch and wait (at most ``timeout``) until each has listed once."""
+        self.begin()
         waits = [asyncio.create_task(inf.synced.wait()) for inf in self.informers.values()]
         _, pending = await asyncio.wait(waits, timeout=timeout)
         for task in pending:

@@ -1,0 +1,129 @@
+"""The dashboard in a real browser: headless Chromium (Debian's package) driven by Playwright against
+`pykueue dashboard` on the tier 2 cluster, with the controller admitting. One page stays open for the
+whole story, so every change it shows arrived over the live feed, never by a reload."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import REPO, Kueue, condition, eventually
+from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, job, local_queue
+
+pytestmark = pytest.mark.e2e
+SCREENSHOT = REPO / "docs" / "images" / "dashboard.png"
+WAIT_MS = 90_000  # generous: a shared 2-core machine
+
+
+def chromium() -> str:
+    """The system's Chromium (Playwright's own browser download needs the internet, which CI lacks)."""
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.fail("no chromium on PATH: install Debian's package (apt-get install -y chromium), as .ci/run does")
+
+
+@pytest.fixture
+def dashboard(kueue: Kueue, tmp_path: Path) -> Iterator[str]:
+    """`pykueue dashboard` on a free port; its base URL."""
+    log = tmp_path / "dashboard.log"
+    with open(log, "w") as out:
+        process = subprocess.Popen([sys.executable, "-m", "pykueue.cli", "dashboard", "--kubeconfig",
+                                    str(kueue.cluster.kubeconfig), "--listen", "127.0.0.1:0"],
+                                   stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
+    try:
+        line = eventually(lambda: re.search(r"serving (http://\S+)", log.read_text())
+                          or process.poll() is not None, 60, what="dashboard serving")
+        assert process.poll() is None, log.read_text()
+        yield line.group(1)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        print("\n--- dashboard log ---\n" + log.read_text()[-3000:])
+
+
+def test_pending_then_admitted_then_preempted_without_a_reload(kueue: Kueue, ns: str, dashboard: str) -> None:
+    from playwright.sync_api import expect, sync_playwright
+
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(f"""
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {{name: {ns}-low}}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {{name: {ns}-high}}
+value: 1000
+""")
+    kueue.apply(cluster_queue(ns, "1", preemption="{withinClusterQueue: LowerPriority}"))
+    kueue.apply(local_queue(ns, ns))
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(f"{dashboard}queues/{ns}")
+            expect(page.locator("h2")).to_have_text(f"ClusterQueue {ns}")
+            page.evaluate("window.__sameDocument = true")  # gone if the page ever reloads
+
+            # A Job over the queue's 1 cpu: pending, with the reason and message Kueue wrote on its Workload.
+            kueue.apply(job("low", ns, "3", priority_class=f"{ns}-low"))
+            waiting = eventually(lambda: (w := kueue.workload_of("low", ns))
+                                 and (c := condition(w, "QuotaReserved")) and c["status"] == "False" and w,
+                                 90, what="low's QuotaReserved=False")
+            low = f"{ns}/{waiting['metadata']['name']}"
+            reason = condition(waiting, "QuotaReserved")
+            row = page.locator(f'tr[data-workload="{low}"]')
+            expect(row).to_have_attribute("data-state", "pending", timeout=WAIT_MS)
+            expect(row).to_contain_text(reason["reason"], timeout=WAIT_MS)
+            expect(row).to_contain_text("insufficient unused quota for cpu", timeout=WAIT_MS)
+            expect(row.locator("td").first).to_have_text("0")  # position 0 in the ClusterQueue
+
+            # Quota added: the same page shows it admitted, and the bar fills.
+            kueue.cluster.kubectl("patch", "clusterqueue", ns, "--type=json", "-p",
+                                  '[{"op":"replace","path":"/spec/resourceGroups/0/flavors/0/resources/0/'
+                                  'nominalQuota","value":"4"}]')
+            expect(row).to_have_attribute("data-state", "admitted", timeout=WAIT_MS)
+            expect(page.locator('.bar[aria-label^="plain cpu: 3 of 4 used"]')).to_have_count(1, timeout=WAIT_MS)
+
+            # A higher-priority Job preempts it: both rows say so.
+            kueue.apply(job("high", ns, "3", priority_class=f"{ns}-high"))
+            high_wl = eventually(lambda: kueue.workload_of("high", ns), 60, what="high's Workload")
+            high = f"{ns}/{high_wl['metadata']['name']}"
+            high_row = page.locator(f'tr[data-workload="{high}"]')
+            expect(high_row).to_have_attribute("data-state", "admitted", timeout=WAIT_MS)
+            expect(high_row).to_contain_text(f"preempted {low}", timeout=WAIT_MS)
+            expect(row).to_have_attribute("data-state", "pending", timeout=WAIT_MS)
+            expect(row).to_contain_text(f"preempted by {high}", timeout=WAIT_MS)
+            assert page.evaluate("window.__sameDocument === true"), "the page reloaded"
+            assert int(page.locator("#live").get_attribute("data-version") or 0) >= 3  # swapped live, 3+ times
+
+            # The victim's own page: Kueue's history and the engine's answer.
+            page.click(f'tr[data-workload="{high}"] >> text="{low}"')
+            expect(page.locator("h2")).to_have_text(f"Workload {low}")
+            expect(page.locator("table.timeline")).to_contain_text("Preempted")
+            expect(page.locator("section").first).to_contain_text("Position 0 of 1 in its ClusterQueue")
+            expect(page.locator("section").first).to_contain_text("more cpu free in flavor plain")
+            expect(page.locator("table.owner")).to_contain_text("suspended")
+
+            # The what-if box: a 1 cpu Job fits beside high (3 of 4) now.
+            page.goto(f"{dashboard}what-if")
+            page.get_by_label("A Job (or Workload) manifest").fill(job("maybe", ns, "1"))
+            page.get_by_role("button", name="Where would it be admitted?").click()
+            expect(page.locator(".verdict")).to_contain_text(f"Admitted now in ClusterQueue {ns}")
+            assert kueue.workload_of("maybe", ns) is None  # read-only: nothing was created
+
+            page.goto(dashboard)
+            expect(page.locator(f"#cq-{ns}")).to_contain_text("preempted by")
+            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+            page.locator(f"#cq-{ns}").screenshot(path=str(SCREENSHOT))
+        finally:
+            browser.close()
