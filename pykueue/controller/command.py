@@ -100,7 +100,7 @@ def _flag(text: str) -> bool:
     return value in ("true", "1", "t")
 
 
-def _config(path: str | None) -> tuple[model.Config | None, list[str]]:
+def load_config(path: str | None) -> tuple[model.Config | None, list[str]]:
     if path is None:
         return model.Config(), []
     from pykueue.api.loader import load_paths
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     from pykueue.controller import logs
 
     logs.setup(args.log_level, getattr(args, "log_format", "logfmt"))
-    config, problems = _config(args.config)
+    config, problems = load_config(args.config)
     if config is None:
         for line in problems:
             print(line, file=sys.stderr)

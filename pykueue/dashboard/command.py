@@ -23,7 +23,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "or the pod's service account)")
     p.add_argument("--context", metavar="NAME", help="the kubeconfig context to use")
     p.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT",
-                   help=f"address to serve on (default: {DEFAULT_LISTEN}; port 0 picks a free one)")
+                   help=f"address to serve on, unauthenticated (default: {DEFAULT_LISTEN}; an empty HOST is still "
+                        "127.0.0.1, name 0.0.0.0 to open it to the network; port 0 picks a free one)")
     p.add_argument("--config", metavar="FILE",
                    help="the Kueue Configuration the controller runs with (fair sharing, preemption settings), "
                         "for the engine's answers")
@@ -49,21 +50,14 @@ def _fail(message: str) -> int:
     return 2
 
 
-def _config(path: str | None) -> tuple[model.Config | None, list[str]]:
-    if path is None:
-        return model.Config(), []
-    from pykueue.api.loader import load_paths
-
-    inputs, problems = load_paths([], path)
-    return (None, [str(p) for p in problems]) if problems else (inputs.config, [])
-
-
 def run(args: argparse.Namespace) -> int:
     try:
         host, port = parse_listen(args.listen)
     except ValueError as exc:
         return _fail(str(exc))
-    config, problems = _config(args.config)
+    from pykueue.controller.command import load_config
+
+    config, problems = load_config(args.config)
     if config is None:
         for line in problems:
             print(line, file=sys.stderr)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import REPO, Kueue, condition, eventually
-from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, job, local_queue
+from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, job, local_queue, priority_classes
 
 pytestmark = pytest.mark.e2e
 SCREENSHOT = REPO / "docs" / "images" / "dashboard.png"
@@ -53,17 +53,7 @@ def test_pending_then_admitted_then_preempted_without_a_reload(kueue: Kueue, ns:
     from playwright.sync_api import expect, sync_playwright
 
     kueue.apply(PLAIN_FLAVOR)
-    kueue.apply(f"""
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {{name: {ns}-low}}
-value: 10
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {{name: {ns}-high}}
-value: 1000
-""")
+    kueue.apply(priority_classes(ns))
     kueue.apply(cluster_queue(ns, "1", preemption="{withinClusterQueue: LowerPriority}"))
     kueue.apply(local_queue(ns, ns))
     with sync_playwright() as p:
