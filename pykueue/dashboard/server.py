@@ -23,6 +23,8 @@ from pykueue.engine import model
 HEARTBEAT_SECONDS = 15.0  # an SSE comment line, so proxies keep the stream open and dead peers are found
 OVERVIEW_ROWS = 10  # workloads per list on the overview; the queue page has them all, paged
 HTML = "text/html; charset=utf-8"
+CACHE_SECONDS = 5.0  # a rendered page is reused while the state is the same and for at most this long (ages)
+CACHE_ENTRIES = 256
 
 
 class Dashboard:
@@ -35,6 +37,19 @@ class Dashboard:
         self.config = config or model.Config()
         self.answers = Answers(self.config)
         self.clock = clock
+        self._rendered: dict[tuple[int, int, str], str] = {}
+
+    def _cached(self, request: web.Request, build: Callable[[], str]) -> str:
+        """The live part of a page, rendered once per state version (and per few seconds, which ages
+        need) however many pages show it: a change wakes every open page at once."""
+        query = sorted((k, v) for k, v in request.query.items() if k != "fragment")
+        key = (self.hub.version, int(self.clock() // CACHE_SECONDS), f"{request.path}?{query}")
+        text = self._rendered.get(key)
+        if text is None:
+            if len(self._rendered) >= CACHE_ENTRIES or any(k[:2] != key[:2] for k in self._rendered):
+                self._rendered.clear()
+            text = self._rendered[key] = build()
+        return text
 
     def app(self, middlewares: tuple[Any, ...] = ()) -> web.Application:
         app = web.Application(middlewares=list(middlewares), client_max_size=2 * 1024 * 1024)
@@ -61,12 +76,15 @@ class Dashboard:
         return web.Response(text=render.page(title, live, extra=extra), content_type="text/html", charset="utf-8")
 
     async def overview(self, request: web.Request) -> web.Response:
+        return self._respond(request, "Queues", self._cached(request, self._overview))
+
+    def _overview(self) -> str:
         objs = self.objects()
         roots, lone = view.cohort_tree(objs)
         now = self._now()
-        rows = {name: view.queue_rows(objs, name, now, 0, OVERVIEW_ROWS) for name in objs.get("clusterqueues", {})}
-        live = render.overview(roots, lone, rows, self._colors(objs), fair_sharing=self.config.fair_sharing.enable)
-        return self._respond(request, "Queues", live)
+        idx = view.index(objs)
+        rows = {name: view.queue_rows(objs, name, now, 0, OVERVIEW_ROWS, idx) for name in objs.get("clusterqueues", {})}
+        return render.overview(roots, lone, rows, self._colors(objs), fair_sharing=self.config.fair_sharing.enable)
 
     async def queue(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
@@ -74,24 +92,26 @@ class Dashboard:
             page = int(request.query.get("page", "0"))
         except ValueError:
             raise web.HTTPBadRequest(text="page: not a number") from None
-        objs = self.objects()
-        cq = objs.get("clusterqueues", {}).get(name)
-        rows = view.queue_rows(objs, name, self._now(), page)
-        live = render.queue_page(None if cq is None else view.queue_summary(cq), rows, self._colors(objs), "/",
-                                 self.config.fair_sharing.enable)
-        return self._respond(request, f"ClusterQueue {name}", live)
+
+        def build() -> str:
+            objs = self.objects()
+            cq = objs.get("clusterqueues", {}).get(name)
+            rows = view.queue_rows(objs, name, self._now(), page)
+            return render.queue_page(None if cq is None else view.queue_summary(cq), rows, self._colors(objs), "/",
+                                     self.config.fair_sharing.enable)
+        return self._respond(request, f"ClusterQueue {name}", self._cached(request, build))
 
     async def workload(self, request: web.Request) -> web.Response:
         key = f"{request.match_info['namespace']}/{request.match_info['name']}"
-        objs = self.objects()
-        wl = objs.get("workloads", {}).get(key)
-        if wl is None:
-            live = render.workload_page(key, None, [], None, None, None, "/")
-        else:
-            answer = self.answers.explain(objs, key)
-            live = render.workload_page(key, wl, view.timeline(objs, wl), view.owner(wl),
-                                        view.owner_object(objs, wl), answer, "/")
-        return self._respond(request, f"Workload {key}", live)
+
+        def build() -> str:
+            objs = self.objects()
+            wl = objs.get("workloads", {}).get(key)
+            if wl is None:
+                return render.workload_page(key, None, [], None, None, None, "/")
+            return render.workload_page(key, wl, view.timeline(objs, wl), view.owner(wl),
+                                        view.owner_object(objs, wl), self.answers.explain(objs, key), "/")
+        return self._respond(request, f"Workload {key}", self._cached(request, build))
 
     async def what_if(self, request: web.Request) -> web.Response:
         text, doc, error = "", None, None

@@ -304,12 +304,32 @@ class QueueRows:
     pages: int
 
 
-def queue_rows(objs: Objects, cluster_queue: str, now: datetime, page: int = 0,
-               page_size: int = PAGE_SIZE) -> QueueRows:
+@dataclass(frozen=True, slots=True)
+class Index:
+    """What every queue's rows need, read once per render rather than once per queue: the LocalQueues,
+    the workloads by the ClusterQueue they hold quota in or are queued for, and the preemptions."""
+
+    local_queues: dict[tuple[str, str], Obj]
+    by_queue: dict[str, list[Obj]]
+    preempted_by: dict[str, str]
+    victims: dict[str, list[str]]
+
+
+def index(objs: Objects) -> Index:
     workloads = objs.get("workloads", {})
     lqs = local_queues(objs)
+    by_queue: dict[str, list[Obj]] = {}
+    for wl in workloads.values():
+        by_queue.setdefault(ks.cluster_queue_of(wl, lqs), []).append(wl)
     by, victims = preemptions(workloads)
-    mine = [w for w in workloads.values() if ks.cluster_queue_of(w, lqs) == cluster_queue]
+    return Index(lqs, by_queue, by, victims)
+
+
+def queue_rows(objs: Objects, cluster_queue: str, now: datetime, page: int = 0,
+               page_size: int = PAGE_SIZE, idx: Index | None = None) -> QueueRows:
+    idx = idx or index(objs)
+    lqs, by, victims = idx.local_queues, idx.preempted_by, idx.victims
+    mine = idx.by_queue.get(cluster_queue, [])
     holding = sorted((w for w in mine if ks.workload_status(w) in (ks.ADMITTED, ks.QUOTA_RESERVED)),
                      key=_admitted_order)
     order = {(i["metadata"].get("namespace", ""), i["metadata"]["name"]): i["positionInClusterQueue"]

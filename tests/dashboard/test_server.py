@@ -151,3 +151,40 @@ def test_body_text_colours_pass_too() -> None:
     assert view.contrast("#555555", "#ffffff") >= 4.5  # .muted on the cards
     assert view.contrast("#0b4f8a", "#ffffff") >= 4.5  # links
     assert view.contrast("#ffffff", "#1f2d3d") >= 4.5  # the header
+
+
+def test_a_page_is_rendered_once_per_state_however_many_pages_show_it() -> None:
+    objs = live()
+    reads = []
+
+    def counted() -> dict:
+        reads.append(1)
+        return objs
+
+    async def main() -> None:
+        hub = Hub(coalesce=0.01)
+        async with TestClient(TestServer(Dashboard(counted, hub, clock=lambda: NOW).app())) as client:
+            for _ in range(3):
+                await client.get("/?fragment=1")
+            assert len(reads) == 1
+            objs["workloads"]["team/small"]["status"]["conditions"][0]["message"] = "still waiting"
+            hub.publish()
+            text = await (await client.get("/?fragment=1")).text()
+            assert len(reads) == 2 and "still waiting" in text
+    asyncio.run(main())
+
+
+def test_thousands_of_workloads_render_paged() -> None:
+    objs = live()
+    for i in range(1200):
+        wl = o.workload(f"w{i:04d}", created=f"2026-01-01T00:03:{i % 60:02d}Z")
+        objs["workloads"][f"team/w{i:04d}"] = wl
+
+    async def check(client, hub) -> None:
+        overview = await (await client.get("/")).text()
+        assert overview.count('data-state="pending"') == 10  # the overview's first rows of the queue
+        assert "all 1 holding quota and 1201 pending" in overview
+        last = await (await client.get("/queues/solo?page=24")).text()
+        assert "page 25 of 25" in last and 'rel="prev"' in last and 'rel="next"' not in last
+        assert last.count('data-state="pending"') == 1201 - 24 * 50
+    serve(objs, check)

@@ -1,9 +1,15 @@
 """The dashboard in a real browser: headless Chromium (Debian's package) driven by Playwright against
 `pykueue dashboard` on the tier 2 cluster, with the controller admitting. One page stays open for the
-whole story, so every change it shows arrived over the live feed, never by a reload."""
+whole story, so every change it shows arrived over the live feed, never by a reload. Then the same
+pages served by the controller (`--dashboard-port`) behind its delegated authentication.
+
+The screenshot goes to the test's directory; with PYKUEUE_UPDATE_SCREENSHOTS=1 it replaces
+docs/images/dashboard.png, which the README shows."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -13,8 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.callers import https_get, service_account_token, status_reason
 from tests.e2e.conftest import REPO, Kueue, condition, eventually
 from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, job, local_queue, priority_classes
+from tests.e2e.test_metrics import free_port
 
 pytestmark = pytest.mark.e2e
 SCREENSHOT = REPO / "docs" / "images" / "dashboard.png"
@@ -49,7 +57,8 @@ def dashboard(kueue: Kueue, tmp_path: Path) -> Iterator[str]:
         print("\n--- dashboard log ---\n" + log.read_text()[-3000:])
 
 
-def test_pending_then_admitted_then_preempted_without_a_reload(kueue: Kueue, ns: str, dashboard: str) -> None:
+def test_pending_then_admitted_then_preempted_without_a_reload(kueue: Kueue, ns: str, dashboard: str,
+                                                                 tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     kueue.apply(PLAIN_FLAVOR)
@@ -74,7 +83,7 @@ def test_pending_then_admitted_then_preempted_without_a_reload(kueue: Kueue, ns:
             row = page.locator(f'tr[data-workload="{low}"]')
             expect(row).to_have_attribute("data-state", "pending", timeout=WAIT_MS)
             expect(row).to_contain_text(reason["reason"], timeout=WAIT_MS)
-            expect(row).to_contain_text("insufficient unused quota for cpu", timeout=WAIT_MS)
+            expect(row).to_contain_text(reason["message"], timeout=WAIT_MS)  # Kueue's words, as written
             expect(row.locator("td").first).to_have_text("0")  # position 0 in the ClusterQueue
 
             # Quota added: the same page shows it admitted, and the bar fills.
@@ -113,7 +122,48 @@ def test_pending_then_admitted_then_preempted_without_a_reload(kueue: Kueue, ns:
 
             page.goto(dashboard)
             expect(page.locator(f"#cq-{ns}")).to_contain_text("preempted by")
-            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-            page.locator(f"#cq-{ns}").screenshot(path=str(SCREENSHOT))
+            page.goto(f"{dashboard}queues/{ns}")
+            expect(page.locator("tr[data-workload]")).to_have_count(2)
+            shot = SCREENSHOT if os.environ.get("PYKUEUE_UPDATE_SCREENSHOTS") == "1" else tmp_path / SCREENSHOT.name
+            page.screenshot(path=str(shot), full_page=True)
+            assert shot.stat().st_size > 10_000
         finally:
             browser.close()
+
+
+def test_the_controller_serves_it_behind_its_authentication(kueue: Kueue, ns: str) -> None:
+    """`--dashboard-port`: HTTPS; no credentials 401, a token without the role 403 (in the API server's
+    words), a token bound to a role with the non-resource URLs /dashboard and /dashboard/* sees the
+    pages, as does the admin's client certificate."""
+    cluster = kueue.cluster
+    port = free_port()
+    viewers = f"{ns[:40]}-viewers"
+    cluster.kubectl("create", "clusterrole", viewers, "--verb=get", "--non-resource-url=/dashboard",
+                    "--non-resource-url=/dashboard/*")
+    token = service_account_token(cluster, ns, "viewer", cluster_role=viewers)
+    other = service_account_token(cluster, ns, "nobody")
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(cluster_queue(ns, "1"))
+    kueue.stop()  # two controllers without leader election would both admit
+    own = Kueue(cluster, kueue.log.with_name("controller-dashboard.log"),
+                args=(f"--dashboard-port={port}", "--dashboard-host=127.0.0.1"))
+    try:
+        own.start()
+        url = f"https://127.0.0.1:{port}"
+        status, body = https_get(f"{url}/")
+        assert (status, status_reason(body)) == (401, "Unauthorized")
+        status, body = https_get(f"{url}/queues/{ns}", token=other)
+        assert (status, status_reason(body)) == (403, "Forbidden")
+        assert json.loads(body)["message"] == (
+            f'forbidden: User "system:serviceaccount:{ns}:nobody" cannot get path "/dashboard/queues/{ns}"')
+        page = eventually(lambda: (r := https_get(f"{url}/queues/{ns}", token=token))[0] == 200
+                          and f"<h2>ClusterQueue {ns}</h2>" in r[1] and r, 60, what="the queue page, listed")
+        assert 'aria-label="plain cpu: 0 of 1 used"' in page[1]
+        pki = cluster.directory / "pki"
+        status, body = https_get(f"{url}/", cert=(pki / "admin.crt", pki / "admin.key"))
+        assert status == 200 and f'id="cq-{ns}"' in body
+    finally:
+        own.stop()
+        cluster.kubectl("delete", "clusterrolebinding", f"{ns}-viewer", check=False)
+        cluster.kubectl("delete", "clusterrole", viewers, check=False)
+        kueue.start()
