@@ -88,7 +88,7 @@ async def _serve(kubeconfig: str | None, context: str | None, host: str, port: i
             return _fail(str(exc))
         hub = Hub()
         feed = Feed(session.kube, hub)
-        dashboard = Dashboard(lambda: feed.objects, hub, config)
+        dashboard = Dashboard(lambda: feed.objects, hub, config, unreadable=lambda: feed.unreadable)
         runner = web.AppRunner(dashboard.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
         try:

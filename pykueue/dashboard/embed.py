@@ -38,8 +38,8 @@ async def serve(kube: Kube, config: model.Config, *, host: str, port: int, middl
     pages fill in as each kind is listed, and the controller's own start never waits on them."""
     hub = Hub()
     feed = Feed(kube, hub)
-    runner = web.AppRunner(Dashboard(lambda: feed.objects, hub, config).app(middlewares), access_log=None,
-                           handle_signals=False, shutdown_timeout=1.0)
+    dashboard = Dashboard(lambda: feed.objects, hub, config, unreadable=lambda: feed.unreadable)
+    runner = web.AppRunner(dashboard.app(middlewares), access_log=None, handle_signals=False, shutdown_timeout=1.0)
     await runner.setup()
     try:
         await web.TCPSite(runner, host or None, port, reuse_address=True, ssl_context=ssl_context).start()

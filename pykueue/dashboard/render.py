@@ -8,6 +8,7 @@ Forms (the what-if box) sit outside it, so typing is never interrupted by an upd
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html import escape
 from typing import Any
 from urllib.parse import quote
@@ -123,6 +124,14 @@ def cohort_html(node: CohortNode, rows: dict[str, QueueRows], colors: dict[str, 
     inner = "".join(cohort_html(c, rows, colors, root, fair_sharing) for c in node.cohorts)
     inner += "".join(queue_card(q, rows.get(q.name), colors, root, fair_sharing) for q in node.queues)
     return f"<section class=\"cohort\"><h3>Cohort {e(node.name)}{share}</h3>{inner}</section>"
+
+
+def unreadable(kinds: Mapping[str, str]) -> str:
+    """Which kinds the pages go without, and why (refused or not served)."""
+    if not kinds:
+        return ""
+    listed = ", ".join(f"{e(k)} ({e(v)})" for k, v in sorted(kinds.items()))
+    return f"<p class=\"muted\" role=\"status\">Not watched, so not shown: {listed}.</p>"
 
 
 def overview(roots: list[CohortNode], lone: list[QueueSummary], rows: dict[str, QueueRows],

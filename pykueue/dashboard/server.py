@@ -31,8 +31,10 @@ class Dashboard:
     """The pages over one live state (``objects``: plural -> key -> object) and its ``hub``."""
 
     def __init__(self, objects: Callable[[], Mapping[str, Mapping[str, dict[str, Any]]]], hub: Hub,
-                 config: model.Config | None = None, *, clock: Callable[[], float] = time.time) -> None:
+                 config: model.Config | None = None, *, clock: Callable[[], float] = time.time,
+                 unreadable: Callable[[], Mapping[str, str]] = dict) -> None:
         self.objects = objects
+        self.unreadable = unreadable
         self.hub = hub
         self.config = config or model.Config()
         self.answers = Answers(self.config)
@@ -84,7 +86,8 @@ class Dashboard:
         now = self._now()
         idx = view.index(objs)
         rows = {name: view.queue_rows(objs, name, now, 0, OVERVIEW_ROWS, idx) for name in objs.get("clusterqueues", {})}
-        return render.overview(roots, lone, rows, self._colors(objs), fair_sharing=self.config.fair_sharing.enable)
+        return render.unreadable(self.unreadable()) + render.overview(
+            roots, lone, rows, self._colors(objs), fair_sharing=self.config.fair_sharing.enable)
 
     async def queue(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]

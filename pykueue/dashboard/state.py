@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pykueue.kube import resources as r
-from pykueue.kube.client import Kube
+from pykueue.kube.client import ApiError, Kube
 from pykueue.kube.informer import Informer
 
 log = logging.getLogger("pykueue.dashboard")
@@ -70,8 +70,10 @@ class Feed:
     """The informers of every watched kind, their caches read as ``Objects``."""
 
     def __init__(self, kube: Kube, hub: Hub) -> None:
+        self.kube = kube
         self.hub = hub
         self.informers = {res.plural: Informer(kube, res, self._changed) for res in WATCHED}
+        self.unreadable: dict[str, str] = {}  # kinds this identity may not list, or the server does not serve
         self._tasks: list[asyncio.Task[None]] = []
 
     def _changed(self, kind: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
@@ -83,8 +85,26 @@ class Feed:
 
     def begin(self) -> None:
         """Start every watch (each lists, then watches, and keeps at it through failures)."""
-        self._tasks = [asyncio.create_task(inf.run(), name=f"dashboard-{plural}")
+        self._tasks = [asyncio.create_task(self._run(plural, inf), name=f"dashboard-{plural}")
                        for plural, inf in self.informers.items()]
+
+    async def _run(self, plural: str, inf: Informer) -> None:
+        """One kind's watch, unless the first list is refused for good (the controller's chart role
+        may not list events, an older install may not serve Cohorts): then one warning, and the pages
+        go without that kind rather than retrying forever."""
+        try:
+            await self.kube.list(inf.resource, limit=1)
+        except ApiError as exc:
+            if exc.status in (401, 403, 404):
+                self.unreadable[plural] = f"{exc.status} {exc.reason}".strip()
+                log.warning("cannot list; the dashboard goes without them", extra={"fields": {
+                    "resource": plural, "status": exc.status}})
+                inf.synced.set()
+                self.hub.changed()
+                return
+        except Exception:  # noqa: BLE001, S110 - anything else is the informer's to retry
+            pass
+        await inf.run()
 
     async def start(self, timeout: float = 60.0) -> None:
         """Start every watch and wait (at most ``timeout``) until each has listed once."""
