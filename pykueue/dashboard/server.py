@@ -71,6 +71,9 @@ class Dashboard:
     def _colors(self, objs: Mapping[str, Mapping[str, Any]]) -> dict[str, tuple[str, str]]:
         return view.queue_colors(list(objs.get("clusterqueues", {})))
 
+    def _fair_sharing(self, objs: Mapping[str, Mapping[str, Any]]) -> bool:
+        return self.config.fair_sharing.enable or view.fair_sharing_reported(objs)
+
     @staticmethod
     def _respond(request: web.Request, title: str, live: str, extra: str = "") -> web.Response:
         if request.query.get("fragment"):
@@ -87,7 +90,7 @@ class Dashboard:
         idx = view.index(objs)
         rows = {name: view.queue_rows(objs, name, now, 0, OVERVIEW_ROWS, idx) for name in objs.get("clusterqueues", {})}
         return render.unreadable(self.unreadable()) + render.overview(
-            roots, lone, rows, self._colors(objs), fair_sharing=self.config.fair_sharing.enable)
+            roots, lone, rows, self._colors(objs), fair_sharing=self._fair_sharing(objs))
 
     async def queue(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
@@ -101,7 +104,7 @@ class Dashboard:
             cq = objs.get("clusterqueues", {}).get(name)
             rows = view.queue_rows(objs, name, self._now(), page)
             return render.queue_page(None if cq is None else view.queue_summary(cq), rows, self._colors(objs), "/",
-                                     self.config.fair_sharing.enable)
+                                     self._fair_sharing(objs))
         return self._respond(request, f"ClusterQueue {name}", self._cached(request, build))
 
     async def workload(self, request: web.Request) -> web.Response:

@@ -175,6 +175,13 @@ def queue_summary(cq: Obj) -> QueueSummary:
     )
 
 
+def fair_sharing_reported(objs: Objects) -> bool:
+    """The controller writes ``status.fairSharing`` only while fair sharing is on: its presence tells
+    the dashboard so without the Configuration."""
+    return any("fairSharing" in status(obj) for plural in ("clusterqueues", "cohorts")
+               for obj in objs.get(plural, {}).values())
+
+
 def cohort_tree(objs: Objects) -> tuple[list[CohortNode], list[QueueSummary]]:
     """The root cohorts (each with its child cohorts and queues, by name) and the queues in no cohort.
     A cohort named by a queue or a parent but with no Cohort object is shown all the same, as Kueue

@@ -188,3 +188,22 @@ def test_thousands_of_workloads_render_paged() -> None:
         assert "page 25 of 25" in last and 'rel="prev"' in last and 'rel="next"' not in last
         assert last.count('data-state="pending"') == 1201 - 24 * 50
     serve(objs, check)
+
+
+def test_fair_shares_show_when_the_controller_reports_them() -> None:
+    objs = o.objects(cohorts=[o.cohort("org")],
+                     clusterqueues=[o.cluster_queue("a", "org", "2", share=250), o.cluster_queue("b", "org", "2")])
+    objs["cohorts"]["org"]["status"] = {"fairSharing": {"weightedShare": 125}}
+
+    async def check(client, hub) -> None:
+        text = await (await client.get("/")).text()
+        assert "<h3>Cohort org · fair share <strong>125</strong></h3>" in text
+        assert text.count("fair share <strong>") == 2  # the cohort and queue a; b reports none
+        fragment = await (await client.get("/?fragment=1")).text()
+        assert "fair share <strong>250</strong>" in fragment
+    serve(objs, check)
+    without = live()
+
+    async def none(client, hub) -> None:
+        assert "fair share" not in await (await client.get("/")).text()
+    serve(without, none)
