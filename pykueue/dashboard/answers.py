@@ -21,6 +21,7 @@ from pykueue.api.inputs import Inputs, Source, SubmittedWorkload
 from pykueue.api.loader import load_documents
 from pykueue.controller import translate
 from pykueue.dashboard.view import Objects
+from pykueue.engine import events as ev
 from pykueue.engine import model
 from pykueue.engine.events import EngineError
 from pykueue.kubectl import state as ks
@@ -122,4 +123,7 @@ class Answers:
             run = Simulation(inputs, until=0.0).run()
         except EngineError as exc:
             raise WhatIfError(f"the engine stopped: {exc}") from None
-        return explain(run, sub.workload.key)
+        doc = explain(run, sub.workload.key)
+        doc["preempts"] = sorted({logged.event.workload for logged in run.log
+                                  if logged.event.type == ev.PREEMPTED and logged.event.by == sub.workload.key})
+        return doc

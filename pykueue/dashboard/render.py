@@ -264,7 +264,7 @@ def workload_page(key: str, wl: dict[str, Any] | None, items: list[Happening], o
     if wl is None:
         return f"<h2>Workload {e(key)}</h2><p>No such Workload (deleted, or not created yet).</p>"
     return (f"<h2>Workload {e(key)}</h2>"
-            f"<section><h3>What would admit it</h3>{explanation(answer, root)}</section>"
+            f"<section><h3>The engine's answer (pykueue explain)</h3>{explanation(answer, root)}</section>"
             f"<section><h3>Conditions and events</h3>{_timeline(items)}</section>"
             f"<section><h3>Behind it</h3>{_owner(owner_name, owner_obj)}</section>")
 
@@ -285,6 +285,9 @@ def what_if_answer(doc: dict[str, Any] | None, error: str | None, root: str) -> 
         where = ", ".join(f"{k}={v}" for k, v in (doc.get("flavors") or {}).items())
         verdict = (f"<p class=\"verdict\"><strong>Admitted now</strong> in ClusterQueue "
                    f"{e(doc.get('clusterQueue'))} (flavors {e(where)}).</p>")
+        if doc.get("preempts"):
+            verdict += ("<p class=\"preempts\">By preempting "
+                        + ", ".join(_workload_link(k, root) for k in doc["preempts"]) + ".</p>")
     else:
         verdict = ("<p class=\"verdict\"><strong>Not now.</strong> It would wait until what is listed below "
                    "changes.</p>")

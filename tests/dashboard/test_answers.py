@@ -82,3 +82,15 @@ def test_bad_pastes_get_a_clear_message(text: str, message: str) -> None:
 def test_a_name_already_in_use_is_refused() -> None:
     with pytest.raises(WhatIfError, match="team/big already exists"):
         Answers().what_if(live(), job("big", "lq"), NOW)
+
+
+def test_what_if_names_the_workloads_it_would_preempt() -> None:
+    objs = live()
+    objs["clusterqueues"]["solo"]["spec"]["preemption"] = {"withinClusterQueue": "LowerPriority"}
+    objs["priorityclasses"] = {"high": {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                        "metadata": {"name": "high"}, "value": 1000}}
+    text = job("urgent", "lq", cpu="2").replace("      restartPolicy: Never\n",
+                                                 "      restartPolicy: Never\n      priorityClassName: high\n")
+    doc = Answers().what_if(objs, text, NOW)
+    assert (doc["state"], doc["priority"], doc["preempts"]) == ("Admitted", 1000, ["team/big"])
+    assert Answers().what_if(live(), job("new", "spare"), NOW)["preempts"] == []

@@ -207,3 +207,11 @@ def test_fair_shares_show_when_the_controller_reports_them() -> None:
     async def none(client, hub) -> None:
         assert "fair share" not in await (await client.get("/")).text()
     serve(without, none)
+
+
+def test_the_what_if_answer_names_its_victims() -> None:
+    from pykueue.dashboard import render
+
+    doc = {"state": "Admitted", "clusterQueue": "solo", "flavors": {"cpu": "default"}, "preempts": ["team/big"]}
+    html = render.what_if_answer(doc, None, "/")
+    assert '<p class="preempts">By preempting <a href="/workloads/team/big">team/big</a>.</p>' in html
