@@ -100,23 +100,25 @@ def _flag(text: str) -> bool:
     return value in ("true", "1", "t")
 
 
-def load_config(path: str | None) -> tuple[model.Config | None, list[str]]:
+def load_config(path: str | None) -> model.Config | None:
+    """The Kueue Configuration at ``path`` (upstream's defaults without one); None once each problem
+    with it is printed, one line each, for the caller to exit 2 (the dashboard reads it the same way)."""
     if path is None:
-        return model.Config(), []
+        return model.Config()
     from pykueue.api.loader import load_paths
 
     inputs, problems = load_paths([], path)
-    return (None, [str(p) for p in problems]) if problems else (inputs.config, [])
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return None if problems else inputs.config
 
 
 def run(args: argparse.Namespace) -> int:
     from pykueue.controller import logs
 
     logs.setup(args.log_level, getattr(args, "log_format", "logfmt"))
-    config, problems = load_config(args.config)
+    config = load_config(args.config)
     if config is None:
-        for line in problems:
-            print(line, file=sys.stderr)
         return 2
     try:
         return asyncio.run(_main(args.kubeconfig, config, args))

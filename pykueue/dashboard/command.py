@@ -57,10 +57,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     from pykueue.controller.command import load_config
 
-    config, problems = load_config(args.config)
+    config = load_config(args.config)
     if config is None:
-        for line in problems:
-            print(line, file=sys.stderr)
         return 2
     try:
         return asyncio.run(_serve(args.kubeconfig, args.context, host, port, config))
