@@ -86,7 +86,8 @@ async def _serve(kubeconfig: str | None, context: str | None, host: str, port: i
             return _fail(str(exc))
         hub = Hub()
         feed = Feed(session.kube, hub)
-        dashboard = Dashboard(lambda: feed.objects, hub, config, unreadable=lambda: feed.unreadable)
+        dashboard = Dashboard(lambda: feed.objects, hub, config, unreadable=lambda: feed.unreadable,
+                              pod=feed.pod)
         runner = web.AppRunner(dashboard.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
         try:

@@ -38,7 +38,8 @@ async def serve(kube: Kube, config: model.Config, *, host: str, port: int, middl
     pages fill in as each kind is listed, and the controller's own start never waits on them."""
     hub = Hub()
     feed = Feed(kube, hub)
-    dashboard = Dashboard(lambda: feed.objects, hub, config, unreadable=lambda: feed.unreadable)
+    dashboard = Dashboard(lambda: feed.objects, hub, config, unreadable=lambda: feed.unreadable,
+                          pod=feed.pod)
     runner = web.AppRunner(dashboard.app(middlewares), access_log=None, handle_signals=False, shutdown_timeout=1.0)
     await runner.setup()
     try:

@@ -209,22 +209,40 @@ def _timeline(items: list[Happening]) -> str:
             f"<th>message</th></tr></thead><tbody>{body}</tbody></table>")
 
 
-def _owner(kind_name: tuple[str, str] | None, obj: dict[str, Any] | None) -> str:
-    if kind_name is None:
-        return "<p>No owner: a Workload created directly.</p>"
-    kind, name = kind_name
+def _facts(rows: list[tuple[str, Any]]) -> str:
+    cells = "".join(f"<tr><th scope=\"row\">{e(k)}</th><td>{e(v)}</td></tr>" for k, v in rows)
+    return f"<table class=\"owner\">{cells}</table>"
+
+
+def _requests(pod_spec: dict[str, Any]) -> str:
+    return "; ".join(f"{c.get('name')}: " + ", ".join(f"{k}={v}" for k, v in
+                     ((c.get("resources") or {}).get("requests") or {}).items())
+                     for c in pod_spec.get("containers") or [])
+
+
+def _owner(kind: str, name: str, obj: dict[str, Any] | None) -> str:
+    """A Job (suspension, counts, requests) or a Pod (phase, node, gates, requests) behind a workload."""
     if obj is None:
-        return f"<p>{e(kind)} {e(name)}</p>"
+        return f"<p>{e(kind)} {e(name)} (not readable)</p>"
     spec, st = obj.get("spec") or {}, obj.get("status") or {}
-    facts = [("suspended", spec.get("suspend", False)), ("parallelism", spec.get("parallelism", 1)),
-             ("completions", spec.get("completions", "")), ("active", st.get("active", 0)),
-             ("ready", st.get("ready", 0)), ("succeeded", st.get("succeeded", 0)), ("failed", st.get("failed", 0))]
-    containers = (((spec.get("template") or {}).get("spec") or {}).get("containers")) or []
-    requests = "; ".join(f"{c.get('name')}: " + ", ".join(f"{k}={v}" for k, v in
-                         ((c.get("resources") or {}).get("requests") or {}).items()) for c in containers)
-    cells = "".join(f"<tr><th scope=\"row\">{e(k)}</th><td>{e(v)}</td></tr>" for k, v in facts)
-    return (f"<p>{e(kind)} <strong>{e(name)}</strong></p><table class=\"owner\">{cells}"
-            f"<tr><th scope=\"row\">requests</th><td>{e(requests)}</td></tr></table>")
+    if kind == "Pod":
+        rows = [("phase", st.get("phase", "")), ("node", spec.get("nodeName", "")),
+                ("scheduling gates", ", ".join(g.get("name", "") for g in spec.get("schedulingGates") or [])),
+                ("node selector", ", ".join(f"{k}={v}" for k, v in (spec.get("nodeSelector") or {}).items())),
+                ("requests", _requests(spec))]
+    else:
+        rows = [("suspended", spec.get("suspend", False)), ("parallelism", spec.get("parallelism", 1)),
+                ("completions", spec.get("completions", "")), ("active", st.get("active", 0)),
+                ("ready", st.get("ready", 0)), ("succeeded", st.get("succeeded", 0)), ("failed", st.get("failed", 0)),
+                ("requests", _requests((spec.get("template") or {}).get("spec") or {}))]
+    return f"<p>{e(kind)} <strong>{e(name)}</strong></p>{_facts(rows)}"
+
+
+def behind(owned: list[tuple[str, str, dict[str, Any] | None]], more: int = 0) -> str:
+    if not owned:
+        return "<p>No owner: a Workload created directly.</p>"
+    rest = f"<p>and {more} more</p>" if more else ""
+    return "".join(_owner(*item) for item in owned) + rest
 
 
 def explanation(doc: dict[str, Any] | None, root: str) -> str:
@@ -259,14 +277,14 @@ def explanation(doc: dict[str, Any] | None, root: str) -> str:
     return "".join(out)
 
 
-def workload_page(key: str, wl: dict[str, Any] | None, items: list[Happening], owner_name: tuple[str, str] | None,
-                  owner_obj: dict[str, Any] | None, answer: dict[str, Any] | None, root: str) -> str:
+def workload_page(key: str, wl: dict[str, Any] | None, items: list[Happening], owned: str,
+                  answer: dict[str, Any] | None, root: str) -> str:
     if wl is None:
         return f"<h2>Workload {e(key)}</h2><p>No such Workload (deleted, or not created yet).</p>"
     return (f"<h2>Workload {e(key)}</h2>"
             f"<section><h3>The engine's answer (pykueue explain)</h3>{explanation(answer, root)}</section>"
             f"<section><h3>Conditions and events</h3>{_timeline(items)}</section>"
-            f"<section><h3>Behind it</h3>{_owner(owner_name, owner_obj)}</section>")
+            f"<section><h3>Behind it</h3>{owned}</section>")
 
 
 def what_if_form(text: str = "", root: str = "/") -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,6 +25,8 @@ OVERVIEW_ROWS = 10  # workloads per list on the overview; the queue page has the
 HTML = "text/html; charset=utf-8"
 CACHE_SECONDS = 5.0  # a rendered page is reused while the state is the same and for at most this long (ages)
 CACHE_ENTRIES = 256
+MAX_OWNERS = 10  # the Pods of a pod group shown on its workload's page; the rest are counted
+PodReader = Callable[[str, str], Awaitable[dict[str, Any] | None]]  # (namespace, name) -> the Pod, or None
 
 
 class Dashboard:
@@ -32,8 +34,9 @@ class Dashboard:
 
     def __init__(self, objects: Callable[[], Mapping[str, Mapping[str, dict[str, Any]]]], hub: Hub,
                  config: model.Config | None = None, *, clock: Callable[[], float] = time.time,
-                 unreadable: Callable[[], Mapping[str, str]] = dict) -> None:
+                 unreadable: Callable[[], Mapping[str, str]] = dict, pod: PodReader | None = None) -> None:
         self.objects = objects
+        self.pod = pod
         self.unreadable = unreadable
         self.hub = hub
         self.config = config or model.Config()
@@ -41,7 +44,7 @@ class Dashboard:
         self.clock = clock
         self._rendered: dict[tuple[int, int, str], str] = {}
 
-    def _cached(self, request: web.Request, build: Callable[[], str]) -> str:
+    async def _cached(self, request: web.Request, build: Callable[[], Awaitable[str]]) -> str:
         """The live part of a page, rendered once per state version (and per few seconds, which ages
         need) however many pages show it: a change wakes every open page at once."""
         query = sorted((k, v) for k, v in request.query.items() if k != "fragment")
@@ -50,7 +53,7 @@ class Dashboard:
         if text is None:
             if len(self._rendered) >= CACHE_ENTRIES or any(k[:2] != key[:2] for k in self._rendered):
                 self._rendered.clear()
-            text = self._rendered[key] = build()
+            text = self._rendered[key] = await build()
         return text
 
     def app(self, middlewares: tuple[Any, ...] = ()) -> web.Application:
@@ -81,9 +84,9 @@ class Dashboard:
         return web.Response(text=render.page(title, live, extra=extra), content_type="text/html", charset="utf-8")
 
     async def overview(self, request: web.Request) -> web.Response:
-        return self._respond(request, "Queues", self._cached(request, self._overview))
+        return self._respond(request, "Queues", await self._cached(request, self._overview))
 
-    def _overview(self) -> str:
+    async def _overview(self) -> str:
         objs = self.objects()
         roots, lone = view.cohort_tree(objs)
         now = self._now()
@@ -99,25 +102,39 @@ class Dashboard:
         except ValueError:
             raise web.HTTPBadRequest(text="page: not a number") from None
 
-        def build() -> str:
+        async def build() -> str:
             objs = self.objects()
             cq = objs.get("clusterqueues", {}).get(name)
             rows = view.queue_rows(objs, name, self._now(), page)
             return render.queue_page(None if cq is None else view.queue_summary(cq), rows, self._colors(objs), "/",
                                      self._fair_sharing(objs))
-        return self._respond(request, f"ClusterQueue {name}", self._cached(request, build))
+        return self._respond(request, f"ClusterQueue {name}", await self._cached(request, build))
 
     async def workload(self, request: web.Request) -> web.Response:
         key = f"{request.match_info['namespace']}/{request.match_info['name']}"
 
-        def build() -> str:
+        async def build() -> str:
             objs = self.objects()
             wl = objs.get("workloads", {}).get(key)
             if wl is None:
-                return render.workload_page(key, None, [], None, None, None, "/")
-            return render.workload_page(key, wl, view.timeline(objs, wl), view.owner(wl),
-                                        view.owner_object(objs, wl), self.answers.explain(objs, key), "/")
-        return self._respond(request, f"Workload {key}", self._cached(request, build))
+                return render.workload_page(key, None, [], "", None, "/")
+            answer = self.answers.explain(objs, key)
+            items = view.timeline(objs, wl)
+            found = view.owners(wl)
+            owned = [(kind, name, await self._owner(objs, wl, kind, name)) for kind, name in found[:MAX_OWNERS]]
+            behind = render.behind(owned, max(0, len(found) - MAX_OWNERS))
+            return render.workload_page(key, wl, items, behind, answer, "/")
+        return self._respond(request, f"Workload {key}", await self._cached(request, build))
+
+    async def _owner(self, objs: Mapping[str, Mapping[str, Any]], wl: dict[str, Any], kind: str,
+                     name: str) -> dict[str, Any] | None:
+        """A Job from the watch's cache; a Pod read when its page is (Pods are not watched: there may be
+        many more of them than of anything the pages list)."""
+        if kind == "Job":
+            return view.job_of(objs, wl, name)
+        if kind == "Pod" and self.pod is not None:
+            return await self.pod(str((wl.get("metadata") or {}).get("namespace", "")), name)
+        return None
 
     async def what_if(self, request: web.Request) -> web.Response:
         text, doc, error = "", None, None

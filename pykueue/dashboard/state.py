@@ -126,6 +126,13 @@ class Feed:
                 await task
         self._tasks = []
 
+    async def pod(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """One Pod, read when a workload's page asks (Pods are not watched), None when not readable."""
+        try:
+            return await self.kube.get(r.POD, name, namespace)
+        except ApiError:
+            return None
+
     @property
     def synced(self) -> bool:
         return all(inf.synced.is_set() for inf in self.informers.values())

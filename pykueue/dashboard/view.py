@@ -377,12 +377,9 @@ class Happening:
     message: str
 
 
-def owner(wl: Mapping[str, Any]) -> tuple[str, str] | None:
-    """(kind, name) of the Job or Pod the workload stands for."""
-    for ref in meta(wl).get("ownerReferences") or []:
-        if ref.get("controller") or len(meta(wl).get("ownerReferences") or []) == 1:
-            return str(ref.get("kind", "")), str(ref.get("name", ""))
-    return None
+def owners(wl: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(kind, name) of what the workload stands for: its Job, its Pod, or every Pod of a pod group."""
+    return [(str(ref.get("kind", "")), str(ref.get("name", ""))) for ref in meta(wl).get("ownerReferences") or []]
 
 
 def _event_time(event: Mapping[str, Any]) -> str:
@@ -394,9 +391,7 @@ def timeline(objs: Objects, wl: Obj) -> list[Happening]:
     """The workload's conditions (at their last transition) and the events about it and its owner, oldest
     first: the history the API keeps, as `kubectl describe` shows it."""
     namespace, name = ks.key(wl)
-    about = {("Workload", name)}
-    if (found := owner(wl)) is not None:
-        about.add(found)
+    about = {("Workload", name), *owners(wl)}
     out = [Happening(str(c.get("lastTransitionTime", "")), "condition", str(c.get("type", "")),
                      str(c.get("status", "")), str(c.get("reason", "")), str(c.get("message", "")))
            for c in status(wl).get("conditions") or []]
@@ -412,9 +407,6 @@ def timeline(objs: Objects, wl: Obj) -> list[Happening]:
     return sorted(out, key=lambda h: (h.time, h.what))
 
 
-def owner_object(objs: Objects, wl: Obj) -> Obj | None:
-    """The Job behind the workload from the watch's cache (Pods are not watched: None for them)."""
-    found = owner(wl)
-    if found is None or found[0] != "Job":
-        return None
-    return objs.get("jobs", {}).get(f"{meta(wl).get('namespace', '')}/{found[1]}")
+def job_of(objs: Objects, wl: Obj, name: str) -> Obj | None:
+    """The Job ``name`` behind the workload, from the watch's cache."""
+    return objs.get("jobs", {}).get(f"{meta(wl).get('namespace', '')}/{name}")

@@ -215,3 +215,30 @@ def test_the_what_if_answer_names_its_victims() -> None:
     doc = {"state": "Admitted", "clusterQueue": "solo", "flavors": {"cpu": "default"}, "preempts": ["team/big"]}
     html = render.what_if_answer(doc, None, "/")
     assert '<p class="preempts">By preempting <a href="/workloads/team/big">team/big</a>.</p>' in html
+
+
+def test_a_pod_groups_page_reads_its_pods_when_asked() -> None:
+    objs = live()
+    wl = objs["workloads"]["team/small"]
+    wl["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": f"p{i}", "uid": f"u{i}"}
+                                         for i in range(12)]
+    asked: list[tuple[str, str]] = []
+
+    async def pod(namespace: str, name: str) -> dict | None:
+        asked.append((namespace, name))
+        if name == "p1":
+            return None  # deleted meanwhile, or refused
+        return {"kind": "Pod", "metadata": {"name": name, "namespace": namespace},
+                "spec": {"nodeName": "plain-0", "schedulingGates": [{"name": "kueue.x-k8s.io/admission"}],
+                         "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
+                "status": {"phase": "Pending"}}
+
+    async def main() -> None:
+        dashboard = Dashboard(lambda: objs, Hub(), clock=lambda: NOW, pod=pod)
+        async with TestClient(TestServer(dashboard.app())) as client:
+            text = await (await client.get("/workloads/team/small")).text()
+            assert asked == [("team", f"p{i}") for i in range(10)]  # at most 10 read
+            assert "<p>Pod p1 (not readable)</p>" in text and "<p>and 2 more</p>" in text
+            assert text.count('<th scope="row">scheduling gates</th><td>kueue.x-k8s.io/admission</td>') == 9
+            assert '<th scope="row">requests</th><td>c: cpu=1</td>' in text
+    asyncio.run(main())

@@ -109,8 +109,8 @@ def test_a_workloads_timeline_merges_its_conditions_and_its_owners_events() -> N
     assert [(h.what, h.kind, h.reason) for h in items] == [
         ("condition", "QuotaReserved", "QuotaReserved"), ("condition", "Admitted", "Admitted"),
         ("event", "Normal", "Started")]  # not the other namespace's event
-    assert view.owner(wl) == ("Job", "boss")
-    assert view.owner_object(objs, wl)["status"] == {"active": 2}
+    assert view.owners(wl) == [("Job", "boss")]
+    assert view.job_of(objs, wl, "boss")["status"] == {"active": 2}
 
 
 def test_ages_as_kubectl_prints_them() -> None:
