@@ -66,7 +66,7 @@ def page(title: str, live: str, *, root: str = "/", extra: str = "") -> str:
         f"<style>{STYLE}</style></head>"
         f"<body data-root=\"{e(root)}\"><header><strong>pykueue dashboard</strong>"
         f"<a href=\"{e(root)}\">Queues</a><a href=\"{e(root)}what-if\">What if</a></header>"
-        f"<main id=\"live\" aria-live=\"polite\">{live}</main>{extra}"
+        f"<main id=\"live\">{live}</main>{extra}"
         f"<script>{SCRIPT}</script></body></html>"
     )
 

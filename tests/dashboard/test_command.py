@@ -34,3 +34,23 @@ def test_a_bad_configuration_is_reported_as_the_controller_reports_it(tmp_path, 
     assert main(["dashboard", "--config", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "fairSharing.enable" in err and "Traceback" not in err
+
+
+def test_an_unreachable_api_server_is_one_line_before_anything_is_served(tmp_path, capsys) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(f"""apiVersion: v1
+kind: Config
+clusters: [{{name: c, cluster: {{server: "https://127.0.0.1:{port}", insecure-skip-tls-verify: true}}}}]
+users: [{{name: u, user: {{token: t}}}}]
+contexts: [{{name: x, context: {{cluster: c, user: u}}}}]
+current-context: x
+""")
+    assert main(["dashboard", "--kubeconfig", str(kubeconfig), "--listen", "127.0.0.1:0"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"pykueue dashboard: error: cannot connect to the API server at https://127.0.0.1:{port}: ")
+    assert err.count("\n") == 1 and "serving" not in err
