@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from pykueue.dashboard.view import contrast
 from tests.e2e.callers import https_get, service_account_token, status_reason
 from tests.e2e.conftest import REPO, Kueue, condition, eventually
 from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, job, local_queue, priority_classes
@@ -27,6 +28,12 @@ from tests.e2e.test_metrics import free_port
 pytestmark = pytest.mark.e2e
 SCREENSHOT = REPO / "docs" / "images" / "dashboard.png"
 WAIT_MS = 90_000  # generous: a shared 2-core machine
+
+
+def rgb(css: str) -> str:
+    """``rgb(31, 119, 180)`` as ``#1f77b4``."""
+    r, g, b = (int(v) for v in re.findall(r"\d+", css)[:3])
+    return f"#{r:02x}{g:02x}{b:02x}"
 
 
 def chromium() -> str:
@@ -120,8 +127,16 @@ def test_pending_then_admitted_then_preempted_without_a_reload(kueue: Kueue, ns:
             expect(page.locator(".verdict")).to_contain_text(f"Admitted now in ClusterQueue {ns}")
             assert kueue.workload_of("maybe", ns) is None  # read-only: nothing was created
 
+            unlabelled = page.evaluate("""[...document.querySelectorAll('input,textarea,select')]
+                .filter(c => !(c.labels && c.labels.length)).length""")
+            assert unlabelled == 0
+
             page.goto(dashboard)
             expect(page.locator(f"#cq-{ns}")).to_contain_text("preempted by")
+            # the chips as the browser paints them: text against the queue colour at 4.5:1 or more
+            painted = page.evaluate("""[...document.querySelectorAll('.chip')].map(c => {
+                const s = getComputedStyle(c); return [s.backgroundColor, s.color]; })""")
+            assert painted and all(contrast(rgb(bg), rgb(fg)) >= 4.5 for bg, fg in painted), painted
             page.goto(f"{dashboard}queues/{ns}")
             expect(page.locator("tr[data-workload]")).to_have_count(2)
             shot = SCREENSHOT if os.environ.get("PYKUEUE_UPDATE_SCREENSHOTS") == "1" else tmp_path / SCREENSHOT.name
