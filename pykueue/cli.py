@@ -21,6 +21,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from pykueue.controller import command as controller_command
+from pykueue.dashboard import command as dashboard_command
 from pykueue.devcluster import command as devcluster_command
 from pykueue.kubectl import command as kubectl_command
 from pykueue.manifests import command as manifests_command
@@ -33,6 +34,7 @@ EXIT_OK, EXIT_RANGE, EXIT_INVALID, EXIT_UNSETTLED = 0, 1, 2, 3
 # Subcommands that bring their own `add_parser(subparsers)` and `run(args) -> int`.
 EXTRA_COMMANDS = {
     "controller": controller_command,
+    "dashboard": dashboard_command,
     "dev-cluster": devcluster_command,
     "manifests": manifests_command,
     "explain": explain_command,
@@ -106,6 +108,9 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--no-live", action="store_true", help="print the final tables only")
     for extra in EXTRA_COMMANDS.values():
         extra.add_parser(sub)
+    # `controller --dashboard-port` serves the dashboard, which the controller must not import (it reads
+    # the simulator): the controller gets its serve function here, as a value.
+    sub.choices["controller"].set_defaults(dashboard=dashboard_command.serve_embedded)
     return p
 
 

@@ -34,6 +34,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "replicas admits and the others stand by (default: false)")
     p.add_argument("--leader-election-namespace", metavar="NS",
                    help="namespace of the Lease (default: the pod's, else pykueue-system)")
+    p.add_argument("--dashboard-port", type=_port, default=0, metavar="PORT",
+                   help="serve the live dashboard (as `pykueue dashboard`) over HTTPS on this port to callers the "
+                        "API server authenticates (client certificate or bearer token) and authorizes "
+                        "(SubjectAccessReview: get, or post for the what-if box, on the non-resource URL "
+                        "/dashboard/...), 0 for none (default: 0)")
+    p.add_argument("--dashboard-host", default="", metavar="ADDR",
+                   help="address the dashboard binds (default: every interface)")
     w = p.add_argument_group("webhooks", "admission and CRD conversion webhooks, served over TLS with "
                              "certificates the controller makes and renews itself")
     w.add_argument("--webhook-port", type=int, default=9443, metavar="PORT",
@@ -93,23 +100,25 @@ def _flag(text: str) -> bool:
     return value in ("true", "1", "t")
 
 
-def _config(path: str | None) -> tuple[model.Config | None, list[str]]:
+def load_config(path: str | None) -> model.Config | None:
+    """The Kueue Configuration at ``path`` (upstream's defaults without one); None once each problem
+    with it is printed, one line each, for the caller to exit 2 (the dashboard reads it the same way)."""
     if path is None:
-        return model.Config(), []
+        return model.Config()
     from pykueue.api.loader import load_paths
 
     inputs, problems = load_paths([], path)
-    return (None, [str(p) for p in problems]) if problems else (inputs.config, [])
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return None if problems else inputs.config
 
 
 def run(args: argparse.Namespace) -> int:
     from pykueue.controller import logs
 
     logs.setup(args.log_level, getattr(args, "log_format", "logfmt"))
-    config, problems = _config(args.config)
+    config = load_config(args.config)
     if config is None:
-        for line in problems:
-            print(line, file=sys.stderr)
         return 2
     try:
         return asyncio.run(_main(args.kubeconfig, config, args))
@@ -130,7 +139,7 @@ async def _main(kubeconfig: str | None, config: model.Config, args: argparse.Nam
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, task.cancel)
-    webhooks = visibility = None
+    webhooks = visibility = dashboard = None
     local = None  # the configurations registered for this controller's own URL (--local-webhooks)
     controllers: list = []  # the Controller once this replica runs one: the visibility API reads it
     auth = _auth(kube, args)
@@ -140,6 +149,11 @@ async def _main(kubeconfig: str | None, config: model.Config, args: argparse.Nam
         webhooks = await _webhooks(kube, config, args)  # every replica, leader or not
         visibility = await _visibility(kube, args, webhooks, auth, controllers)
         local = await _register_local(kube, webhooks, visibility, args)
+        try:
+            dashboard = await _dashboard(kube, config, args, auth)
+        except OSError as exc:
+            print(f"pykueue: error: dashboard: {exc.strerror or exc}", file=sys.stderr)
+            return 2
         metrics_address = getattr(args, "metrics_bind_address", ":8443")
         secure = None
         if auth is not None and getattr(args, "metrics_secure", True) and metrics_address not in ("", "0"):
@@ -161,6 +175,8 @@ async def _main(kubeconfig: str | None, config: model.Config, args: argparse.Nam
         print(f"pykueue: error: webhook server: {exc}", file=sys.stderr)
         return 2
     finally:
+        if dashboard is not None:
+            await dashboard.stop()
         if local is not None:
             await local.unregister()
         if visibility is not None:
@@ -180,11 +196,53 @@ def _auth(kube, args: argparse.Namespace | None):
         return None
     visibility = bool(getattr(args, "visibility_port", 0))
     metrics = getattr(args, "metrics_secure", True) and getattr(args, "metrics_bind_address", ":8443") not in ("", "0")
-    if not visibility and not metrics:
+    if not visibility and not metrics and not _dashboard_wanted(args):
         return None
     from pykueue.controller.auth import Delegated
 
     return Delegated(kube)
+
+
+def _dashboard_wanted(args: argparse.Namespace | None) -> bool:
+    return bool(getattr(args, "dashboard_port", 0)) and getattr(args, "dashboard", None) is not None
+
+
+async def _dashboard(kube, config: model.Config, args: argparse.Namespace | None, auth):
+    """The dashboard on --dashboard-port, HTTPS behind the delegated authentication the visibility API
+    and /metrics use; None when not asked. ``args.dashboard`` is its ``serve``, handed in by the CLI:
+    the controller does not import the dashboard (it reads the simulator, another driver)."""
+    if not _dashboard_wanted(args) or auth is None:
+        return None
+    from pykueue.controller import auth as delegated
+    from pykueue.controller.health import SecureServing
+
+    def guard(request) -> delegated.Attributes:
+        """A non-resource URL under /dashboard: `get` to look, `post` to ask the what-if box."""
+        verb = "get" if request.method in ("GET", "HEAD") else request.method.lower()
+        return delegated.Attributes(verb, path="/dashboard" + request.path.rstrip("/"))
+
+    secure = SecureServing.self_signed(auth)
+    delegated.trust_client_cas(secure.context, auth)
+    try:
+        served = await args.dashboard(kube, config, host=args.dashboard_host, port=args.dashboard_port,
+                                      middlewares=(delegated.middleware(auth, guard),), ssl_context=secure.context)
+    except OSError:
+        secure.close()
+        raise
+    logging.getLogger("pykueue.controller").info("serving", extra={"fields": {
+        "server": "dashboard", "address": f"{args.dashboard_host}:{served.port}", "scheme": "https"}})
+    return _Closing(served, secure)
+
+
+class _Closing:
+    """A served dashboard and its certificate directory, removed together."""
+
+    def __init__(self, served, secure) -> None:
+        self.served, self.secure = served, secure
+
+    async def stop(self) -> None:
+        await self.served.stop()
+        self.secure.close()
 
 
 class WebhookError(Exception):

@@ -59,11 +59,9 @@ spec: {{clusterQueue: {cq}}}
 """
 
 
-def low_priority_job_running(kueue: Kueue, ns: str) -> None:
-    """A 4 cpu queue that preempts by priority, classes `NS-low` (10) and `NS-high` (1000), and a
-    3 cpu `low` Job running in it."""
-    kueue.apply(PLAIN_FLAVOR)
-    kueue.apply(f"""
+def priority_classes(ns: str) -> str:
+    """PriorityClasses `NS-low` (10) and `NS-high` (1000)."""
+    return f"""
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
 metadata: {{name: {ns}-low}}
@@ -73,7 +71,14 @@ apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
 metadata: {{name: {ns}-high}}
 value: 1000
-""")
+"""
+
+
+def low_priority_job_running(kueue: Kueue, ns: str) -> None:
+    """A 4 cpu queue that preempts by priority, classes `NS-low` (10) and `NS-high` (1000), and a
+    3 cpu `low` Job running in it."""
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(priority_classes(ns))
     kueue.apply(cluster_queue(ns, "4", preemption="{withinClusterQueue: LowerPriority}"))
     kueue.apply(local_queue(ns, ns))
     kueue.apply(job("low", ns, "3", priority_class=f"{ns}-low"))

@@ -1,0 +1,52 @@
+"""The dashboard served by the controller (``pykueue controller --dashboard-port``).
+
+The controller must not import the dashboard (the dashboard reads the simulator, and the simulator and
+the controller are independent drivers), so the CLI hands this ``serve`` to the controller's command as
+a plain callable; the controller passes its API connection, its Configuration, and the HTTPS context
+and authentication middleware its other ports use.
+"""
+
+from __future__ import annotations
+
+import ssl
+from typing import Any
+
+from aiohttp import web
+
+from pykueue.dashboard.server import Dashboard
+from pykueue.dashboard.state import Feed, Hub
+from pykueue.engine import model
+from pykueue.kube.client import Kube
+
+
+class Served:
+    """A running dashboard: its watches and its listener, stopped together."""
+
+    def __init__(self, feed: Feed, runner: web.AppRunner, port: int) -> None:
+        self.feed = feed
+        self.runner = runner
+        self.port = port
+
+    async def stop(self) -> None:
+        await self.feed.stop()
+        await self.runner.cleanup()
+
+
+async def serve(kube: Kube, config: model.Config, *, host: str, port: int, middlewares: tuple[Any, ...] = (),
+                ssl_context: ssl.SSLContext | None = None) -> Served:
+    """Listen (a port in use fails here, at start-up), then start the watches in the background: the
+    pages fill in as each kind is listed, and the controller's own start never waits on them."""
+    hub = Hub()
+    feed = Feed(kube, hub)
+    dashboard = Dashboard(lambda: feed.objects, hub, config, unreadable=lambda: feed.unreadable,
+                          pod=feed.pod)
+    runner = web.AppRunner(dashboard.app(middlewares), access_log=None, handle_signals=False, shutdown_timeout=1.0)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host or None, port, reuse_address=True, ssl_context=ssl_context).start()
+    except OSError:
+        await runner.cleanup()
+        raise
+    feed.begin()
+    bound = runner.addresses[0][1] if runner.addresses else port
+    return Served(feed, runner, bound)

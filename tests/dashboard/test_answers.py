@@ -1,0 +1,96 @@
+"""The engine's answers against live objects: explain for a pending workload and the what-if box, with
+every figure worked out by hand (ClusterQueue solo: 2 cpu, no cohort; big holds 2, small waits for 1)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pykueue.dashboard.answers import Answers, WhatIfError
+from tests.dashboard import objects as o
+
+NOW = 1767225600.0 + 600  # 2026-01-01T00:10:00Z
+
+
+def live() -> dict:
+    held_c, held_a = o.admitted("solo", "2026-01-01T00:01:00Z", "2")
+    return o.objects(
+        namespaces=[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}],
+        resourceflavors=[o.flavor("default")],
+        clusterqueues=[o.cluster_queue("solo", None, "2", used="2"), o.cluster_queue("empty", None, "4")],
+        localqueues=[o.local_queue("team", "lq", "solo"), o.local_queue("team", "spare", "empty")],
+        workloads=[o.workload("big", cpu="2", conditions=held_c, admission=held_a),
+                   o.workload("small", created="2026-01-01T00:02:00Z", conditions=[
+                       o.cond("QuotaReserved", "False", "Pending", "waiting")])],
+    )
+
+
+def job(name: str, queue: str, cpu: str = "1", extra: str = "") -> str:
+    return (f"apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: team\n  labels:\n"
+            f"    kueue.x-k8s.io/queue-name: {queue}\n{extra}spec:\n  template:\n    spec:\n      restartPolicy: Never\n"
+            f"      containers:\n      - name: c\n        image: busybox\n        resources:\n"
+            f"          requests:\n            cpu: \"{cpu}\"\n")
+
+
+def test_a_pending_workload_is_explained_as_pykueue_explain_words_it() -> None:
+    doc = Answers().explain(live(), "team/small")
+    assert (doc["state"], doc["reason"], doc["clusterQueue"]) == ("Pending", "WaitingForQuota", "solo")
+    assert doc["queue"]["position"] == 0
+    (row,) = doc["quota"]
+    assert (row["requested"], row["nominal"], row["used"], row["available"], row["short"]) == ("1", "2", "2", "0", "1")
+    assert doc["toBeAdmitted"][0].startswith("1 more cpu free in flavor default")
+
+
+def test_an_admitted_workload_keeps_its_recorded_admission() -> None:
+    doc = Answers().explain(live(), "team/big")
+    assert (doc["state"], doc["flavors"]) == ("Admitted", {"cpu": "default"})
+
+
+def test_an_unknown_workload_has_no_answer() -> None:
+    assert Answers().explain(live(), "team/nothing") is None
+
+
+def test_what_if_into_a_full_queue_waits_behind_the_pending_one() -> None:
+    doc = Answers().what_if(live(), job("new", "lq"), NOW)
+    assert (doc["state"], doc["reason"]) == ("Pending", "WaitingForQuota")
+    assert (doc["queue"]["position"], doc["queue"]["ahead"]) == (1, ["team/small"])
+
+
+def test_what_if_into_an_empty_queue_is_admitted_now() -> None:
+    doc = Answers().what_if(live(), job("new", "spare", cpu="3"), NOW)
+    assert (doc["state"], doc["clusterQueue"], doc["flavors"]) == ("Admitted", "empty", {"cpu": "default"})
+
+
+def test_what_if_never_fits_says_so() -> None:
+    doc = Answers().what_if(live(), job("huge", "spare", cpu="5"), NOW)
+    assert doc["state"] == "Pending"
+    assert any("can never have more than 4" in line for line in doc["toBeAdmitted"])
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("a: [", "not YAML"),
+    ("kind: Pod\n", "paste a batch/v1 Job or a Workload"),
+    ("kind: Job\n---\nkind: Job\n", "exactly one"),
+    (job("new", "lq", cpu="lots"), "cpu"),
+    (job("plain", "lq").replace("    kueue.x-k8s.io/queue-name: lq\n", "    team: a\n"), "queue-name label"),
+])
+def test_bad_pastes_get_a_clear_message(text: str, message: str) -> None:
+    with pytest.raises(WhatIfError) as info:
+        Answers().what_if(live(), text, NOW)
+    assert message in str(info.value)
+
+
+def test_a_name_already_in_use_is_refused() -> None:
+    with pytest.raises(WhatIfError, match="team/big already exists"):
+        Answers().what_if(live(), job("big", "lq"), NOW)
+
+
+def test_what_if_names_the_workloads_it_would_preempt() -> None:
+    objs = live()
+    objs["clusterqueues"]["solo"]["spec"]["preemption"] = {"withinClusterQueue": "LowerPriority"}
+    objs["priorityclasses"] = {"high": {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                        "metadata": {"name": "high"}, "value": 1000}}
+    text = job("urgent", "lq", cpu="2").replace("      restartPolicy: Never\n",
+                                                 "      restartPolicy: Never\n      priorityClassName: high\n")
+    doc = Answers().what_if(objs, text, NOW)
+    assert (doc["state"], doc["priority"], doc["preempts"]) == ("Admitted", 1000, ["team/big"])
+    assert Answers().what_if(live(), job("new", "spare"), NOW)["preempts"] == []

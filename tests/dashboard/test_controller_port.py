@@ -1,0 +1,78 @@
+"""`pykueue controller --dashboard-port`: the dashboard over HTTPS behind the controller's delegated
+authentication, every page a non-resource URL under /dashboard (get to look, post for the what-if box).
+The TokenReview and SubjectAccessReview answers come from test_auth's fake API server."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+import aiohttp
+from aiohttp import web
+
+from pykueue.cli import _parser
+from pykueue.controller import command
+from pykueue.dashboard.server import Dashboard
+from pykueue.dashboard.state import Hub
+from pykueue.engine import model
+from tests.controller.test_auth import Clock, FakeApi, _delegated
+from tests.dashboard.test_answers import job, live
+
+
+class Served:
+    def __init__(self, runner: web.AppRunner, port: int) -> None:
+        self.runner, self.port = runner, port
+
+    async def stop(self) -> None:
+        await self.runner.cleanup()
+
+
+async def fake_serve(kube, config, *, host, port, middlewares=(), ssl_context=None) -> Served:
+    """embed.serve over hand-made objects instead of watches."""
+    runner = web.AppRunner(Dashboard(live, Hub(), config).app(middlewares))
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=ssl_context)
+    await site.start()
+    return Served(runner, runner.addresses[0][1])
+
+
+def test_the_cli_hands_the_controller_its_dashboard_off_by_default() -> None:
+    args = _parser().parse_args(["controller"])
+    assert args.dashboard_port == 0 and callable(args.dashboard)
+    assert not command._dashboard_wanted(args)
+    assert command._dashboard_wanted(_parser().parse_args(["controller", "--dashboard-port", "8444"]))
+
+
+def test_pages_are_authenticated_and_authorized_per_path_and_verb() -> None:
+    api = FakeApi()
+    api.grants |= {("alice", "/dashboard"), ("alice", "/dashboard/queues/solo")}
+    delegated = _delegated(api, Clock())
+    args = argparse.Namespace(dashboard_port=1, dashboard_host="127.0.0.1", dashboard=fake_serve)
+
+    async def scenario() -> None:
+        served = await command._dashboard(None, model.Config(), args, delegated)
+        assert served is not None
+        url = f"https://127.0.0.1:{served.served.port}"
+        try:
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=False)) as http:
+                async def get(path: str, token: str | None = None, **kw) -> tuple[int, str]:
+                    headers = {"Authorization": f"Bearer {token}"} if token else {}
+                    method = "POST" if "data" in kw else "GET"
+                    async with http.request(method, url + path, headers=headers, **kw) as r:
+                        return r.status, await r.text()
+
+                assert (await get("/queues/solo"))[0] == 401
+                status, text = await get("/queues/solo", "bob-token")
+                assert status == 403 and 'User \\"bob\\" cannot get path \\"/dashboard/queues/solo\\"' in text
+                status, text = await get("/queues/solo", "alice-token")
+                assert status == 200 and "<h2>ClusterQueue solo</h2>" in text
+                assert (await get("/", "alice-token"))[0] == 200  # "/" is checked as /dashboard
+                status, text = await get("/what-if", "alice-token", data={"manifest": job("x", "spare")})
+                assert status == 403 and 'cannot post path \\"/dashboard/what-if\\"' in text
+        finally:
+            await served.stop()
+        posts = [body["spec"]["nonResourceAttributes"] for path, body in api.calls if "nonResourceAttributes"
+                 in body["spec"]]
+        assert {"path": "/dashboard/what-if", "verb": "post"} in posts
+
+    asyncio.run(scenario())
