@@ -149,7 +149,9 @@ class Dashboard:
                 except WhatIfError as exc:
                     error = str(exc)
         body = render.what_if_form(text) + render.what_if_answer(doc, error, "/")
-        return web.Response(text=render.page("What if", "", extra=body), content_type="text/html", charset="utf-8")
+        # nothing on this page is live: a live update's fragment request gets an empty fragment, never
+        # the whole page again (which the page's script would nest inside itself)
+        return self._respond(request, "What if", "", extra=body)
 
     # ---- live updates ------------------------------------------------------------------------------
 

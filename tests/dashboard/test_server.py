@@ -87,6 +87,9 @@ def test_the_what_if_box_answers_a_pasted_job_and_words_a_bad_one() -> None:
         assert 'role="alert">kind &#x27;Pod&#x27;: paste a batch/v1 Job or a Workload' in bad
         empty = await (await client.post("/what-if", data={"manifest": "  "})).text()
         assert "paste a Job manifest first" in empty
+        # the page's script asks for the live fragment when the state moves: nothing is live here, so
+        # it gets nothing (the whole page again would be nested inside itself)
+        assert await (await client.get("/what-if?fragment=1")).text() == ""
     serve(live(), check)
 
 
