@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -359,3 +360,54 @@ def test_simulate_predicts_every_kind(pod_kueue: Kueue, ns: str, tmp_path) -> No
         eventually(agrees, 90, what="live state as simulate predicted")
     except AssertionError:
         raise AssertionError(f"simulate: {expected}\nlive: {_live_by_object(pod_kueue, ns)}") from None
+
+
+# ---- the README's example of each kind -----------------------------------------------------------------
+
+
+def _readme_heredoc(path: str) -> list[dict[str, Any]]:
+    """The documents the README's "Pods, pod groups, Deployments and StatefulSets" block writes to ``path``."""
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    start = text.index(f"cat > {path} <<'EOF'\n") + len(f"cat > {path} <<'EOF'\n")
+    return [d for d in yaml.safe_load_all(text[start:text.index("\nEOF\n", start)]) if d]
+
+
+def test_the_readmes_example_of_each_kind(pod_kueue: Kueue, ns: str) -> None:
+    """The README's objects, in this test's namespace and with its ClusterQueue named after it, applied as
+    the README applies them: the Pod, both members of the group and both StatefulSet replicas run; two of
+    the Deployment's three Pods run and one stays gated, its Workload pending."""
+    pod_kueue.apply([{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+                      "metadata": {"name": "default-flavor"}}])
+
+    def local(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for d in docs:
+            if d["kind"] == "ClusterQueue":
+                d["metadata"]["name"] = ns
+            else:
+                d["metadata"]["namespace"] = ns
+            if d["kind"] == "LocalQueue":
+                d["spec"]["clusterQueue"] = ns
+        return docs
+
+    pod_kueue.apply(local(_readme_heredoc("/tmp/kc/kinds.yaml")))
+    eventually(lambda: ((pod_kueue.get("statefulset", "sample-db", ns) or {}).get("status") or {}).get("readyReplicas")
+               == 2, 180, what="sample-db's two replicas ready")
+    pod_kueue.apply(local(_readme_heredoc("/tmp/kc/web.yaml")))
+
+    def running(name: str) -> bool:
+        obj = get_pod(pod_kueue, name, ns)
+        return bool(obj and not pod_rules.gated(obj) and (obj.get("status") or {}).get("phase") == "Running")
+
+    for name in ("sample-pod", "sample-group-0", "sample-group-1", "sample-db-0", "sample-db-1"):
+        eventually(lambda name=name: running(name), 120, what=f"{name} running")
+
+    def web() -> tuple[int, int] | None:
+        items = [p for p in pod_kueue.items("pods", ns) if (p["metadata"].get("labels") or {}).get("app") == "sample-web"]
+        up = sum(1 for p in items if running(p["metadata"]["name"]))
+        gated_now = sum(1 for p in items if pod_rules.gated(p))
+        return (up, gated_now) if (up, gated_now) == (2, 1) else None
+
+    eventually(web, 120, what="two of sample-web's Pods running, one gated")
+    names = sorted(w["metadata"]["name"] for w in pod_kueue.items("workloads.kueue.x-k8s.io", ns))
+    assert "sample-group" in names and pod_rules.statefulset.group_name({"metadata": {"name": "sample-db"}}) in names
+    assert sum(n.startswith("pod-sample-web-") for n in names) == 3 and sum(n.startswith("pod-sample-pod-") for n in names) == 1
