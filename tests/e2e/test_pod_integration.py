@@ -411,3 +411,75 @@ def test_the_readmes_example_of_each_kind(pod_kueue: Kueue, ns: str) -> None:
     names = sorted(w["metadata"]["name"] for w in pod_kueue.items("workloads.kueue.x-k8s.io", ns))
     assert "sample-group" in names and pod_rules.statefulset.group_name({"metadata": {"name": "sample-db"}}) in names
     assert sum(n.startswith("pod-sample-web-") for n in names) == 3 and sum(n.startswith("pod-sample-pod-") for n in names) == 1
+
+
+def test_a_failed_group_member_is_replaced_within_the_admitted_group(pod_kueue: Kueue, ns: str) -> None:
+    """A running group of two loses a Pod (Failed, as a kubelet reports a crash): the Workload stays
+    admitted, a replacement Pod of the same role joins it and is released at once, and the failed Pod's
+    finalizer goes once it is replaced, as upstream's pod group reconciler does."""
+    gpu_queue(pod_kueue, ns, "4")
+    members = [pod(f"member-{i}", ns, "2", labels={pod_rules.GROUP_NAME_LABEL: "team"},
+                   annotations={pod_rules.GROUP_TOTAL_COUNT: "2"}) for i in range(3)]
+    pod_kueue.apply(members[:2])
+    for i in range(2):
+        eventually(lambda i=i: running_on_gpu(pod_kueue, f"member-{i}", ns), 90, what=f"member-{i} running")
+    patch = {"status": {"phase": "Failed", "conditions": [{"type": "Ready", "status": "False", "reason": "PodFailed"}]}}
+    pod_kueue.cluster.kubectl("patch", "pod", "member-0", "-n", ns, "--subresource=status", "--type=merge",
+                              "-p", json.dumps(patch))
+    eventually(lambda: (get_pod(pod_kueue, "member-0", ns) or {}).get("status", {}).get("phase") == "Failed",
+               30, what="member-0 failed")
+    assert pod_rules.FINALIZER in get_pod(pod_kueue, "member-0", ns)["metadata"]["finalizers"]  # not replaced yet
+    pod_kueue.apply(members[2:])
+    eventually(lambda: running_on_gpu(pod_kueue, "member-2", ns), 90, what="the replacement running")
+    eventually(lambda: pod_rules.FINALIZER not in ((get_pod(pod_kueue, "member-0", ns) or {"metadata": {}})
+                                                  ["metadata"].get("finalizers") or []), 60,
+               what="the failed member let go")
+    wl = pod_kueue.get("workloads.kueue.x-k8s.io", "team", ns)
+    assert is_true(wl, "Admitted") and not is_true(wl, "Finished")
+
+
+def test_a_preempted_deployment_comes_back_when_quota_does(pod_kueue: Kueue, ns: str) -> None:
+    """A low-priority Deployment of two 1 cpu replicas fills a 2 cpu queue; a high-priority 2 cpu Pod
+    preempts both (each deleted, as a Pod is stopped); the ReplicaSet makes new Pods, which wait gated;
+    when the high Pod is deleted they are admitted and run: the Deployment is restored."""
+    pod_kueue.apply(f"""
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {{name: {ns}-low}}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {{name: {ns}-high}}
+value: 1000
+""")
+    gpu_queue(pod_kueue, ns, "2", preemption="{withinClusterQueue: LowerPriority}")
+    pod_kueue.apply(f"""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: web, namespace: {ns}, labels: {{kueue.x-k8s.io/queue-name: lq}}}}
+spec:
+  replicas: 2
+  selector: {{matchLabels: {{app: web}}}}
+  template:
+    metadata: {{labels: {{app: web}}}}
+    spec:
+      priorityClassName: {ns}-low
+      containers: [{{name: main, image: busybox, resources: {{requests: {{cpu: "1"}}}}}}]
+""")
+
+    def web(state: str) -> set[str] | None:
+        items = [p for p in pod_kueue.items("pods", ns) if (p["metadata"].get("labels") or {}).get("app") == "web"
+                 and not p["metadata"].get("deletionTimestamp")]
+        names = {p["metadata"]["name"] for p in items
+                 if (running_on_gpu(pod_kueue, p["metadata"]["name"], ns) if state == "running" else pod_rules.gated(p))}
+        return names if len(names) == 2 else None
+
+    first = eventually(lambda: web("running"), 120, what="both replicas running")
+    pod_kueue.apply([pod("high", ns, "2", priority_class=f"{ns}-high")])
+    eventually(lambda: running_on_gpu(pod_kueue, "high", ns), 120, what="high running")
+    waiting = eventually(lambda: web("gated"), 120, what="two new replicas, gated")
+    assert not waiting & first  # the preempted Pods were deleted; the ReplicaSet made new ones
+    pod_kueue.cluster.kubectl("delete", "pod", "high", "-n", ns, "--wait=false")
+    again = eventually(lambda: web("running"), 120, what="the replicas running again")
+    assert again == waiting
