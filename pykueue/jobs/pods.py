@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pykueue.jobs import batch, statefulset
+from pykueue.jobs.batch import _annotations, _labels, _meta
 from pykueue.jobs.framework import Action, Delete, Note, Patch, enabled
 from pykueue.jobs.pod import (
     GROUP_FAST_ADMISSION,
@@ -47,18 +48,6 @@ UNMANAGED_NAMESPACES = ("kube-system", "kueue-system")  # upstream's default man
 
 # The owners whose integrations manage their Pods themselves (the Pod webhook leaves those Pods alone).
 _OWNER_FRAMEWORKS = {("batch", "Job"): "batch/job", ("apps", "StatefulSet"): "statefulset"}
-
-
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return obj.get("metadata") or {}
-
-
-def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    return _meta(obj).get("labels") or {}
-
-
-def _annotations(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    return _meta(obj).get("annotations") or {}
 
 
 def group_name(pod: Mapping[str, Any]) -> str:

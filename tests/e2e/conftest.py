@@ -102,6 +102,21 @@ class Kueue:
         return None
 
 
+def forget_local_webhooks(cluster: DevCluster) -> None:
+    """Undo what a local controller registered (its webhook configurations, the CRDs' conversion at its
+    URL), so the session's controller, which runs without webhooks, finds the cluster as it was."""
+    from pykueue.controller.webhooks import names
+    from pykueue.manifests import crds
+
+    for kind, name in zip(("mutatingwebhookconfiguration", "validatingwebhookconfiguration"),
+                          names.configuration_names(names.SERVICE), strict=True):
+        cluster.kubectl("delete", kind, name, "--ignore-not-found", check=False)
+    service = json.dumps([{"op": "replace", "path": "/spec/conversion/webhook/clientConfig",
+                           "value": crds.conversion()["webhook"]["clientConfig"]}])
+    for plural in names.CONVERTED_PLURALS:
+        cluster.kubectl("patch", "crd", names.crd_name(plural), "--type=json", "-p", service, check=False)
+
+
 def condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
     for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
         if cond.get("type") == kind:

@@ -17,8 +17,7 @@ import pytest
 
 from pykueue.controller.webhooks import local, names
 from pykueue.devcluster.cluster import free_port
-from pykueue.manifests import crds
-from tests.e2e.conftest import Kueue
+from tests.e2e.conftest import Kueue, forget_local_webhooks
 
 
 def _job(name: str, namespace: str) -> str:
@@ -70,10 +69,5 @@ def test_fail_open_on_stop_keeps_the_configurations_ignoring_failures_and_stale_
     finally:
         mine.stop()
         cluster.kubectl("delete", "apiservice", stale["metadata"]["name"], "--ignore-not-found", check=False)
-        for kind, name in configs:
-            cluster.kubectl("delete", kind, name, "--ignore-not-found", check=False)
-        service = json.dumps([{"op": "replace", "path": "/spec/conversion/webhook/clientConfig",
-                               "value": crds.conversion()["webhook"]["clientConfig"]}])
-        for plural in names.CONVERTED_PLURALS:
-            cluster.kubectl("patch", "crd", names.crd_name(plural), "--type=json", "-p", service, check=False)
+        forget_local_webhooks(cluster)
         kueue.start()

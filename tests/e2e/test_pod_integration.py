@@ -22,9 +22,8 @@ import yaml
 from pykueue.controller.webhooks import local, names
 from pykueue.devcluster.cluster import free_port
 from pykueue.jobs import pods as pod_rules
-from pykueue.manifests import crds
-from tests.e2e.conftest import Kueue, condition, eventually, is_true
-from tests.e2e.test_controller import GPU_FLAVOR, cluster_queue, local_queue
+from tests.e2e.conftest import Kueue, condition, eventually, forget_local_webhooks, is_true
+from tests.e2e.test_controller import GPU_FLAVOR, cluster_queue, local_queue, priority_classes
 
 pytestmark = pytest.mark.e2e
 GPU_NODE = "gpu-h100-0"
@@ -48,13 +47,7 @@ def pod_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     finally:
         mine.stop()  # removes the configurations it registered
         print("\n--- pod-integration controller log (tail) ---\n" + mine._tail(lines=30))
-        for kind, name in zip(("mutatingwebhookconfiguration", "validatingwebhookconfiguration"),
-                              names.configuration_names(names.SERVICE), strict=True):
-            cluster.kubectl("delete", kind, name, "--ignore-not-found", check=False)
-        service = json.dumps([{"op": "replace", "path": "/spec/conversion/webhook/clientConfig",
-                               "value": crds.conversion()["webhook"]["clientConfig"]}])
-        for plural in names.CONVERTED_PLURALS:
-            cluster.kubectl("patch", "crd", names.crd_name(plural), "--type=json", "-p", service, check=False)
+        forget_local_webhooks(cluster)
         kueue.start()
 
 
@@ -146,17 +139,7 @@ def test_plain_pod_gated_released_on_its_flavor_and_finished(pod_kueue: Kueue, n
 def test_preempted_pod_is_terminated_and_its_quota_freed(pod_kueue: Kueue, ns: str) -> None:
     """Priority preemption of a running plain Pod: it is marked TerminationTarget and deleted (a Pod
     cannot be suspended again), its Workload goes with it, and the preemptor runs."""
-    pod_kueue.apply(f"""
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {{name: {ns}-low}}
-value: 10
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {{name: {ns}-high}}
-value: 1000
-""")
+    pod_kueue.apply(priority_classes(ns))
     gpu_queue(pod_kueue, ns, "2", preemption="{withinClusterQueue: LowerPriority}")
     pod_kueue.apply([pod("low", ns, "2", priority_class=f"{ns}-low")])
     eventually(lambda: running_on_gpu(pod_kueue, "low", ns), 90, what="low running")
@@ -442,17 +425,7 @@ def test_a_preempted_deployment_comes_back_when_quota_does(pod_kueue: Kueue, ns:
     """A low-priority Deployment of two 1 cpu replicas fills a 2 cpu queue; a high-priority 2 cpu Pod
     preempts both (each deleted, as a Pod is stopped); the ReplicaSet makes new Pods, which wait gated;
     when the high Pod is deleted they are admitted and run: the Deployment is restored."""
-    pod_kueue.apply(f"""
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {{name: {ns}-low}}
-value: 10
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {{name: {ns}-high}}
-value: 1000
-""")
+    pod_kueue.apply(priority_classes(ns))
     gpu_queue(pod_kueue, ns, "2", preemption="{withinClusterQueue: LowerPriority}")
     pod_kueue.apply(f"""
 apiVersion: apps/v1
