@@ -321,6 +321,30 @@ def test_helm_template_pod_integration(helm_bin: Path) -> None:
 
 
 @pytest.mark.cluster
+def test_helm_template_dashboard(helm_bin: Path) -> None:
+    """dashboard.port serves the controller's dashboard: the flag, a container port, a Service onto it,
+    and the reads it needs (Events listed and watched, Pods got); none of it by default."""
+    def rendered(*args: str) -> dict[str, list[dict[str, Any]]]:
+        return by_kind(documents(helm(helm_bin, "template", "kq", str(CHART), *args).stdout))
+
+    off = rendered()
+    assert not any(s["metadata"]["name"] == "kq-pykueue-dashboard" for s in off["Service"])
+    (container,) = off["Deployment"][0]["spec"]["template"]["spec"]["containers"]
+    assert not any(a.startswith("--dashboard-port") for a in container["args"])
+    on = rendered("--set", "dashboard.port=8090")
+    (container,) = on["Deployment"][0]["spec"]["template"]["spec"]["containers"]
+    assert "--dashboard-port=8090" in container["args"]
+    assert {"name": "dashboard", "containerPort": 8090, "protocol": "TCP"} in container["ports"]
+    (service,) = [s for s in on["Service"] if s["metadata"]["name"] == "kq-pykueue-dashboard"]
+    assert service["spec"]["ports"] == [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": "dashboard"}]
+    role = next(r for r in on["ClusterRole"] if r["metadata"]["name"] == "kq-pykueue-controller")
+    assert {"apiGroups": [""], "resources": ["events"], "verbs": ["list", "watch"]} in role["rules"]
+    assert {"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]} in role["rules"]
+    role_off = next(r for r in off["ClusterRole"] if r["metadata"]["name"] == "kq-pykueue-controller")
+    assert {"apiGroups": [""], "resources": ["events"], "verbs": ["list", "watch"]} not in role_off["rules"]
+
+
+@pytest.mark.cluster
 def test_helm_refuses_two_replicas_without_leader_election(helm_bin: Path) -> None:
     result = helm(helm_bin, "template", "pykueue", str(CHART), "--set", "replicaCount=2",
                   "--set", "leaderElection.enabled=false", check=False)
