@@ -41,13 +41,14 @@ class Integration(Protocol):
 class JobKeys:
     """batch/v1 Jobs: the key is the Job's."""
 
-    def __init__(self, jobs: Store, manage_without_queue_name: bool) -> None:
+    def __init__(self, jobs: Store, manage_without_queue_name: bool, enabled: bool = True) -> None:
         self.jobs = jobs
         self.manage_without_queue_name = manage_without_queue_name
+        self.enabled = enabled  # batch/job in integrations.frameworks
 
     def load(self, key: str) -> GenericJob | None:
         obj = self.jobs.get(key)
-        if obj is None or not (batch.is_managed(obj) or self.manage_without_queue_name):
+        if obj is None or not self.enabled or not (batch.is_managed(obj) or self.manage_without_queue_name):
             return None
         return Job(obj)
 

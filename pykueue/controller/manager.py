@@ -77,7 +77,7 @@ class Controller:
         self.kick_wake = asyncio.Event()
         self.jobs = WorkQueue()
         self.pod_work = WorkQueue()  # plain Pods and pod groups (PodKeys)
-        self.job_keys = JobKeys({}, config.manage_jobs_without_queue_name)
+        self.job_keys = JobKeys({}, config.manage_jobs_without_queue_name, "batch/job" in config.frameworks)
         self.pod_keys = PodKeys({})
         # Writes that must land, level-triggered from the caches: spec.active=false for a workload Kueue
         # deactivated, the resource-in-use finalizer off a finished or deleted Workload, the condition of
