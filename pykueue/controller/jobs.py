@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from pykueue.api.models.kueue_v1beta2 import PriorityClassRef
 from pykueue.api.priority import PriorityClasses, Resolved, resolve
 from pykueue.controller.workload_status import rfc3339
-from pykueue.jobs import batch, framework, pods
+from pykueue.jobs import batch, framework, pods, ray_live
 from pykueue.jobs.framework import GenericJob
 from pykueue.jobs.job import Job
 from pykueue.kube import resources as r
@@ -26,7 +26,7 @@ log = logging.getLogger("pykueue.jobs")
 MANAGER = "kueue-job-controller"
 RECLAIMABLE_PODS_MANAGER = "kueue-reclaimable-pods"
 GROUP_PREFIX = "group:"  # a pod group's key in the work queue: group:<namespace>/<group name>
-RESOURCES = {"Job": r.JOB, "Pod": r.POD}
+RESOURCES = {"Job": r.JOB, "Pod": r.POD, "RayCluster": r.RAY_CLUSTER, "RayJob": r.RAY_JOB}
 Store = dict[str, dict[str, Any]]
 
 
@@ -56,6 +56,26 @@ class JobKeys:
         namespace = workload["metadata"]["namespace"]
         return [f"{namespace}/{o['name']}" for o in workload["metadata"].get("ownerReferences") or []
                 if o.get("kind") == "Job" and (o.get("apiVersion") or "").startswith("batch/")]
+
+
+class RayKeys:
+    """RayClusters or RayJobs (one ``kind`` each): the key is the object's."""
+
+    def __init__(self, kind: str, objects: Store, manage_without_queue_name: bool) -> None:
+        self.kind = kind
+        self.objects = objects
+        self.manage_without_queue_name = manage_without_queue_name
+
+    def load(self, key: str) -> GenericJob | None:
+        obj = self.objects.get(key)
+        if obj is None or not ray_live.is_managed(obj, self.manage_without_queue_name):
+            return None
+        return ray_live.RayObject(obj)
+
+    def keys_for_workload(self, workload: dict[str, Any]) -> list[str]:
+        namespace = workload["metadata"]["namespace"]
+        return [f"{namespace}/{o['name']}" for o in workload["metadata"].get("ownerReferences") or []
+                if o.get("kind") == self.kind and (o.get("apiVersion") or "").startswith("ray.io/")]
 
 
 class PodKeys:

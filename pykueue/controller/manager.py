@@ -29,7 +29,7 @@ from pykueue.api.priority import PriorityClasses
 from pykueue.api.validation import SYSTEM_PRIORITY_CLASSES
 from pykueue.controller import decisions, supervise, translate, views
 from pykueue.controller.events import Recorder
-from pykueue.controller.jobs import JobKeys, JobReconciler, PodKeys
+from pykueue.controller.jobs import JobKeys, JobReconciler, PodKeys, RayKeys
 from pykueue.controller.metrics import INADMISSIBLE, SUCCESS, Metrics
 from pykueue.controller.queue_objects import KINDS as QUEUE_KINDS
 from pykueue.controller.queue_objects import QueueObjects
@@ -47,6 +47,7 @@ from pykueue.engine.events import EngineError
 from pykueue.engine.model import US
 from pykueue.engine.workload import MISCONFIGURED, State
 from pykueue.jobs import pods as pod_rules
+from pykueue.jobs import ray_live
 from pykueue.jobs.batch import RESOURCE_IN_USE_FINALIZER
 from pykueue.kube import resources as r
 from pykueue.kube.client import ApiError, Kube
@@ -79,6 +80,10 @@ class Controller:
         self.pod_work = WorkQueue()  # plain Pods and pod groups (PodKeys)
         self.job_keys = JobKeys({}, config.manage_jobs_without_queue_name, "batch/job" in config.frameworks)
         self.pod_keys = PodKeys({})
+        # RayClusters and RayJobs, each kind with its own keys and queue while its integration is on
+        self.ray_keys = {kind: RayKeys(kind, {}, config.manage_jobs_without_queue_name)
+                         for fw, kind in ray_live.KINDS.items() if fw in config.frameworks}
+        self.ray_work = {kind: WorkQueue() for kind in self.ray_keys}
         # Writes that must land, level-triggered from the caches: spec.active=false for a workload Kueue
         # deactivated, the resource-in-use finalizer off a finished or deleted Workload, the condition of
         # an invalid one. A key that fails comes back with backoff; nothing is fire-and-forget.
@@ -154,6 +159,8 @@ class Controller:
                 tasks.append(supervise.start("informer-pods", pods.run))
                 await pods.synced.wait()
                 tasks.append(supervise.start("pods", lambda: self.pod_work.run(self.pod_sync.reconcile, self._job_error)))
+            for kind in self.ray_keys:
+                tasks += self._start_ray(kind, workloads.store, flavors)
             tasks += [
                 supervise.start("scheduler", self.schedule_loop),
                 supervise.start("status-writer", self.status_writer.run),
@@ -322,9 +329,23 @@ class Controller:
         assert obj is not None
         self.pod_work.add(self.pod_keys.track(obj, deleted=kind == DELETED))
 
+    def _start_ray(self, kind: str, workloads: dict[str, Any], flavors: dict[str, Any]) -> list[asyncio.Task]:
+        """The informer and work queue of one Ray kind. Not waited on: until KubeRay's CRDs are
+        installed the informer retries with backoff, and the rest of the controller runs."""
+        res = r.RAY_CLUSTER if kind == ray_live.RAY_CLUSTER else r.RAY_JOB
+        work = self.ray_work[kind]
+        inf = self._informer(res, lambda t, o, n: None if t == DELETED else work.add(key_of(n or o)))
+        self.ray_keys[kind].objects = inf.store
+        sync = JobReconciler(self.kube, self.ray_keys[kind], workloads, flavors, self.priority_classes, self.clock)
+        return [supervise.start(f"informer-{res.plural}", inf.run),
+                supervise.start(res.plural, lambda: work.run(sync.reconcile, self._job_error))]
+
     def _enqueue_owner(self, workload: dict[str, Any]) -> None:
         for key in self.job_keys.keys_for_workload(workload):
             self.jobs.add(key)
+        for kind, keys in self.ray_keys.items():
+            for key in keys.keys_for_workload(workload):
+                self.ray_work[kind].add(key)
         for key in self.pod_keys.keys_for_workload(workload):
             self.pod_work.add(key)
 

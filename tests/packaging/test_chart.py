@@ -298,7 +298,8 @@ def test_helm_template_pod_integration(helm_bin: Path) -> None:
     the default (Jobs alone) it registers and grants none of it."""
     from pykueue.controller.webhooks import names
 
-    for frameworks in (["batch/job"], ["batch/job", "pod"], ["deployment"], ["pod", "deployment", "statefulset"]):
+    for frameworks in (["batch/job"], ["batch/job", "pod"], ["deployment"], ["pod", "deployment", "statefulset"],
+                       ["batch/job", "ray.io/raycluster"], ["ray.io/rayjob", "ray.io/raycluster"]):
         out = helm(helm_bin, "template", "kq", str(CHART), "--set-json",
                    "config.integrations=" + json.dumps({"frameworks": frameworks})).stdout
         kinds = by_kind(documents(out))
@@ -318,6 +319,12 @@ def test_helm_template_pod_integration(helm_bin: Path) -> None:
                 {"apiGroups": [""], "resources": ["pods/finalizers"], "verbs": ["update"]}]
         else:
             assert pod_rules == [], frameworks
+        ray_rules = [r for r in role["rules"] if r["apiGroups"] == ["ray.io"]]
+        granted = [plural for plural, framework in (("rayclusters", "ray.io/raycluster"), ("rayjobs", "ray.io/rayjob"))
+                   if framework in frameworks]
+        assert ray_rules == [rule for plural in granted for rule in (
+            {"apiGroups": ["ray.io"], "resources": [plural], "verbs": ["get", "list", "patch", "update", "watch"]},
+            {"apiGroups": ["ray.io"], "resources": [f"{plural}/finalizers"], "verbs": ["update"]})], frameworks
 
 
 @pytest.mark.cluster

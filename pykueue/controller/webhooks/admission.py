@@ -10,7 +10,8 @@ The Job webhook is upstream's ``Default``: a Job Kueue manages (it names a Local
 ``kueue.x-k8s.io/queue-name`` label, or every Job with ``manageJobsWithoutQueueName``) is created
 suspended, so no pod starts before its Workload is admitted. The Pod webhook gates a Pod Kueue manages,
 and the Deployment and StatefulSet webhooks label their pod templates so that their Pods are (the rules
-are ``pykueue.jobs.pods``'s).
+are ``pykueue.jobs.pods``'s). The RayCluster and RayJob webhooks suspend the ones Kueue manages, as the
+Job webhook does (not a RayJob's own cluster: the RayJob is queued instead; ``pykueue.jobs.ray_live``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 from pykueue.api.loader import load_documents
 from pykueue.controller.translate import clean
-from pykueue.jobs import batch, pods
+from pykueue.jobs import batch, pods, ray_live
 
 KEEP_STATUS = ("Workload",)  # the kinds whose status carries what validation checks (the admission)
 
@@ -81,6 +82,16 @@ def mutate_job(request: dict[str, Any], manage_without_queue_name: bool) -> dict
     return response(request, True, patch=[{"op": "add", "path": "/spec/suspend", "value": True}])
 
 
+def mutate_ray(request: dict[str, Any], manage_without_queue_name: bool) -> dict[str, Any]:
+    """``spec.suspend: true`` on a RayCluster or RayJob Kueue manages, created to start right away."""
+    obj = request.get("object")
+    if request.get("operation") != "CREATE" or not isinstance(obj, dict) or not isinstance(obj.get("spec"), dict):
+        return response(request, True)
+    if obj["spec"].get("suspend") is True or not ray_live.is_managed(obj, manage_without_queue_name):
+        return response(request, True)
+    return response(request, True, patch=[{"op": "add", "path": "/spec/suspend", "value": True}])
+
+
 def _patched(request: dict[str, Any], build) -> dict[str, Any]:
     obj = request.get("object")
     if not isinstance(obj, dict):
@@ -108,4 +119,6 @@ def mutator(kind: str, frameworks: tuple[str, ...], manage_without_queue_name: b
         return lambda req: _patched(req, lambda obj: pods.deployment_defaults(obj, manage_without_queue_name))
     if kind == "StatefulSet" and "statefulset" in frameworks:
         return lambda req: _patched(req, lambda obj: pods.statefulset_defaults(obj, manage_without_queue_name))
+    if kind in ray_live.KINDS.values() and {f for f, k in ray_live.KINDS.items() if k == kind} & set(frameworks):
+        return lambda req: mutate_ray(req, manage_without_queue_name)
     return allow

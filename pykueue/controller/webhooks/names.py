@@ -69,6 +69,10 @@ MUTATING: tuple[Hook, ...] = (
          ("CREATE", "UPDATE"), "Deployment", ("deployment",)),
     Hook("mstatefulset.kb.io", _path("mutate", "apps", "v1", "StatefulSet"), "apps", "v1", ("statefulsets",),
          ("CREATE", "UPDATE"), "StatefulSet", ("statefulset",)),
+    Hook("mraycluster.kb.io", _path("mutate", "ray.io", "v1", "RayCluster"), "ray.io", "v1", ("rayclusters",),
+         ("CREATE",), "RayCluster", ("ray.io/raycluster",)),
+    Hook("mrayjob.kb.io", _path("mutate", "ray.io", "v1", "RayJob"), "ray.io", "v1", ("rayjobs",),
+         ("CREATE",), "RayJob", ("ray.io/rayjob",)),
 )
 
 

@@ -1,0 +1,164 @@
+"""RayCluster and RayJob on the job framework: the GenericJobs the controller reconciles for them.
+
+The Workload each becomes and what the webhooks refuse are ``pykueue.jobs.ray``'s (shared with the
+simulator); this adds the live state upstream's integrations read and the writes that suspend,
+start and stop them:
+
+- suspended: ``spec.suspend``; a RayCluster or RayJob starts when it is false (KubeRay's operator
+  creates the head and worker Pods, and for a RayJob the submitter Job, only then);
+- start (``RunWithPodSetsInfo``): suspend false, and each pod set's admission info (the flavors'
+  node labels and tolerations, the ``kueue.x-k8s.io/podset`` label) merged into the template it
+  came from: the head group's, each worker group's in order, a RayJob's ``submitterPodTemplate``
+  when it gives one (KubeRay's default submitter has no template to carry it);
+- stop (``RestorePodSetsInfo``): suspend true and each template as the Workload recorded it;
+- finished: a RayJob whose ``jobDeploymentStatus`` is ``Complete`` or ``Failed`` (succeeded when its
+  ``jobStatus`` is ``SUCCEEDED``); a RayCluster never finishes by itself;
+- pods ready: the cluster's ``state`` is ``ready`` (a RayJob reads its ``rayClusterStatus``).
+
+A RayCluster that a RayJob owns is the RayJob's to queue (``owned_by_ray_job``): upstream skips
+objects whose controller is an object Kueue manages.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pykueue.jobs import batch, ray
+from pykueue.jobs.framework import Action, Note, Patch, Replace
+
+RAY_CLUSTER = "RayCluster"
+RAY_JOB = "RayJob"
+KINDS = {ray.CLUSTER_FRAMEWORK: RAY_CLUSTER, ray.JOB_FRAMEWORK: RAY_JOB}
+READY = "ready"  # rayv1.Ready
+FINISHED_DEPLOYMENT = ("Complete", "Failed")  # rayv1.JobDeploymentStatusComplete / ...Failed
+SUCCEEDED = "SUCCEEDED"  # rayv1.JobStatusSucceeded
+
+
+def owned_by_ray_job(obj: Mapping[str, Any]) -> bool:
+    """A RayCluster KubeRay made for a RayJob: its controller owner is that RayJob."""
+    return any(o.get("controller") and o.get("kind") == RAY_JOB and (o.get("apiVersion") or "").startswith("ray.io/")
+               for o in (obj.get("metadata") or {}).get("ownerReferences") or [])
+
+
+def is_managed(obj: Mapping[str, Any], manage_without_queue_name: bool) -> bool:
+    """Kueue queues it: it names a LocalQueue (or every object is queued), it is not a RayJob's own
+    cluster, and it is not a RayJob that only selects an existing cluster."""
+    if owned_by_ray_job(obj) or not ray.is_managed(obj):
+        return False
+    return batch.is_managed(obj) or manage_without_queue_name
+
+
+def cluster_spec(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The RayClusterSpec inside ``obj``: a RayCluster's ``spec``, a RayJob's ``spec.rayClusterSpec``."""
+    spec = obj["spec"]
+    return spec["rayClusterSpec"] if obj.get("kind") == RAY_JOB else spec
+
+
+def templates(obj: dict[str, Any]) -> list[dict[str, Any] | None]:
+    """The templates (in ``obj`` itself) behind each pod set, in pod set order; None for a RayJob's
+    default submitter, which has no template in the object."""
+    spec = cluster_spec(obj)
+    found: list[dict[str, Any] | None] = [spec["headGroupSpec"].setdefault("template", {})]
+    found += [group.setdefault("template", {}) for group in spec.get("workerGroupSpecs") or []]
+    if obj.get("kind") == RAY_JOB and (obj["spec"].get("submissionMode") or ray.K8S_JOB_MODE) == ray.K8S_JOB_MODE:
+        found.append(obj["spec"].get("submitterPodTemplate"))
+    return found
+
+
+def _merged(template: dict[str, Any], info: Mapping[str, Any], restore: bool) -> dict[str, Any]:
+    """``podset.Merge`` (or ``RestorePodSpec``) on one pod template, by the Job's own rules: the
+    template wrapped as a Job's, which carries no partial-admission annotation."""
+    wrapped = {"spec": {"template": template}}
+    done = batch.restore_job(wrapped, info) if restore else batch.inject_admission(wrapped, [info])
+    return done["spec"]["template"]
+
+
+def with_pod_sets_info(obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]], *, restore: bool) -> dict[str, Any]:
+    """``RunWithPodSetsInfo`` (``restore=False``: suspend false, the infos merged in) or
+    ``RestorePodSetsInfo`` plus ``Suspend`` (``restore=True``), as a new object. One info per pod
+    set, else ``PodSetInfoError``."""
+    new = copy.deepcopy(dict(obj))
+    found = templates(new)
+    if len(infos) != len(found):
+        raise batch.PodSetInfoError(f"invalid podset infos: expecting {len(found)} podsets, got {len(infos)}")
+    new["spec"]["suspend"] = restore
+    for template, info in zip(found, infos, strict=True):
+        if template is not None:
+            merged = _merged(copy.deepcopy(template), info, restore)
+            template.clear()
+            template.update(merged)
+    return new
+
+
+class RayObject:
+    """A managed RayCluster or RayJob."""
+
+    def __init__(self, obj: dict[str, Any]) -> None:
+        self.obj = obj
+        self.meta = obj["metadata"]
+        self.kind = obj.get("kind") or RAY_CLUSTER
+
+    @property
+    def namespace(self) -> str:
+        return self.meta["namespace"]
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.meta['name']}"
+
+    def workload_name(self) -> str:
+        return batch.workload_name_for_owner(self.kind, ray.GROUP, self.meta["name"], self.meta.get("uid") or None)
+
+    def deleting(self) -> bool:
+        return bool(self.meta.get("deletionTimestamp"))
+
+    def is_suspended(self) -> bool:
+        return bool((self.obj.get("spec") or {}).get("suspend"))
+
+    def _status(self) -> Mapping[str, Any]:
+        return self.obj.get("status") or {}
+
+    def finished(self) -> tuple[bool, bool, str]:
+        if self.kind != RAY_JOB:
+            return False, False, ""
+        status = self._status()
+        if status.get("jobDeploymentStatus") not in FINISHED_DEPLOYMENT:
+            return False, False, ""
+        return True, status.get("jobStatus") == SUCCEEDED, status.get("message") or ""
+
+    def pods_ready(self) -> bool:
+        status = self._status()
+        cluster = (status.get("rayClusterStatus") or {}) if self.kind == RAY_JOB else status
+        return cluster.get("state") == READY
+
+    def reclaimable_pods(self) -> dict[str, int]:
+        return {}
+
+    def build_workload(self) -> dict[str, Any] | None:
+        return ray.workload_from_ray(self.obj)
+
+    def suspend(self) -> list[Action]:
+        # no webhook suspended it: stop it before KubeRay makes its Pods
+        return [Patch(self.kind, self.namespace, self.meta["name"], {"spec": {"suspend": True}}),
+                Note("suspended until its workload is admitted", {"object": self.describe()})]
+
+    def run(self, infos: Sequence[Mapping[str, Any]], workload: Mapping[str, Any]) -> list[Action]:
+        started = with_pod_sets_info(self.obj, infos, restore=False)
+        return [Replace(self.kind, self.namespace, self.meta["name"], obj=started),
+                Note("started", {"object": self.describe()})]
+
+    def stop(self, workload: Mapping[str, Any], evicted: bool) -> list[Action]:
+        if self.is_suspended():
+            return []
+        pod_sets = (workload.get("spec") or {}).get("podSets") or []
+        infos = [batch.pod_set_info_from_pod_set(p) for p in pod_sets]
+        return [Replace(self.kind, self.namespace, self.meta["name"],
+                        change=lambda fresh: with_pod_sets_info(fresh, infos, restore=True)),
+                Note("suspended: its workload is not admitted", {"object": self.describe()})]
+
+    def finalize(self) -> list[Action]:
+        return []  # Kueue puts no finalizer on Ray objects
+
+    def cleanup(self) -> list[Action]:
+        return []

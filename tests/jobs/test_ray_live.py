@@ -1,0 +1,258 @@
+"""RayCluster and RayJob on the job framework (``pykueue.jobs.ray_live``), their webhook, and the
+controller's keys for them. Each expectation is worked out by hand from upstream's raycluster and
+rayjob integrations (RunWithPodSetsInfo, RestorePodSetsInfo, Finished, PodsReady, the webhooks'
+Default)."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from pykueue.controller.jobs import RayKeys
+from pykueue.controller.webhooks import admission, names
+from pykueue.jobs import batch
+from pykueue.jobs.framework import CreateWorkload, Note, Patch, Replace, WorkloadConditions, reconcile
+from pykueue.jobs.ray_live import RayObject, is_managed, with_pod_sets_info
+
+FLAVORS = {
+    "gpu": {"metadata": {"name": "gpu"}, "spec": {
+        "nodeLabels": {"gpu": "h100"},
+        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}},
+    "cpu": {"metadata": {"name": "cpu"}, "spec": {"nodeLabels": {"pool": "cpu"}}},
+}
+TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+
+
+def _template(cpu: str, **spec: Any) -> dict[str, Any]:
+    return {"spec": {"containers": [{"name": "ray", "image": "rayproject/ray",
+                                     "resources": {"requests": {"cpu": cpu}}}], **spec}}
+
+
+def _cluster_spec() -> dict[str, Any]:
+    return {"headGroupSpec": {"template": _template("1")},
+            "workerGroupSpecs": [{"groupName": "Small", "replicas": 2, "template": _template("2")},
+                                 {"groupName": "big", "template": _template("4", nodeSelector={"zone": "a"})}]}
+
+
+def raycluster(suspend: bool | None = True, **meta: Any) -> dict[str, Any]:
+    spec = _cluster_spec()
+    if suspend is not None:
+        spec["suspend"] = suspend
+    return {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+            "metadata": {"name": "rc", "namespace": "ns", "uid": "u1", "resourceVersion": "5",
+                         "labels": {"kueue.x-k8s.io/queue-name": "lq"}, **meta},
+            "spec": spec}
+
+
+def rayjob(suspend: bool = True, status: dict[str, Any] | None = None, **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "ray.io/v1", "kind": "RayJob",
+            "metadata": {"name": "rj", "namespace": "ns", "uid": "u2", "resourceVersion": "9",
+                         "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+            "spec": {"suspend": suspend, "shutdownAfterJobFinishes": True, "entrypoint": "python x.py",
+                     "rayClusterSpec": _cluster_spec(), **spec},
+            "status": status or {}}
+
+
+def admitted(name: str, flavors: list[tuple[str, str, int]]) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "ns"},
+            "status": {"conditions": [{"type": "QuotaReserved", "status": "True"},
+                                      {"type": "Admitted", "status": "True"}],
+                       "admission": {"clusterQueue": "cq", "podSetAssignments": [
+                           {"name": n, "count": c, "flavors": {"cpu": f}} for n, f, c in flavors]}}}
+
+
+# ---- RayCluster ----------------------------------------------------------------------------------------
+
+
+def test_a_raycluster_without_workload_gets_one_with_head_and_worker_pod_sets() -> None:
+    """Suspended by the webhook: only the Workload is created, named raycluster-rc-<hash> and owned by
+    the RayCluster; pod sets head x1, small x2 (the group name lower-cased), big x1."""
+    job = RayObject(raycluster())
+    (create,) = reconcile(job, None, FLAVORS)
+    assert isinstance(create, CreateWorkload)
+    manifest = create.manifest
+    assert manifest["metadata"]["name"] == batch.workload_name_for_owner("RayCluster", "ray.io", "rc", "u1")
+    assert manifest["metadata"]["name"].startswith("raycluster-rc-")
+    assert [(p["name"], p["count"]) for p in manifest["spec"]["podSets"]] == [("head", 1), ("small", 2), ("big", 1)]
+    assert manifest["metadata"]["ownerReferences"][0] == {
+        "apiVersion": "ray.io/v1", "kind": "RayCluster", "name": "rc", "uid": "u1", "controller": True,
+        "blockOwnerDeletion": True}
+
+
+def test_a_running_raycluster_without_workload_is_suspended_first() -> None:
+    (suspend, note, create) = reconcile(RayObject(raycluster(suspend=False)), None, FLAVORS)
+    assert suspend == Patch("RayCluster", "ns", "rc", {"spec": {"suspend": True}})
+    assert isinstance(note, Note) and isinstance(create, CreateWorkload)
+
+
+def test_admission_starts_it_with_each_flavor_in_its_own_template() -> None:
+    """head and small on cpu, big on gpu: suspend false; head and small get pool=cpu; big keeps its
+    zone=a and gets gpu=h100 and the GPU toleration; each template the podset label of its pod set."""
+    job = RayObject(raycluster())
+    wl = admitted(job.workload_name(), [("head", "cpu", 1), ("small", "cpu", 2), ("big", "gpu", 1)])
+    (start, note) = reconcile(job, wl, FLAVORS)
+    assert isinstance(start, Replace) and start.kind == "RayCluster" and isinstance(note, Note)
+    spec = start.obj["spec"]
+    assert spec["suspend"] is False
+    head = spec["headGroupSpec"]["template"]
+    small, big = (g["template"] for g in spec["workerGroupSpecs"])
+    assert head["spec"]["nodeSelector"] == {"pool": "cpu"} and "tolerations" not in head["spec"]
+    assert head["metadata"]["labels"] == {"kueue.x-k8s.io/podset": "head"}
+    assert small["spec"]["nodeSelector"] == {"pool": "cpu"}
+    assert small["metadata"]["labels"] == {"kueue.x-k8s.io/podset": "small"}
+    assert big["spec"]["nodeSelector"] == {"zone": "a", "gpu": "h100"}
+    assert big["spec"]["tolerations"] == [TOLERATION]
+    assert start.obj["metadata"]["resourceVersion"] == "5"  # the write is guarded by the cached copy
+
+
+def test_eviction_suspends_it_and_restores_the_templates_the_workload_recorded() -> None:
+    job = RayObject(raycluster())
+    wl = admitted(job.workload_name(), [("head", "cpu", 1), ("small", "cpu", 2), ("big", "gpu", 1)])
+    started = reconcile(job, wl, FLAVORS)[0].obj
+    evicted = {"metadata": wl["metadata"], "spec": job.build_workload()["spec"],
+               "status": {"conditions": [{"type": "QuotaReserved", "status": "False"},
+                                         {"type": "Evicted", "status": "True"}]}}
+    (restore, note) = reconcile(RayObject(started), evicted, FLAVORS)
+    assert isinstance(restore, Replace) and restore.obj is None and restore.change is not None
+    restored = restore.change(copy.deepcopy(started))
+    assert restored["spec"] == raycluster()["spec"]  # suspended, every template as created
+    # already suspended: nothing more to do
+    assert reconcile(RayObject(restored), evicted, FLAVORS) == []
+
+
+def test_pods_ready_follows_the_cluster_state_and_a_raycluster_never_finishes() -> None:
+    running = raycluster(suspend=False)
+    job = RayObject(running)
+    wl = admitted(job.workload_name(), [("head", "cpu", 1), ("small", "cpu", 2), ("big", "cpu", 1)])
+    assert reconcile(job, wl, FLAVORS) == []  # state not ready, PodsReady not shown: nothing to write
+    running["status"] = {"state": "ready"}
+    (ready,) = reconcile(RayObject(running), wl, FLAVORS)
+    assert ready == WorkloadConditions("ns", job.workload_name(), (
+        ("PodsReady", True, "PodsReady", "All pods reached readiness and the workload is running"),))
+    running["status"] = {"state": "failed", "reason": "boom"}
+    assert RayObject(running).finished() == (False, False, "")
+
+
+def test_wrong_number_of_infos_is_refused() -> None:
+    with pytest.raises(batch.PodSetInfoError, match="expecting 3 podsets, got 1"):
+        with_pod_sets_info(raycluster(), [batch.pod_set_info_from_flavors([], name="head")], restore=False)
+
+
+# ---- RayJob ------------------------------------------------------------------------------------------
+
+
+def test_a_rayjob_starts_with_its_submitter_template_and_finishes_with_its_deployment() -> None:
+    """K8sJobMode with a submitterPodTemplate: four pod sets; the submitter's template gets the
+    flavor too. jobDeploymentStatus Complete with jobStatus SUCCEEDED finishes the Workload as
+    Succeeded with the RayJob's message."""
+    job_obj = rayjob(submitterPodTemplate=_template("500m", restartPolicy="Never"))
+    job = RayObject(job_obj)
+    assert job.workload_name().startswith("rayjob-rj-")
+    pod_sets = job.build_workload()["spec"]["podSets"]
+    assert [(p["name"], p["count"]) for p in pod_sets] == [("head", 1), ("small", 2), ("big", 1), ("submitter", 1)]
+    wl = admitted(job.workload_name(), [("head", "cpu", 1), ("small", "cpu", 2), ("big", "cpu", 1),
+                                        ("submitter", "gpu", 1)])
+    start = reconcile(job, wl, FLAVORS)[0].obj
+    assert start["spec"]["suspend"] is False
+    assert start["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["nodeSelector"] == {"pool": "cpu"}
+    assert start["spec"]["submitterPodTemplate"]["spec"]["nodeSelector"] == {"gpu": "h100"}
+    assert start["spec"]["submitterPodTemplate"]["spec"]["tolerations"] == [TOLERATION]
+
+    start["status"] = {"jobDeploymentStatus": "Running", "rayClusterStatus": {"state": "ready"}}
+    (ready,) = reconcile(RayObject(start), wl, FLAVORS)
+    assert isinstance(ready, WorkloadConditions) and ready.conditions[0][:2] == ("PodsReady", True)
+    start["status"] = {"jobDeploymentStatus": "Complete", "jobStatus": "SUCCEEDED", "message": "all done"}
+    (finish,) = reconcile(RayObject(start), wl, FLAVORS)
+    assert finish == WorkloadConditions("ns", job.workload_name(), (("Finished", True, "Succeeded", "all done"),))
+
+
+def test_a_failed_rayjob_finishes_its_workload_as_failed() -> None:
+    job = RayObject(rayjob(suspend=False, status={"jobDeploymentStatus": "Failed", "jobStatus": "FAILED",
+                                                  "message": "exit 1"}))
+    assert job.finished() == (True, False, "exit 1")
+    # Running is not finished whatever the job's status
+    assert RayObject(rayjob(status={"jobDeploymentStatus": "Running", "jobStatus": "SUCCEEDED"})).finished() == (
+        False, False, "")
+
+
+def test_the_default_submitter_has_no_template_to_carry_the_admission() -> None:
+    """No submitterPodTemplate: the submitter pod set is KubeRay's default, so its info is used by
+    nothing, and the RayJob's spec gains no submitterPodTemplate."""
+    job = RayObject(rayjob())
+    wl = admitted(job.workload_name(), [("head", "cpu", 1), ("small", "cpu", 2), ("big", "cpu", 1),
+                                        ("submitter", "gpu", 1)])
+    start = reconcile(job, wl, FLAVORS)[0].obj
+    assert "submitterPodTemplate" not in start["spec"]
+    # HTTPMode: no submitter pod set at all, three infos
+    http = RayObject(rayjob(submissionMode="HTTPMode"))
+    assert [p["name"] for p in http.build_workload()["spec"]["podSets"]] == ["head", "small", "big"]
+
+
+# ---- who is managed, the webhook, the controller's keys ------------------------------------------------
+
+
+def test_managed_needs_a_queue_and_not_a_rayjob_owner() -> None:
+    assert is_managed(raycluster(), False)
+    unlabelled = raycluster(labels={})
+    assert not is_managed(unlabelled, False) and is_managed(unlabelled, True)
+    owned = raycluster(ownerReferences=[{"apiVersion": "ray.io/v1", "kind": "RayJob", "name": "rj",
+                                         "uid": "u2", "controller": True}])
+    assert not is_managed(owned, True)
+    selector_only = rayjob(clusterSelector={"ray.io/cluster": "shared"})
+    del selector_only["spec"]["rayClusterSpec"]
+    assert not is_managed(selector_only, True)
+
+
+def _review(obj: dict[str, Any], operation: str = "CREATE") -> dict[str, Any]:
+    return {"uid": "r1", "operation": operation, "namespace": "ns", "object": obj}
+
+
+def _patch(response: dict[str, Any]) -> list[dict[str, Any]] | None:
+    return json.loads(base64.b64decode(response["patch"])) if "patch" in response else None
+
+
+@pytest.mark.parametrize("kind,framework,make", [("RayCluster", "ray.io/raycluster", lambda: raycluster(None)),
+                                                 ("RayJob", "ray.io/rayjob", lambda: rayjob(False))])
+def test_the_webhook_suspends_a_managed_ray_object_on_create(kind: str, framework: str, make) -> None:
+    mutate = admission.mutator(kind, (framework,), False)
+    out = mutate(_review(make()))
+    assert out["allowed"] and _patch(out) == [{"op": "add", "path": "/spec/suspend", "value": True}]
+    assert _patch(mutate(_review(make(), "UPDATE"))) is None
+    unlabelled = make()
+    unlabelled["metadata"]["labels"] = {}
+    assert _patch(mutate(_review(unlabelled))) is None
+    assert _patch(admission.mutator(kind, (framework,), True)(_review(unlabelled))) == [
+        {"op": "add", "path": "/spec/suspend", "value": True}]
+    # the integration off: let through as sent
+    assert _patch(admission.mutator(kind, ("batch/job",), True)(_review(make()))) is None
+
+
+def test_the_webhook_leaves_a_rayjobs_own_cluster_alone() -> None:
+    owned = raycluster(None, ownerReferences=[{"apiVersion": "ray.io/v1", "kind": "RayJob", "name": "rj",
+                                               "uid": "u2", "controller": True}])
+    out = admission.mutator("RayCluster", ("ray.io/raycluster", "ray.io/rayjob"), True)(_review(owned))
+    assert out["allowed"] and _patch(out) is None
+
+
+def test_ray_hooks_are_registered_only_for_their_frameworks() -> None:
+    assert [h.name for h in names.mutating_for(("batch/job",))] == ["mjob.kb.io"]
+    assert [h.path for h in names.mutating_for(("ray.io/raycluster", "ray.io/rayjob"))] == [
+        "/mutate-batch-v1-job", "/mutate-ray-io-v1-raycluster", "/mutate-ray-io-v1-rayjob"]
+
+
+def test_ray_keys_find_the_object_and_the_workloads_owner() -> None:
+    store = {"ns/rc": raycluster(), "ns/plain": raycluster(labels={})}
+    keys = RayKeys("RayCluster", store, manage_without_queue_name=False)
+    found = keys.load("ns/rc")
+    assert isinstance(found, RayObject) and found.describe() == "RayCluster ns/rc"
+    assert keys.load("ns/plain") is None and keys.load("ns/missing") is None
+    wl = {"metadata": {"namespace": "ns", "ownerReferences": [
+        {"apiVersion": "ray.io/v1", "kind": "RayCluster", "name": "rc"},
+        {"apiVersion": "ray.io/v1", "kind": "RayJob", "name": "rj"},
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "j"}]}}
+    assert keys.keys_for_workload(wl) == ["ns/rc"]
+    assert RayKeys("RayJob", {}, False).keys_for_workload(wl) == ["ns/rj"]
