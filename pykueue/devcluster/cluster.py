@@ -3,7 +3,9 @@
 Tier 1 is etcd and kube-apiserver (RBAC and admission webhooks on): what upstream Kueue's integration
 tests run on. Tier 2 adds kube-controller-manager (Job, garbage-collector, namespace and
 service-account controllers among its defaults), kube-scheduler, and kwok, which fakes the kubelets of
-the nodes the caller declares and moves their pods Pending -> Running -> Succeeded.
+the nodes the caller declares and moves their pods Pending -> Running -> Succeeded. Tier 2 takes
+addons: ``ray`` installs KubeRay's CRDs and runs its operator (``pykueue.devcluster.kuberay``) as one
+more process against the cluster, so RayClusters and RayJobs get real head and worker Pods.
 
 Every process is recorded in `DIR/cluster.json` as it starts, so `stop()` (or `pykueue dev-cluster
 down` from another process) ends exactly what was started, even after a failed start.
@@ -31,14 +33,15 @@ from typing import Any
 
 import yaml
 
-from pykueue.devcluster import binaries, pki
+from pykueue.devcluster import binaries, kuberay, pki
 
 STAGES = Path(__file__).with_name("kwok-stages.yaml")
 STATE_FILE = "cluster.json"
 FAKE_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 DEFAULT_CAPACITY = {"cpu": "32", "memory": "256Gi", "pods": "110"}
+ADDONS = ("ray",)
 # Reverse start order: the processes that depend on the API server go first.
-STOP_ORDER = ("kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd")
+STOP_ORDER = ("ray-operator", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd")
 
 
 def stages_for(pod_run_time: float) -> str:
@@ -158,6 +161,7 @@ class DevCluster:
     etcd_data: str | None = None
     apiserver_flags: tuple[str, ...] = ()  # appended last, so they override (benchmarks: profiling)
     pod_run_time: float = 0.0  # tier 2: seconds a Job's pod runs before kwok completes it (see stages_for)
+    addons: tuple[str, ...] = ()  # tier 2: extra operators started with the cluster (ADDONS)
     _children: list[subprocess.Popen] = field(default_factory=list)
 
     @property
@@ -184,7 +188,10 @@ class DevCluster:
         """
         if self.tier not in (1, 2):
             raise ClusterError(f"tier must be 1 or 2, not {self.tier}")
+        check_addons(self.addons, self.tier)
         self.bin_dir = self.bin_dir or binaries.ensure()
+        if "ray" in self.addons:
+            kuberay.ensure()  # built before anything starts: a failed build leaves nothing running
         self.directory.mkdir(parents=True, exist_ok=True)
         existing = self.directory / STATE_FILE
         if existing.exists() and any(p.alive() for p in DevCluster.load(self.directory).processes):
@@ -197,17 +204,19 @@ class DevCluster:
             self._start_apiserver(certs, detach, deadline)
             if self.tier == 2:
                 self._start_tier2(certs, nodes if nodes is not None else default_nodes(), detach, deadline)
+            if "ray" in self.addons:
+                self.start_ray(detach=detach, timeout=max(1.0, deadline - time.monotonic()))
         except BaseException:
             self.stop()
             raise
         return self
 
-    def _spawn(self, name: str, args: list[str], detach: bool) -> Process:
+    def _spawn(self, name: str, args: list[str], detach: bool, binary: Path | None = None) -> Process:
         assert self.bin_dir is not None
         log = self.directory / "logs" / f"{name}.log"
         with open(log, "ab") as out:
             child = subprocess.Popen(
-                [str(self.bin_dir / name), *args],
+                [str(binary or self.bin_dir / name), *args],
                 stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=self.directory,
                 start_new_session=True, preexec_fn=None if detach else die_with_parent,
             )
@@ -340,6 +349,30 @@ class DevCluster:
         self._wait(kcm, lambda: self.kubectl("get", "serviceaccount", "default", check=False).returncode == 0,
                    deadline)
 
+    def start_ray(self, *, detach: bool = False, timeout: float = 90.0) -> Process:
+        """The ``ray`` addon on a running tier-2 cluster: KubeRay's CRDs installed (server-side: the
+        RayJob CRD is too large for the last-applied annotation), then its operator started against
+        the admin kubeconfig, without leader election, on loopback ports; ready once its probe is."""
+        if self.tier != 2:
+            raise ClusterError("the ray addon needs a tier 2 cluster (its operator's Pods need kwok's nodes)")
+        home = kuberay.ensure()
+        deadline = time.monotonic() + timeout
+        crds = home / "crds"
+        self.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(crds))
+        self.kubectl("wait", "--for=condition=Established", *(f"crd/{n}" for n in kuberay.CRD_NAMES),
+                     f"--timeout={max(1, int(deadline - time.monotonic()))}s", timeout=timeout + 10)
+        probe, metrics = free_port(), free_port()
+        self.ports.update({"ray-operator": probe, "ray-operator-metrics": metrics})
+        proc = self._spawn(kuberay.BINARY, [
+            f"--kubeconfig={self.kubeconfig}",
+            f"--health-probe-bind-address=127.0.0.1:{probe}",
+            f"--metrics-addr=127.0.0.1:{metrics}",
+            "--enable-leader-election=false",
+            "--log-stdout-encoder=console",
+        ], detach, binary=home / "bin" / kuberay.BINARY)
+        self._wait(proc, lambda: _get(f"http://127.0.0.1:{probe}/readyz") == b"ok", deadline)
+        return proc
+
     def _stages_file(self) -> Path:
         """kwok's stages: the packaged ones, or a copy in the cluster's directory with the pods' run time."""
         if not self.pod_run_time:
@@ -415,6 +448,7 @@ class DevCluster:
             "binDir": str(self.bin_dir),
             "ports": self.ports,
             "etcdData": self.etcd_data,
+            "addons": list(self.addons),
             "processes": [vars(p) for p in self.processes],
         }
         tmp = self.directory / f".{STATE_FILE}.tmp"
@@ -435,24 +469,13 @@ class DevCluster:
             processes=[Process(**p) for p in state["processes"]],
             ports=state["ports"],
             etcd_data=state.get("etcdData"),
+            addons=tuple(state.get("addons") or ()),
         )
 
     def stop(self, grace: float = 5.0) -> list[str]:
         """End every recorded process (TERM, then KILL after `grace` seconds); return their names."""
         order = {name: i for i, name in enumerate(STOP_ORDER)}
-        stopped = []
-        for proc in sorted(self.processes, key=lambda p: order.get(p.name, -1)):
-            if proc.alive():
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(proc.pid, signal.SIGTERM)
-                limit = time.monotonic() + grace
-                while proc.alive() and time.monotonic() < limit:
-                    self._reap()
-                    time.sleep(0.05)
-                if proc.alive():
-                    with contextlib.suppress(ProcessLookupError):
-                        os.kill(proc.pid, signal.SIGKILL)
-                stopped.append(proc.name)
+        stopped = [p.name for p in sorted(self.processes, key=lambda p: order.get(p.name, -1)) if self._end(p, grace)]
         self._reap()
         if self.etcd_data:
             shutil.rmtree(self.etcd_data, ignore_errors=True)
@@ -460,9 +483,41 @@ class DevCluster:
             (self.directory / STATE_FILE).unlink()
         return stopped
 
+    def stop_ray(self, grace: float = 5.0) -> bool:
+        """Stop the ray addon's operator (its CRDs and objects stay); whether one was running."""
+        procs = [p for p in self.processes if p.name == kuberay.BINARY]
+        ended = [self._end(p, grace) for p in procs]
+        self.processes = [p for p in self.processes if p not in procs]
+        self.save()
+        return any(ended)
+
+    def _end(self, proc: Process, grace: float) -> bool:
+        """TERM, then KILL after `grace` seconds; whether it was running."""
+        if not proc.alive():
+            return False
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGTERM)
+        limit = time.monotonic() + grace
+        while proc.alive() and time.monotonic() < limit:
+            self._reap()
+            time.sleep(0.05)
+        if proc.alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(proc.pid, signal.SIGKILL)
+        return True
+
     def _reap(self) -> None:
         for child in self._children:
             child.poll()
+
+
+def check_addons(addons: tuple[str, ...] | list[str], tier: int) -> None:
+    """Known addons, and only on tier 2 (their operators create Pods, which need kwok's nodes)."""
+    unknown = [a for a in addons if a not in ADDONS]
+    if unknown:
+        raise ClusterError(f"unknown addon {', '.join(unknown)} (known: {', '.join(ADDONS)})")
+    if addons and tier != 2:
+        raise ClusterError(f"--addons {','.join(addons)} needs --tier 2 (the operators' Pods need kwok's nodes)")
 
 
 def _get(url: str, context: ssl.SSLContext | None = None) -> bytes:

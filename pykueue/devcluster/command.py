@@ -26,12 +26,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--pod-run-time", metavar="DURATION", default="0s",
                     help="tier 2: how long a Job's pod runs before kwok completes it (e.g. 30s, 2m; default 0s: at "
                          "once); a pod's annotation pod-complete.stage.kwok.x-k8s.io/delay still sets its own")
+    up.add_argument("--addons", default="", metavar="LIST",
+                    help="tier 2: comma-separated operators to run too; 'ray': KubeRay's CRDs and operator "
+                         "(built from its Go module on first use)")
     up.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for readiness")
     env = verbs.add_parser("env", help="print shell lines that set KUBECONFIG and put kubectl on PATH")
     env.add_argument("--dir", required=True, type=Path)
     down = verbs.add_parser("down", help="stop every process the cluster started")
     down.add_argument("--dir", required=True, type=Path)
-    verbs.add_parser("build", help="build (or reuse) the binaries and print their directory")
+    build = verbs.add_parser("build", help="build (or reuse) the binaries and print their directory")
+    build.add_argument("--addons", default="", metavar="LIST", help="also build these addons ('ray')")
 
 
 def _run_time(text: str) -> float:
@@ -47,13 +51,22 @@ def _run_time(text: str) -> float:
     return seconds
 
 
+def _addons(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(a.strip() for a in text.split(",") if a.strip()))
+
+
 def run(args: argparse.Namespace) -> int:
     """Exit 0 on success, 2 with one `pykueue: error:` line otherwise."""
-    from pykueue.devcluster.cluster import ClusterError, DevCluster, load_nodes  # needs cryptography
+    from pykueue.devcluster import kuberay
+    from pykueue.devcluster.cluster import ClusterError, DevCluster, check_addons, load_nodes  # cryptography
 
     try:
         if args.verb == "build":
+            addons = _addons(args.addons)
+            check_addons(addons, 2)
             print(binaries.ensure())
+            if "ray" in addons:
+                print(kuberay.ensure())
         elif args.verb == "up":
             if args.nodes and args.tier != 2:
                 raise ClusterError("--nodes needs --tier 2 (tier 1 has no kubelets, fake or real)")
@@ -61,7 +74,9 @@ def run(args: argparse.Namespace) -> int:
             run_time = _run_time(args.pod_run_time)
             if run_time and args.tier != 2:
                 raise ClusterError("--pod-run-time needs --tier 2 (tier 1 runs no pods)")
-            cluster = DevCluster(args.dir.resolve(), tier=args.tier, pod_run_time=run_time)
+            addons = _addons(args.addons)
+            check_addons(addons, args.tier)
+            cluster = DevCluster(args.dir.resolve(), tier=args.tier, pod_run_time=run_time, addons=addons)
             cluster.start(nodes, detach=True, timeout=args.timeout)
             print(cluster.kubeconfig)
         elif args.verb == "env":
