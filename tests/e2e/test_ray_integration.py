@@ -1,0 +1,226 @@
+"""RayCluster and RayJob live, on the tier-2 cluster with KubeRay's real operator (the ``ray`` addon,
+built from its Go module): Kueue suspends them on create, admission starts them on the flavor's nodes,
+KubeRay makes the head and worker Pods, kwok runs them.
+
+The module starts the addon on the session's cluster and, as the pod integration's module does, stops
+the session's controller and runs its own with the Ray integrations and its webhooks on; afterwards
+the operator stops and the session's controller runs again. No Ray runs on kwok's fake nodes, so a
+RayJob's submitter Job completes (kwok completes a Job's Pods) without any Ray job behind it: KubeRay
+then fails the RayJob once its grace period (30 s) is over, and its Workload finishes Failed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import yaml
+
+from pykueue.controller.webhooks import local, names
+from pykueue.devcluster.cluster import free_port
+from pykueue.manifests import crds
+from tests.e2e.conftest import Kueue, condition, eventually, is_true
+from tests.e2e.test_controller import GPU_FLAVOR, cluster_queue, local_queue
+
+pytestmark = pytest.mark.e2e
+GPU_NODE = "gpu-h100-0"
+GPU_SELECTOR = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+          "integrations": {"frameworks": ["batch/job", "ray.io/raycluster", "ray.io/rayjob"]}}
+
+
+@pytest.fixture(scope="module")
+def ray_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
+    cluster = kueue.cluster
+    started = time.monotonic()
+    cluster.start_ray(timeout=180)
+    print(f"\nray addon (CRDs + operator) ready in {time.monotonic() - started:.1f} s")
+    directory = tmp_path_factory.mktemp("ray-integration")
+    config = directory / "config.yaml"
+    config.write_text(yaml.safe_dump(CONFIG))
+    kueue.stop()
+    mine = Kueue(cluster, directory / "controller.log", args=(
+        f"--webhook-port={free_port()}", f"--webhook-cert-dir={directory / 'certs'}"))
+    try:
+        mine.start(config, ready=b"webhooks registered")
+        eventually(lambda: b"controller ready" in mine.log.read_bytes(), 60, what="controller ready")
+        yield mine
+    finally:
+        mine.stop()  # removes the configurations it registered
+        print("\n--- ray-integration controller log (tail) ---\n" + mine._tail(lines=30))
+        operator_log = cluster.directory / "logs" / "ray-operator.log"
+        print("\n--- ray-operator log (tail) ---\n" + "\n".join(
+            operator_log.read_text(errors="replace").splitlines()[-15:]))
+        cluster.stop_ray()
+        for kind, name in zip(("mutatingwebhookconfiguration", "validatingwebhookconfiguration"),
+                              names.configuration_names(names.SERVICE), strict=True):
+            cluster.kubectl("delete", kind, name, "--ignore-not-found", check=False)
+        service = json.dumps([{"op": "replace", "path": "/spec/conversion/webhook/clientConfig",
+                               "value": crds.conversion()["webhook"]["clientConfig"]}])
+        for plural in names.CONVERTED_PLURALS:
+            cluster.kubectl("patch", "crd", names.crd_name(plural), "--type=json", "-p", service, check=False)
+        kueue.start()
+
+
+def _template(cpu: str, container: str = "ray") -> dict[str, Any]:
+    return {"spec": {"containers": [{"name": container, "image": "rayproject/ray:2.41.0",
+                                     "resources": {"requests": {"cpu": cpu}, "limits": {"cpu": cpu}}}]}}
+
+
+def _cluster_spec(head_cpu: str, worker_cpu: str, workers: int) -> dict[str, Any]:
+    return {"headGroupSpec": {"rayStartParams": {}, "template": _template(head_cpu)},
+            "workerGroupSpecs": [{"groupName": "workers", "replicas": workers, "minReplicas": workers,
+                                  "maxReplicas": workers, "rayStartParams": {}, "template": _template(worker_cpu)}]}
+
+
+def raycluster(name: str, ns: str, head_cpu: str = "1", worker_cpu: str = "1", workers: int = 1,
+               priority_class: str | None = None) -> dict[str, Any]:
+    spec = _cluster_spec(head_cpu, worker_cpu, workers)
+    if priority_class:
+        for template in (spec["headGroupSpec"]["template"], spec["workerGroupSpecs"][0]["template"]):
+            template["spec"]["priorityClassName"] = priority_class
+    return {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+            "metadata": {"name": name, "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+            "spec": spec}
+
+
+def rayjob(name: str, ns: str) -> dict[str, Any]:
+    """Head 1 cpu, one 1 cpu worker, and a 1 cpu submitter of its own (KubeRay's default one asks
+    for memory, which the test queues do not cover)."""
+    return {"apiVersion": "ray.io/v1", "kind": "RayJob",
+            "metadata": {"name": name, "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+            "spec": {"entrypoint": "python -c 'print(1)'", "shutdownAfterJobFinishes": True,
+                     "rayClusterSpec": _cluster_spec("1", "1", 1),
+                     "submitterPodTemplate": {"spec": {"restartPolicy": "Never", **_template(
+                         "1", "ray-job-submitter")["spec"]}}}}
+
+
+def as_created(kueue: Kueue, obj: dict[str, Any]) -> dict[str, Any]:
+    """The object as the API server would store it, webhooks applied (a server-side dry run: the real
+    one may be admitted and started before a read could see it suspended)."""
+    out = kueue.cluster.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", input=json.dumps(obj)).stdout
+    return json.loads(out)
+
+
+def workload_for(kueue: Kueue, ns: str, kind: str, owner: str) -> dict[str, Any] | None:
+    for wl in kueue.items("workloads.kueue.x-k8s.io", ns):
+        if any(o.get("kind") == kind and o.get("name") == owner for o in wl["metadata"].get("ownerReferences") or []):
+            return wl
+    return None
+
+
+def ray_pods(kueue: Kueue, ns: str, cluster: str) -> list[dict[str, Any]]:
+    out = kueue.cluster.kubectl("get", "pods", "-n", ns, "-l", f"ray.io/cluster={cluster}", "-o", "json").stdout
+    return json.loads(out)["items"]
+
+
+def running_on_gpu(kueue: Kueue, ns: str, cluster: str, count: int) -> list[dict[str, Any]] | None:
+    """The cluster's Pods when ``count`` of them run on the H100 node."""
+    found = [p for p in ray_pods(kueue, ns, cluster) if not p["metadata"].get("deletionTimestamp")]
+    running = [p for p in found if p["spec"].get("nodeName") == GPU_NODE
+               and (p.get("status") or {}).get("phase") == "Running"]
+    return found if len(running) == count == len(found) else None
+
+
+def gpu_queue(kueue: Kueue, ns: str, cpu: str, preemption: str = "{}") -> None:
+    kueue.apply(GPU_FLAVOR)
+    kueue.apply(cluster_queue(ns, cpu, flavor="gpu-h100", preemption=preemption))
+    kueue.apply(local_queue(ns, ns))
+
+
+def test_raycluster_admitted_runs_on_its_flavor_and_one_over_quota_waits(ray_kueue: Kueue, ns: str) -> None:
+    """3 cpu on the H100 flavor. A RayCluster of a 1 cpu head and two 1 cpu workers is created
+    suspended, admitted, started with the flavor's node selector and toleration in both templates;
+    KubeRay makes its head and two workers, which run on the H100 node, and once KubeRay reports the
+    cluster ready its Workload is PodsReady. A second one (2 cpu) stays suspended, without Pods, with
+    its Workload's message."""
+    gpu_queue(ray_kueue, ns, "3")
+    assert as_created(ray_kueue, raycluster("first", ns, workers=2))["spec"]["suspend"] is True  # the webhook's
+    ray_kueue.apply([raycluster("first", ns, workers=2)])
+    pods = eventually(lambda: running_on_gpu(ray_kueue, ns, "first", 3), 120, what="head and 2 workers on the H100 node")
+    assert sorted(p["metadata"]["labels"]["ray.io/node-type"] for p in pods) == ["head", "worker", "worker"]
+    for p in pods:
+        assert p["spec"]["nodeSelector"] == GPU_SELECTOR
+        assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in p["spec"]["tolerations"]
+    wl = workload_for(ray_kueue, ns, "RayCluster", "first")
+    assert wl is not None and wl["metadata"]["name"].startswith("raycluster-first-")
+    assert [(p["name"], p["count"]) for p in wl["spec"]["podSets"]] == [("head", 1), ("workers", 2)]
+    eventually(lambda: is_true(workload_for(ray_kueue, ns, "RayCluster", "first"), "PodsReady"), 90,
+               what="PodsReady from the cluster's ready state")
+
+    ray_kueue.apply([raycluster("second", ns, workers=1)])
+    message = eventually(lambda: (c := condition(workload_for(ray_kueue, ns, "RayCluster", "second"),
+                                                 "QuotaReserved")) and c["status"] == "False" and c["message"],
+                         60, what="second's pending message")
+    assert "insufficient unused quota for cpu in flavor gpu-h100, 2 more needed" in message
+    assert ray_kueue.get("raycluster.ray.io", "second", ns)["spec"]["suspend"] is True
+    assert ray_pods(ray_kueue, ns, "second") == []
+
+
+def test_preempted_raycluster_is_suspended_restored_and_its_pods_go(ray_kueue: Kueue, ns: str) -> None:
+    """Priority preemption in a 2 cpu queue: the low RayCluster (head + worker) runs; the high one
+    evicts it: low is suspended again with its templates as created (no flavor selector), KubeRay
+    deletes its Pods, and high's Pods run on the H100 node."""
+    ray_kueue.apply(f"""
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {{name: {ns}-low}}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {{name: {ns}-high}}
+value: 1000
+""")
+    gpu_queue(ray_kueue, ns, "2", preemption="{withinClusterQueue: LowerPriority}")
+    ray_kueue.apply([raycluster("low", ns, priority_class=f"{ns}-low")])
+    eventually(lambda: running_on_gpu(ray_kueue, ns, "low", 2), 120, what="low running")
+    ray_kueue.apply([raycluster("high", ns, priority_class=f"{ns}-high")])
+    eventually(lambda: running_on_gpu(ray_kueue, ns, "high", 2), 120, what="high running")
+    low = eventually(lambda: (o := ray_kueue.get("raycluster.ray.io", "low", ns)) and o["spec"].get("suspend") and o,
+                     60, what="low suspended")
+    assert "nodeSelector" not in low["spec"]["headGroupSpec"]["template"]["spec"]
+    assert "nodeSelector" not in low["spec"]["workerGroupSpecs"][0]["template"]["spec"]
+    eventually(lambda: ray_pods(ray_kueue, ns, "low") == [], 90, what="low's pods deleted by KubeRay")
+    assert not is_true(workload_for(ray_kueue, ns, "RayCluster", "low"), "Admitted")
+    events = json.loads(ray_kueue.cluster.kubectl("get", "events", "-n", ns, "-o", "json").stdout)["items"]
+    assert any(e.get("reason") == "Preempted" and e["involvedObject"]["name"].startswith("raycluster-low-")
+               for e in events)
+
+
+def test_rayjob_admitted_runs_its_cluster_and_finishes(ray_kueue: Kueue, ns: str) -> None:
+    """A RayJob (head, worker, submitter: 3 cpu) in a 3 cpu queue: created suspended, admitted, KubeRay
+    makes its RayCluster (owned by the RayJob, so neither suspended nor queued on its own) whose head
+    and worker run on the H100 node, then the submitter Job; with no Ray behind it KubeRay fails the
+    RayJob after its grace period, and the Workload finishes Failed with KubeRay's message."""
+    gpu_queue(ray_kueue, ns, "3")
+    assert as_created(ray_kueue, rayjob("job", ns))["spec"]["suspend"] is True
+    ray_kueue.apply([rayjob("job", ns)])
+    wl = eventually(lambda: workload_for(ray_kueue, ns, "RayJob", "job"), 60, what="the RayJob's workload")
+    assert [p["name"] for p in wl["spec"]["podSets"]] == ["head", "workers", "submitter"]
+    name = eventually(lambda: ((ray_kueue.get("rayjob.ray.io", "job", ns) or {}).get("status") or {}).get(
+        "rayClusterName"), 90, what="KubeRay's cluster for the job")
+    pods = eventually(lambda: running_on_gpu(ray_kueue, ns, name, 2), 120, what="the job's head and worker running")
+    assert all(p["spec"]["nodeSelector"] == GPU_SELECTOR for p in pods)
+    assert workload_for(ray_kueue, ns, "RayCluster", name) is None  # the RayJob's Workload stands for it
+    own = ray_kueue.get("raycluster.ray.io", name, ns)
+    assert own is not None and not own["spec"].get("suspend")
+    finished = eventually(lambda: (w := workload_for(ray_kueue, ns, "RayJob", "job")) and is_true(w, "Finished") and w,
+                          150, what="the RayJob's workload finished")
+    cond = condition(finished, "Finished")
+    job = ray_kueue.get("rayjob.ray.io", "job", ns)
+    assert job["status"]["jobDeploymentStatus"] == "Failed"
+    assert cond["reason"] == "Failed" and cond["message"] == job["status"]["message"]
+
+
+def test_ray_hooks_registered_for_the_configured_frameworks(ray_kueue: Kueue) -> None:
+    """The controller registered a suspend-on-create hook for each Ray kind it queues (names.mutating_for)."""
+    mutating, _ = names.configuration_names(names.SERVICE)
+    config = ray_kueue.get("mutatingwebhookconfiguration", mutating)
+    assert config is not None and local.is_ours(config)
+    assert [w["name"] for w in config["webhooks"]] == [h.name for h in names.mutating_for(
+        tuple(CONFIG["integrations"]["frameworks"]))]
+    assert [w["name"] for w in config["webhooks"]] == ["mjob.kb.io", "mraycluster.kb.io", "mrayjob.kb.io"]
