@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -174,14 +175,19 @@ def _build(go: str, tool: GoTool, wanted: list[tuple[str, str]], target: Path, l
     print(f"pykueue: built {names} in {time.monotonic() - started:.0f} s", file=log, flush=True)
 
 
-def main() -> int:
-    """`python -m pykueue.devcluster.binaries`: build or reuse, print the directory."""
+def report(build: Callable[[], Path]) -> int:
+    """A build's command line: build or reuse, print where; exit 2 with one line when it cannot."""
     try:
-        print(ensure())
+        print(build())
     except BuildError as exc:
         print(f"pykueue: error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def main() -> int:
+    """`python -m pykueue.devcluster.binaries`: build or reuse, print the directory."""
+    return report(ensure)
 
 
 if __name__ == "__main__":

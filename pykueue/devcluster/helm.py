@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pykueue.devcluster.binaries import MIN_GO, REPO_ROOT, BuildError, _go, cache_root
+from pykueue.devcluster.binaries import MIN_GO, REPO_ROOT, BuildError, _go, cache_root, report
 
 MODULE_DIR = REPO_ROOT / "hack" / "helm"
 MODULE = "helm.sh/helm/v3"
@@ -107,12 +107,7 @@ def ensure(log=sys.stderr) -> Path:
 
 def main() -> int:
     """`python -m pykueue.devcluster.helm`: build or reuse, print the path."""
-    try:
-        print(ensure())
-    except BuildError as exc:
-        print(f"pykueue: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return report(ensure)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from pykueue.devcluster.binaries import MODULES_DIR, BuildError, GoTool, _go, cache_root, pinned_version
+from pykueue.devcluster.binaries import (
+    MODULES_DIR,
+    BuildError,
+    GoTool,
+    _go,
+    cache_root,
+    pinned_version,
+    report,
+)
 
 MODULE_DIR = MODULES_DIR / "kuberay"
 MODULE = "github.com/ray-project/kuberay/ray-operator"
@@ -97,12 +105,7 @@ def _build(go: str, target: Path, pinned: str, log) -> None:
 
 def main() -> int:
     """`python -m pykueue.devcluster.kuberay`: build or reuse, print the directory."""
-    try:
-        print(ensure())
-    except BuildError as exc:
-        print(f"pykueue: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return report(ensure)
 
 
 if __name__ == "__main__":

@@ -117,6 +117,29 @@ def forget_local_webhooks(cluster: DevCluster) -> None:
         cluster.kubectl("patch", "crd", names.crd_name(plural), "--type=json", "-p", service, check=False)
 
 
+@contextlib.contextmanager
+def controller_with_webhooks(kueue: Kueue, directory: Path, config: dict[str, Any], label: str) -> Iterator[Kueue]:
+    """The session's controller stopped and the module's own run instead, with ``config`` (a
+    Configuration) and its webhooks registered for its loopback URL; afterwards what it registered is
+    undone (``forget_local_webhooks``) and the session's controller runs again."""
+    from pykueue.devcluster.cluster import free_port
+
+    path = directory / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    kueue.stop()
+    mine = Kueue(kueue.cluster, directory / "controller.log", args=(
+        f"--webhook-port={free_port()}", f"--webhook-cert-dir={directory / 'certs'}"))
+    try:
+        mine.start(path, ready=b"webhooks registered")
+        eventually(lambda: b"controller ready" in mine.log.read_bytes(), 60, what="controller ready")
+        yield mine
+    finally:
+        mine.stop()  # removes the configurations it registered
+        print(f"\n--- {label} controller log (tail) ---\n" + mine._tail(lines=30))
+        forget_local_webhooks(kueue.cluster)
+        kueue.start()
+
+
 def condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
     for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
         if cond.get("type") == kind:

@@ -20,9 +20,8 @@ import pytest
 import yaml
 
 from pykueue.controller.webhooks import local, names
-from pykueue.devcluster.cluster import free_port
 from pykueue.jobs import pods as pod_rules
-from tests.e2e.conftest import Kueue, condition, eventually, forget_local_webhooks, is_true
+from tests.e2e.conftest import Kueue, condition, controller_with_webhooks, eventually, is_true
 from tests.e2e.test_controller import GPU_FLAVOR, cluster_queue, local_queue, priority_classes
 
 pytestmark = pytest.mark.e2e
@@ -33,22 +32,8 @@ CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"
 
 @pytest.fixture(scope="module")
 def pod_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
-    cluster = kueue.cluster
-    directory = tmp_path_factory.mktemp("pod-integration")
-    config = directory / "config.yaml"
-    config.write_text(yaml.safe_dump(CONFIG))
-    kueue.stop()
-    mine = Kueue(cluster, directory / "controller.log", args=(
-        f"--webhook-port={free_port()}", f"--webhook-cert-dir={directory / 'certs'}"))
-    try:
-        mine.start(config, ready=b"webhooks registered")
-        eventually(lambda: b"controller ready" in mine.log.read_bytes(), 60, what="controller ready")
+    with controller_with_webhooks(kueue, tmp_path_factory.mktemp("pod-integration"), CONFIG, "pod-integration") as mine:
         yield mine
-    finally:
-        mine.stop()  # removes the configurations it registered
-        print("\n--- pod-integration controller log (tail) ---\n" + mine._tail(lines=30))
-        forget_local_webhooks(cluster)
-        kueue.start()
 
 
 def pod(name: str, namespace: str, cpu: str, *, priority_class: str | None = None,

@@ -17,13 +17,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import yaml
 
 from pykueue.controller.webhooks import local, names
-from pykueue.devcluster.cluster import free_port
-from pykueue.manifests import crds
-from tests.e2e.conftest import Kueue, condition, eventually, is_true
-from tests.e2e.test_controller import GPU_FLAVOR, cluster_queue, local_queue
+from tests.e2e.conftest import Kueue, condition, controller_with_webhooks, eventually, is_true
+from tests.e2e.test_controller import GPU_FLAVOR, cluster_queue, local_queue, priority_classes
 
 pytestmark = pytest.mark.e2e
 GPU_NODE = "gpu-h100-0"
@@ -38,31 +35,15 @@ def ray_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterato
     started = time.monotonic()
     cluster.start_ray(timeout=180)
     print(f"\nray addon (CRDs + operator) ready in {time.monotonic() - started:.1f} s")
-    directory = tmp_path_factory.mktemp("ray-integration")
-    config = directory / "config.yaml"
-    config.write_text(yaml.safe_dump(CONFIG))
-    kueue.stop()
-    mine = Kueue(cluster, directory / "controller.log", args=(
-        f"--webhook-port={free_port()}", f"--webhook-cert-dir={directory / 'certs'}"))
     try:
-        mine.start(config, ready=b"webhooks registered")
-        eventually(lambda: b"controller ready" in mine.log.read_bytes(), 60, what="controller ready")
-        yield mine
+        with controller_with_webhooks(kueue, tmp_path_factory.mktemp("ray-integration"), CONFIG,
+                                      "ray-integration") as mine:
+            yield mine
     finally:
-        mine.stop()  # removes the configurations it registered
-        print("\n--- ray-integration controller log (tail) ---\n" + mine._tail(lines=30))
         operator_log = cluster.directory / "logs" / "ray-operator.log"
         print("\n--- ray-operator log (tail) ---\n" + "\n".join(
-            operator_log.read_text(errors="replace").splitlines()[-15:]))
+            operator_log.read_text(errors="replace").splitlines()[-5:]))
         cluster.stop_ray()
-        for kind, name in zip(("mutatingwebhookconfiguration", "validatingwebhookconfiguration"),
-                              names.configuration_names(names.SERVICE), strict=True):
-            cluster.kubectl("delete", kind, name, "--ignore-not-found", check=False)
-        service = json.dumps([{"op": "replace", "path": "/spec/conversion/webhook/clientConfig",
-                               "value": crds.conversion()["webhook"]["clientConfig"]}])
-        for plural in names.CONVERTED_PLURALS:
-            cluster.kubectl("patch", "crd", names.crd_name(plural), "--type=json", "-p", service, check=False)
-        kueue.start()
 
 
 def _template(cpu: str, container: str = "ray") -> dict[str, Any]:
@@ -164,17 +145,7 @@ def test_preempted_raycluster_is_suspended_restored_and_its_pods_go(ray_kueue: K
     """Priority preemption in a 2 cpu queue: the low RayCluster (head + worker) runs; the high one
     evicts it: low is suspended again with its templates as created (no flavor selector), KubeRay
     deletes its Pods, and high's Pods run on the H100 node."""
-    ray_kueue.apply(f"""
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {{name: {ns}-low}}
-value: 10
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {{name: {ns}-high}}
-value: 1000
-""")
+    ray_kueue.apply(priority_classes(ns))
     gpu_queue(ray_kueue, ns, "2", preemption="{withinClusterQueue: LowerPriority}")
     ray_kueue.apply([raycluster("low", ns, priority_class=f"{ns}-low")])
     eventually(lambda: running_on_gpu(ray_kueue, ns, "low", 2), 120, what="low running")
