@@ -256,3 +256,14 @@ def test_ray_keys_find_the_object_and_the_workloads_owner() -> None:
         {"apiVersion": "batch/v1", "kind": "Job", "name": "j"}]}}
     assert keys.keys_for_workload(wl) == ["ns/rc"]
     assert RayKeys("RayJob", {}, False).keys_for_workload(wl) == ["ns/rj"]
+
+
+def test_an_object_upstreams_webhook_would_refuse_is_not_queued_and_says_why() -> None:
+    """No validating webhook for Ray here: autoscaling on a managed RayCluster is reported (a warning
+    naming the field) and nothing is written, so it stays as the mutating webhook left it, suspended."""
+    obj = raycluster()
+    obj["spec"]["enableInTreeAutoscaling"] = True
+    (note,) = reconcile(RayObject(obj), None, FLAVORS)
+    assert isinstance(note, Note) and note.warning and note.message == "cannot be queued"
+    assert note.fields["object"] == "RayCluster ns/rc"
+    assert note.fields["error"].startswith("spec.enableInTreeAutoscaling: Invalid value: true")
