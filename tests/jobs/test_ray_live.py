@@ -267,3 +267,19 @@ def test_an_object_upstreams_webhook_would_refuse_is_not_queued_and_says_why() -
     assert isinstance(note, Note) and note.warning and note.message == "cannot be queued"
     assert note.fields["object"] == "RayCluster ns/rc"
     assert note.fields["error"].startswith("spec.enableInTreeAutoscaling: Invalid value: true")
+
+
+def test_an_evicted_rayjob_is_suspended_with_every_template_restored() -> None:
+    """Head, workers and the submitterPodTemplate each get back what the Workload recorded: the big
+    group its own zone=a selector, the others none; no flavor toleration is left anywhere."""
+    created = rayjob(submitterPodTemplate=_template("500m", restartPolicy="Never"))
+    job = RayObject(created)
+    wl = admitted(job.workload_name(), [("head", "gpu", 1), ("small", "gpu", 2), ("big", "gpu", 1),
+                                        ("submitter", "gpu", 1)])
+    started = reconcile(job, wl, FLAVORS)[0].obj
+    started["status"] = {"jobDeploymentStatus": "Running"}
+    evicted = {"metadata": wl["metadata"], "spec": job.build_workload()["spec"],
+               "status": {"conditions": [{"type": "Evicted", "status": "True"}]}}
+    (restore, _) = reconcile(RayObject(started), evicted, FLAVORS)
+    restored = restore.change(copy.deepcopy(started))
+    assert restored["spec"] == created["spec"]
