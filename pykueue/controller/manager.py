@@ -337,8 +337,28 @@ class Controller:
         inf = self._informer(res, lambda t, o, n: None if t == DELETED else work.add(key_of(n or o)))
         self.ray_keys[kind].objects = inf.store
         sync = JobReconciler(self.kube, self.ray_keys[kind], workloads, flavors, self.priority_classes, self.clock)
-        return [supervise.start(f"informer-{res.plural}", inf.run),
+
+        async def watch() -> None:
+            await self._served(res)
+            await inf.run()
+        return [supervise.start(f"informer-{res.plural}", watch),
                 supervise.start(res.plural, lambda: work.run(sync.reconcile, self._job_error))]
+
+    async def _served(self, res: r.Resource) -> None:
+        """Return once the API server serves ``res``; until then say once, clearly, that its CRD is
+        missing (an integration whose operator is not installed waits for it, as upstream's does)."""
+        failures = 0
+        while True:
+            response = await self.kube.raw("GET", res.path(), query={"limit": 1})
+            async with response:
+                status = response.status
+            if status != 404:
+                return
+            if failures == 0:
+                log.warning("the integration waits for its CRD", extra={"fields": {
+                    "crd": f"{res.plural}.{res.group}", "kind": res.kind}})
+            await asyncio.sleep(supervise.retry_delay(failures, 1.0))
+            failures += 1
 
     def _enqueue_owner(self, workload: dict[str, Any]) -> None:
         for key in self.job_keys.keys_for_workload(workload):
