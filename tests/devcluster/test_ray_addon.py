@@ -24,7 +24,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.e2e
 def test_up_with_the_ray_addon_runs_the_operator_and_down_stops_it(tmp_path: Path) -> None:
     directory = tmp_path / "kc"
-    up = cli("up", "--tier", "2", "--addons", "ray", "--dir", str(directory))
+    up = cli("up", "--tier", "2", "--addons", "ray", "--dir", str(directory), "--timeout", "300")
     try:
         assert up.returncode == 0, up.stderr
         cluster = DevCluster.load(directory)
@@ -37,6 +37,8 @@ def test_up_with_the_ray_addon_runs_the_operator_and_down_stops_it(tmp_path: Pat
                    for crd in crds)
     finally:
         down = cli("down", "--dir", str(directory))
-    assert down.returncode == 0
-    assert down.stdout.startswith("stopped ray-operator, kwok, ")
+    log = directory / "logs" / "ray-operator.log"
+    tail = "\n".join(log.read_text(errors="replace").splitlines()[-10:]) if log.exists() else "(no log)"
+    assert down.returncode == 0, down.stderr
+    assert down.stdout.startswith("stopped ray-operator, kwok, "), f"{down.stdout}\n--- ray-operator log ---\n{tail}"
     assert not operator[0].alive()
