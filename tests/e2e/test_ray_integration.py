@@ -195,3 +195,37 @@ def test_ray_hooks_registered_for_the_configured_frameworks(ray_kueue: Kueue) ->
     assert [w["name"] for w in config["webhooks"]] == [h.name for h in names.mutating_for(
         tuple(CONFIG["integrations"]["frameworks"]))]
     assert [w["name"] for w in config["webhooks"]] == ["mjob.kb.io", "mraycluster.kb.io", "mrayjob.kb.io"]
+
+
+def test_simulate_predicts_a_rayclusters_admission(ray_kueue: Kueue, ns: str, tmp_path) -> None:
+    """tests/scenarios/integration_raycluster.yaml through `simulate`, then live (its ClusterQueue named
+    after this test, in its namespace): the RayCluster's Workload is admitted with the pod sets, counts
+    and flavors simulate predicted (head on small, the four workers on big)."""
+    import yaml
+
+    from tests.scenario_harness import SCENARIOS, simulate, split
+
+    _, text = split(SCENARIOS / "integration_raycluster.yaml")
+    code, predicted, err = simulate(text, tmp_path)
+    assert code == 0 and predicted is not None, err
+    (expected,) = [w for w in predicted["workloads"] if w["kind"] == "RayCluster"]
+    docs = [d for d in yaml.safe_load_all(text) if d and d.get("kind") != "Configuration"]
+    for d in docs:
+        if d["kind"] == "ClusterQueue":
+            d["metadata"]["name"] = ns
+        elif d["kind"] == "LocalQueue":
+            d["spec"]["clusterQueue"] = ns
+        if d["kind"] not in ("ResourceFlavor", "ClusterQueue"):
+            d["metadata"]["namespace"] = ns
+    ray_kueue.apply(docs)
+
+    def admitted() -> dict[str, Any] | None:
+        for wl in ray_kueue.items("workloads.kueue.x-k8s.io", ns):
+            if is_true(wl, "Admitted"):
+                return wl
+        return None
+
+    wl = eventually(admitted, 120, what="the RayCluster's workload admitted")
+    got = [{"name": a["name"], "count": a["count"], "flavors": a["flavors"]}
+           for a in wl["status"]["admission"]["podSetAssignments"]]
+    assert got == expected["admission"]["podSetAssignments"]
