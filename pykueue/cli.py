@@ -215,7 +215,7 @@ def _collect_rarely() -> None:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     from pykueue.engine.events import EngineError
-    from pykueue.sim.result import build_result, write_json, write_yaml
+    from pykueue.sim.result import build_result, event_entries, write_json, write_yaml
     from pykueue.sim.simulator import Simulation
 
     until, complaint = _check_arguments(args)
@@ -262,7 +262,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             report_classes = queue_classes_from_manifests(manifests)
         manifests = None
     gc.freeze()
-    sim = Simulation(inputs, until=until, record_usage=bool(args.generator or args.report),
+    sim = Simulation(inputs, until=until, record_usage=bool(args.report),
                      record_reasons=bool(args.report))
     stopped: str | None = None
     try:
@@ -270,6 +270,27 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     except EngineError as e:  # the run so far is still shown: its last events are the loop
         run, stopped = sim.run_data, str(e)
     gc.disable()  # the result is plain dicts and lists, without cycles: nothing for the collector
+    output = args.output or ("table" if sys.stdout.isatty() else "json")
+    failures: list[str] | None = None
+    if output in ("json", "yaml") and not args.report:
+        # Streamed: each workload and event entry is made, shown to the summary and written, then
+        # dropped (a million workloads' result is never held whole).
+        from pykueue.sim.result import streamed_result
+
+        recorder = None
+        if facts is not None:
+            from pykueue.perf.summary import Recorder
+
+            recorder = Recorder(facts)
+        (write_json if output == "json" else write_yaml)(streamed_result(run, recorder), sys.stdout)
+        if spec is not None and recorder is not None and recorder.done is not None and stopped is None:
+            from pykueue.perf.rangespec import check
+
+            failures = check(recorder.done, spec)
+        if stopped is not None:
+            sys.stdout.flush()
+            return _fail([f"simulation stopped: {stopped}", loop_members(list(event_entries(run)))], EXIT_UNSETTLED)
+        return _fail(failures, EXIT_RANGE) if failures else EXIT_OK
     result = build_result(run)
     summary = None
     if facts is not None:
@@ -277,7 +298,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
         summary = summary_of(result, facts)
         result["summary"] = summary
-    failures: list[str] | None = None
     if spec is not None and summary is not None and stopped is None:
         from pykueue.perf.rangespec import check
 
@@ -297,7 +317,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         except (OSError, RuntimeError) as e:
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             return _arg_error(f"--report: cannot write {args.report}: {reason}")
-    output = args.output or ("table" if sys.stdout.isatty() else "json")
     if output == "json":
         write_json(result, sys.stdout)
     elif output == "yaml":

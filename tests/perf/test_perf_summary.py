@@ -8,6 +8,7 @@ from pykueue.perf.generator import build_manifests, parse_generator
 from pykueue.perf.summary import (
     ClusterQueueObservation,
     PerfObservations,
+    Recorder,
     WorkloadObservation,
     manifest_facts,
     observations_from_result,
@@ -189,3 +190,12 @@ def test_observations_from_simulation_result() -> None:
         "maxTimeToAdmissionMs": 1_000,
         "totalEvictions": 0,
     }
+    # the streaming recorder (entries shown one at a time, events before workloads as a writer may,
+    # no observation kept) gives the same summary
+    recorder = Recorder(facts)
+    for e in result["events"]:
+        recorder.event(e)
+    for w in result["workloads"]:
+        recorder.workload(w)
+    assert recorder.kept is None
+    assert recorder.summary(5.0) == s == recorder.done

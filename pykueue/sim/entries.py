@@ -1,0 +1,30 @@
+"""A list of the result document made entry by entry while it is written."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+
+class Entries:
+    """A list of the result made entry by entry while it is written (``write_json`` and ``write_yaml``
+    take it where a list may stand): a million workloads' entries are never all in memory at once.
+    ``seen`` is called with each entry as it is made."""
+
+    __slots__ = ("count", "make", "seen")
+
+    def __init__(self, count: int, make: Callable[[], Iterator[dict[str, Any]]],
+                 seen: Callable[[dict[str, Any]], None] | None = None) -> None:
+        self.count, self.make, self.seen = count, make, seen
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        seen = self.seen
+        if seen is None:
+            yield from self.make()
+            return
+        for entry in self.make():
+            seen(entry)
+            yield entry
