@@ -223,13 +223,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return _arg_error(complaint)
     _collect_rarely()
     spec = None
-    manifests = None
+    facts = None
     if args.generator:
         from pykueue.perf.generator import GeneratorError
-        from pykueue.perf.run import load_generator_inputs
+        from pykueue.perf.run import load_generator_run
 
         try:
-            inputs, problems, manifests = load_generator_inputs(args.generator, args.config)
+            inputs, problems, facts = load_generator_run(args.generator, args.config)
         except GeneratorError as e:
             return _fail(str(e).splitlines(), EXIT_INVALID)
         except Exception as e:  # noqa: BLE001 - any failure reading a user file is reported, not raised
@@ -250,17 +250,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if problems:
         return _fail([str(p) for p in problems], EXIT_INVALID)
     _warn(inputs)
-    facts = None
     report_classes = None
-    if manifests is not None:  # the summary needs a few facts of them, not the manifests (freed here)
-        from pykueue.perf.summary import manifest_facts
-
-        facts = manifest_facts(manifests)
-        if args.report:
-            from pykueue.sim.report import queue_classes_from_manifests
-
-            report_classes = queue_classes_from_manifests(manifests)
-        manifests = None
+    if facts is not None and args.report:  # the report's queue classes, as the manifests label them
+        report_classes = {name: cls for name, (cls, _, _) in facts.cluster_queues.items() if cls}
     gc.freeze()
     sim = Simulation(inputs, until=until, record_usage=bool(args.report),
                      record_reasons=bool(args.report))
