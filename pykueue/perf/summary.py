@@ -26,9 +26,10 @@ workload finished (the end of the simulation when some never finished).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from pykueue.perf.generator import CLASS_LABEL, quantity_value
 
@@ -82,12 +83,13 @@ def _sorted(d: dict[str, Any]) -> dict[str, Any]:
 def _cq_state(cq: ClusterQueueObservation) -> tuple[int, int, int]:
     """(used in milli x ms, first event ms, last event ms) the way ``recordCQEvent`` accumulates it."""
     first = _ms(cq.created_at)
-    points = [(_ms(t), _milli(u)) for t, u in cq.usage]
-    last = _ms(cq.last_event_at) if cq.last_event_at is not None else (points[-1][0] if points else first)
-    last = max(last, first)
+    usage = cq.usage
+    ends = cq.last_event_at if cq.last_event_at is not None else usage[-1][0] if usage else None
+    last = first if ends is None else max(_ms(ends), first)
     used = 0
     prev_t, prev_u = first, 0
-    for t, u in points:
+    for t_s, u_s in usage:
+        t, u = _ms(t_s), _milli(u_s)
         t = min(max(t, first), last)  # events outside the recorded window are not seen
         if prev_u > 0:
             used += prev_u * (t - prev_t)
@@ -95,6 +97,36 @@ def _cq_state(cq: ClusterQueueObservation) -> tuple[int, int, int]:
     if prev_u > 0:
         used += prev_u * (last - prev_t)
     return used, first, last
+
+
+class UsagePoints(Sequence[tuple[float, float]]):
+    """A queue's (time, usage) points as two arrays of doubles: 16 bytes a point where a tuple of two
+    floats takes about 110 (a million workloads make two million points)."""
+
+    __slots__ = ("times", "values")
+
+    def __init__(self) -> None:
+        self.times = array("d")
+        self.values = array("d")
+
+    def append(self, t: float, u: float) -> None:
+        self.times.append(t)
+        self.values.append(u)
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[float, float]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[float, float]]: ...
+    def __getitem__(self, i: int | slice) -> tuple[float, float] | list[tuple[float, float]]:
+        if isinstance(i, slice):
+            return list(zip(self.times[i], self.values[i], strict=True))
+        return self.times[i], self.values[i]
+
+    def __iter__(self) -> Iterator[tuple[float, float]]:
+        return zip(self.times, self.values, strict=True)
 
 
 class WorkloadClasses:
@@ -261,7 +293,7 @@ class Recorder:
         self.classes = WorkloadClasses()
         self.last_event: dict[str, float] = {}
         self.usage: dict[str, float] = {}
-        self.points: dict[str, list[tuple[float, float]]] = {}
+        self.points: dict[str, UsagePoints] = {}
         self.counted: dict[str, tuple[str, float]] = {}  # workload -> (cq, amount) while admitted
         self.done: dict[str, Any] | None = None  # the summary, once asked for
 
@@ -300,7 +332,10 @@ class Recorder:
             return
         if amount:
             self.usage[cq] = total = self.usage.get(cq, 0.0) + amount
-            self.points.setdefault(cq, []).append((t, total))
+            points = self.points.get(cq)
+            if points is None:
+                self.points[cq] = points = UsagePoints()
+            points.append(t, total)
 
     def cluster_queues(self) -> list[ClusterQueueObservation]:
         return [
@@ -308,12 +343,18 @@ class Recorder:
                 name=name,
                 class_name=cls,
                 nominal_quota=nominal,
-                usage=tuple(self.points.get(name, ())),
+                usage=self._points(name),
                 created_at=0.0,
                 last_event_at=self.last_event.get(name),
             )
             for name, (cls, _, nominal) in sorted(self.cq_specs.items())
         ]
+
+    def _points(self, name: str) -> Sequence[tuple[float, float]]:
+        points = self.points.get(name)
+        if points is None:
+            return ()
+        return tuple(points) if self.kept is not None else points
 
     def observations(self, end_time: float) -> PerfObservations:
         assert self.kept is not None, "observations need keep_workloads"

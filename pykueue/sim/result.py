@@ -143,9 +143,11 @@ def streamed_result(run: Run, recorder: Recorder | None = None) -> Iterator[tupl
     yield "kind", "SimulationResult"
     end = seconds(run.end_us)
     yield "endTime", end
+    # every float of these entries is a time in integer microseconds / 1e6: finite
     yield "workloads", Entries(len(run.engine.workloads), lambda: workload_entries(run),
-                               None if recorder is None else recorder.workload)
-    yield "events", Entries(len(run.log), lambda: event_entries(run), None if recorder is None else recorder.event)
+                               None if recorder is None else recorder.workload, finite=True)
+    yield "events", Entries(len(run.log), lambda: event_entries(run), None if recorder is None else recorder.event,
+                            finite=True)
     yield "clusterQueues", cluster_queue_entries(run)
     yield "summary", {} if recorder is None else recorder.summary(float(end or 0.0))
 

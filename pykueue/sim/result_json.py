@@ -61,13 +61,14 @@ def _stdlib(value: Any, indent: str) -> bytes:
     return _STDLIB.encode(value).replace("\n", "\n" + indent).encode("utf-8", "surrogatepass")
 
 
-def _items(items: list[Any]) -> bytes:
-    """Entries of a top-level list, each at depth 2 (four spaces), joined by ``,\\n``."""
+def _items(items: list[Any], finite: bool = False) -> bytes:
+    """Entries of a top-level list, each at depth 2 (four spaces), joined by ``,\\n``. ``finite``: the
+    producer knows that no float in them is NaN or infinite."""
     try:
         text = orjson.dumps(items, option=orjson.OPT_INDENT_2)
         if b"0.0000" in text or b"0e-" in text.translate(_DIGITS_AS_0):
             raise ValueError
-        if b"null" in text and not _finite(items):  # without a null, orjson met no NaN or infinity
+        if not finite and b"null" in text and not _finite(items):  # without a null, orjson met no NaN or infinity
             raise ValueError
     except (ValueError, TypeError):  # orjson.JSONEncodeError is a TypeError
         return b",\n".join(b"    " + _stdlib(item, "    ") for item in items)
@@ -109,7 +110,7 @@ def write_json(result: dict[str, Any] | Iterable[tuple[str, Any]], out: IO[str])
             entries = iter(value)
             chunk = list(islice(entries, _SLICE))
             while chunk:
-                write(_items(chunk))
+                write(_items(chunk, value.finite))
                 chunk = list(islice(entries, _SLICE))
                 if chunk:
                     write(b",\n")

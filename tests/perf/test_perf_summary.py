@@ -9,6 +9,7 @@ from pykueue.perf.summary import (
     ClusterQueueObservation,
     PerfObservations,
     Recorder,
+    UsagePoints,
     WorkloadObservation,
     manifest_facts,
     observations_from_result,
@@ -199,3 +200,16 @@ def test_observations_from_simulation_result() -> None:
         recorder.workload(w)
     assert recorder.kept is None
     assert recorder.summary(5.0) == s == recorder.done
+
+
+def test_usage_points_kept_as_arrays_give_the_same_figures() -> None:
+    points = UsagePoints()
+    for t, u in [(1.0, 5), (3.0, 25), (4.0, 0)]:
+        points.append(t, u)
+    assert len(points) == 3 and points[-1] == (4.0, 0.0) and points[:2] == [(1.0, 5.0), (3.0, 25.0)]
+    assert list(points) == [(1.0, 5.0), (3.0, 25.0), (4.0, 0.0)]
+    # q1 of ``obs``: 5000m * 2000ms + 25000m * 1000ms over [0, 4000] (its last point)
+    s = summarize(PerfObservations([], [ClusterQueueObservation("q1", "cq", 20, points)], end_time=10.0))
+    assert s["clusterQueueClasses"]["cq"]["cpuUsed"] == 35_000_000
+    assert s["clusterQueueClasses"]["cq"]["lastEventMs"] == 4_000
+    assert s["wallMs"] == 10_000  # no workload: the end of the run

@@ -99,3 +99,13 @@ def test_entries_written_are_not_held() -> None:
     assert len(refs) == 500
     assert sum(r() is not None for r in refs) == 0
     assert out.getvalue().count('"name": "w') == 500
+
+
+def test_entries_not_known_finite_are_checked_for_nan() -> None:
+    import json
+
+    entries = [{"t": float("nan") if i == 3 else i / 4, "r": None} for i in range(10)]
+    out = io.StringIO()
+    write_json(iter([("events", Entries(10, lambda: iter(entries)))]), out)
+    assert out.getvalue() == json.dumps({"events": entries}, indent=2, ensure_ascii=False) + "\n"
+    assert '"t": NaN' in out.getvalue()
