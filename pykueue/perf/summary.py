@@ -274,12 +274,18 @@ def manifest_facts(manifests: Sequence[dict[str, Any]]) -> ManifestFacts:
     # Equal facts are one shared tuple (read only): a generated scenario has a few distinct ones for a
     # million workloads, about 260 bytes each when every workload had its own.
     shared: dict[tuple[str, tuple[tuple[str, float], ...]], tuple[str, dict[str, float]]] = {}
+    by_spec: dict[int, tuple[tuple[str, float], ...]] = {}  # a spec object shared by many (the generator's)
     for m in manifests:
         if m.get("kind") == "Workload":
             meta = m.get("metadata") or {}
             key = f"{meta.get('namespace', 'default')}/{meta['name']}"
             cls = (meta.get("labels") or {}).get(CLASS_LABEL, "")
-            requests = tuple((r, _request(m, r)) for r in measured)
+            spec = m.get("spec")
+            requests = by_spec.get(id(spec)) if spec is not None else None
+            if requests is None:
+                requests = tuple((r, _request(m, r)) for r in measured)
+                if spec is not None:
+                    by_spec[id(spec)] = requests
             fact = shared.get((cls, requests))
             if fact is None:
                 shared[(cls, requests)] = fact = (cls, dict(requests))
