@@ -136,6 +136,8 @@ class _Loader:
         self.warnings: list[Problem] = []
         self._class_changes: list[tuple[float, int, str, str, int | None]] = []
         self.file_order: dict[str, int] = {}
+        # Equal label sets are one dict, read only (generated workloads of a template share theirs).
+        self._labels: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
 
     # --- reporting --------------------------------------------------------------------------------
 
@@ -362,7 +364,8 @@ class _Loader:
         )
         errors += validation.annotations_size(meta.annotations)
         doc.annotations = dict(meta.annotations or {})
-        doc.labels = dict(meta.labels or {})
+        labels = dict(meta.labels or {})
+        doc.labels = self._labels.setdefault(tuple(labels.items()), labels)
         doc.timing, timing_errors = read_timing(doc.annotations, doc.kind)
         errors += timing_errors
         if meta.creation_timestamp is not None:

@@ -64,3 +64,14 @@ def test_the_generator_shares_one_spec_per_queue_and_template() -> None:
     assert by_key[("cq-0-0-co-0", "b")]["priority"] == 5
     assert by_key[("cq-0-1-co-0", "a")]["podSets"][0]["template"]["spec"]["containers"][0]["resources"] == {
         "requests": {"cpu": "1"}}
+
+
+def test_equal_label_sets_are_one_dict() -> None:
+    inputs, _ = load_documents(build_manifests(parse_generator(WORLD)), source="gen")
+    by_class: dict[str, list[dict[str, str]]] = {}
+    for sub in inputs.workloads:
+        by_class.setdefault(sub.labels["kueue.x-k8s.io/performance-scheduler-class"], []).append(sub.labels)
+    assert sorted((c, len(ls)) for c, ls in by_class.items()) == [("a", 6), ("b", 6)]
+    assert by_class["b"][0] == {"kueue.x-k8s.io/performance-scheduler-running-ms": "300",
+                                "kueue.x-k8s.io/performance-scheduler-class": "b"}
+    assert len({id(ls) for labels in by_class.values() for ls in labels}) == 2
