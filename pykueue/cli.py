@@ -220,7 +220,7 @@ def _collect_rarely() -> None:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     from pykueue.engine.events import EngineError
-    from pykueue.sim.result import build_result, write_json, write_yaml
+    from pykueue.sim.result import build_result, event_entries, write_json, write_yaml
     from pykueue.sim.simulator import Simulation
 
     until, complaint = _check_arguments(args)
@@ -228,13 +228,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return _arg_error(complaint)
     _collect_rarely()
     spec = None
-    manifests = None
+    facts = None
     if args.generator:
         from pykueue.perf.generator import GeneratorError
-        from pykueue.perf.run import load_generator_inputs
+        from pykueue.perf.run import load_generator_run
 
         try:
-            inputs, problems, manifests = load_generator_inputs(args.generator, args.config)
+            inputs, problems, facts = load_generator_run(args.generator, args.config)
         except GeneratorError as e:
             return _fail(str(e).splitlines(), EXIT_INVALID)
         except Exception as e:  # noqa: BLE001 - any failure reading a user file is reported, not raised
@@ -255,19 +255,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if problems:
         return _fail([str(p) for p in problems], EXIT_INVALID)
     _warn(inputs)
-    facts = None
     report_classes = None
-    if manifests is not None:  # the summary needs a few facts of them, not the manifests (freed here)
-        from pykueue.perf.summary import manifest_facts
-
-        facts = manifest_facts(manifests)
-        if args.report:
-            from pykueue.sim.report import queue_classes_from_manifests
-
-            report_classes = queue_classes_from_manifests(manifests)
-        manifests = None
+    if facts is not None and args.report:  # the report's queue classes, as the manifests label them
+        report_classes = {name: cls for name, (cls, _, _) in facts.cluster_queues.items() if cls}
     gc.freeze()
-    sim = Simulation(inputs, until=until, record_usage=bool(args.generator or args.report),
+    sim = Simulation(inputs, until=until, record_usage=bool(args.report),
                      record_reasons=bool(args.report))
     stopped: str | None = None
     try:
@@ -275,6 +267,27 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     except EngineError as e:  # the run so far is still shown: its last events are the loop
         run, stopped = sim.run_data, str(e)
     gc.disable()  # the result is plain dicts and lists, without cycles: nothing for the collector
+    output = args.output or ("table" if sys.stdout.isatty() else "json")
+    failures: list[str] | None = None
+    if output in ("json", "yaml") and not args.report:
+        # Streamed: each workload and event entry is made, shown to the summary and written, then
+        # dropped (a million workloads' result is never held whole).
+        from pykueue.sim.result import streamed_result
+
+        recorder = None
+        if facts is not None:
+            from pykueue.perf.summary import Recorder
+
+            recorder = Recorder(facts)
+        (write_json if output == "json" else write_yaml)(streamed_result(run, recorder), sys.stdout)
+        if spec is not None and recorder is not None and recorder.done is not None and stopped is None:
+            from pykueue.perf.rangespec import check
+
+            failures = check(recorder.done, spec)
+        if stopped is not None:
+            sys.stdout.flush()
+            return _fail([f"simulation stopped: {stopped}", loop_members(list(event_entries(run)))], EXIT_UNSETTLED)
+        return _fail(failures, EXIT_RANGE) if failures else EXIT_OK
     result = build_result(run)
     summary = None
     if facts is not None:
@@ -282,7 +295,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
         summary = summary_of(result, facts)
         result["summary"] = summary
-    failures: list[str] | None = None
     if spec is not None and summary is not None and stopped is None:
         from pykueue.perf.rangespec import check
 
@@ -302,7 +314,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         except (OSError, RuntimeError) as e:
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             return _arg_error(f"--report: cannot write {args.report}: {reason}")
-    output = args.output or ("table" if sys.stdout.isatty() else "json")
     if output == "json":
         write_json(result, sys.stdout)
     elif output == "yaml":

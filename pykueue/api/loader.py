@@ -105,6 +105,9 @@ class _Doc:
         return f"{self.namespace}/{self.name}" if self.namespace is not None else self.name
 
 
+_READ: dict[str, Any] = {}  # the raw text of a document read whole into its model, no longer held
+
+
 def _metadata(raw: dict[str, Any]) -> dict[str, Any]:
     meta = raw.get("metadata")
     return meta if isinstance(meta, dict) else {}
@@ -133,6 +136,8 @@ class _Loader:
         self.warnings: list[Problem] = []
         self._class_changes: list[tuple[float, int, str, str, int | None]] = []
         self.file_order: dict[str, int] = {}
+        # Equal label sets are one dict, read only (generated workloads of a template share theirs).
+        self._labels: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
 
     # --- reporting --------------------------------------------------------------------------------
 
@@ -330,6 +335,8 @@ class _Loader:
                 api_version=doc.spec.api_version, kind=doc.kind, metadata=meta, spec=spec, status=None
             )
         self.doc_problems(doc, errors)
+        if not errors:
+            doc.raw = _READ  # read whole into doc.obj; no later pass reads a Workload's text
         return not errors
 
     def name_errors(self, doc: _Doc, meta: dict[str, Any]) -> Errors:
@@ -357,7 +364,8 @@ class _Loader:
         )
         errors += validation.annotations_size(meta.annotations)
         doc.annotations = dict(meta.annotations or {})
-        doc.labels = dict(meta.labels or {})
+        labels = dict(meta.labels or {})
+        doc.labels = self._labels.setdefault(tuple(labels.items()), labels)
         doc.timing, timing_errors = read_timing(doc.annotations, doc.kind)
         errors += timing_errors
         if meta.creation_timestamp is not None:
@@ -628,6 +636,8 @@ class _Loader:
                 self.build_config(doc)
                 continue
             obj = self.convert(doc, epoch, classes, creation_times)
+            if doc.kind == "Workload":
+                doc.obj = None  # converted: its validated model is not read again (freed as it goes)
             if obj is None:
                 continue
             if doc.namespace is not None:
@@ -849,22 +859,29 @@ def load_paths(paths: list[str], config_path: str | None = None) -> tuple[Inputs
 
 
 def load_documents(
-    documents: list[object], source: str, config_path: str | None = None
+    documents: list[object], source: str, config_path: str | None = None, *, consume: bool = False
 ) -> tuple[Inputs, list[Problem]]:
     """Like ``load_paths`` for manifests already in memory (e.g. built by the perf generator).
 
     Document ``i`` (1-based) is reported as ``SOURCE:i``. Manifests that share one ``spec`` object are
-    validated and converted once, which keeps tens of thousands of generated Workloads fast.
+    validated and converted once, which keeps tens of thousands of generated Workloads fast. With
+    ``consume`` the list is emptied as it is read, so that a Workload's manifest is freed once it is
+    parsed (when the caller holds it nowhere else): a million generated Workloads are 2 GB as dicts.
     """
     loader = _Loader()
     with _bulk_allocation():
         docs = loader.read([], None if config_path is None else os.fspath(config_path))
         loader.file_order.setdefault(source, len(loader.file_order))
         for number, content in enumerate(documents, start=1):
+            if consume:
+                documents[number - 1] = None
             if content is not None:
                 doc = loader.recognise(Source(source, number), content, False)
                 if doc is not None:
                     docs.append(doc)
+        if consume:
+            documents.clear()
+            content = None
         loader.run(docs)
     loader.inputs.warnings = loader.sorted_warnings()
     return loader.inputs, loader.sorted_problems()

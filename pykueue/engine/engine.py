@@ -739,7 +739,12 @@ class Engine:
 
     def workload_statuses(self) -> list[WorkloadStatus]:
         """Every workload, by namespace then name."""
-        return [self._workload_status(info) for info in self.workloads_in_order()]
+        return list(self.iter_workload_statuses())
+
+    def iter_workload_statuses(self) -> Iterator[WorkloadStatus]:
+        """``workload_statuses`` made one at a time (a result streamed entry by entry holds one)."""
+        for info in self.workloads_in_order():
+            yield self._workload_status(info)
 
     def cluster_queue_names(self) -> list[str]:
         """In the order the ClusterQueues were first applied."""

@@ -478,16 +478,40 @@ def _build(cfg: GeneratorConfig) -> list[dict[str, Any]]:
     return out
 
 
+def _workload_spec(ns: str, t: WorkloadTemplate) -> dict[str, Any]:
+    return {
+        "queueName": ns,
+        "priority": t.priority,
+        "podSets": [
+            {
+                "name": POD_SET_NAME,
+                "count": 1,
+                "template": {
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "containers": [
+                            {"name": CONTAINER_NAME, "resources": {"requests": {MEASURED_RESOURCE: t.request}}}
+                        ],
+                    }
+                },
+            }
+        ],
+    }
+
+
 def _workloads(
     timed: list[tuple[int, int, dict[str, Any]]], seq: int, ns: str, wsi: int, ws: WorkloadsSet
 ) -> int:
     """Append one workloads set of one queue; the k-th creation (1-based) happens at k * interval."""
     interval = ws.creation_interval_ms
-    templates = [(i, t, str(t.runtime_ms), format_ms(t.runtime_ms)) for i, t in enumerate(ws.workloads)]
+    # One spec object per template, shared by its workloads (they are equal): the loader validates and
+    # converts a shared spec once, and a million workloads hold a few specs instead of a million.
+    templates = [(i, t, str(t.runtime_ms), format_ms(t.runtime_ms), _workload_spec(ns, t))
+                 for i, t in enumerate(ws.workloads)]
     k = 0
     append = timed.append
     for rnd in range(ws.count):
-        for i, t, running_ms, runtime in templates:
+        for i, t, running_ms, runtime, spec in templates:
             k += 1
             arrival = k * interval
             seq += 1
@@ -507,27 +531,7 @@ def _workloads(
                                 RUNTIME_ANNOTATION: runtime,
                             },
                         },
-                        "spec": {
-                            "queueName": ns,
-                            "priority": t.priority,
-                            "podSets": [
-                                {
-                                    "name": POD_SET_NAME,
-                                    "count": 1,
-                                    "template": {
-                                        "spec": {
-                                            "restartPolicy": "Never",
-                                            "containers": [
-                                                {
-                                                    "name": CONTAINER_NAME,
-                                                    "resources": {"requests": {MEASURED_RESOURCE: t.request}},
-                                                }
-                                            ],
-                                        }
-                                    },
-                                }
-                            ],
-                        },
+                        "spec": spec,
                     },
                 )
             )

@@ -11,7 +11,7 @@ from typing import Any
 from pykueue.api.inputs import Inputs, Problem
 from pykueue.api.loader import load_documents
 from pykueue.perf.generator import build_manifests, load_generator
-from pykueue.perf.summary import ManifestFacts, observations_from_result, summarize
+from pykueue.perf.summary import ManifestFacts, manifest_facts, observations_from_result, summarize
 
 
 def load_generator_inputs(path: str, config_path: str | None = None) -> tuple[Inputs, list[Problem], list[dict[str, Any]]]:
@@ -19,6 +19,17 @@ def load_generator_inputs(path: str, config_path: str | None = None) -> tuple[In
     manifests = build_manifests(cfg)
     inputs, problems = load_documents(manifests, source=path, config_path=config_path)
     return inputs, problems, manifests
+
+
+def load_generator_run(path: str, config_path: str | None = None) -> tuple[Inputs, list[Problem], ManifestFacts]:
+    """``load_generator_inputs`` for a run that needs only the summary's facts of the manifests: those
+    are taken first, and the manifests are then handed to the loader, which frees each Workload's
+    once it has read it."""
+    cfg = load_generator(path)
+    manifests = build_manifests(cfg)
+    facts = manifest_facts(manifests)
+    inputs, problems = load_documents(manifests, source=path, config_path=config_path, consume=True)
+    return inputs, problems, facts
 
 
 def summary_of(result: dict[str, Any], manifests: list[dict[str, Any]] | ManifestFacts) -> dict[str, Any]:

@@ -26,9 +26,10 @@ workload finished (the end of the simulation when some never finished).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from pykueue.perf.generator import CLASS_LABEL, quantity_value
 
@@ -82,12 +83,13 @@ def _sorted(d: dict[str, Any]) -> dict[str, Any]:
 def _cq_state(cq: ClusterQueueObservation) -> tuple[int, int, int]:
     """(used in milli x ms, first event ms, last event ms) the way ``recordCQEvent`` accumulates it."""
     first = _ms(cq.created_at)
-    points = [(_ms(t), _milli(u)) for t, u in cq.usage]
-    last = _ms(cq.last_event_at) if cq.last_event_at is not None else (points[-1][0] if points else first)
-    last = max(last, first)
+    usage = cq.usage
+    ends = cq.last_event_at if cq.last_event_at is not None else usage[-1][0] if usage else None
+    last = first if ends is None else max(_ms(ends), first)
     used = 0
     prev_t, prev_u = first, 0
-    for t, u in points:
+    for t_s, u_s in usage:
+        t, u = _ms(t_s), _milli(u_s)
         t = min(max(t, first), last)  # events outside the recorded window are not seen
         if prev_u > 0:
             used += prev_u * (t - prev_t)
@@ -97,10 +99,85 @@ def _cq_state(cq: ClusterQueueObservation) -> tuple[int, int, int]:
     return used, first, last
 
 
+class UsagePoints(Sequence[tuple[float, float]]):
+    """A queue's (time, usage) points as two arrays of doubles: 16 bytes a point where a tuple of two
+    floats takes about 110 (a million workloads make two million points)."""
+
+    __slots__ = ("times", "values")
+
+    def __init__(self) -> None:
+        self.times = array("d")
+        self.values = array("d")
+
+    def append(self, t: float, u: float) -> None:
+        self.times.append(t)
+        self.values.append(u)
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[float, float]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[tuple[float, float]]: ...
+    def __getitem__(self, i: int | slice) -> tuple[float, float] | list[tuple[float, float]]:
+        if isinstance(i, slice):
+            return list(zip(self.times[i], self.values[i], strict=True))
+        return self.times[i], self.values[i]
+
+    def __iter__(self) -> Iterator[tuple[float, float]]:
+        return zip(self.times, self.values, strict=True)
+
+
+class WorkloadClasses:
+    """The workload half of the summary, folded one workload at a time: a million workloads need
+    not be held as observations to be summarised."""
+
+    __slots__ = ("classes", "all_finished", "last_finish", "count")
+
+    def __init__(self) -> None:
+        self.classes: dict[str, list[int]] = {}  # class -> [count, total admit, max admit, total finish, evictions]
+        self.all_finished = True
+        self.last_finish = 0
+        self.count = 0
+
+    def add(self, class_name: str, created_at: float, admitted_at: float | None, finished_at: float | None,
+            evictions: int) -> None:
+        self.count += 1
+        created = _ms(created_at)
+        admit = max(_ms(admitted_at) - created, 0) if admitted_at is not None else 0
+        if finished_at is not None:
+            finished = _ms(finished_at)
+            finish = max(finished - created, 0)
+            if finished > self.last_finish:
+                self.last_finish = finished
+        else:
+            finish = 0
+            self.all_finished = False
+        c = self.classes.get(class_name)
+        if c is None:
+            self.classes[class_name] = [1, admit, admit, finish, evictions]
+        else:
+            c[0] += 1
+            c[1] += admit
+            if admit > c[2]:
+                c[2] = admit
+            c[3] += finish
+            c[4] += evictions
+
+
 def summarize(obs: PerfObservations) -> dict[str, Any]:
     """The ``summary`` object of a ``--generator`` simulation; keys sorted at every level."""
+    wl = WorkloadClasses()
+    for o in obs.workloads:
+        wl.add(o.class_name, o.created_at, o.admitted_at, o.finished_at, o.evictions)
+    return _summary(obs.cluster_queues, wl, obs.end_time)
+
+
+def _summary(cluster_queues: Sequence[ClusterQueueObservation], wl: WorkloadClasses,
+             end_time: float) -> dict[str, Any]:
     groups: dict[str, list[int]] = {}  # class -> [used, quota, first, last, queues]
-    for cq in obs.cluster_queues:
+    for cq in cluster_queues:
         used, first, last = _cq_state(cq)
         g = groups.get(cq.class_name)
         if g is None:
@@ -126,28 +203,6 @@ def summarize(obs: PerfObservations) -> dict[str, Any]:
                 "nominalQuota": quota,
             }
         )
-
-    classes: dict[str, list[int]] = {}  # class -> [count, total admit, max admit, total finish, evictions]
-    all_finished = True
-    last_finish = 0
-    for wl in obs.workloads:
-        created = _ms(wl.created_at)
-        admit = max(_ms(wl.admitted_at) - created, 0) if wl.admitted_at is not None else 0
-        if wl.finished_at is not None:
-            finish = max(_ms(wl.finished_at) - created, 0)
-            last_finish = max(last_finish, _ms(wl.finished_at))
-        else:
-            finish = 0
-            all_finished = False
-        c = classes.get(wl.class_name)
-        if c is None:
-            classes[wl.class_name] = [1, admit, admit, finish, wl.evictions]
-        else:
-            c[0] += 1
-            c[1] += admit
-            c[2] = max(c[2], admit)
-            c[3] += finish
-            c[4] += wl.evictions
     wl_classes = {
         name: _sorted(
             {
@@ -158,9 +213,9 @@ def summarize(obs: PerfObservations) -> dict[str, Any]:
                 "totalEvictions": evictions,
             }
         )
-        for name, (count, total_admit, max_admit, total_finish, evictions) in classes.items()
+        for name, (count, total_admit, max_admit, total_finish, evictions) in wl.classes.items()
     }
-    wall = last_finish if obs.workloads and all_finished else _ms(obs.end_time)
+    wall = wl.last_finish if wl.count and wl.all_finished else _ms(end_time)
     return {
         "clusterQueueClasses": _sorted(cq_classes),
         "wallMs": wall,
@@ -216,12 +271,116 @@ def manifest_facts(manifests: Sequence[dict[str, Any]]) -> ManifestFacts:
             cq_specs[meta["name"]] = ((meta.get("labels") or {}).get(CLASS_LABEL, ""), resource, nominal)
     measured = sorted({resource for _, resource, _ in cq_specs.values() if resource})
     wl_meta: dict[str, tuple[str, dict[str, float]]] = {}
+    # Equal facts are one shared tuple (read only): a generated scenario has a few distinct ones for a
+    # million workloads, about 260 bytes each when every workload had its own.
+    shared: dict[tuple[str, tuple[tuple[str, float], ...]], tuple[str, dict[str, float]]] = {}
+    by_spec: dict[int, tuple[tuple[str, float], ...]] = {}  # a spec object shared by many (the generator's)
     for m in manifests:
         if m.get("kind") == "Workload":
             meta = m.get("metadata") or {}
             key = f"{meta.get('namespace', 'default')}/{meta['name']}"
-            wl_meta[key] = ((meta.get("labels") or {}).get(CLASS_LABEL, ""), {r: _request(m, r) for r in measured})
+            cls = (meta.get("labels") or {}).get(CLASS_LABEL, "")
+            spec = m.get("spec")
+            requests = by_spec.get(id(spec)) if spec is not None else None
+            if requests is None:
+                requests = tuple((r, _request(m, r)) for r in measured)
+                if spec is not None:
+                    by_spec[id(spec)] = requests
+            fact = shared.get((cls, requests))
+            if fact is None:
+                shared[(cls, requests)] = fact = (cls, dict(requests))
+            wl_meta[key] = fact
     return ManifestFacts(cq_specs, wl_meta)
+
+
+class Recorder:
+    """Reads a ``SimulationResult``'s workload and event entries one at a time, as they are written,
+    and gives the summary at the end (``observations_from_result`` says what it derives).
+
+    With ``keep_workloads`` it keeps each workload's observation (for ``observations``); without, it
+    folds them into ``WorkloadClasses`` as they pass, so a streamed result of a million workloads is
+    summarised without holding any of them."""
+
+    def __init__(self, facts: ManifestFacts, keep_workloads: bool = False) -> None:
+        self.cq_specs, self.wl_meta = facts.cluster_queues, facts.workloads
+        self.kept: list[WorkloadObservation] | None = [] if keep_workloads else None
+        self.classes = WorkloadClasses()
+        self.last_event: dict[str, float] = {}
+        self.usage: dict[str, float] = {}
+        self.points: dict[str, UsagePoints] = {}
+        self.counted: dict[str, tuple[str, float]] = {}  # workload -> (cq, amount) while admitted
+        self.done: dict[str, Any] | None = None  # the summary, once asked for
+
+    def workload(self, w: dict[str, Any]) -> None:
+        key = f"{w['namespace']}/{w['name']}"
+        meta = self.wl_meta.get(key)
+        cls = meta[0] if meta is not None else ""
+        cq = w.get("clusterQueue") or ""
+        created = w["createdAt"]
+        if cq:
+            last = self.last_event.get(cq)
+            if last is None or created > last:
+                self.last_event[cq] = created
+        evictions = int(w.get("evictions") or 0)
+        if self.kept is not None:
+            self.kept.append(WorkloadObservation(
+                class_name=cls, created_at=created, admitted_at=w.get("admittedAt"),
+                finished_at=w.get("finishedAt"), evictions=evictions, name=key, cluster_queue=cq))
+        else:
+            self.classes.add(cls, created, w.get("admittedAt"), w.get("finishedAt"), evictions)
+
+    def event(self, e: dict[str, Any]) -> None:
+        cq, key, t, typ = e.get("clusterQueue") or "", e.get("workload", ""), e["time"], e["type"]
+        if cq:
+            last = self.last_event.get(cq)
+            if last is None or t > last:
+                self.last_event[cq] = t
+        if typ == "Admitted" and key not in self.counted and cq in self.cq_specs:
+            resource = self.cq_specs[cq][1]
+            amount = self.wl_meta[key][1][resource] if key in self.wl_meta and resource else 0.0
+            self.counted[key] = (cq, amount)
+        elif typ in ("Finished", "Evicted") and key in self.counted:
+            cq, amount = self.counted.pop(key)
+            amount = -amount
+        else:
+            return
+        if amount:
+            self.usage[cq] = total = self.usage.get(cq, 0.0) + amount
+            points = self.points.get(cq)
+            if points is None:
+                self.points[cq] = points = UsagePoints()
+            points.append(t, total)
+
+    def cluster_queues(self) -> list[ClusterQueueObservation]:
+        return [
+            ClusterQueueObservation(
+                name=name,
+                class_name=cls,
+                nominal_quota=nominal,
+                usage=self._points(name),
+                created_at=0.0,
+                last_event_at=self.last_event.get(name),
+            )
+            for name, (cls, _, nominal) in sorted(self.cq_specs.items())
+        ]
+
+    def _points(self, name: str) -> Sequence[tuple[float, float]]:
+        points = self.points.get(name)
+        if points is None:
+            return ()
+        return tuple(points) if self.kept is not None else points
+
+    def observations(self, end_time: float) -> PerfObservations:
+        assert self.kept is not None, "observations need keep_workloads"
+        return PerfObservations(workloads=self.kept, cluster_queues=self.cluster_queues(), end_time=end_time)
+
+    def summary(self, end_time: float) -> dict[str, Any]:
+        """The summary of everything seen so far (kept in ``done``)."""
+        if self.kept is not None:
+            self.done = summarize(self.observations(end_time))
+        else:
+            self.done = _summary(self.cluster_queues(), self.classes, end_time)
+        return self.done
 
 
 def observations_from_result(result: dict[str, Any],
@@ -236,61 +395,9 @@ def observations_from_result(result: dict[str, Any],
     event or the last creation of one of its workloads (which changes ``pendingWorkloads``).
     """
     facts = manifests if isinstance(manifests, ManifestFacts) else manifest_facts(manifests)
-    cq_specs, wl_meta = facts.cluster_queues, facts.workloads
-
-    workloads: list[WorkloadObservation] = []
-    wl_cq: dict[str, str] = {}
-    last_event: dict[str, float] = {}
+    recorder = Recorder(facts, keep_workloads=True)
     for w in result.get("workloads") or []:
-        key = f"{w['namespace']}/{w['name']}"
-        cls = wl_meta[key][0] if key in wl_meta else ""
-        cq = w.get("clusterQueue") or ""
-        wl_cq[key] = cq
-        if cq:
-            last_event[cq] = max(last_event.get(cq, w["createdAt"]), w["createdAt"])
-        workloads.append(
-            WorkloadObservation(
-                class_name=cls,
-                created_at=w["createdAt"],
-                admitted_at=w.get("admittedAt"),
-                finished_at=w.get("finishedAt"),
-                evictions=int(w.get("evictions") or 0),
-                name=key,
-                cluster_queue=cq,
-            )
-        )
-
-    usage: dict[str, float] = {}
-    points: dict[str, list[tuple[float, float]]] = {}
-    counted: dict[str, tuple[str, float]] = {}  # workload -> (cq, amount) while admitted
+        recorder.workload(w)
     for e in result.get("events") or []:
-        cq, key, t, typ = e.get("clusterQueue") or "", e.get("workload", ""), e["time"], e["type"]
-        if cq:
-            last_event[cq] = max(last_event.get(cq, t), t)
-        if typ == "Admitted" and key not in counted and cq in cq_specs:
-            resource = cq_specs[cq][1]
-            amount = wl_meta[key][1][resource] if key in wl_meta and resource else 0.0
-            counted[key] = (cq, amount)
-        elif typ in ("Finished", "Evicted") and key in counted:
-            cq, amount = counted.pop(key)
-            amount = -amount
-        else:
-            continue
-        if amount:
-            usage[cq] = usage.get(cq, 0.0) + amount
-            points.setdefault(cq, []).append((t, usage[cq]))
-
-    cqs = [
-        ClusterQueueObservation(
-            name=name,
-            class_name=cls,
-            nominal_quota=nominal,
-            usage=tuple(points.get(name, ())),
-            created_at=0.0,
-            last_event_at=last_event.get(name),
-        )
-        for name, (cls, _, nominal) in sorted(cq_specs.items())
-    ]
-    return PerfObservations(
-        workloads=workloads, cluster_queues=cqs, end_time=float(result.get("endTime") or 0.0)
-    )
+        recorder.event(e)
+    return recorder.observations(float(result.get("endTime") or 0.0))

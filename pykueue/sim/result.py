@@ -8,7 +8,8 @@ exactly those of ``to_json`` and ``to_yaml`` (``result_json`` and ``result_yaml`
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -16,11 +17,15 @@ from pykueue.api.quantity import format_quantity
 from pykueue.engine.model import Admission
 from pykueue.engine.status import WorkloadStatus
 from pykueue.engine.workload import State
+from pykueue.sim.entries import Entries
 from pykueue.sim.result_json import write_json
 from pykueue.sim.result_yaml import write_yaml
 from pykueue.sim.simulator import US, Run
 
-__all__ = ["build_result", "to_json", "to_yaml", "write_json", "write_yaml"]
+if TYPE_CHECKING:
+    from pykueue.perf.summary import Recorder
+
+__all__ = ["Entries", "build_result", "streamed_result", "to_json", "to_yaml", "write_json", "write_yaml"]
 
 
 def seconds(us: int | None) -> float | None:
@@ -68,17 +73,20 @@ def usage_strings(usage: dict[tuple[str, str], int]) -> dict[str, dict[str, str]
     return out
 
 
-def build_result(run: Run, summary: dict[str, Any] | None = None) -> dict[str, Any]:
-    engine = run.engine
-    workloads = []
-    for w in engine.workload_statuses():
-        created = seconds(run.created_us.get(w.key, round(w.spec.creation_time * US)))
-        workloads.append(workload_entry(w, created or 0.0))
-    events = []
+def workload_entries(run: Run) -> Iterator[dict[str, Any]]:
+    """The result's workload entries, by namespace then name, made one at a time."""
+    created_us = run.created_us
+    for w in run.engine.iter_workload_statuses():
+        us = created_us.get(w.key)
+        yield workload_entry(w, (round(w.spec.creation_time * US) if us is None else us) / US)
+
+
+def event_entries(run: Run) -> Iterator[dict[str, Any]]:
+    """The result's event entries, in the order they happened, made one at a time."""
     for logged in run.log:
         e = logged.event
         item: dict[str, Any] = {
-            "time": seconds(logged.time_us),
+            "time": logged.time_us / US,
             "type": e.type,
             "workload": e.workload,
             "clusterQueue": e.cluster_queue,
@@ -93,7 +101,11 @@ def build_result(run: Run, summary: dict[str, Any] | None = None) -> dict[str, A
             item["message"] = e.message
         if e.admission is not None:
             item["podSetAssignments"] = _pod_set_assignments(e.admission)
-        events.append(item)
+        yield item
+
+
+def cluster_queue_entries(run: Run) -> list[dict[str, Any]]:
+    engine = run.engine
     cqs = []
     for name in sorted(engine.cluster_queue_names()):
         cq = engine.cluster_queue_status(name)
@@ -108,15 +120,36 @@ def build_result(run: Run, summary: dict[str, Any] | None = None) -> dict[str, A
                 "weightedShare": cq.weighted_share,
             }
         )
+    return cqs
+
+
+def build_result(run: Run, summary: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "apiVersion": "pykueue.dev/v1alpha1",
         "kind": "SimulationResult",
         "endTime": seconds(run.end_us),
-        "workloads": workloads,
-        "events": events,
-        "clusterQueues": cqs,
+        "workloads": list(workload_entries(run)),
+        "events": list(event_entries(run)),
+        "clusterQueues": cluster_queue_entries(run),
         "summary": summary or {},
     }
+
+
+def streamed_result(run: Run, recorder: Recorder | None = None) -> Iterator[tuple[str, Any]]:
+    """The items of ``build_result(run, summary)`` for the writers, the workloads and events made as
+    they are written and shown to ``recorder``; the summary (the last item) is its summary, asked for
+    once they have all passed. Without a recorder the summary is ``{}``, as ``build_result``'s."""
+    yield "apiVersion", "pykueue.dev/v1alpha1"
+    yield "kind", "SimulationResult"
+    end = seconds(run.end_us)
+    yield "endTime", end
+    # every float of these entries is a time in integer microseconds / 1e6: finite
+    yield "workloads", Entries(len(run.engine.workloads), lambda: workload_entries(run),
+                               None if recorder is None else recorder.workload, finite=True)
+    yield "events", Entries(len(run.log), lambda: event_entries(run), None if recorder is None else recorder.event,
+                            finite=True)
+    yield "clusterQueues", cluster_queue_entries(run)
+    yield "summary", {} if recorder is None else recorder.summary(float(end or 0.0))
 
 
 def to_json(result: dict[str, Any]) -> str:

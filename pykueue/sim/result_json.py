@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
+from itertools import islice
 from typing import IO, Any
 
 import orjson
+
+from pykueue.sim.entries import Entries
 
 _SLICE = 64  # list entries encoded by one orjson call (tens of KB of text)
 # Where orjson's text of a float may differ from Python's: a small float written in decimal (0.0000...)
@@ -57,13 +61,14 @@ def _stdlib(value: Any, indent: str) -> bytes:
     return _STDLIB.encode(value).replace("\n", "\n" + indent).encode("utf-8", "surrogatepass")
 
 
-def _items(items: list[Any]) -> bytes:
-    """Entries of a top-level list, each at depth 2 (four spaces), joined by ``,\\n``."""
+def _items(items: list[Any], finite: bool = False) -> bytes:
+    """Entries of a top-level list, each at depth 2 (four spaces), joined by ``,\\n``. ``finite``: the
+    producer knows that no float in them is NaN or infinite."""
     try:
         text = orjson.dumps(items, option=orjson.OPT_INDENT_2)
         if b"0.0000" in text or b"0e-" in text.translate(_DIGITS_AS_0):
             raise ValueError
-        if b"null" in text and not _finite(items):  # without a null, orjson met no NaN or infinity
+        if not finite and b"null" in text and not _finite(items):  # without a null, orjson met no NaN or infinity
             raise ValueError
     except (ValueError, TypeError):  # orjson.JSONEncodeError is a TypeError
         return b",\n".join(b"    " + _stdlib(item, "    ") for item in items)
@@ -71,28 +76,48 @@ def _items(items: list[Any]) -> bytes:
     return b"  " + text[2:-2].replace(b"\n", b"\n  ")
 
 
-def write_json(result: dict[str, Any], out: IO[str]) -> None:
-    """``json.dumps(result, indent=2, ensure_ascii=False) + "\\n"`` written to ``out`` in pieces."""
-    if not result or any(type(key) is not str for key in result):
-        for piece in _STDLIB.iterencode(result):  # rare: written as the standard library would
-            out.write(piece)
-        out.write("\n")
-        return
+def write_json(result: dict[str, Any] | Iterable[tuple[str, Any]], out: IO[str]) -> None:
+    """``json.dumps(result, indent=2, ensure_ascii=False) + "\\n"`` written to ``out`` in pieces.
+
+    ``result`` may also be its items, made as they are written (``result.streamed_result``), with an
+    ``Entries`` for a list."""
+    if isinstance(result, dict):
+        if not result or any(type(key) is not str for key in result):
+            for piece in _STDLIB.iterencode(result):  # rare: written as the standard library would
+                out.write(piece)
+            out.write("\n")
+            return
+        items: Iterable[tuple[str, Any]] = result.items()
+    else:
+        items = result
     write = _byte_writer(out)
     first = True
-    for key, value in result.items():
+    for key, value in items:
         head = (b"{\n  " if first else b",\n  ") + _stdlib(key, "") + b": "
         first = False
-        if type(value) is list and value:
+        t = type(value)
+        if t is list and value:
             write(head + b"[\n")
             for start in range(0, len(value), _SLICE):
                 if start:
                     write(b",\n")
                 write(_items(value[start:start + _SLICE]))
             write(b"\n  ]")
+        elif t is Entries and not value:
+            write(head + b"[]")
+        elif t is Entries:
+            write(head + b"[\n")
+            entries = iter(value)
+            chunk = list(islice(entries, _SLICE))
+            while chunk:
+                write(_items(chunk, value.finite))
+                chunk = list(islice(entries, _SLICE))
+                if chunk:
+                    write(b",\n")
+            write(b"\n  ]")
         else:
             write(head + _stdlib(value, "  "))
-    write(b"\n}\n")
+    write(b"{}\n" if first else b"\n}\n")  # no items: the empty document
 
 
 def _byte_writer(out: IO[str]) -> Any:

@@ -19,11 +19,14 @@ the same indents in a document of their own).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import IO, Any
 
 import yaml
 from yaml.nodes import ScalarNode
 from yaml.resolver import Resolver
+
+from pykueue.sim.entries import Entries
 
 _WIDTH = 120
 _CHUNK = 1 << 16  # characters gathered before one write
@@ -142,16 +145,24 @@ def _top(key: str, value: Any) -> str:
     return "".join(parts)
 
 
-def write_yaml(result: dict[str, Any], out: IO[str]) -> None:
+def write_yaml(result: dict[str, Any] | Iterable[tuple[str, Any]], out: IO[str]) -> None:
     """``yaml.safe_dump(result, sort_keys=False, allow_unicode=True, width=120)`` written to ``out``
-    in pieces of about 64K characters."""
-    if not result or any(type(k) is not str or len(k) >= 128 or not _is_plain(k) for k in result):
-        out.write(_dump(result))  # not a result document: PyYAML whole
-        return
+    in pieces of about 64K characters. ``result`` may also be its items, as ``write_json`` takes them
+    (a key is then written here only when it is plain)."""
+    if isinstance(result, dict):
+        if not result or any(type(k) is not str or len(k) >= 128 or not _is_plain(k) for k in result):
+            out.write(_dump(result))  # not a result document: PyYAML whole
+            return
+        items: Iterable[tuple[str, Any]] = result.items()
+    else:
+        items = result
     batch: list[str] = []
     size = 0
-    for key, value in result.items():
-        if type(value) is list and value:
+    for key, value in items:
+        t = type(value)
+        if (t is list or t is Entries) and value:
+            if type(key) is not str or len(key) >= 128 or not _is_plain(key):
+                raise ValueError(f"result key {key!r} is not written plain")
             batch.append(f"{key}:\n")
             for item in value:
                 text = _entry(item)
@@ -162,5 +173,5 @@ def write_yaml(result: dict[str, Any], out: IO[str]) -> None:
                     batch.clear()
                     size = 0
         else:
-            batch.append(_top(key, value))
+            batch.append(_top(key, [] if t is Entries else value))
     out.write("".join(batch))

@@ -8,6 +8,8 @@ from pykueue.perf.generator import build_manifests, parse_generator
 from pykueue.perf.summary import (
     ClusterQueueObservation,
     PerfObservations,
+    Recorder,
+    UsagePoints,
     WorkloadObservation,
     manifest_facts,
     observations_from_result,
@@ -174,6 +176,7 @@ def test_observations_from_simulation_result() -> None:
     # each workload in the queue's measured resource (3 cpu), its class, the queue's quota
     facts = manifest_facts(manifests)
     assert facts.workloads[f"{ns}/w-0-1-0"] == ("w", {"cpu": 3.0})
+    assert facts.workloads[f"{ns}/w-0-0-0"] is facts.workloads[f"{ns}/w-0-1-0"]  # equal facts shared
     assert observations_from_result(result, facts) == o
     (cq,) = o.cluster_queues
     assert (cq.name, cq.class_name, cq.nominal_quota, cq.last_event_at) == (ns, "cq", 4.0, 5.0)
@@ -189,3 +192,25 @@ def test_observations_from_simulation_result() -> None:
         "maxTimeToAdmissionMs": 1_000,
         "totalEvictions": 0,
     }
+    # the streaming recorder (entries shown one at a time, events before workloads as a writer may,
+    # no observation kept) gives the same summary
+    recorder = Recorder(facts)
+    for e in result["events"]:
+        recorder.event(e)
+    for w in result["workloads"]:
+        recorder.workload(w)
+    assert recorder.kept is None
+    assert recorder.summary(5.0) == s == recorder.done
+
+
+def test_usage_points_kept_as_arrays_give_the_same_figures() -> None:
+    points = UsagePoints()
+    for t, u in [(1.0, 5), (3.0, 25), (4.0, 0)]:
+        points.append(t, u)
+    assert len(points) == 3 and points[-1] == (4.0, 0.0) and points[:2] == [(1.0, 5.0), (3.0, 25.0)]
+    assert list(points) == [(1.0, 5.0), (3.0, 25.0), (4.0, 0.0)]
+    # q1 of ``obs``: 5000m * 2000ms + 25000m * 1000ms over [0, 4000] (its last point)
+    s = summarize(PerfObservations([], [ClusterQueueObservation("q1", "cq", 20, points)], end_time=10.0))
+    assert s["clusterQueueClasses"]["cq"]["cpuUsed"] == 35_000_000
+    assert s["clusterQueueClasses"]["cq"]["lastEventMs"] == 4_000
+    assert s["wallMs"] == 10_000  # no workload: the end of the run
