@@ -151,6 +151,34 @@ class GenericJob(Protocol):
         """Writes due whatever the Workload says (a group's replaced Pods losing their finalizer)."""
 
 
+class OneObject:
+    """The part of a GenericJob that stands for one API object (a Job, a Pod, a RayCluster ...): its
+    namespace, how log lines name it, and whether it is being deleted."""
+
+    kind: str
+
+    def __init__(self, obj: dict[str, Any]) -> None:
+        self.obj = obj
+        self.meta = obj["metadata"]
+
+    @property
+    def namespace(self) -> str:
+        return self.meta["namespace"]
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.meta['name']}"
+
+    def deleting(self) -> bool:
+        return bool(self.meta.get("deletionTimestamp"))
+
+
+class SuspendFlag(OneObject):
+    """A kind Kueue stops through its own ``spec.suspend`` (a Job, a RayCluster, a RayJob)."""
+
+    def is_suspended(self) -> bool:
+        return bool((self.obj.get("spec") or {}).get("suspend"))
+
+
 # ---- the rule ----------------------------------------------------------------------------------------
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pykueue.jobs import batch
-from pykueue.jobs.framework import Action, Note, Patch, Replace
+from pykueue.jobs.framework import Action, Note, Patch, Replace, SuspendFlag
 
 FRAMEWORK = "batch/job"
 KIND = "Job"
@@ -64,30 +64,13 @@ def workload_key(job: Mapping[str, Any]) -> str:
     return f"{meta['namespace']}/{batch.workload_name_for_job(meta['name'], meta.get('uid'))}"
 
 
-class Job:
+class Job(SuspendFlag):
     """A managed batch/v1 Job."""
 
     kind = KIND
 
-    def __init__(self, obj: dict[str, Any]) -> None:
-        self.obj = obj
-        self.meta = obj["metadata"]
-
-    @property
-    def namespace(self) -> str:
-        return self.meta["namespace"]
-
-    def describe(self) -> str:
-        return f"Job {self.namespace}/{self.meta['name']}"
-
     def workload_name(self) -> str:
         return batch.workload_name_for_job(self.meta["name"], self.meta.get("uid"))
-
-    def deleting(self) -> bool:
-        return bool(self.meta.get("deletionTimestamp"))
-
-    def is_suspended(self) -> bool:
-        return bool((self.obj.get("spec") or {}).get("suspend"))
 
     def finished(self) -> tuple[bool, bool, str]:
         return is_finished(self.obj)

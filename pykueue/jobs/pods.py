@@ -26,7 +26,7 @@ from typing import Any
 
 from pykueue.jobs import batch, statefulset
 from pykueue.jobs.batch import _annotations, _labels, _meta
-from pykueue.jobs.framework import Action, Delete, Note, Patch, enabled
+from pykueue.jobs.framework import Action, Delete, Note, OneObject, Patch, enabled
 from pykueue.jobs.pod import (
     GROUP_FAST_ADMISSION,
     GROUP_NAME_LABEL,
@@ -252,27 +252,17 @@ def _stop_reason(evicted: bool) -> tuple[str, str]:
 # ---- the GenericJobs ---------------------------------------------------------------------------------
 
 
-class Pod:
+class Pod(OneObject):
     """One plain Pod, its own Workload."""
 
     kind = KIND
 
     def __init__(self, pod: dict[str, Any]) -> None:
+        super().__init__(pod)
         self.pod = pod
-        self.meta = pod["metadata"]
-
-    @property
-    def namespace(self) -> str:
-        return self.meta["namespace"]
-
-    def describe(self) -> str:
-        return f"Pod {_key(self.pod)}"
 
     def workload_name(self) -> str:
         return workload_name_for_pod(self.meta["name"], self.meta.get("uid"))
-
-    def deleting(self) -> bool:
-        return bool(self.meta.get("deletionTimestamp"))
 
     def is_suspended(self) -> bool:
         return suspended(self.pod)

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pykueue.jobs import batch, ray
-from pykueue.jobs.framework import Action, Note, Patch, Replace
+from pykueue.jobs.framework import Action, Note, Patch, Replace, SuspendFlag
 
 RAY_CLUSTER = "RayCluster"
 RAY_JOB = "RayJob"
@@ -92,29 +92,15 @@ def with_pod_sets_info(obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]
     return new
 
 
-class RayObject:
+class RayObject(SuspendFlag):
     """A managed RayCluster or RayJob."""
 
     def __init__(self, obj: dict[str, Any]) -> None:
-        self.obj = obj
-        self.meta = obj["metadata"]
+        super().__init__(obj)
         self.kind = obj.get("kind") or RAY_CLUSTER
-
-    @property
-    def namespace(self) -> str:
-        return self.meta["namespace"]
-
-    def describe(self) -> str:
-        return f"{self.kind} {self.namespace}/{self.meta['name']}"
 
     def workload_name(self) -> str:
         return batch.workload_name_for_owner(self.kind, ray.GROUP, self.meta["name"], self.meta.get("uid") or None)
-
-    def deleting(self) -> bool:
-        return bool(self.meta.get("deletionTimestamp"))
-
-    def is_suspended(self) -> bool:
-        return bool((self.obj.get("spec") or {}).get("suspend"))
 
     def _status(self) -> Mapping[str, Any]:
         return self.obj.get("status") or {}
