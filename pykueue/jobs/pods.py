@@ -419,14 +419,31 @@ class PodGroup:
 
     def run(self, infos: Sequence[Mapping[str, Any]], workload: Mapping[str, Any]) -> list[Action]:
         by_role = {info["name"]: info for info in infos}
+
+        def info_of(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
+            return by_role.get(pod_role(pod)) or (infos[0] if len(infos) == 1 else None)
+
+        # The admission holds quota for `count` Pods of each role: a Pod beyond that (one more member
+        # created while the group runs) stays gated, so the group never runs more than it holds.
+        free = {info["name"]: info.get("count") for info in infos}
+        for pod in self.pods:
+            info = info_of(pod)
+            if info is not None and not gated(pod) and runnable_or_succeeded(pod) and free[info["name"]] is not None:
+                free[info["name"]] -= 1
         actions: list[Action] = []
         for pod in self.pods:
             if not gated(pod) or _meta(pod).get("deletionTimestamp"):
                 continue
-            info = by_role.get(pod_role(pod)) or (infos[0] if len(infos) == 1 else None)
+            info = info_of(pod)
             if info is None:
                 actions.append(Note("pod of no admitted role left gated", {"pod": _key(pod)}, warning=True))
                 continue
+            if free[info["name"]] is not None and free[info["name"]] <= 0:
+                actions.append(Note("pod beyond its group's admitted count left gated", {"pod": _key(pod)},
+                                    warning=True))
+                continue
+            if free[info["name"]] is not None:
+                free[info["name"]] -= 1
             actions.append(_release(pod, info))
         if actions:
             actions.append(Note("pod group started", {"group": f"{self._namespace}/{self.name}"}))

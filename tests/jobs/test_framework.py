@@ -238,3 +238,19 @@ def test_a_failed_member_is_let_go_once_its_replacement_exists() -> None:
     replaced = pods.PodGroup("ns", "g", [failed, _member("b", gated=False, phase="Running"), _member("c")])
     (finalize,) = reconcile(replaced, admitted, FLAVORS)
     assert isinstance(finalize, Patch) and finalize.name == "a" and finalize.body["metadata"]["finalizers"] is None
+
+
+def test_a_group_never_releases_more_pods_than_its_admission_holds() -> None:
+    """Admitted for two Pods of one role: a third member created while the group runs stays gated (the
+    quota is for two), and is released only once a running member has failed and left its slot."""
+    role = pods.role_hash(_member("a")["spec"])
+    admitted = _admitted("g", pod_set=role, count=2)
+    extra = pods.PodGroup("ns", "g", [_member("a", gated=False, phase="Running"),
+                                      _member("b", gated=False, phase="Running"), _member("c")])
+    actions = reconcile(extra, admitted, FLAVORS)
+    assert not any(isinstance(a, Patch) for a in actions)
+    assert any(isinstance(a, Note) and a.warning for a in actions)
+    replaced = pods.PodGroup("ns", "g", [_member("a", gated=False, phase="Failed", finalizers=[]),
+                                         _member("b", gated=False, phase="Running"), _member("c")])
+    released = [a.name for a in reconcile(replaced, admitted, FLAVORS) if isinstance(a, Patch)]
+    assert released == ["c"]
