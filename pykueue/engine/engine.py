@@ -469,14 +469,11 @@ class Engine:
 
     def _count(self, info: WorkloadInfo, sign: int) -> None:
         """Add (1) or take back (-1) ``info`` in its LocalQueue's counts, by its current state."""
-        spec = info.spec
-        row = self._lq_counts.setdefault(f"{spec.namespace}/{spec.queue_name}", [0, 0, 0])
-        if info.state is State.PENDING:
-            row[0] += sign
-        elif info.has_quota:
-            row[1] += sign
-            if info.state is State.ADMITTED:
-                row[2] += sign
+        row = self._lq_counts.get(info.lq_key)
+        if row is None:
+            row = self._lq_counts[info.lq_key] = [0, 0, 0]
+        for i in _COLUMNS[info.state]:
+            row[i] += sign
 
     def _transition(self, info: WorkloadInfo, to: State, now: int, *, reason: str | None = None,
                     message: str = "") -> None:
@@ -486,12 +483,12 @@ class Engine:
         was = info.state
         if to not in _ALLOWED[was]:
             raise AssertionError(f"workload {info.key}: no transition from {was.value} to {to.value}")
-        known = self.workloads.get(info.key) is info
-        if known:
+        if self.workloads.get(info.key) is info and _COLUMNS[was] != _COLUMNS[to]:
             self._count(info, -1)
-        info.state = to
-        if known:
+            info.state = to
             self._count(info, 1)
+        else:
+            info.state = to
         info.set_reason(reason, message)
         if to in _HOLDS and was not in _HOLDS:
             info.reserved_us = now
@@ -900,6 +897,10 @@ class Engine:
 
 
 _HOLDS = (State.QUOTA_RESERVED, State.ADMITTED)
+# The LocalQueue count columns (pending, reserving, admitted) a workload in each state is counted in.
+_COLUMNS: dict[State, tuple[int, ...]] = {
+    State.PENDING: (0,), State.QUOTA_RESERVED: (1,), State.ADMITTED: (1, 2), State.INACTIVE: (), State.FINISHED: (),
+}
 _ALLOWED: dict[State, frozenset[State]] = {
     State.PENDING: frozenset((*_HOLDS, State.PENDING, State.INACTIVE, State.FINISHED)),
     State.QUOTA_RESERVED: frozenset((State.ADMITTED, State.PENDING, State.INACTIVE, State.FINISHED)),

@@ -309,8 +309,10 @@ class FlavorAssigner:
         """(granular mode, borrowing level, reason text, no-fit reason) for ``request`` more of ``fr``."""
         node = self.cq.node
         val = assumed + request
-        max_capacity = potential_available(node, fr)
-        if val > max_capacity:
+        avail = available(node, fr)
+        # What is available now never exceeds what could ever be (usage is never negative), so a
+        # request that fits needs no look at the maximum capacity.
+        if val > avail and val > potential_available(node, fr):
             return (
                 G_NO_FIT,
                 0,
@@ -318,7 +320,6 @@ class FlavorAssigner:
                 EXCEEDS_MAX_QUOTA,
             )
         borrow, may_reclaim = lowest_subtree_that_fits(node, fr, val)
-        avail = available(node, fr)
         if val <= avail:
             return G_FIT, borrow, "", None
         msg = (f"insufficient unused quota for {fr[1]} in flavor {fr[0]}, "

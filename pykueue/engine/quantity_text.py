@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import lru_cache
 
 CPU = "cpu"
 _DECIMAL_SUFFIX = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
@@ -51,8 +52,10 @@ def format_binary(value: int) -> str:
     return f"{sign}{mantissa}{_BINARY_SUFFIX[power]}"
 
 
+@lru_cache(maxsize=4096)
 def format_quantity(resource_name: str, value: int) -> str:
-    """Print a canonical integer as Kueue prints that resource: ``"1500m"``, ``"600Mi"``, ``"5k"``."""
+    """Print a canonical integer as Kueue prints that resource: ``"1500m"``, ``"600Mi"``, ``"5k"``.
+    Memoised: a trace asks for the same few amounts in thousands of "more needed" messages."""
     if resource_name == CPU:
         return format_decimal(Fraction(value, 1000))
     if is_binary_si(resource_name):

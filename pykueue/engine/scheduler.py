@@ -146,7 +146,10 @@ class Scheduler:
             info.set_reason(WAITING_FOR_QUOTA, "Workload has overlapping preemption targets with another workload")
             return self._requeue(cq, info, Putback.IMMEDIATE)
         targets = [t for t in entry.targets if t.workload.has_quota]
-        with without(engine.cqs, (t.workload for t in targets)):
+        if targets:
+            with without(engine.cqs, (t.workload for t in targets)):
+                ok = fits(assignment.usage, cq.node, True)
+        else:
             ok = fits(assignment.usage, cq.node, True)
         if not ok:
             info.set_reason(WAITING_FOR_QUOTA, "Workload no longer fits after processing another workload")
@@ -216,8 +219,12 @@ class Scheduler:
 
     def assignments(self, cq: ClusterQueueState, info: WorkloadInfo) -> tuple[Assignment, list[Target]]:
         """Full assignment, with preemption targets when needed; else the largest partial one."""
-        with self.engine.preemptor.nominating():
+        preemptor = self.engine.preemptor
+        preemptor.memo = {}  # Preemptor.nominating, inlined: this runs for every head of every cycle
+        try:
             return self._assignments(cq, info)
+        finally:
+            preemptor.memo = None
 
     def _assignments(self, cq: ClusterQueueState, info: WorkloadInfo) -> tuple[Assignment, list[Target]]:
         assigner = self.assigner(cq, info)

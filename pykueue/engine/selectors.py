@@ -62,6 +62,8 @@ def _affinity_terms_for(terms: tuple[NodeSelectorTerm, ...], keys: set[str]) -> 
 
 
 def flavor_matches_affinity(pod_set: PodSet, flavor: ResourceFlavor) -> bool:
+    if not pod_set.node_selector and pod_set.required_affinity is None:
+        return True  # the common case, asked for every flavor of every nomination
     labels = flavor.node_labels
     keys = set(labels)
     for key, value in pod_set.node_selector.items():
@@ -89,6 +91,8 @@ def tolerates(toleration: Toleration, taint: Taint) -> bool:
 
 def untolerated_taint(pod_set: PodSet, flavor: ResourceFlavor) -> Taint | None:
     """The first NoSchedule/NoExecute taint of the flavor that neither the pod nor the flavor tolerates."""
+    if not flavor.node_taints:
+        return None
     tolerations = pod_set.tolerations + flavor.tolerations
     for taint in flavor.node_taints:
         if taint.effect not in ("NoSchedule", "NoExecute"):

@@ -66,6 +66,7 @@ class WorkloadInfo:
     __slots__ = (
         "spec",
         "key",
+        "lq_key",
         "seq",
         "cluster_queue",
         "state",
@@ -95,6 +96,8 @@ class WorkloadInfo:
     def __init__(self, spec: model.Workload, seq: int, stamps: Stamps) -> None:
         self.spec = spec
         self.key = spec.key
+        # NAMESPACE/NAME of its LocalQueue; a spec is only ever replaced with the same queue name.
+        self.lq_key = f"{spec.namespace}/{spec.queue_name}"
         self.seq = seq  # document order: the final tie-breaker everywhere
         self.cluster_queue: str | None = None  # resolved through the LocalQueue
         self.state = State.PENDING if spec.active else State.INACTIVE

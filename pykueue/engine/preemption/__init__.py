@@ -60,8 +60,8 @@ class Preemptor:
             FairSharingPolicy(state) if state.config.fair_sharing.enable else self.classical
         )
         # Targets found while nominating one workload: the oracle and the final search often ask the
-        # same question, and nothing changes the quota tree in between. Opened and closed by
-        # ``nominating``; None outside.
+        # same question, and nothing changes the quota tree in between. Set to {} and back to None
+        # around each nomination by ``Scheduler.assignments``; None outside.
         self.memo: dict[tuple, list[Target]] | None = None
 
     @contextmanager
@@ -73,15 +73,6 @@ class Preemptor:
             yield
         finally:
             self.classical.sources_cache = None
-
-    @contextmanager
-    def nominating(self) -> Iterator[None]:
-        """While one workload is nominated: remember the targets found for each question."""
-        self.memo = {}
-        try:
-            yield
-        finally:
-            self.memo = None
 
     def targets(self, cq: ClusterQueueState, wl: WorkloadInfo, requests: dict[FR, int], frs: set[FR]) -> list[Target]:
         memo = self.memo
