@@ -673,8 +673,7 @@ class Engine:
     def _emit(self, type_: str, info: WorkloadInfo, cq: str | None, *, reason: str | None = None,
               by: str | None = None, message: str | None = None, cause: str | None = None) -> None:
         admission = info.admission if type_ in (ev.QUOTA_RESERVED, ev.ADMITTED) else None
-        self._events.append(Event(type_, info.key, cq, reason=reason, by=by, message=message,
-                                  admission=admission, underlying_cause=cause))
+        self._events.append(Event(type_, info.key, cq, reason, by, message, admission, cause))
 
     # ------------------------------------------------------------------------------- queries
 

@@ -37,8 +37,11 @@ PREEMPTION_REASON_TEXT = {
 }
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class Event:
+    """One thing that happened to a workload. Not frozen (a frozen dataclass sets each field through
+    ``object.__setattr__``, and the engine makes one per transition); nothing changes one once made."""
+
     type: str
     workload: str  # NAMESPACE/NAME
     cluster_queue: str | None

@@ -96,8 +96,13 @@ class Assignment:
     borrowing: int = 0
     usage: dict[FR, int] = field(default_factory=dict)
     no_fit_reason: str | None = None
+    # Set by ``FlavorAssigner.assign`` once the assignment is complete (the scheduler asks for the mode
+    # three times per nomination); -1 while pod sets may still be added.
+    final_mode: int = -1
 
     def mode(self) -> int:
+        if self.final_mode >= 0:
+            return self.final_mode
         pod_sets = self.pod_sets
         if len(pod_sets) == 1:  # the common case, without a generator
             return pod_sets[0].mode()
@@ -234,9 +239,11 @@ class FlavorAssigner:
                     assumed[fr] = assumed.get(fr, 0) + qty
             if result.failed:
                 assignment.no_fit_reason = most_severe(assignment.no_fit_reason, result.no_fit_reason)
+                assignment.final_mode = assignment.mode()
                 return assignment
         assignment.usage = assumed
-        if assignment.mode() == NO_FIT:
+        mode = assignment.final_mode = assignment.mode()
+        if mode == NO_FIT:
             for ps_result in assignment.pod_sets:
                 assignment.no_fit_reason = most_severe(assignment.no_fit_reason, ps_result.no_fit_reason)
         return assignment

@@ -22,6 +22,9 @@ class Deadline(StrEnum):
     MAX_EXECUTION = "MaximumExecutionTime"
 
 
+_EVERY_DEADLINE = tuple(Deadline)  # iterating the enum itself builds a list each time
+
+
 class Timers:
     def __init__(self) -> None:
         self._heap: list[tuple[int, int, str, Deadline]] = []
@@ -33,14 +36,17 @@ class Timers:
         heapq.heappush(self._heap, (due_us, next(self._seq), key, kind))
 
     def cancel(self, key: str, kind: Deadline | None = None) -> None:
-        for k in (kind,) if kind is not None else tuple(Deadline):
-            self._due.pop((key, k), None)
+        due = self._due
+        if not due:
+            return  # no deadline armed at all (no pods-ready timeout, no execution limit): the usual case
+        for k in (kind,) if kind is not None else _EVERY_DEADLINE:
+            due.pop((key, k), None)
 
     def due_of(self, key: str, kind: Deadline) -> int | None:
         return self._due.get((key, kind))
 
     def has(self, key: str) -> bool:
-        return any((key, k) in self._due for k in Deadline)
+        return any((key, k) in self._due for k in _EVERY_DEADLINE)
 
     def next_due(self) -> int | None:
         heap = self._heap

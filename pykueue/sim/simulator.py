@@ -366,8 +366,10 @@ class Simulation:
         epoch = self._epoch.get(key, 0) + 1
         self._epoch[key] = epoch
         script = self._scripts.get(key)
+        if script is None:
+            return
         checks = self.engine.check_names(key)
-        if not checks or script is None:
+        if not checks:
             return
         for check in checks:
             step = step_for(script, check, epoch)
