@@ -26,11 +26,14 @@ def quotas_of(groups: tuple[model.ResourceGroup, ...]) -> dict[FR, model.Resourc
 
 
 class ClusterQueueState:
-    __slots__ = ("spec", "node", "pending", "admitted", "by_victim_order", "group_of", "inactive_reason", "flavor_names",
-                 "held")
+    __slots__ = ("spec", "name", "node", "pending", "admitted", "by_victim_order", "group_of", "inactive_reason",
+                 "flavor_names", "held")
 
     def __init__(self, spec: model.ClusterQueue, stamps: Stamps) -> None:
         self.spec = spec
+        # A plain attribute (a property was millions of calls in a preemption search); a queue's spec
+        # may change, never its name.
+        self.name = spec.name
         self.node = QuotaNode(spec.name, is_cohort=False)
         self.pending = PendingQueue(spec.queueing_strategy, stamps)
         self.admitted: dict[str, WorkloadInfo] = {}  # holding quota (QuotaReserved or Admitted)
@@ -45,10 +48,6 @@ class ClusterQueueState:
         # still count, in its cohort too, until they release their quota.
         self.held: tuple[str, str] | None = None
         self.set_spec(spec)
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
 
     @property
     def active(self) -> bool:

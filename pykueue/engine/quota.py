@@ -22,7 +22,7 @@ _NO_QUOTA = ResourceQuota()
 class QuotaNode:
     """Quota, lent capacity and usage of one ClusterQueue or Cohort."""
 
-    __slots__ = ("name", "is_cohort", "parent", "children", "quotas", "subtree_quota", "usage", "local")
+    __slots__ = ("name", "is_cohort", "parent", "children", "quotas", "subtree_quota", "usage", "local", "height")
 
     def __init__(self, name: str, is_cohort: bool) -> None:
         self.name = name
@@ -33,6 +33,7 @@ class QuotaNode:
         self.subtree_quota: dict[FR, int] = {}
         self.usage: dict[FR, int] = {}
         self.local: dict[FR, int] = {}  # local_quota per resource, kept with subtree_quota
+        self.height = 0  # node_height, kept by recompute_subtree (a cohort may have a thousand children)
 
     def __repr__(self) -> str:
         return f"QuotaNode({'cohort' if self.is_cohort else 'cq'} {self.name})"
@@ -152,11 +153,15 @@ def recompute_subtree(node: QuotaNode) -> None:
     if not node.is_cohort:
         node.subtree_quota = {fr: q.nominal for fr, q in node.quotas.items()}
         node.refresh_local()
+        node.height = 0
         return
     subtree = {fr: q.nominal for fr, q in node.quotas.items()}
     usage: dict[FR, int] = {}
+    height = min(len(node.children), 1)
     for child in node.children:
         recompute_subtree(child)
+        if child.is_cohort:
+            height = max(height, child.height + 1)
         for fr, child_quota in child.subtree_quota.items():
             subtree[fr] = subtree.get(fr, 0) + child_quota - child.local_quota(fr)
         for fr, child_usage in child.usage.items():
@@ -166,15 +171,13 @@ def recompute_subtree(node: QuotaNode) -> None:
     node.subtree_quota = subtree
     node.refresh_local()
     node.usage = usage
+    node.height = height
 
 
 def node_height(node: QuotaNode) -> int:
-    """Distance to the furthest leaf: 1 for a cohort of cluster queues, more for nested cohorts."""
-    height = min(len(node.children), 1)
-    for child in node.children:
-        if child.is_cohort:
-            height = max(height, node_height(child) + 1)
-    return height
+    """Distance to the furthest leaf: 1 for a cohort of cluster queues, more for nested cohorts (as
+    of the last ``recompute_subtree``, which every change of the forest ends with)."""
+    return node.height
 
 
 def lowest_subtree_that_fits(cq: QuotaNode, fr: FR, val: int) -> tuple[int, bool]:

@@ -169,11 +169,12 @@ class ClassicalPolicy:
         node = self.cqs[cand.info.cluster_queue].node
         if node.within_nominal(frs):
             return False
-        for ancestor in node.path_to_root():
-            if ancestor is cand.lca:
-                break
+        lca = cand.lca
+        ancestor = node.parent  # the ancestors below the lowest common one, walked without a generator
+        while ancestor is not None and ancestor is not lca:
             if ancestor.within_nominal(frs):
                 return False
+            ancestor = ancestor.parent
         return True
 
     # -- targets ------------------------------------------------------------------------------------
