@@ -6,11 +6,16 @@ sees pydantic. Quantities become canonical integers here.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pykueue.api.models import kueue_v1beta2 as v2
 from pykueue.api.models import pod as pod_models
 from pykueue.api.quantity import to_canonical
 from pykueue.api.requests import pod_requests
 from pykueue.engine import model
+
+if TYPE_CHECKING:
+    from pykueue.api.workloads import WorkloadBody
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
@@ -179,7 +184,7 @@ def admission(status: v2.WorkloadStatus | None, pod_sets: list[v2.PodSet]) -> mo
 
 
 def workload(
-    wl: v2.Workload,
+    wl: v2.Workload | WorkloadBody,
     *,
     pod_sets: tuple[model.PodSet, ...] | None = None,
     namespace: str,

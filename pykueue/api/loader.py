@@ -45,7 +45,6 @@ from pykueue.api.fastyaml import DocumentReader
 from pykueue.api.inputs import Change, Inputs, Problem, Source, SubmittedWorkload, UnmanagedJob
 from pykueue.api.kinds import API_VERSIONS, CONFIG_V1BETA1, REGISTRY, KindSpec
 from pykueue.api.models import kueue_v1beta1 as v1
-from pykueue.api.models import kueue_v1beta2 as v2
 from pykueue.api.models.base import validation_errors
 from pykueue.api.models.meta import ObjectMeta
 from pykueue.api.names import generated_name
@@ -58,7 +57,7 @@ from pykueue.api.timing import (
     parse_admission_checks,
     read_timing,
 )
-from pykueue.api.workloads import WorkloadReader, job_path, join_path
+from pykueue.api.workloads import WorkloadBody, WorkloadReader, job_path, join_path
 from pykueue.jobs import framework
 
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
@@ -331,9 +330,7 @@ class _Loader:
         elif not any(p.startswith("metadata") for p, _ in errors):
             errors += self.name_errors(doc, _metadata(raw))
         if spec is not None and meta is not None:
-            doc.obj = v2.Workload.model_construct(
-                api_version=doc.spec.api_version, kind=doc.kind, metadata=meta, spec=spec, status=None
-            )
+            doc.obj = WorkloadBody(spec)  # the metadata is read into the document's fields above
         self.doc_problems(doc, errors)
         if not errors:
             doc.raw = _READ  # read whole into doc.obj; no later pass reads a Workload's text

@@ -8,7 +8,7 @@ validated, normalised and converted to engine pod sets once and shared (engine o
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -43,6 +43,15 @@ def pod_path(path: str) -> str:
     if path.startswith("spec.podSets[0].template.spec"):
         return "spec" + path.removeprefix("spec.podSets[0].template.spec")
     return path
+
+
+class WorkloadBody(NamedTuple):
+    """What the conversion reads of a Workload without status: its spec (one object for equal texts).
+    The loader keeps this instead of the validated model between reading and building, so that a
+    million generated Workloads do not each hold a model with its metadata until the end of loading."""
+
+    spec: v2.WorkloadSpec
+    status: None = None
 
 
 class WorkloadReader:
@@ -173,7 +182,7 @@ class WorkloadReader:
 
     def to_engine(
         self,
-        workload: v2.Workload,
+        workload: v2.Workload | WorkloadBody,
         *,
         namespace: str,
         name: str,

@@ -37,6 +37,7 @@ from pykueue.engine.workload import (
     MISCONFIGURED,
     PENDING_EVALUATION,
     SUSPENDED,
+    Shared,
     State,
     WorkloadInfo,
     new_stamps,
@@ -67,6 +68,7 @@ class Engine:
         self.scheduler = Scheduler(self)
         self._seq = 0
         self._stamps = new_stamps()  # per engine: two engines in one process never share a counter
+        self.shared = Shared()  # equal hashes, keys and admissions stored once (see workload.Shared)
         self._events: list[Event] = []
         self.queues = QueueManager(self.cqs, self.local_queues, self.workloads)
         self.timers = Timers()  # pods-ready and maximum-execution deadlines (backoffs: the queue manager)
@@ -288,7 +290,7 @@ class Engine:
         if spec.key in self.workloads:
             raise ValueError(f"workload {spec.key} already exists")
         self._seq += 1
-        info = WorkloadInfo(spec, self._seq, self._stamps)
+        info = WorkloadInfo(spec, self._seq, self._stamps, self.shared)
         self.workloads[info.key] = info
         self._count(info, 1)
         if self.reason_watch is not None:

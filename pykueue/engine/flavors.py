@@ -126,6 +126,12 @@ class Assignment:
             parts.append(f"couldn't assign flavors to pod set {ps.name}: {', '.join(sorted(ps.reasons))}")
         return "; ".join(parts)
 
+    def admission_key(self, cluster_queue: str) -> tuple:
+        """What ``to_admission`` depends on, hashable: equal keys give equal admissions."""
+        return (cluster_queue, tuple(
+            (ps.name, ps.count, tuple(sorted((res, c.flavor) for res, c in ps.flavors.items())))
+            for ps in self.pod_sets))
+
     def to_admission(self, cluster_queue: str) -> model.Admission:
         return model.Admission(
             cluster_queue=cluster_queue,

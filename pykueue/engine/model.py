@@ -252,10 +252,12 @@ class Workload:
     # condition's time, seconds; None: at the instant it is added) and whether its pods are ready.
     admitted_time: float | None = None
     pods_ready: bool = True
+    # NAMESPACE/NAME, made once: the engine, the simulator and the writers all key by it (a property
+    # made a new string at each call, and each holder kept its own copy).
+    key: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", f"{self.namespace}/{self.name}")
 
 
 @dataclass(slots=True, frozen=True)

@@ -259,7 +259,10 @@ class Scheduler:
     def admit(self, cq: ClusterQueueState, info: WorkloadInfo, assignment: Assignment, now: int) -> None:
         cq.pending.remove(info.key)
         self.preempting.discard(info.key)  # its preemptions are done; if it is evicted later it waits like any other
-        self.engine.reserve(cq, info, assignment.to_admission(cq.name), assignment.usage, now)
+        # Admissions are immutable and a trace repeats a few hundred of them: one copy of each.
+        admission = self.engine.shared.by_key(assignment.admission_key(cq.name),
+                                              lambda: assignment.to_admission(cq.name))
+        self.engine.reserve(cq, info, admission, assignment.usage, now)
 
 
 def _loop_message(info: WorkloadInfo, times: int, now: int) -> str:

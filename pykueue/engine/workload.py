@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from enum import StrEnum
+from typing import TypeVar
 
 from pykueue.engine import model
 from pykueue.engine.model import seconds_to_us
@@ -35,6 +36,44 @@ PENDING_EVALUATION = "PendingEvaluation"
 WAITING_FOR_PODS_READY = "WaitingForPodsReady"
 WAITING_FOR_PREEMPTED = "WaitingForPreemptedWorkloads"
 DEACTIVATED = "Deactivated"
+
+
+_V = TypeVar("_V", bound=Hashable)
+_T = TypeVar("_T")
+
+
+class Shared:
+    """One stored copy of equal immutable values (scheduling hashes, LocalQueue keys, admissions):
+    a trace of a million workloads has a few hundred distinct ones of each. Only a cache of the
+    sharing: emptied when it grows past ``limit`` (a controller sees shapes come and go for weeks)."""
+
+    __slots__ = ("_table", "limit")
+
+    def __init__(self, limit: int = 1 << 16) -> None:
+        self._table: dict = {}
+        self.limit = limit
+
+    def __call__(self, value: _V) -> _V:
+        table = self._table
+        found = table.get(value)
+        if found is not None:
+            return found
+        if len(table) >= self.limit:
+            table.clear()
+        table[value] = value
+        return value
+
+    def by_key(self, key: Hashable, make: Callable[[], _T]) -> _T:
+        """The stored value for ``key``, made by ``make`` the first time (for values that cannot be
+        hashed themselves, such as an admission with its flavor dicts)."""
+        table = self._table
+        found = table.get(key)
+        if found is not None:
+            return found
+        if len(table) >= self.limit:
+            table.clear()
+        value = table[key] = make()
+        return value
 
 
 def scheduling_hash(wl: model.Workload) -> tuple:
@@ -93,11 +132,12 @@ class WorkloadInfo:
         "stamps",
     )
 
-    def __init__(self, spec: model.Workload, seq: int, stamps: Stamps) -> None:
+    def __init__(self, spec: model.Workload, seq: int, stamps: Stamps, shared: Shared | None = None) -> None:
+        share = shared if shared is not None else _unshared
         self.spec = spec
         self.key = spec.key
         # NAMESPACE/NAME of its LocalQueue; a spec is only ever replaced with the same queue name.
-        self.lq_key = f"{spec.namespace}/{spec.queue_name}"
+        self.lq_key = share(f"{spec.namespace}/{spec.queue_name}")
         self.seq = seq  # document order: the final tie-breaker everywhere
         self.cluster_queue: str | None = None  # resolved through the LocalQueue
         self.state = State.PENDING if spec.active else State.INACTIVE
@@ -120,7 +160,7 @@ class WorkloadInfo:
         self.accumulated_s = spec.accumulated_execution_seconds  # admitted seconds of past admissions
         self.deactivated_by: str | None = None  # why Kueue itself deactivated it (a cause), until reactivated
         self.check_states: dict[str, str] = {}
-        self.hash = scheduling_hash(spec)
+        self.hash = share(scheduling_hash(spec))
         self.reason_stamp = 0
         self.stamps = stamps
         # The engine's set of workloads whose reason may have changed, when a driver records reasons over
@@ -182,3 +222,7 @@ def usage_of(wl: model.Workload, admission: model.Admission) -> dict[FR, int]:
                 fr = (flavor, res)
                 usage[fr] = usage.get(fr, 0) + per_pod
     return usage
+
+
+def _unshared(value: _V) -> _V:
+    return value

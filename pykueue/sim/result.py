@@ -83,10 +83,9 @@ def workload_entries(run: Run) -> Iterator[dict[str, Any]]:
 
 def event_entries(run: Run) -> Iterator[dict[str, Any]]:
     """The result's event entries, in the order they happened, made one at a time."""
-    for logged in run.log:
-        e = logged.event
+    for time_us, e in run.log.pairs():
         item: dict[str, Any] = {
-            "time": logged.time_us / US,
+            "time": time_us / US,
             "type": e.type,
             "workload": e.workload,
             "clusterQueue": e.cluster_queue,

@@ -36,6 +36,7 @@ from pykueue.engine.events import EngineError, Event
 from pykueue.engine.model import US, format_us, seconds_to_us
 from pykueue.engine.workload import State
 from pykueue.sim.checks import Script, step_for
+from pykueue.sim.event_log import EventLog, LoggedEvent  # noqa: F401 - LoggedEvent: read from here too
 
 __all__ = ["US", "IDLE_EVICTIONS", "IDLE_EVICTIONS_MAX", "NotSettling", "Run", "Simulation", "StepBudgetExceeded", "to_us"]
 
@@ -87,12 +88,6 @@ class _Idle(NamedTuple):
 
 
 @dataclass(slots=True)
-class LoggedEvent:
-    time_us: int
-    event: Event
-
-
-@dataclass(slots=True)
 class UsageSample:
     """State of one cluster queue after an instant (recorded when it changed), for reports."""
 
@@ -110,7 +105,7 @@ class Run:
     engine: Engine
     inputs: Inputs
     end_us: int
-    log: list[LoggedEvent] = field(default_factory=list)
+    log: EventLog = field(default_factory=EventLog)
     samples: list[UsageSample] = field(default_factory=list)
     created_us: dict[str, int] = field(default_factory=dict)
     kinds: dict[str, str] = field(default_factory=dict)
@@ -234,7 +229,7 @@ class Simulation:
                 raise
         # endTime is the time of the last event: an instant where only a stale timer fired (the finish
         # of a workload deleted meanwhile, say) changed nothing and does not move it.
-        last_event_us = self.run_data.log[-1].time_us if self.run_data.log else 0
+        last_event_us = self.run_data.log.last_time_us() or 0
         self.run_data.end_us = self.until_us if self.until_us is not None else min(last_us, last_event_us)
         return self.run_data
 
@@ -255,9 +250,8 @@ class Simulation:
         watch.clear()
 
     def _record(self, now_us: int, events: list[Event]) -> None:
-        log = self.run_data.log
+        self.run_data.log.record(now_us, events)
         for e in events:
-            log.append(LoggedEvent(now_us, e))
             if e.type == ev.QUOTA_RESERVED:
                 self._on_reserved(e.workload, now_us)
             elif e.type == ev.ADMITTED:
