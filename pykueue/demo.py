@@ -219,7 +219,7 @@ def run_demo(*, speed: float = 6.0, live: bool = True) -> int:
     run = Simulation(inputs, record_usage=True).run()
     result = build_result(run)
     if live and console.is_terminal:
-        state = {w: "Pending" for w in run.created_us}
+        state = {sub.workload.key: "Pending" for sub in inputs.workloads}
         rows: list[tuple[float, str]] = []
         clock = 0.0
         with Live(_frame(0.0, rows, state), console=console, refresh_per_second=8) as screen:

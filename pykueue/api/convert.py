@@ -207,7 +207,7 @@ def workload(
         priority_class_source=priority_class_source,
         active=spec.active if spec.active is not None else True,
         creation_time=creation_time,
-        reclaimable_pods={rp.name: rp.count for rp in (status.reclaimable_pods or [] if status else [])},
+        reclaimable_pods={rp.name: rp.count for rp in status.reclaimable_pods or []} if status else model.nothing(),
         admission=admission(status, spec.pod_sets),
         kind=kind,
         admitted=_admitted(status),
@@ -245,5 +245,5 @@ def _admitted(status: v2.WorkloadStatus | None) -> bool:
 def _check_states(status: v2.WorkloadStatus | None) -> dict[str, str]:
     checks = status.admission_checks if status is not None else None
     if not isinstance(checks, list):
-        return {}
+        return model.nothing()
     return {c["name"]: str(c.get("state", "Pending")) for c in checks if isinstance(c, dict) and "name" in c}

@@ -26,6 +26,7 @@ from datetime import UTC, date, datetime
 
 from pykueue.api.durations import parse_duration
 from pykueue.api.inputs import NEVER_READY
+from pykueue.engine import model
 
 PREFIX = "pykueue.dev/"
 ARRIVAL = "pykueue.dev/arrival"
@@ -56,7 +57,7 @@ class Timing:
     ready_after: float = 0.0
     unready_after: float | None = None  # pods stop being ready this long after admission
     unready_for: float = NEVER_READY  # and are ready again after this long (never by default)
-    checks: dict[str, tuple[tuple[str, float], ...]] = field(default_factory=dict)  # admission-checks script
+    checks: dict[str, tuple[tuple[str, float], ...]] = field(default_factory=model.nothing)  # admission-checks script
 
 
 def _path(key: str) -> str:

@@ -465,7 +465,7 @@ class Engine:
             remove_workload_usage(cq, info)
             self.queues.capacity_grew(cq)
         info.admission = None
-        info.usage = {}
+        info.usage = model.nothing()
 
     # --------------------------------------------------------------------------- state changes
 
@@ -512,7 +512,7 @@ class Engine:
         info.pods_ready = not self.config.wait_for_pods_ready.enable
         self._emit(ev.QUOTA_RESERVED, info, cq.name)
         checks = applicable_checks(cq.spec, admission)
-        info.check_states = {name: model.CheckState.PENDING for name in checks}
+        info.check_states = {name: model.CheckState.PENDING for name in checks} if checks else model.nothing()
         if not checks:
             self._transition(info, State.ADMITTED, now)
             self._emit(ev.ADMITTED, info, cq.name)

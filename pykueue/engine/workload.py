@@ -142,7 +142,7 @@ class WorkloadInfo:
         self.cluster_queue: str | None = None  # resolved through the LocalQueue
         self.state = State.PENDING if spec.active else State.INACTIVE
         self.admission: model.Admission | None = None
-        self.usage: dict[FR, int] = {}
+        self.usage: dict[FR, int] = model.nothing()  # replaced whole when it holds quota
         # Times are integer microseconds (model.US); order_us is the queue-order timestamp: creation,
         # or eviction for some evictions.
         self.order_us = seconds_to_us(spec.creation_time)
@@ -159,7 +159,7 @@ class WorkloadInfo:
         self.pods_ready = False
         self.accumulated_s = spec.accumulated_execution_seconds  # admitted seconds of past admissions
         self.deactivated_by: str | None = None  # why Kueue itself deactivated it (a cause), until reactivated
-        self.check_states: dict[str, str] = {}
+        self.check_states: dict[str, str] = model.nothing()  # replaced whole at each reservation
         self.hash = share(scheduling_hash(spec))
         self.reason_stamp = 0
         self.stamps = stamps

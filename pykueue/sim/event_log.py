@@ -1,9 +1,11 @@
-"""The simulation's timed event log, stored per instant.
+"""The simulation's timed event log, stored by column.
 
 The engine hands over the events of one instant at a time, all at the same time, so the log keeps the
-engine's events in one list and the instants as (first index, time) marks beside it: a wrapper object
-per event with its time was a sixth of a million-workload run's memory. Reading the log still gives
-``LoggedEvent``s (made as they are read), or ``(time_us, event)`` pairs for the writers.
+instants as (first index, time) marks, and the events' fields in columns: type, workload,
+ClusterQueue, admission, and the rarely set rest (reason, by, message, cause) as one tuple or None. The strings are the engine's own (a workload's key, a queue's
+name), so an event costs a few pointers instead of an object: events were the largest part of a
+million-workload run's memory. Reading the log gives ``LoggedEvent``s (made as they are read), or
+``(time_us, event)`` pairs for the writers.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pykueue.engine.events import Event
+from pykueue.engine.model import Admission
 
 
 @dataclass(slots=True)
@@ -23,37 +26,59 @@ class LoggedEvent:
 class EventLog:
     """A sequence of ``LoggedEvent`` in the order they happened (times never decrease)."""
 
-    __slots__ = ("_events", "_marks")
+    __slots__ = ("_marks", "_types", "_workloads", "_queues", "_admissions", "_rest")
 
     def __init__(self) -> None:
-        self._events: list[Event] = []
         self._marks: list[tuple[int, int]] = []  # (index of the instant's first event, time_us)
+        self._types: list[str] = []
+        self._workloads: list[str] = []
+        self._queues: list[str | None] = []
+        self._admissions: list[Admission | None] = []
+        self._rest: list[tuple[str | None, str | None, str | None, str | None] | None] = []
 
     def record(self, time_us: int, events: list[Event]) -> None:
         """Append the events of one instant (``time_us``, not earlier than the last one recorded)."""
         if not events:
             return
-        marks = self._marks
+        marks, types = self._marks, self._types
         if not marks or marks[-1][1] != time_us:
-            marks.append((len(self._events), time_us))
-        self._events.extend(events)
+            marks.append((len(types), time_us))
+        workloads, queues, admissions, rest = self._workloads, self._queues, self._admissions, self._rest
+        for e in events:
+            types.append(e.type)
+            workloads.append(e.workload)
+            queues.append(e.cluster_queue)
+            admissions.append(e.admission)
+            if e.reason is None and e.by is None and e.message is None and e.underlying_cause is None:
+                rest.append(None)
+            else:
+                rest.append((e.reason, e.by, e.message, e.underlying_cause))
 
     def append(self, logged: LoggedEvent) -> None:
         self.record(logged.time_us, [logged.event])
 
     def __len__(self) -> int:
-        return len(self._events)
+        return len(self._types)
 
     def __bool__(self) -> bool:
-        return bool(self._events)
+        return bool(self._types)
+
+    def _event(self, i: int) -> Event:
+        rest = self._rest[i]
+        admission = self._admissions[i]
+        if rest is None:
+            return Event(self._types[i], self._workloads[i], self._queues[i], None, None, None, admission, None)
+        reason, by, message, cause = rest
+        return Event(self._types[i], self._workloads[i], self._queues[i], reason, by, message, admission, cause)
 
     def pairs(self) -> Iterator[tuple[int, Event]]:
-        """``(time_us, event)`` in order, without a wrapper per event."""
-        events, marks = self._events, self._marks
-        for i, (start, time_us) in enumerate(marks):
-            end = marks[i + 1][0] if i + 1 < len(marks) else len(events)
-            for j in range(start, end):
-                yield time_us, events[j]
+        """``(time_us, event)`` in order, each event made as it is read."""
+        marks, count = self._marks, len(self._types)
+        event = self._event
+        for m, (start, time_us) in enumerate(marks):
+            end = marks[m + 1][0] if m + 1 < len(marks) else count
+            for i in range(start, end):
+                yield time_us, event(i)
 
     def __iter__(self) -> Iterator[LoggedEvent]:
         for time_us, event in self.pairs():

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from pykueue.api.quantity import format_quantity
-from pykueue.engine.model import Admission
+from pykueue.engine.model import Admission, seconds_to_us
 from pykueue.engine.status import WorkloadStatus
 from pykueue.engine.workload import State
 from pykueue.sim.entries import Entries
@@ -75,10 +75,8 @@ def usage_strings(usage: dict[tuple[str, str], int]) -> dict[str, dict[str, str]
 
 def workload_entries(run: Run) -> Iterator[dict[str, Any]]:
     """The result's workload entries, by namespace then name, made one at a time."""
-    created_us = run.created_us
     for w in run.engine.iter_workload_statuses():
-        us = created_us.get(w.key)
-        yield workload_entry(w, (round(w.spec.creation_time * US) if us is None else us) / US)
+        yield workload_entry(w, seconds_to_us(w.spec.creation_time) / US)
 
 
 def event_entries(run: Run) -> Iterator[dict[str, Any]]:

@@ -107,8 +107,6 @@ class Run:
     end_us: int
     log: EventLog = field(default_factory=EventLog)
     samples: list[UsageSample] = field(default_factory=list)
-    created_us: dict[str, int] = field(default_factory=dict)
-    kinds: dict[str, str] = field(default_factory=dict)
     reasons: list[ReasonChange] = field(default_factory=list)  # with record_reasons: each reason change
 
 
@@ -173,9 +171,7 @@ class Simulation:
             self._subs[key] = sub
             if sub.checks:
                 self._scripts[key] = sub.checks
-            self.run_data.kinds[key] = sub.workload.kind
             arrival = to_us(sub.arrival)
-            self.run_data.created_us[key] = to_us(sub.workload.creation_time)
             self._at(max(arrival, 0), _ARRIVAL, sub)
         for change in inp.changes:
             self._at(to_us(change.at), _CHANGE, change)
