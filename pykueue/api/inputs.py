@@ -59,7 +59,7 @@ class SubmittedWorkload:
     unready_after: float | None = None  # pykueue.dev/unready-after
     unready_for: float = NEVER_READY  # pykueue.dev/unready-for
     checks: dict[str, tuple[tuple[str, float], ...]] = field(default_factory=dict)  # pykueue.dev/admission-checks
-    annotations: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)  # other than the pykueue.dev/ ones, read above
     labels: dict[str, str] = field(default_factory=dict)
 
 

@@ -30,7 +30,7 @@ import copy
 import gc
 import hashlib
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -57,7 +57,9 @@ from pykueue.api.timing import (
     parse_admission_checks,
     read_timing,
 )
+from pykueue.api.timing import PREFIX as TIMING_PREFIX
 from pykueue.api.workloads import WorkloadBody, WorkloadReader, job_path, join_path
+from pykueue.engine import model
 from pykueue.jobs import framework
 
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
@@ -98,6 +100,7 @@ class _Doc:
     labels: dict[str, str] = field(default_factory=dict)
     members: list[tuple[str, Any]] | None = None  # a Deployment's (pod name, Workload) per replica
     pod_class_path: str | None = None  # where a Ray object names the PriorityClass it is given
+    parsed: bool | None = None  # parsed already as it was read (see load_documents), and valid
 
     @property
     def key(self) -> str:
@@ -105,6 +108,7 @@ class _Doc:
 
 
 _READ: dict[str, Any] = {}  # the raw text of a document read whole into its model, no longer held
+_BUILT = Timing()  # the timing of a Workload document once built into its SubmittedWorkload
 
 
 def _metadata(raw: dict[str, Any]) -> dict[str, Any]:
@@ -279,6 +283,14 @@ class _Loader:
                          strings(meta.get("labels")), strings(meta.get("annotations")), doc.kind, framework,
                          framework in self.frameworks)
         )
+
+    def parse_safely(self, doc: _Doc) -> bool:
+        """``parse``, with an internal error reported as the document's problem."""
+        try:
+            return self.parse(doc)
+        except Exception as exc:  # a bug must not hide the other documents' problems
+            self.doc_problems(doc, [("<document>", f"internal error while reading this document: {exc!r}")])
+            return False
 
     def parse(self, doc: _Doc) -> bool:
         """Validate one document; on success ``doc.obj`` holds its v1beta2-shaped model."""
@@ -652,6 +664,9 @@ class _Loader:
                 self.inputs.changes.append(
                     Change(doc.timing.delete_at, doc.kind, doc.key, None, doc.source, delete=True)
                 )
+            if doc.kind == "Workload":  # built: what it was read into is not read again (freed as it goes)
+                doc.annotations = model.nothing()
+                doc.timing = _BUILT
         for namespace in dict.fromkeys(used):  # used but never declared: exists with only its name label
             if namespace not in declared:
                 declared.add(namespace)
@@ -741,7 +756,7 @@ class _Loader:
             unready_after=timing.unready_after,
             unready_for=timing.unready_for,
             checks=timing.checks,
-            annotations=doc.annotations,
+            annotations=_foreign(doc.annotations),
             labels=doc.labels,
         )
 
@@ -773,20 +788,21 @@ class _Loader:
             if self.is_ignored(doc):
                 self.note_unmanaged(doc)
                 continue
-            try:
-                ok = self.parse(doc)
-            except Exception as exc:  # a bug must not hide the other documents' problems
-                self.doc_problems(
-                    doc, [("<document>", f"internal error while reading this document: {exc!r}")]
-                )
-                ok = False
-            if ok:
+            if doc.parsed if doc.parsed is not None else self.parse_safely(doc):
                 valid.append(doc)
         kept = self.drop_duplicates(self.merge_pod_groups(self.expand_serving(valid)))
         self.check_cohort_depth(kept)
         self.check_admission_check_scripts(kept)
         self.build(kept)
         self.inputs.files = list(self.file_order)
+
+
+def _foreign(annotations: dict[str, str]) -> dict[str, str]:
+    """The annotations other than the simulation's own, which are read into a SubmittedWorkload's
+    fields (a million generated Workloads held their arrival and runtime twice)."""
+    if not any(key.startswith(TIMING_PREFIX) for key in annotations):
+        return annotations or model.nothing()
+    return {key: value for key, value in annotations.items() if not key.startswith(TIMING_PREFIX)} or model.nothing()
 
 
 def _canonical(value: object) -> str:
@@ -856,29 +872,34 @@ def load_paths(paths: list[str], config_path: str | None = None) -> tuple[Inputs
 
 
 def load_documents(
-    documents: list[object], source: str, config_path: str | None = None, *, consume: bool = False
+    documents: Iterable[object], source: str, config_path: str | None = None, *, consume: bool = False
 ) -> tuple[Inputs, list[Problem]]:
-    """Like ``load_paths`` for manifests already in memory (e.g. built by the perf generator).
+    """Like ``load_paths`` for manifests already in memory (e.g. built by the perf generator), or made
+    as they are read (an iterator).
 
     Document ``i`` (1-based) is reported as ``SOURCE:i``. Manifests that share one ``spec`` object are
     validated and converted once, which keeps tens of thousands of generated Workloads fast. With
-    ``consume`` the list is emptied as it is read, so that a Workload's manifest is freed once it is
-    parsed (when the caller holds it nowhere else): a million generated Workloads are 2 GB as dicts.
+    ``consume`` a list is emptied as it is read, and a Workload (which no other document changes how
+    it is read) is read as it comes, so that its manifest is freed at once (when the caller holds it
+    nowhere else): a million generated Workloads are 2 GB as dicts.
     """
     loader = _Loader()
     with _bulk_allocation():
         docs = loader.read([], None if config_path is None else os.fspath(config_path))
         loader.file_order.setdefault(source, len(loader.file_order))
+        as_list = documents if consume and isinstance(documents, list) else None
         for number, content in enumerate(documents, start=1):
-            if consume:
-                documents[number - 1] = None
+            if as_list is not None:
+                as_list[number - 1] = None
             if content is not None:
                 doc = loader.recognise(Source(source, number), content, False)
                 if doc is not None:
+                    if consume and doc.kind == "Workload" and not doc.generated_name:
+                        doc.parsed = loader.parse_safely(doc)
                     docs.append(doc)
-        if consume:
-            documents.clear()
-            content = None
+        if as_list is not None:
+            as_list.clear()
+        content = None
         loader.run(docs)
     loader.inputs.warnings = loader.sorted_warnings()
     return loader.inputs, loader.sorted_problems()

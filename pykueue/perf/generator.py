@@ -22,7 +22,9 @@ exactly ``pykueue.dev/runtime``.
 from __future__ import annotations
 
 import gc
+import heapq
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -432,22 +434,23 @@ def build_manifests(cfg: GeneratorConfig) -> list[dict[str, Any]]:
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _build(cfg)
+        return list(iter_manifests(cfg))
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _build(cfg: GeneratorConfig) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = [
-        {
-            "apiVersion": KUEUE_API,
-            "kind": "ResourceFlavor",
-            "metadata": {"name": cfg.resource_flavor, "labels": {CLEANUP_LABEL: "true"}},
-            "spec": {},
-        }
-    ]
-    timed: list[tuple[int, int, dict[str, Any]]] = []
+def iter_manifests(cfg: GeneratorConfig) -> Iterator[dict[str, Any]]:
+    """``build_manifests`` one manifest at a time, in the same order: a reader that consumes them as
+    they come never holds a million Workloads' dicts at once. Each queue's workloads sets are streams
+    already in (arrival, generation order); they are merged lazily."""
+    yield {
+        "apiVersion": KUEUE_API,
+        "kind": "ResourceFlavor",
+        "metadata": {"name": cfg.resource_flavor, "labels": {CLEANUP_LABEL: "true"}},
+        "spec": {},
+    }
+    streams: list[Iterator[tuple[int, int, dict[str, Any]]]] = []
     seq = 0
     for cs in cfg.cohorts:
         for cidx in range(cs.count):
@@ -455,27 +458,23 @@ def _build(cfg: GeneratorConfig) -> list[dict[str, Any]]:
             for qsi, qs in enumerate(cs.queues_sets):
                 for qi in range(qs.count):
                     name = f"{qs.class_name}-{qsi}-{qi}-{cohort}"
-                    out.append(_cluster_queue(name, cohort, cfg.resource_flavor, qs))
-                    out.append(
-                        {
-                            "apiVersion": "v1",
-                            "kind": "Namespace",
-                            "metadata": {"name": name, "labels": {CLEANUP_LABEL: "true"}},
-                        }
-                    )
-                    out.append(
-                        {
-                            "apiVersion": KUEUE_API,
-                            "kind": "LocalQueue",
-                            "metadata": {"name": name, "namespace": name},
-                            "spec": {"clusterQueue": name},
-                        }
-                    )
+                    yield _cluster_queue(name, cohort, cfg.resource_flavor, qs)
+                    yield {
+                        "apiVersion": "v1",
+                        "kind": "Namespace",
+                        "metadata": {"name": name, "labels": {CLEANUP_LABEL: "true"}},
+                    }
+                    yield {
+                        "apiVersion": KUEUE_API,
+                        "kind": "LocalQueue",
+                        "metadata": {"name": name, "namespace": name},
+                        "spec": {"clusterQueue": name},
+                    }
                     for wsi, ws in enumerate(qs.workloads_sets):
-                        seq = _workloads(timed, seq, name, wsi, ws)
-    timed.sort(key=lambda t: (t[0], t[1]))
-    out.extend(t[2] for t in timed)
-    return out
+                        streams.append(_workloads(seq, name, wsi, ws))
+                        seq += ws.count * len(ws.workloads)
+    for _, _, manifest in heapq.merge(*streams, key=lambda t: (t[0], t[1])):
+        yield manifest
 
 
 def _workload_spec(ns: str, t: WorkloadTemplate) -> dict[str, Any]:
@@ -499,40 +498,35 @@ def _workload_spec(ns: str, t: WorkloadTemplate) -> dict[str, Any]:
     }
 
 
-def _workloads(
-    timed: list[tuple[int, int, dict[str, Any]]], seq: int, ns: str, wsi: int, ws: WorkloadsSet
-) -> int:
-    """Append one workloads set of one queue; the k-th creation (1-based) happens at k * interval."""
+def _workloads(seq: int, ns: str, wsi: int, ws: WorkloadsSet) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """One workloads set of one queue as (arrival, generation number, manifest), made as they are read;
+    the k-th creation (1-based) happens at k * interval, numbered from ``seq`` + 1."""
     interval = ws.creation_interval_ms
     # One spec object per template, shared by its workloads (they are equal): the loader validates and
     # converts a shared spec once, and a million workloads hold a few specs instead of a million.
     templates = [(i, t, str(t.runtime_ms), format_ms(t.runtime_ms), _workload_spec(ns, t))
                  for i, t in enumerate(ws.workloads)]
     k = 0
-    append = timed.append
     for rnd in range(ws.count):
         for i, t, running_ms, runtime, spec in templates:
             k += 1
             arrival = k * interval
             seq += 1
-            append(
-                (
-                    arrival,
-                    seq,
-                    {
-                        "apiVersion": KUEUE_API,
-                        "kind": "Workload",
-                        "metadata": {
-                            "name": f"{t.class_name}-{wsi}-{rnd}-{i}",
-                            "namespace": ns,
-                            "labels": {RUNNING_TIME_LABEL: running_ms, CLASS_LABEL: t.class_name},
-                            "annotations": {
-                                ARRIVAL_ANNOTATION: format_ms(arrival),
-                                RUNTIME_ANNOTATION: runtime,
-                            },
+            yield (
+                arrival,
+                seq,
+                {
+                    "apiVersion": KUEUE_API,
+                    "kind": "Workload",
+                    "metadata": {
+                        "name": f"{t.class_name}-{wsi}-{rnd}-{i}",
+                        "namespace": ns,
+                        "labels": {RUNNING_TIME_LABEL: running_ms, CLASS_LABEL: t.class_name},
+                        "annotations": {
+                            ARRIVAL_ANNOTATION: format_ms(arrival),
+                            RUNTIME_ANNOTATION: runtime,
                         },
-                        "spec": spec,
                     },
-                )
+                    "spec": spec,
+                },
             )
-    return seq

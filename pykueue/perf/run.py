@@ -10,8 +10,8 @@ from typing import Any
 
 from pykueue.api.inputs import Inputs, Problem
 from pykueue.api.loader import load_documents
-from pykueue.perf.generator import build_manifests, load_generator
-from pykueue.perf.summary import ManifestFacts, manifest_facts, observations_from_result, summarize
+from pykueue.perf.generator import build_manifests, iter_manifests, load_generator
+from pykueue.perf.summary import FactsCollector, ManifestFacts, observations_from_result, summarize
 
 
 def load_generator_inputs(path: str, config_path: str | None = None) -> tuple[Inputs, list[Problem], list[dict[str, Any]]]:
@@ -22,14 +22,14 @@ def load_generator_inputs(path: str, config_path: str | None = None) -> tuple[In
 
 
 def load_generator_run(path: str, config_path: str | None = None) -> tuple[Inputs, list[Problem], ManifestFacts]:
-    """``load_generator_inputs`` for a run that needs only the summary's facts of the manifests: those
-    are taken first, and the manifests are then handed to the loader, which frees each Workload's
-    once it has read it."""
+    """``load_generator_inputs`` for a run that needs only the summary's facts of the manifests: the
+    manifests are made one at a time, their facts taken as they pass to the loader, which reads each
+    Workload as it comes; no list of them is ever held."""
     cfg = load_generator(path)
-    manifests = build_manifests(cfg)
-    facts = manifest_facts(manifests)
-    inputs, problems = load_documents(manifests, source=path, config_path=config_path, consume=True)
-    return inputs, problems, facts
+    collector = FactsCollector()
+    inputs, problems = load_documents(collector.watch(iter_manifests(cfg)), source=path, config_path=config_path,
+                                      consume=True)
+    return inputs, problems, collector.facts()
 
 
 def summary_of(result: dict[str, Any], manifests: list[dict[str, Any]] | ManifestFacts) -> dict[str, Any]:

@@ -27,7 +27,7 @@ workload finished (the end of the simulation when some never finished).
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
@@ -259,38 +259,83 @@ class ManifestFacts:
     generated Workloads are about 2 KB each as dicts, held to the end of the run only for this."""
 
     cluster_queues: dict[str, tuple[str, str | None, float]]  # name -> (class, measured resource, nominal)
-    workloads: dict[str, tuple[str, dict[str, float]]]  # key -> (class, total request per measured resource)
+    # namespace -> name -> (class, total request per measured resource): by the manifests' own name
+    # strings (the Workloads keep the same ones), not a NAMESPACE/NAME string more per workload.
+    workloads: dict[str, dict[str, tuple[str, dict[str, float]]]]
+
+    def workload(self, key: str) -> tuple[str, dict[str, float]] | None:
+        """The facts of the Workload NAMESPACE/NAME ``key``, None for one the manifests do not have."""
+        namespace, _, name = key.partition("/")
+        names = self.workloads.get(namespace)
+        return None if names is None else names.get(name)
 
 
 def manifest_facts(manifests: Sequence[dict[str, Any]]) -> ManifestFacts:
-    cq_specs: dict[str, tuple[str, str | None, float]] = {}
+    """The facts of every manifest (ClusterQueues may come anywhere in the list)."""
+    collector = FactsCollector()
     for m in manifests:
         if m.get("kind") == "ClusterQueue":
-            meta = m.get("metadata") or {}
-            _, resource, nominal = _measured(m)
-            cq_specs[meta["name"]] = ((meta.get("labels") or {}).get(CLASS_LABEL, ""), resource, nominal)
-    measured = sorted({resource for _, resource, _ in cq_specs.values() if resource})
-    wl_meta: dict[str, tuple[str, dict[str, float]]] = {}
-    # Equal facts are one shared tuple (read only): a generated scenario has a few distinct ones for a
-    # million workloads, about 260 bytes each when every workload had its own.
-    shared: dict[tuple[str, tuple[tuple[str, float], ...]], tuple[str, dict[str, float]]] = {}
-    by_spec: dict[int, tuple[tuple[str, float], ...]] = {}  # a spec object shared by many (the generator's)
+            collector.add(m)
     for m in manifests:
         if m.get("kind") == "Workload":
+            collector.add(m)
+    return collector.facts()
+
+
+class FactsCollector:
+    """``manifest_facts`` taken from manifests as they pass (``watch``), so that a generated run never
+    holds its manifests: the ClusterQueues must all come before the first Workload, as the generator
+    writes them (the measured resources are known by then)."""
+
+    def __init__(self) -> None:
+        self.cq_specs: dict[str, tuple[str, str | None, float]] = {}
+        self.workloads: dict[str, dict[str, tuple[str, dict[str, float]]]] = {}
+        self._measured: list[str] | None = None  # fixed at the first Workload
+        # Equal facts are one shared tuple (read only): a generated scenario has a few distinct ones for
+        # a million workloads, about 260 bytes each when every workload had its own.
+        self._shared: dict[tuple[str, tuple[tuple[str, float], ...]], tuple[str, dict[str, float]]] = {}
+        # a spec object shared by many (the generator's), kept alive with its requests so ids stay unique
+        self._by_spec: dict[int, tuple[object, tuple[tuple[str, float], ...]]] = {}
+
+    def add(self, m: dict[str, Any]) -> None:
+        kind = m.get("kind")
+        if kind == "ClusterQueue":
+            if self._measured is not None:
+                raise ValueError("a ClusterQueue after a Workload: the measured resources were already fixed")
             meta = m.get("metadata") or {}
-            key = f"{meta.get('namespace', 'default')}/{meta['name']}"
+            _, resource, nominal = _measured(m)
+            self.cq_specs[meta["name"]] = ((meta.get("labels") or {}).get(CLASS_LABEL, ""), resource, nominal)
+        elif kind == "Workload":
+            measured = self._measured
+            if measured is None:
+                measured = self._measured = sorted({r for _, r, _ in self.cq_specs.values() if r})
+            meta = m.get("metadata") or {}
+            namespace = meta.get("namespace", "default")
+            names = self.workloads.get(namespace)
+            if names is None:
+                names = self.workloads[namespace] = {}
             cls = (meta.get("labels") or {}).get(CLASS_LABEL, "")
             spec = m.get("spec")
-            requests = by_spec.get(id(spec)) if spec is not None else None
-            if requests is None:
+            known = self._by_spec.get(id(spec)) if spec is not None else None
+            if known is not None and known[0] is spec:
+                requests = known[1]
+            else:
                 requests = tuple((r, _request(m, r)) for r in measured)
                 if spec is not None:
-                    by_spec[id(spec)] = requests
-            fact = shared.get((cls, requests))
+                    self._by_spec[id(spec)] = (spec, requests)
+            fact = self._shared.get((cls, requests))
             if fact is None:
-                shared[(cls, requests)] = fact = (cls, dict(requests))
-            wl_meta[key] = fact
-    return ManifestFacts(cq_specs, wl_meta)
+                self._shared[(cls, requests)] = fact = (cls, dict(requests))
+            names[meta["name"]] = fact
+
+    def watch(self, manifests: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """``manifests`` unchanged, each added to the facts as it passes."""
+        for m in manifests:
+            self.add(m)
+            yield m
+
+    def facts(self) -> ManifestFacts:
+        return ManifestFacts(self.cq_specs, self.workloads)
 
 
 class Recorder:
@@ -302,7 +347,7 @@ class Recorder:
     summarised without holding any of them."""
 
     def __init__(self, facts: ManifestFacts, keep_workloads: bool = False) -> None:
-        self.cq_specs, self.wl_meta = facts.cluster_queues, facts.workloads
+        self.cq_specs, self.facts = facts.cluster_queues, facts
         self.kept: list[WorkloadObservation] | None = [] if keep_workloads else None
         self.classes = WorkloadClasses()
         self.last_event: dict[str, float] = {}
@@ -313,7 +358,8 @@ class Recorder:
 
     def workload(self, w: dict[str, Any]) -> None:
         key = f"{w['namespace']}/{w['name']}"
-        meta = self.wl_meta.get(key)
+        names = self.facts.workloads.get(w["namespace"])
+        meta = None if names is None else names.get(w["name"])
         cls = meta[0] if meta is not None else ""
         cq = w.get("clusterQueue") or ""
         created = w["createdAt"]
@@ -337,7 +383,8 @@ class Recorder:
                 self.last_event[cq] = t
         if typ == "Admitted" and key not in self.counted and cq in self.cq_specs:
             resource = self.cq_specs[cq][1]
-            amount = self.wl_meta[key][1][resource] if key in self.wl_meta and resource else 0.0
+            meta = self.facts.workload(key) if resource else None
+            amount = meta[1][resource] if meta is not None else 0.0
             self.counted[key] = (cq, amount)
         elif typ in ("Finished", "Evicted") and key in self.counted:
             cq, amount = self.counted.pop(key)

@@ -8,7 +8,7 @@ import weakref
 from typing import Any
 
 from pykueue.api.loader import load_documents
-from pykueue.perf.generator import build_manifests, parse_generator
+from pykueue.perf.generator import build_manifests, iter_manifests, parse_generator
 
 WORLD = {
     "cohorts": [{
@@ -75,3 +75,40 @@ def test_equal_label_sets_are_one_dict() -> None:
     assert by_class["b"][0] == {"kueue.x-k8s.io/performance-scheduler-running-ms": "300",
                                 "kueue.x-k8s.io/performance-scheduler-class": "b"}
     assert len({id(ls) for labels in by_class.values() for ls in labels}) == 2
+
+
+def test_a_streamed_load_reads_each_workload_as_it_comes_and_gives_the_same_inputs() -> None:
+    """An iterator of manifests (the generator's ``iter_manifests``): each Workload's manifest is read as
+    it arrives, so none is alive when the next is made, and the inputs are those of a list."""
+    plain, _ = load_documents(_manifests(), source="gen")
+    alive: list[weakref.ref] = []
+    seen_alive: list[int] = []
+
+    def stream() -> Any:
+        for made in iter_manifests(parse_generator(WORLD)):
+            seen_alive.append(sum(r() is not None for r in alive))
+            m = _Manifest(made)
+            if m["kind"] == "Workload":
+                alive.append(weakref.ref(m))
+            yield m
+            del m
+
+    gc.disable()  # only reference counts free the manifests: nothing waits for a collection
+    try:
+        streamed, problems = load_documents(stream(), source="gen", consume=True)
+    finally:
+        gc.enable()
+    assert problems == []
+    assert streamed.workloads == plain.workloads
+    assert streamed.local_queues == plain.local_queues
+    # at most the one just read is alive when the next is made (the reading loop's variable still
+    # names it); a list, or a document keeping its text until all are read, would have them all
+    assert len(alive) == 12 and max(seen_alive) == 1
+
+
+def test_a_streamed_load_reports_a_bad_workload_at_its_document() -> None:
+    manifests = _manifests()
+    bad = next(i for i, m in enumerate(manifests) if m["kind"] == "Workload")
+    manifests[bad] = {**manifests[bad], "metadata": {**manifests[bad]["metadata"], "name": "Bad_Name"}}
+    _, problems = load_documents(iter(manifests), source="gen", consume=True)
+    assert [(p.source.doc, p.name) for p in problems] == [(bad + 1, "Bad_Name")]

@@ -175,8 +175,8 @@ def test_observations_from_simulation_result() -> None:
     # the facts the CLI keeps instead of the manifests give the same observations: the request of
     # each workload in the queue's measured resource (3 cpu), its class, the queue's quota
     facts = manifest_facts(manifests)
-    assert facts.workloads[f"{ns}/w-0-1-0"] == ("w", {"cpu": 3.0})
-    assert facts.workloads[f"{ns}/w-0-0-0"] is facts.workloads[f"{ns}/w-0-1-0"]  # equal facts shared
+    assert facts.workload(f"{ns}/w-0-1-0") == ("w", {"cpu": 3.0})
+    assert facts.workload(f"{ns}/w-0-0-0") is facts.workload(f"{ns}/w-0-1-0")  # equal facts shared
     assert observations_from_result(result, facts) == o
     (cq,) = o.cluster_queues
     assert (cq.name, cq.class_name, cq.nominal_quota, cq.last_event_at) == (ns, "cq", 4.0, 5.0)
