@@ -469,11 +469,16 @@ class Engine:
 
     # --------------------------------------------------------------------------- state changes
 
-    def _count(self, info: WorkloadInfo, sign: int) -> None:
-        """Add (1) or take back (-1) ``info`` in its LocalQueue's counts, by its current state."""
+    def _lq_row(self, info: WorkloadInfo) -> list[int]:
+        """The pending, reserving and admitted counts of ``info``'s LocalQueue."""
         row = self._lq_counts.get(info.lq_key)
         if row is None:
             row = self._lq_counts[info.lq_key] = [0, 0, 0]
+        return row
+
+    def _count(self, info: WorkloadInfo, sign: int) -> None:
+        """Add (1) or take back (-1) ``info`` in its LocalQueue's counts, by its current state."""
+        row = self._lq_row(info)
         for i in _COLUMNS[info.state]:
             row[i] += sign
 
@@ -485,12 +490,14 @@ class Engine:
         was = info.state
         if to not in _ALLOWED[was]:
             raise AssertionError(f"workload {info.key}: no transition from {was.value} to {to.value}")
-        if self.workloads.get(info.key) is info and _COLUMNS[was] != _COLUMNS[to]:
-            self._count(info, -1)
-            info.state = to
-            self._count(info, 1)
-        else:
-            info.state = to
+        before, after = _COLUMNS[was], _COLUMNS[to]
+        if before != after and self.workloads.get(info.key) is info:
+            row = self._lq_row(info)  # moved between columns at once
+            for i in before:
+                row[i] -= 1
+            for i in after:
+                row[i] += 1
+        info.state = to
         info.set_reason(reason, message)
         if to in _HOLDS and was not in _HOLDS:
             info.reserved_us = now
