@@ -43,8 +43,10 @@ COMPILED = (
 )
 # mypyc's shared library for the whole group (each module's own extension is a small shim into it).
 GROUP = "pykueue._compiled"
-# Written beside the extension modules: the source hashes they were built from.
+# Written beside the extension modules: the hash of the sources they were built from, mypyc's warnings.
 MANIFEST = "_compiled.json"
+# Builds kept in the cache (the most recent ones): each is about 4 MB.
+CACHE_KEEP = 4
 # The flags `mypy -p pykueue.engine` runs with (pyproject.toml's [tool.mypy]), given explicitly so a
 # build from site-packages, with no pyproject.toml, type-checks the same way.
 MYPY_FLAGS = ("--ignore-missing-imports", "--follow-imports=silent", "--explicit-package-bases",
@@ -128,7 +130,7 @@ def compile_into(root: Path, out: Path, modules: tuple[str, ...] = COMPILED) -> 
         warnings = [line.replace(str(root) + os.sep, "") for line in (done.stdout + done.stderr).splitlines()
                     if ": warning:" in line]
         built = sorted(str(p.relative_to(lib)) for p in lib.rglob(f"*{ext_suffix()}"))
-        expected = {_extension(rel) for rel in modules} | {_extension(GROUP.replace(".", "/") + "__mypyc.py")}
+        expected = _extensions(modules)
         if set(built) != expected:
             raise BuildError(f"mypyc built {built}, expected {sorted(expected)}")
         for rel in built:
@@ -142,9 +144,10 @@ def compile_into(root: Path, out: Path, modules: tuple[str, ...] = COMPILED) -> 
     return built
 
 
-def _extension(rel: str) -> str:
-    """``pykueue/engine/x.py`` -> ``pykueue/engine/x<EXT_SUFFIX>`` (a package's ``__init__`` too)."""
-    return rel.removesuffix(".py") + ext_suffix()
+def _extensions(modules: tuple[str, ...]) -> set[str]:
+    """What a build of ``modules`` consists of: ``pykueue/engine/x.py`` -> ``pykueue/engine/x<EXT_SUFFIX>``
+    (a package's ``__init__`` too), and the group's shared library."""
+    return {rel.removesuffix(".py") + ext_suffix() for rel in (*modules, GROUP.replace(".", "/") + "__mypyc.py")}
 
 
 # Run in the child: mypycify the files, then setuptools' build_ext into `lib`, temporaries in `work`.
@@ -183,7 +186,17 @@ def cached_build(root: Path | None = None) -> Path:
                 os.replace(staging, where)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
+        os.utime(where)  # used now: the last to be pruned
+        prune(base)
     return where
+
+
+def prune(base: Path, keep: int = CACHE_KEEP) -> None:
+    """Removes all but the ``keep`` most recently used builds under ``base``."""
+    builds = sorted((d for d in base.iterdir() if d.is_dir() and not d.name.startswith(".")),
+                    key=lambda d: d.stat().st_mtime)
+    for old in builds[:-keep]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def copy_package(root: Path, dest: Path, build: Path | None) -> Path:
@@ -198,9 +211,7 @@ def copy_package(root: Path, dest: Path, build: Path | None) -> Path:
 
 def installed(root: Path) -> list[Path]:
     """The extension modules of a build present in the package under ``root``."""
-    candidates = [root / _extension(rel) for rel in COMPILED]
-    candidates.append(root / _extension(GROUP.replace(".", "/") + "__mypyc.py"))
-    return [p for p in candidates if p.exists()]
+    return [root / rel for rel in sorted(_extensions(COMPILED)) if (root / rel).exists()]
 
 
 def clean(root: Path) -> list[Path]:
@@ -250,12 +261,19 @@ def main(argv: list[str] | None = None) -> int:
         except BuildError as e:
             print(f"pykueue.compiled: {e}", file=sys.stderr)
             return 1
+        except OSError as e:  # e.g. a package in a site-packages this user cannot write
+            print(f"pykueue.compiled: cannot write the build: {e}", file=sys.stderr)
+            return 1
         for line in json.loads((out / "pykueue" / MANIFEST).read_text())["warnings"]:
             print(line, file=sys.stderr)
         print(f"built {len(built)} extension modules under {out / 'pykueue'}")
         return 0
     if args.command == "clean":
-        removed = clean(root)
+        try:
+            removed = clean(root)
+        except OSError as e:
+            print(f"pykueue.compiled: cannot remove the build: {e}", file=sys.stderr)
+            return 1
         print(f"removed {len(removed)} extension modules" if removed else "no compiled build to remove")
         return 0
     message, compiled = status(root)

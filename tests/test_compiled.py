@@ -171,3 +171,12 @@ def test_build_without_mypyc_is_one_line(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stderr) == (
         1, "pykueue.compiled: mypyc is not installed: pip install 'pykueue[compiled]' (it comes with mypy)\n")
+
+
+def test_the_cache_keeps_the_most_recently_used_builds(tmp_path: Path) -> None:
+    for age, name in enumerate(["e", "d", "c", "b", "a", "f"]):  # "e" oldest ... "f" newest
+        (tmp_path / name / "pykueue").mkdir(parents=True)
+        os.utime(tmp_path / name, (1000 + age, 1000 + age))
+    (tmp_path / ".lock").touch()
+    compiled.prune(tmp_path, keep=4)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".lock", "a", "b", "c", "f"]
