@@ -11,6 +11,12 @@ lowest of ``--repeat`` runs (the machine is shared: the lowest is the least dist
     python bench/cli_speed.py --runs baseline:json --repeat 3
     python bench/cli_speed.py --runs million:json --no-reference
     python bench/cli_speed.py --reference 5ef5fcd --keep /tmp/pykueue-ref   # reuse the built reference
+    python bench/cli_speed.py --compiled --repeat 3   # and a mypyc build of this tree's engine beside
+
+``--compiled`` adds a third build: this tree's sources copied into a temporary directory with the
+engine compiled by ``pykueue.compiled`` (built once per source hash and cached, as the tests do), run
+with the same interpreter. The CPU ratios are each build's over the reference's, and the compiled
+build's over this tree's.
 
 Scenarios are read from ``<shared>/perf/<name>/generator.yaml`` (``--shared``, default ``../shared``
 beside the repository), else from ``pykueue/examples/perf/<name>/``.
@@ -25,6 +31,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from pykueue import compiled
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RUNS = ["baseline:json", "baseline:yaml", "large-scale:json"]
@@ -92,12 +100,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference", default="5ef5fcd", help="commit to build beside this tree (default 5ef5fcd)")
     parser.add_argument("--no-reference", action="store_true", help="time this tree only")
     parser.add_argument("--keep", type=Path, help="build the reference here and keep it (default: a temporary directory)")
+    parser.add_argument("--compiled", action="store_true",
+                        help="also time this tree with its engine compiled by mypyc (python -m pykueue.compiled)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per build and pair; the lowest CPU is shown")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
     args = parser.parse_args(argv)
 
     temp: tempfile.TemporaryDirectory | None = None
-    builds: list[tuple[str, tuple[str, Path]]] = [("this tree", (sys.executable, ROOT))]
+    compiled_copy: tempfile.TemporaryDirectory | None = None
+    _, in_place = compiled.status(compiled.source_root())
+    builds: list[tuple[str, tuple[str, Path]]] = [("this tree" + (" (compiled in place)" if in_place else ""),
+                                                   (sys.executable, ROOT))]
+    if args.compiled:
+        print("building (or reusing) the compiled engine ...", file=sys.stderr)
+        try:
+            build = compiled.cached_build(ROOT)
+        except compiled.BuildError as e:
+            raise SystemExit(f"--compiled: {e}") from None
+        compiled_copy = tempfile.TemporaryDirectory(prefix="pykueue-compiled-")
+        builds.append(("compiled", (sys.executable, compiled.copy_package(ROOT, Path(compiled_copy.name), build))))
     if not args.no_reference:
         if args.keep is None:
             temp = tempfile.TemporaryDirectory(prefix="pykueue-ref-")
@@ -120,28 +141,32 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name} {fmt or 'json'}: " + ", ".join(
                 f"{label} {f['cpu']:.2f} s {f['rss_mb']:.0f} MB" for label, f in figures.items()), file=sys.stderr)
     finally:
-        if temp is not None:
-            temp.cleanup()
-    print_table(rows, [label for label, _ in builds])
+        for directory in (temp, compiled_copy):
+            if directory is not None:
+                directory.cleanup()
+    print_table(rows, [label for label, _ in builds], reference=None if args.no_reference else args.reference)
     if args.json:
         print(json.dumps(rows, indent=2))
     return 0
 
 
-def print_table(rows: list[dict], labels: list[str]) -> None:
+def print_table(rows: list[dict], labels: list[str], reference: str | None = None) -> None:
+    """One row per pair; CPU ratios: every build's over the reference's, and the compiled build's over
+    this tree's."""
+    ratios = [(label, reference) for label in labels if reference is not None and label != reference]
+    if "compiled" in labels:
+        ratios.append(("compiled", labels[0]))
     head = ["scenario", "output"]
     for label in labels:
         head += [f"{label} CPU s", f"{label} peak MB"]
-    if len(labels) == 2:
-        head.append("CPU ratio")
+    head += [f"{a} / {b}" for a, b in ratios]
     lines = [head]
     for row in rows:
         f = row["figures"]
         line = [row["scenario"], row["format"]]
         for label in labels:
             line += [f"{f[label]['cpu']:.2f}", f"{f[label]['rss_mb']:.0f}"]
-        if len(labels) == 2:
-            line.append(f"{f[labels[0]]['cpu'] / f[labels[1]]['cpu']:.2f}x")
+        line += [f"{f[a]['cpu'] / f[b]['cpu']:.2f}x" for a, b in ratios]
         lines.append(line)
     print("| " + " | ".join(lines[0]) + " |")
     print("|" + "|".join(" --- " for _ in lines[0]) + "|")

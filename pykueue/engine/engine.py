@@ -768,7 +768,7 @@ class Engine:
                 for fr, v in w.usage.items():
                     in_use[fr] = in_use.get(fr, 0) + v
         inactive = cq.inactive_reason
-        spec_flavors = dict.fromkeys(fq.name for g in cq.spec.resource_groups for fq in g.flavors)
+        spec_flavors = dict.fromkeys([fq.name for g in cq.spec.resource_groups for fq in g.flavors])
         return ClusterQueueStatus(
             name=name, spec=cq.spec, cohort=cq.spec.cohort, pending=len(cq.pending), reserving=len(cq.admitted),
             admitted=admitted, usage=MappingProxyType({fr: v for fr, v in cq.node.usage.items() if v}),

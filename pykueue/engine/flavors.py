@@ -51,7 +51,7 @@ class Granular(IntEnum):
 
 
 G_NO_FIT, G_NO_CANDIDATES, G_PREEMPT, G_RECLAIM, G_FIT = Granular
-_TO_MODE = {G_NO_FIT: NO_FIT, G_NO_CANDIDATES: PREEMPT, G_PREEMPT: PREEMPT, G_RECLAIM: PREEMPT, G_FIT: FIT}
+_TO_MODE: dict[int, Mode] = {G_NO_FIT: NO_FIT, G_NO_CANDIDATES: PREEMPT, G_PREEMPT: PREEMPT, G_RECLAIM: PREEMPT, G_FIT: FIT}
 
 _SEVERITY = {None: 0, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3, NO_MATCHING_FLAVOR: 4}
 
@@ -267,7 +267,7 @@ class FlavorAssigner:
         fungibility = self.cq.spec.flavor_fungibility
         reasons: list[str] = []
         best: dict[str, FlavorChoice] | None = None
-        best_mode = (G_NO_FIT, 1 << 30)
+        best_mode: tuple[int, int] = (G_NO_FIT, 1 << 30)
         group_reason: str | None = None  # least severe among flavors that did not fit
         any_no_fit = False
         for fq in group.flavors:
@@ -290,7 +290,7 @@ class FlavorAssigner:
                 any_no_fit = True
                 continue
             choices: dict[str, FlavorChoice] = {}
-            rep = (G_FIT, 0)
+            rep: tuple[int, int] = (G_FIT, 0)
             flavor_no_fit: str | None = None
             for res in covered:
                 fr = (fname, res)

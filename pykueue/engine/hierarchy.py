@@ -64,9 +64,9 @@ def rebuild(cohorts: dict[str, CohortState], cqs: dict[str, ClusterQueueState],
             c.node.parent.children.append(c.node)
     for cq in cqs.values():
         if cq.spec.cohort:
-            parent = cohort(cohorts, cq.spec.cohort)
-            cq.node.parent = parent.node
-            parent.node.children.append(cq.node)
+            owner = cohort(cohorts, cq.spec.cohort)
+            cq.node.parent = owner.node
+            owner.node.children.append(cq.node)
     for node in [c.node for c in cohorts.values()] + [cq.node for cq in cqs.values()]:
         node.children.sort(key=lambda n: (n.is_cohort, n.name))
     for cq in cqs.values():

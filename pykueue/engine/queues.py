@@ -76,7 +76,7 @@ class PendingQueue:
             if not cls.live:
                 del self._classes[cls.hash]
             return
-        entry = (0 if head.key == self.sticky else 1, -cls.priority, head.order_us, head.seq, next(self._tiebreak), cls)
+        entry: tuple = (0 if head.key == self.sticky else 1, -cls.priority, head.order_us, head.seq, next(self._tiebreak), cls)
         if cls.entry is not None and cls.entry[:4] == entry[:4]:
             return
         cls.entry = entry

@@ -187,8 +187,8 @@ def lowest_subtree_that_fits(cq: QuotaNode, fr: FR, val: int) -> tuple[int, bool
     if not (cq.parent is not None and cq.borrowing_with(fr, val)):
         return 0, cq.parent is not None
     remaining = val - cq.local_available(fr)
-    tracking = cq.parent
-    node = cq.parent
+    tracking: QuotaNode | None = cq.parent
+    node: QuotaNode | None = cq.parent
     while node is not None:
         tracking = node
         if not node.borrowing_with(fr, remaining):

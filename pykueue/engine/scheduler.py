@@ -147,7 +147,7 @@ class Scheduler:
             return self._requeue(cq, info, Putback.IMMEDIATE)
         targets = [t for t in entry.targets if t.workload.has_quota]
         if targets:
-            with without(engine.cqs, (t.workload for t in targets)):
+            with without(engine.cqs, [t.workload for t in targets]):
                 ok = fits(assignment.usage, cq.node, True)
         else:
             ok = fits(assignment.usage, cq.node, True)

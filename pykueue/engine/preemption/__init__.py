@@ -89,7 +89,7 @@ class Preemptor:
         chosen = self.targets(cq, wl, {fr: quantity}, {fr})
         if not chosen:
             return G_NO_CANDIDATES, 0
-        with without(self.state.cqs, (t.workload for t in chosen)):
+        with without(self.state.cqs, [t.workload for t in chosen]):
             borrow, _ = lowest_subtree_that_fits(cq.node, fr, quantity)
         if any(t.workload.cluster_queue == cq.name for t in chosen):
             return G_PREEMPT, borrow

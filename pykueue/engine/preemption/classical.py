@@ -166,7 +166,9 @@ class ClassicalPolicy:
             return True
         if borrow and cand.variant == _WITHOUT_BORROWING:
             return False
-        node = self.cqs[cand.info.cluster_queue].node
+        owner = cand.info.cluster_queue
+        assert owner is not None  # a candidate is admitted, so it has a queue
+        node = self.cqs[owner].node
         if node.within_nominal(frs):
             return False
         lca = cand.lca
@@ -216,15 +218,20 @@ class ClassicalPolicy:
             # With borrowWithinCohort off, every non-hierarchical candidate of another queue may only
             # be taken without borrowing: in a borrowing attempt that group has nothing valid.
             groups = (from_hierarchy, same) if allow_borrowing and borrow_forbidden else (from_hierarchy, from_others, same)
-            valid = (
-                Target(cand.info, _REASON[cand.variant])
-                for cand in itertools.chain(*groups)
-                if self._valid(cq, cand, allow_borrowing, frs)
-            )
+            valid = self._valid_targets(cq, itertools.chain(*groups), allow_borrowing, frs)
             chosen = minimal_targets(self.cqs, cq, requests, allow_borrowing, valid, removed=False)
             if chosen is not None:
                 return chosen
         return []
+
+    def _valid_targets(self, cq: ClusterQueueState, candidates: Iterator[_Candidate], allow_borrowing: bool,
+                       frs: set[FR]) -> Iterator[Target]:
+        """The valid candidates as targets, each judged only when the search asks for it: validity
+        reads the quota tree, from which the search removes each victim taken before asking for the
+        next. (A generator function, not a generator expression: mypyc builds those as lists.)"""
+        for cand in candidates:
+            if self._valid(cq, cand, allow_borrowing, frs):
+                yield Target(cand.info, _REASON[cand.variant])
 
 
 class _Group:
@@ -251,7 +258,7 @@ class _Group:
 
     def __iter__(self) -> Iterator[_Candidate]:
         if self._merged is None:
-            self._merged = _Lazy(cand for _, _, cand in heapq.merge(*self._sources()))
+            self._merged = _Lazy(_third(heapq.merge(*self._sources())))
         return iter(self._merged)
 
 
@@ -287,6 +294,13 @@ class _Lazy:
                 i += 1
             elif not self._pull():
                 return
+
+
+def _third(merged: Iterator[tuple[tuple, int, _Candidate]]) -> Iterator[_Candidate]:
+    """The candidates of a merge of keyed streams, as lazily as the merge (a generator expression
+    would do, but mypyc builds those as lists, walking every stream to its end)."""
+    for _, _, cand in merged:
+        yield cand
 
 
 def _may_fit_without_borrowing(cq: ClusterQueueState, requests: dict[FR, int], same: _Lazy) -> bool:

@@ -1,0 +1,38 @@
+"""bench/cli_speed.py's table: each build's CPU over the reference's, and the compiled build's over
+this tree's (``--compiled``)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "cli_speed.py"
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("cli_speed", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _row(**cpu: float) -> dict:
+    return {"scenario": "baseline", "format": "json",
+            "figures": {label.replace("_", " "): {"cpu": v, "rss_mb": 100.0, "wall": v} for label, v in cpu.items()}}
+
+
+def test_ratios_with_the_compiled_build_and_the_reference(capsys: pytest.CaptureFixture[str]) -> None:
+    _bench().print_table([_row(this_tree=5.0, compiled=4.0, ref=10.0)], ["this tree", "compiled", "ref"], reference="ref")
+    head, _, line = capsys.readouterr().out.splitlines()
+    assert head.endswith("| this tree / ref | compiled / ref | compiled / this tree |")
+    assert line == "| baseline | json | 5.00 | 100 | 4.00 | 100 | 10.00 | 100 | 0.50x | 0.40x | 0.80x |"
+
+
+def test_no_ratio_without_a_second_build(capsys: pytest.CaptureFixture[str]) -> None:
+    _bench().print_table([_row(this_tree=5.0)], ["this tree"])
+    head, _, line = capsys.readouterr().out.splitlines()
+    assert head == "| scenario | output | this tree CPU s | this tree peak MB |"
+    assert line == "| baseline | json | 5.00 | 100 |"
