@@ -734,12 +734,13 @@ class Engine:
             key=info.key, spec=info.spec, state=info.state,
             cluster_queue=(info.admission.cluster_queue if info.has_quota and info.admission
                            else self.cluster_queue_for(info)),
-            admission=info.admission, usage=MappingProxyType(dict(info.usage)), reason=reason,
+            # usage is only ever replaced whole, never changed in place: a view of it is a snapshot
+            admission=info.admission, usage=MappingProxyType(info.usage), reason=reason,
             message=message or None, order_us=info.order_us, reserved_us=info.reserved_us,
             admitted_us=info.admitted_us, finished_us=info.finished_us, evictions=info.evictions,
             eviction_reason=info.eviction_reason, requeue_count=info.requeue_count, requeue_us=info.requeue_us,
             pods_ready=info.pods_ready, accumulated_s=info.accumulated_s, deactivated_by=info.deactivated_by,
-            check_states=MappingProxyType(dict(info.check_states)), seq=info.seq,
+            check_states=MappingProxyType(dict(info.check_states)) if info.check_states else _NO_CHECKS, seq=info.seq,
         )
 
     def workload_statuses(self) -> list[WorkloadStatus]:
@@ -905,6 +906,7 @@ class Engine:
 
 
 _HOLDS = (State.QUOTA_RESERVED, State.ADMITTED)
+_NO_CHECKS: MappingProxyType[str, str] = MappingProxyType({})
 # The LocalQueue count columns (pending, reserving, admitted) a workload in each state is counted in.
 _COLUMNS: dict[State, tuple[int, ...]] = {
     State.PENDING: (0,), State.QUOTA_RESERVED: (1,), State.ADMITTED: (1, 2), State.INACTIVE: (), State.FINISHED: (),
