@@ -71,6 +71,9 @@ _SIMPLE_SCALE = {
     "h": (3600, 1),
 }
 
+# One decimal number and unit, short enough to need no Fraction (Python divides ints exactly rounded).
+_DECIMAL = re.compile(r"([0-9]{1,18})\.([0-9]{1,9})(ns|us|ms|s|m|h)")
+
 _SIMPLE_LIMIT = {unit: int(MAX_SECONDS * div / mul) for unit, (mul, div) in _SIMPLE_SCALE.items()}
 
 
@@ -83,6 +86,13 @@ def _parse_text(value: str) -> float:
         if len(digits.lstrip("0")) > _MAX_INT_DIGITS or int(digits) > _SIMPLE_LIMIT[simple.group(2)]:
             raise _out_of_range(value)
         return int(digits) * mul / div
+    decimal = _DECIMAL.fullmatch(value)
+    if decimal is not None:  # "123.4s", as the generator writes arrivals: the same exact quotient
+        whole, fraction, unit = decimal.groups()
+        mul, div = _SIMPLE_SCALE[unit]
+        numerator, denominator = int(whole + fraction) * mul, 10 ** len(fraction) * div
+        if numerator * 10**9 <= (2**63 - 1) * denominator:  # else the general path says out of range
+            return numerator / denominator  # int / int rounds once, as float(Fraction) does
     text = value.strip()
     if _NUMBER.fullmatch(text):
         number = _exact(value, text)

@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pykueue.api.durations import parse_duration
 
@@ -49,3 +51,31 @@ def test_durations_beyond_gos_range_are_value_errors() -> None:
     for value in OUT_OF_RANGE:
         with pytest.raises(ValueError, match="out of range"):
             parse_duration(value)
+
+
+@given(
+    whole=st.integers(min_value=0, max_value=10**18 - 1),
+    fraction=st.text(alphabet="0123456789", min_size=1, max_size=9),
+    unit=st.sampled_from(["ns", "us", "ms", "s", "m", "h"]),
+)
+def test_a_plain_decimal_is_read_as_the_general_path_reads_it(whole: int, fraction: str, unit: str) -> None:
+    """"123.4s" takes a shortcut without Fraction (the generator writes a million arrivals so); a leading
+    space sends the same text down the general path, which must agree to the last bit, or on refusing."""
+    text = f"{whole}.{fraction}{unit}"
+    try:
+        general = parse_duration(" " + text)
+    except ValueError:
+        with pytest.raises(ValueError, match="out of range"):
+            parse_duration(text)
+        return
+    assert parse_duration(text) == general
+
+
+def test_plain_decimals_by_hand() -> None:
+    assert parse_duration("0.1s") == 0.1
+    assert parse_duration("2345.6s") == 2345.6
+    assert parse_duration("1.5h") == 5400.0
+    assert parse_duration("2.25ms") == 0.00225
+    assert parse_duration("2562047.7h") == 9223371720.0  # 2562047.7 x 3600: just under Go's maximum
+    with pytest.raises(ValueError, match="out of range"):
+        parse_duration("2562048.1h")
