@@ -54,14 +54,7 @@ class Shared:
         self.limit = limit
 
     def __call__(self, value: _V) -> _V:
-        table = self._table
-        found = table.get(value)
-        if found is not None:
-            return found
-        if len(table) >= self.limit:
-            table.clear()
-        table[value] = value
-        return value
+        return self.by_key(value, lambda: value)
 
     def by_key(self, key: Hashable, make: Callable[[], _T]) -> _T:
         """The stored value for ``key``, made by ``make`` the first time (for values that cannot be
