@@ -137,7 +137,11 @@ class Simulation:
         self.idle_bound = IDLE_EVICTIONS
         self.idle_bound_max = IDLE_EVICTIONS_MAX
         self.engine = Engine(inputs.config)
+        # Timers (finish, ready, checks) in a heap; the inputs (arrivals, timed changes), all known at the
+        # start, sorted once and taken from the end: a million arrivals never pass through a heap of a
+        # million. Inputs are numbered before any timer, so at one instant they come first, in order.
         self._queue: list[tuple[int, int, int, object]] = []
+        self._inputs: list[tuple[int, int, int, object]] = []
         self._seq = 0
         self._subs: dict[str, SubmittedWorkload] = {}
         self._epoch: dict[str, int] = {}  # quota reservations so far, per workload: cancels stale timers
@@ -171,10 +175,12 @@ class Simulation:
             self._subs[key] = sub
             if sub.checks:
                 self._scripts[key] = sub.checks
-            arrival = to_us(sub.arrival)
-            self._at(max(arrival, 0), _ARRIVAL, sub)
+            self._seq += 1
+            self._inputs.append((max(to_us(sub.arrival), 0), self._seq, _ARRIVAL, sub))
         for change in inp.changes:
-            self._at(to_us(change.at), _CHANGE, change)
+            self._seq += 1
+            self._inputs.append((to_us(change.at), self._seq, _CHANGE, change))
+        self._inputs.sort(reverse=True)  # (time, number) is unique: the payloads are never compared
         self._inputs_left = len(inp.workloads) + len(inp.changes)
         limit = engine.config.wait_for_pods_ready.requeuing.backoff_limit_count
         longest = max((len(steps) for script in self._scripts.values() for steps in script.values()), default=0)
@@ -190,9 +196,12 @@ class Simulation:
             engine.watch_reasons()
         now_us = 0
         last_us = 0
+        queue, inputs = self._queue, self._inputs
         while True:
             wake = engine.next_wakeup()
-            next_us = self._queue[0][0] if self._queue else None
+            next_us = queue[0][0] if queue else None
+            if inputs and (next_us is None or inputs[-1][0] < next_us):
+                next_us = inputs[-1][0]
             if wake is not None:
                 next_us = wake if next_us is None else min(next_us, wake)
             if next_us is None:
@@ -203,8 +212,11 @@ class Simulation:
             if self.step_budget is not None and self.steps > self.step_budget:
                 raise StepBudgetExceeded(f"more than {self.step_budget} steps (at {format_us(next_us)})")
             now_us = next_us
-            while self._queue and self._queue[0][0] == now_us:
-                _, _, kind, payload = heapq.heappop(self._queue)
+            while inputs and inputs[-1][0] == now_us:
+                _, _, kind, payload = inputs.pop()
+                self._handle(kind, payload, now_us)
+            while queue and queue[0][0] == now_us:
+                _, _, kind, payload = heapq.heappop(queue)
                 self._handle(kind, payload, now_us)
             self._record(now_us, engine.take_events())
             try:
@@ -291,9 +303,7 @@ class Simulation:
         for key in engine.workload_keys():  # the engine's own deadlines act on quota holders only
             if key not in self._disturbed and engine.has_deadline(key):
                 return True
-        for _, _, kind, payload in self._queue:
-            if kind in (_ARRIVAL, _CHANGE):
-                continue
+        for _, _, _, payload in self._queue:  # timers only: the inputs are in ``_inputs``
             key, epoch = payload[0], payload[1]  # type: ignore[index]
             if self._epoch.get(key) != epoch or key in self._disturbed:
                 continue

@@ -28,6 +28,7 @@ class ApiModel(BaseModel):
         populate_by_name=False,
         arbitrary_types_allowed=True,
         hide_input_in_errors=True,
+        defer_build=True,
     )
 
 
