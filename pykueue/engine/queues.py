@@ -15,19 +15,24 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections import deque
 
 from pykueue.engine.model import BEST_EFFORT_FIFO
 from pykueue.engine.workload import Stamps, WorkloadInfo
 
 
 class _Class:
-    __slots__ = ("hash", "priority", "heap", "live", "parked", "bulk_reason", "bulk_message", "bulk_stamp", "bulk_key",
+    __slots__ = ("hash", "priority", "heap", "run", "live", "parked", "bulk_reason", "bulk_message", "bulk_stamp", "bulk_key",
                  "entry")
 
     def __init__(self, h: tuple, priority: int) -> None:
         self.hash = h
         self.priority = priority
+        # Member entries: ``run`` holds those pushed in increasing order (arrivals, the usual case) and
+        # takes them from its front in O(1); ``heap`` the others. The head is the lesser of the two fronts,
+        # so the order is the one heap's: a class of 100,000 pending members sifts no heap per admission.
         self.heap: list[tuple] = []
+        self.run: deque[tuple] = deque()
         self.live: dict[str, tuple] = {}
         self.parked = False
         self.bulk_reason: str | None = None
@@ -37,13 +42,27 @@ class _Class:
         self.entry: tuple | None = None  # this class's live entry in the queue heap
 
     def head(self) -> WorkloadInfo | None:
-        heap, live = self.heap, self.live
-        while heap:
-            e = heap[0]
-            if live.get(e[3]) is e:
-                return e[4]
-            heapq.heappop(heap)
-        return None
+        heap, run, live = self.heap, self.run, self.live
+        while True:
+            if run and not (heap and heap[0] < run[0]):
+                e = run[0]
+                if live.get(e[3]) is e:
+                    return e[4]
+                run.popleft()
+            elif heap:
+                e = heap[0]
+                if live.get(e[3]) is e:
+                    return e[4]
+                heapq.heappop(heap)
+            else:
+                return None
+
+    def add(self, entry: tuple) -> None:
+        run = self.run
+        if not run or run[-1] < entry:
+            run.append(entry)
+        else:
+            heapq.heappush(self.heap, entry)
 
 
 class PendingQueue:
@@ -90,7 +109,7 @@ class PendingQueue:
             cls = self._classes[info.hash] = _Class(info.hash, info.priority)
         entry = self._member_entry(info)
         cls.live[info.key] = entry
-        heapq.heappush(cls.heap, entry)
+        cls.add(entry)
         self._where[info.key] = cls
         self._count += 1
         self._refresh(cls)

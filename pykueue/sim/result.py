@@ -81,23 +81,20 @@ def workload_entries(run: Run) -> Iterator[dict[str, Any]]:
 
 def event_entries(run: Run) -> Iterator[dict[str, Any]]:
     """The result's event entries, in the order they happened, made one at a time."""
-    for time_us, e in run.log.pairs():
-        item: dict[str, Any] = {
-            "time": time_us / US,
-            "type": e.type,
-            "workload": e.workload,
-            "clusterQueue": e.cluster_queue,
-        }
-        if e.by is not None:
-            item["by"] = e.by
-        if e.reason is not None:
-            item["reason"] = e.reason
-        if e.underlying_cause is not None:
-            item["underlyingCause"] = e.underlying_cause
-        if e.message is not None:
-            item["message"] = e.message
-        if e.admission is not None:
-            item["podSetAssignments"] = _pod_set_assignments(e.admission)
+    for time_us, typ, workload, queue, admission, rest in run.log.rows():
+        item: dict[str, Any] = {"time": time_us / US, "type": typ, "workload": workload, "clusterQueue": queue}
+        if rest is not None:
+            reason, by, message, cause = rest
+            if by is not None:
+                item["by"] = by
+            if reason is not None:
+                item["reason"] = reason
+            if cause is not None:
+                item["underlyingCause"] = cause
+            if message is not None:
+                item["message"] = message
+        if admission is not None:
+            item["podSetAssignments"] = _pod_set_assignments(admission)
         yield item
 
 
