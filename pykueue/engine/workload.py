@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Hashable, Iterator
 from enum import StrEnum
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pykueue.engine import model
 from pykueue.engine.model import seconds_to_us
@@ -47,10 +47,11 @@ class Shared:
     a trace of a million workloads has a few hundred distinct ones of each. Only a cache of the
     sharing: emptied when it grows past ``limit`` (a controller sees shapes come and go for weeks)."""
 
-    __slots__ = ("_table", "limit")
+    __slots__ = ("_table", "_by_id", "limit")
 
     def __init__(self, limit: int = 1 << 16) -> None:
         self._table: dict = {}
+        self._by_id: dict[int, tuple[object, Any]] = {}
         self.limit = limit
 
     def __call__(self, value: _V) -> _V:
@@ -68,28 +69,47 @@ class Shared:
         value = table[key] = make()
         return value
 
+    def of_object(self, obj: object, make: Callable[[], _T]) -> _T:
+        """What ``make`` derives from ``obj``, made once per object (by identity: the loader gives the
+        workloads of one spec the same pod-set tuple). The object is held, so its id is not reused."""
+        table = self._by_id
+        found = table.get(id(obj))
+        if found is not None and found[0] is obj:
+            return found[1]  # type: ignore[no-any-return]
+        if len(table) >= self.limit:
+            table.clear()
+        value = make()
+        table[id(obj)] = (obj, value)
+        return value
 
-def scheduling_hash(wl: model.Workload) -> tuple:
+
+def scheduling_hash(wl: model.Workload, shared: Shared | None = None) -> tuple:
     """Workloads with equal hashes in one queue get the same answer from the scheduler, so when one does
-    not fit, its equals can be set aside without being evaluated one by one."""
+    not fit, its equals can be set aside without being evaluated one by one. With ``shared``, the pod-set
+    part is made once per pod-set tuple."""
+    pod_sets = wl.pod_sets
     return (
         wl.namespace,
         wl.queue_name,
         wl.priority,
-        tuple(
-            (
-                ps.name,
-                ps.count,
-                ps.min_count,
-                tuple(sorted(ps.requests.items())),
-                tuple(sorted(ps.node_selector.items())),
-                ps.required_affinity,
-                ps.tolerations,
-            )
-            for ps in wl.pod_sets
-        ),
-        tuple(sorted(wl.reclaimable_pods.items())),
+        _pod_sets_hash(pod_sets) if shared is None else shared.of_object(pod_sets, lambda: _pod_sets_hash(pod_sets)),
+        tuple(sorted(wl.reclaimable_pods.items())) if wl.reclaimable_pods else (),
     )
+
+
+def _pod_sets_hash(pod_sets: tuple[model.PodSet, ...]) -> tuple:
+    return tuple([
+        (
+            ps.name,
+            ps.count,
+            ps.min_count,
+            tuple(sorted(ps.requests.items())),
+            tuple(sorted(ps.node_selector.items())),
+            ps.required_affinity,
+            ps.tolerations,
+        )
+        for ps in pod_sets
+    ])
 
 
 class WorkloadInfo:
@@ -153,7 +173,7 @@ class WorkloadInfo:
         self.accumulated_s = spec.accumulated_execution_seconds  # admitted seconds of past admissions
         self.deactivated_by: str | None = None  # why Kueue itself deactivated it (a cause), until reactivated
         self.check_states: dict[str, str] = model.nothing()  # replaced whole at each reservation
-        self.hash = share(scheduling_hash(spec))
+        self.hash = share(scheduling_hash(spec, shared))
         self.reason_stamp = 0
         self.stamps = stamps
         # The engine's set of workloads whose reason may have changed, when a driver records reasons over
