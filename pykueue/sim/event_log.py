@@ -87,6 +87,8 @@ class EventLog:
         ``(reason, by, message, underlying cause)`` or None when all four are: the columns zipped, without an
         ``Event`` made per row (the result writers read a million-workload log this way)."""
         marks, count = self._marks, len(self._types)
+        if not marks:
+            return iter(())
         ends = [start for start, _ in marks[1:]] + [count]
         times = chain.from_iterable([repeat(time_us, end - start) for (start, time_us), end in zip(marks, ends, strict=True)])
         return zip(times, self._types, self._workloads, self._queues, self._admissions, self._rest, strict=True)

@@ -24,10 +24,17 @@ def test_events_come_back_equal_in_order_with_their_instants() -> None:
         (1_500_000, Event("Finished", "ns/a", None))]
     assert list(log)[2] == LoggedEvent(1_500_000, second[0])
     assert list(log)[1].event.admission is ADMISSION  # the engine's own admission, not a copy
+    # rows: the same events as columns, the rarely set fields as one tuple or None
+    assert [(t, e.type, e.workload, e.cluster_queue, e.admission,
+             None if (e.reason, e.by, e.message, e.underlying_cause) == (None,) * 4
+             else (e.reason, e.by, e.message, e.underlying_cause)) for t, e in log.pairs()] == list(log.rows())
+    assert list(log.rows())[3] == (1_500_000, "Evicted", "ns/b", "cq", None,
+                                   ("Preempted", None, "Preempted to accommodate ns/a", "x"))
 
 
 def test_an_empty_log() -> None:
     log = EventLog()
     assert len(log) == 0 and not log and log.last_time_us() is None and list(log) == []
+    assert list(log.rows()) == []
     log.append(LoggedEvent(7, Event("Finished", "ns/a", "cq")))
     assert [(e.time_us, e.event.type) for e in log] == [(7, "Finished")]
