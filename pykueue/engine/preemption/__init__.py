@@ -68,11 +68,11 @@ class Preemptor:
     def nominating_heads(self) -> Iterator[None]:
         """While the scheduler nominates a cycle's heads no usage changes: the classical policy may
         share its walks of the cohorts between them."""
-        self.classical.sources_cache = {}
+        self.classical.merged_cache = {}
         try:
             yield
         finally:
-            self.classical.sources_cache = None
+            self.classical.merged_cache = None
 
     def targets(self, cq: ClusterQueueState, wl: WorkloadInfo, requests: dict[FR, int], frs: set[FR]) -> list[Target]:
         memo = self.memo

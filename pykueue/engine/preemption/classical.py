@@ -52,20 +52,28 @@ class ClassicalPolicy:
 
     def __init__(self, cqs: dict[str, ClusterQueueState]) -> None:
         self.cqs = cqs
-        # Over-quota queues per (subtree, excluded subtree, resources), while the scheduler nominates
-        # a cycle's heads: usage does not change then (every search restores it), and with hundreds
-        # of queues in a cohort the walk was a large part of each nomination. None outside.
-        self.sources_cache: dict[tuple, list[ClusterQueueState]] | None = None
-        self._walking = 0  # > 0 while a search has victims' usage removed: the cache does not apply
+        # While the scheduler nominates a cycle's heads usage does not change (every search restores
+        # it): per (subtree, excluded subtree, resources), the candidates of every preemptor, merged in
+        # victim order once and remembered as far as any search has read them. A cycle's heads in one
+        # cohort (tens, with hundreds of queues) walk the same merge, each judging it for itself.
+        # None outside the nominations.
+        self.merged_cache: dict[tuple, _Lazy] | None = None
+        self._walking = 0  # > 0 while a search has victims' usage removed: the caches do not apply
 
     # -- candidates ---------------------------------------------------------------------------------
 
     def _from_cq(self, cq: ClusterQueueState, source: ClusterQueueState, wl: WorkloadInfo, frs: set[FR],
                  lca: QuotaNode | None, advantage: bool) -> Iterator[tuple[tuple, int, _Candidate]]:
-        """Candidates of one queue, lazily, in candidate order (keyed for merging across queues), each
-        with how it may be preempted: not at all when it uses none of ``frs`` or its priority is too
-        high for the queue's rule; within the queue; else by hierarchical reclaim (``advantage``), or
-        without or while borrowing. What does not depend on the candidate is worked out once: this
+        """Candidates of one queue, lazily, in candidate order (keyed for merging across queues)."""
+        return self._judged(cq, _using(source, frs), wl, lca, advantage, skip_own=False)
+
+    def _judged(self, cq: ClusterQueueState, items: Iterator[tuple[tuple, int, WorkloadInfo]], wl: WorkloadInfo,
+                lca: QuotaNode | None, advantage: bool, *, skip_own: bool) -> Iterator[tuple[tuple, int, _Candidate]]:
+        """``items`` (admitted workloads using the resources, in victim order) as candidates of the
+        preemptor ``wl`` in ``cq``, each with how it may be preempted: not at all when its priority is
+        too high for the queue's rule; within the queue; else by hierarchical reclaim (``advantage``),
+        or without or while borrowing. ``skip_own``: leave out ``cq``'s own workloads (a merge shared
+        by the heads of several queues). What does not depend on the candidate is worked out once: this
         runs for every admitted workload of every over-quota queue a preemptor looks at."""
         policy = cq.spec.preemption
         name = cq.spec.name
@@ -78,11 +86,10 @@ class ClassicalPolicy:
         else:
             elsewhere = 0  # decided per candidate: while borrowing or without
         threshold = policy.max_priority_threshold
-        disjoint = frs.isdisjoint
-        for order, cand in source.by_victim_order:
-            if disjoint(cand.usage):
-                continue
+        for order, seq, cand in items:
             same = cand.cluster_queue == name
+            if same and skip_own:
+                continue
             rule = own_rule if same else other_rule
             cand_priority = cand.spec.priority
             if rule == model.LOWER_PRIORITY:
@@ -101,7 +108,7 @@ class ClassicalPolicy:
                 variant = _WITHOUT_BORROWING
             else:
                 variant = _WHILE_BORROWING
-            yield order, cand.seq, _Candidate(cand, lca, variant)
+            yield order, seq, _Candidate(cand, lca, variant)
 
     def _sources(self, exclude: QuotaNode | None, frs: set[FR], current: QuotaNode, skip: QuotaNode | None,
                  out: list[ClusterQueueState]) -> None:
@@ -118,18 +125,27 @@ class ClassicalPolicy:
 
     def _sources_of(self, cq: ClusterQueueState, frs: set[FR], root: QuotaNode,
                     skip: QuotaNode | None) -> list[ClusterQueueState]:
-        """``_sources`` for a preemptor in ``cq``, from the cycle's cache when usage is the live one."""
-        cache = self.sources_cache
+        """``_sources`` for a preemptor in ``cq``."""
+        out: list[ClusterQueueState] = []
+        self._sources(cq.node, frs, root, skip, out)
+        return out
+
+    def _merged_of(self, frs: set[FR], root: QuotaNode, skip: QuotaNode | None) -> _Lazy | None:
+        """The cycle's shared merge of the over-quota queues under ``root`` (outside ``skip``), the
+        preemptor's own among them; None outside a cycle's nominations or inside a search. The merge's
+        order is that of the queues' own streams merged (victim order, unique per workload), whoever
+        reads it, and reading it further never depends on usage: only which queues are in it does,
+        chosen here from the usage every nomination sees."""
+        cache = self.merged_cache
         if cache is None or self._walking:
-            out: list[ClusterQueueState] = []
-            self._sources(cq.node, frs, root, skip, out)
-            return out
+            return None
         key = (root, skip, frozenset(frs))
         found = cache.get(key)
         if found is None:
-            found = cache[key] = []
-            self._sources(None, frs, root, skip, found)
-        return [src for src in found if src is not cq]
+            sources: list[ClusterQueueState] = []
+            self._sources(None, frs, root, skip, sources)
+            found = cache[key] = _Lazy(heapq.merge(*[_using(src, frs) for src in sources]))
+        return found
 
     def candidates(self, cq: ClusterQueueState, wl: WorkloadInfo, frs: set[FR],
                    requests: dict[FR, int]) -> tuple[_Group, _Group, _Lazy]:
@@ -149,6 +165,10 @@ class ClassicalPolicy:
             streams = []
             for root, skip, advantage in levels:
                 if advantage != with_advantage:
+                    continue
+                shared = self._merged_of(frs, root, skip)
+                if shared is not None:
+                    streams.append(self._judged(cq, iter(shared), wl, root, advantage, skip_own=True))
                     continue
                 for src in self._sources_of(cq, frs, root, skip):
                     streams.append(self._from_cq(cq, src, wl, frs, root, advantage))
@@ -294,6 +314,14 @@ class _Lazy:
                 i += 1
             elif not self._pull():
                 return
+
+
+def _using(source: ClusterQueueState, frs: set[FR]) -> Iterator[tuple[tuple, int, WorkloadInfo]]:
+    """The admitted workloads of ``source`` that use some of ``frs``, in victim order, keyed for merging."""
+    disjoint = frs.isdisjoint
+    for order, cand in source.by_victim_order:
+        if not disjoint(cand.usage):
+            yield order, cand.seq, cand
 
 
 def _third(merged: Iterator[tuple[tuple, int, _Candidate]]) -> Iterator[_Candidate]:
