@@ -277,8 +277,11 @@ class _Group:
         return any(stream.any() for stream in self._sources())
 
     def __iter__(self) -> Iterator[_Candidate]:
+        sources = self._sources()
+        if len(sources) == 1:  # nothing to merge (a cycle's shared merge is one stream): it replays itself
+            return _third(iter(sources[0]))
         if self._merged is None:
-            self._merged = _Lazy(_third(heapq.merge(*self._sources())))
+            self._merged = _Lazy(_third(heapq.merge(*sources)))
         return iter(self._merged)
 
 
