@@ -65,15 +65,16 @@ def _items(items: list[Any], finite: bool = False) -> bytes:
     """Entries of a top-level list, each at depth 2 (four spaces), joined by ``,\\n``. ``finite``: the
     producer knows that no float in them is NaN or infinite."""
     try:
-        text = orjson.dumps(items, option=orjson.OPT_INDENT_2)
+        # Nested one list deeper, orjson already writes the entries at depth 2 (four spaces).
+        text = orjson.dumps([items], option=orjson.OPT_INDENT_2)
         if b"0.0000" in text or b"0e-" in text.translate(_DIGITS_AS_0):
             raise ValueError
         if not finite and b"null" in text and not _finite(items):  # without a null, orjson met no NaN or infinity
             raise ValueError
     except (ValueError, TypeError):  # orjson.JSONEncodeError is a TypeError
         return b",\n".join(b"    " + _stdlib(item, "    ") for item in items)
-    # b'[\n  {...},\n  {...}\n]' -> the entries, two spaces deeper.
-    return b"  " + text[2:-2].replace(b"\n", b"\n  ")
+    # b'[\n  [\n    {...},\n    {...}\n  ]\n]' -> the entries, as they are.
+    return text[6:-6]
 
 
 def write_json(result: dict[str, Any] | Iterable[tuple[str, Any]], out: IO[str]) -> None:
