@@ -292,6 +292,7 @@ class Engine:
         self._seq += 1
         info = WorkloadInfo(spec, self._seq, self._stamps, self.shared)
         self.workloads[info.key] = info
+        info.known = True
         self._count(info, 1)
         if self.reason_watch is not None:
             info.watch = self.reason_watch
@@ -377,6 +378,7 @@ class Engine:
         info = self.workloads.pop(key, None)
         if info is None:
             return
+        info.known = False
         self._count(info, -1)
         if info.has_quota:
             self._release(info)
@@ -491,7 +493,7 @@ class Engine:
         if to not in _ALLOWED[was]:
             raise AssertionError(f"workload {info.key}: no transition from {was.value} to {to.value}")
         before, after = _COLUMNS[was], _COLUMNS[to]
-        if before != after and self.workloads.get(info.key) is info:
+        if before != after and info.known:
             row = self._lq_row(info)  # moved between columns at once
             for i in before:
                 row[i] -= 1

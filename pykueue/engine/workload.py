@@ -142,6 +142,7 @@ class WorkloadInfo:
         "hash",
         "reason_stamp",
         "watch",
+        "known",
         "stamps",
     )
 
@@ -179,6 +180,9 @@ class WorkloadInfo:
         # The engine's set of workloads whose reason may have changed, when a driver records reasons over
         # time (Engine.watch_reasons); None otherwise, and then this costs nothing.
         self.watch: set[WorkloadInfo] | None = None
+        # In its engine's table of workloads (set and cleared by the engine as it adds and deletes it):
+        # counted in its LocalQueue's columns. A flag, not a lookup in a table of a million.
+        self.known = False
 
     def set_reason(self, reason: str | None, message: str = "") -> None:
         self.reason = reason
