@@ -11,8 +11,9 @@ comparison proves nothing.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 import yaml
@@ -25,6 +26,7 @@ from pykueue.sim.result import build_result
 from pykueue.sim.simulator import Simulation
 
 ROOT = Path(__file__).resolve().parents[2]
+_T = TypeVar("_T")
 SCENARIOS = sorted((ROOT / "tests" / "scenarios").glob("*.yaml"))
 
 # upstream's large-scale shape (reclaimWithinCohort Any, borrowing, LowerPriority), small: 3 cohorts
@@ -117,15 +119,22 @@ def _scenario_result(path: Path, tmp_path: Path) -> str | None:
     return json.dumps(build_result(Simulation(inputs, until=until).run()))
 
 
-def test_every_scenario_is_the_same_without_the_shortcuts(tmp_path: Path) -> None:
-    taken = 0
+def compare_every_scenario(tmp_path: Path, instrument: Callable[[pytest.MonkeyPatch, bool], _T]) -> list[_T]:
+    """Every scenario run with ``instrument(mp, off=False)`` in place and again with ``off=True``: the
+    documents must be identical. Returns the instruments of the first runs (what they counted)."""
+    counted = []
     for path in SCENARIOS:
         with pytest.MonkeyPatch.context() as mp:
-            fast = _Counting(mp, off=False)
-            with_shortcuts = _scenario_result(path, tmp_path)
+            on = instrument(mp, False)
+            first = _scenario_result(path, tmp_path)
         with pytest.MonkeyPatch.context() as mp:
-            _Counting(mp, off=True)
-            without = _scenario_result(path, tmp_path)
-        assert with_shortcuts == without, path.name
-        taken += fast.skipped_forward + fast.absorbed
-    assert taken > 0
+            instrument(mp, True)
+            second = _scenario_result(path, tmp_path)
+        assert first == second, path.name
+        counted.append(on)
+    return counted
+
+
+def test_every_scenario_is_the_same_without_the_shortcuts(tmp_path: Path) -> None:
+    counted = compare_every_scenario(tmp_path, _Counting)
+    assert sum(c.skipped_forward + c.absorbed for c in counted) > 0

@@ -25,7 +25,7 @@ from pykueue.engine.preemption.classical import ClassicalPolicy
 from pykueue.perf.generator import build_manifests, parse_generator
 from pykueue.sim.result import build_result
 from pykueue.sim.simulator import Simulation
-from tests.engine.test_preemption_shortcuts import SCENARIOS, _scenario_result
+from tests.engine.test_preemption_shortcuts import compare_every_scenario
 
 # Upstream's large-scale shape, small, with each queue rule in turn: heads of one cohort in the same
 # cycle with different priorities, whose judgements of the shared merge differ.
@@ -108,14 +108,5 @@ def test_generated_reclaim_is_the_same_without_the_shared_merge(reclaim: str, wi
 
 
 def test_every_scenario_is_the_same_without_the_shared_merge(tmp_path: Path) -> None:
-    made = 0
-    for path in SCENARIOS:
-        with pytest.MonkeyPatch.context() as mp:
-            shared = _Sharing(mp, off=False)
-            with_sharing = _scenario_result(path, tmp_path)
-        with pytest.MonkeyPatch.context() as mp:
-            _Sharing(mp, off=True)
-            without = _scenario_result(path, tmp_path)
-        assert with_sharing == without, path.name
-        made += shared.made
-    assert made > 0
+    counted = compare_every_scenario(tmp_path, _Sharing)
+    assert sum(c.made for c in counted) > 0
