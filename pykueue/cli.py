@@ -17,7 +17,6 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from pykueue.controller import command as controller_command
@@ -63,10 +62,24 @@ class _Parser(argparse.ArgumentParser):
 
 def _version() -> str:
     """The installed distribution's version: one number, kept in pyproject.toml."""
+    from importlib.metadata import PackageNotFoundError, version  # only for --version: 30 ms to import
+
     try:
         return version("pykueue")
     except PackageNotFoundError:  # run from a source tree that was never installed
         return "unknown"
+
+
+class _VersionAction(argparse.Action):
+    """argparse's ``version`` action, reading the version only when asked for it."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        sys.stdout.write(f"pykueue {_version()}\n")
+        parser.exit()
 
 
 _DURATION = "a Go duration (90s, 1h30m, 250ms) or a number of seconds"
@@ -74,7 +87,7 @@ _DURATION = "a Go duration (90s, 1h30m, 250ms) or a number of seconds"
 
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="pykueue", description="Kueue's admission model in Python.")
-    p.add_argument("--version", action="version", version=f"pykueue {_version()}",
+    p.add_argument("--version", action=_VersionAction,
                    help="print pykueue's version and exit")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
-import signal
 import sys
 
 from pykueue.engine import model
@@ -114,6 +112,8 @@ def load_config(path: str | None) -> model.Config | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import asyncio  # here, not at the top: every `pykueue` command imports this module for its options
+
     from pykueue.controller import logs
 
     logs.setup(args.log_level, getattr(args, "log_format", "logfmt"))
@@ -127,6 +127,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _main(kubeconfig: str | None, config: model.Config, args: argparse.Namespace | None = None) -> int:
+    import asyncio
+    import signal
+
     from pykueue.controller.leader import run_replica
     from pykueue.kube.client import Kube
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import signal
 import sys
 from typing import Any
 
@@ -60,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     if config is None:
         return 2
+    import asyncio  # here, not at the top: every `pykueue` command imports this module for its options
+
     try:
         return asyncio.run(_serve(args.kubeconfig, args.context, host, port, config))
     except KeyboardInterrupt:
@@ -67,6 +67,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _serve(kubeconfig: str | None, context: str | None, host: str, port: int, config: model.Config) -> int:
+    import asyncio
+    import signal
+
     from aiohttp import web
 
     from pykueue.dashboard.server import Dashboard

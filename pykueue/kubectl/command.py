@@ -9,7 +9,6 @@ not say, exit 2 (with the usage) for a command-line mistake; never a traceback.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import copy
 import json
 import sys
@@ -109,6 +108,8 @@ class Verb:
                 parser.print_usage(sys.stderr)
             print(f"pykueue {self.name}: error: {problem}", file=sys.stderr)
             return EXIT_USAGE
+        import asyncio  # here, not at the top: every `pykueue` command imports this module for its options
+
         try:
             return asyncio.run(self._main(args))
         except CliError as exc:
