@@ -1,6 +1,6 @@
-"""An optional compiled build of the pure engine with mypyc: ``python -m pykueue.compiled build|clean|status``.
+"""An optional compiled build of the engine and the simulate path with mypyc: ``python -m pykueue.compiled build|clean|status``.
 
-The pure-Python engine is the default and always works. ``build`` compiles the modules in
+The pure-Python code is the default and always works. ``build`` compiles the modules in
 ``COMPILED`` with mypyc (the ``compiled`` extra: ``pip install 'pykueue[compiled]'``, plus a C
 compiler and Python's headers) and puts the extension modules beside their ``.py`` files in the
 package this interpreter imports (an editable install's source tree, or site-packages); Python
@@ -10,9 +10,9 @@ temporary directory. ``clean`` removes the extension modules again; ``status`` s
 import gets, and whether a build is stale (a source changed since: the compiled code would not be
 the code in the tree, so rebuild or clean).
 
-The build must behave exactly as the pure engine: ``tests/test_compiled.py`` runs the scenarios and
-the baseline generator through both and compares the bytes, and runs the engine's unit tests
-against the compiled build.
+The build must behave exactly as the pure code: ``tests/test_compiled.py`` runs the scenarios and
+the baseline generator through both and compares the bytes, and runs the unit tests of every
+compiled module's layer against the compiled build.
 """
 
 from __future__ import annotations
@@ -40,6 +40,14 @@ COMPILED = (
         "workload",
     )],
     *[f"pykueue/engine/preemption/{name}.py" for name in ("__init__", "classical", "common", "fairsharing")],
+    # The simulator's loop and its streamed result: with the engine compiled, these were most of a run.
+    *[f"pykueue/sim/{name}.py" for name in ("entries", "event_log", "result", "result_json", "simulator")],
+    "pykueue/perf/summary.py",
+    # Reading a generator run: its manifests made, validated and converted for the engine.
+    *[f"pykueue/api/{name}.py" for name in (
+        "convert", "loader", "names", "priority", "timing", "validation", "workloads",
+    )],
+    *[f"pykueue/perf/{name}.py" for name in ("generator", "run")],
 )
 # mypyc's shared library for the whole group (each module's own extension is a small shim into it).
 GROUP = "pykueue._compiled"
@@ -138,6 +146,9 @@ def compile_into(root: Path, out: Path, modules: tuple[str, ...] = COMPILED) -> 
             staged = out / (rel + ".new")
             shutil.copy2(lib / rel, staged)
             os.replace(staged, out / rel)  # a running process keeps the file it mapped
+        for stale in installed(out):  # a module an earlier build compiled and this one does not
+            if str(stale.relative_to(out)) not in built:
+                stale.unlink()
     manifest = {"hash": source_hash(root, modules), "modules": list(modules), "extensions": built,
                 "warnings": warnings}
     (out / "pykueue" / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
@@ -210,8 +221,9 @@ def copy_package(root: Path, dest: Path, build: Path | None) -> Path:
 
 
 def installed(root: Path) -> list[Path]:
-    """The extension modules of a build present in the package under ``root``."""
-    return [root / rel for rel in sorted(_extensions(COMPILED)) if (root / rel).exists()]
+    """The extension modules of a build present in the package under ``root``: every one there (the
+    package has no others), so a build of an earlier, longer ``COMPILED`` leaves none behind."""
+    return sorted((root / "pykueue").rglob(f"*{ext_suffix()}"))
 
 
 def clean(root: Path) -> list[Path]:

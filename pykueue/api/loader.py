@@ -30,7 +30,7 @@ import copy
 import gc
 import hashlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -190,7 +190,8 @@ class _Loader:
             return None
         api_version, kind = content.get("apiVersion"), content.get("kind")
         meta = _metadata(content)
-        name = meta.get("name") if isinstance(meta.get("name"), str) else ""
+        given = meta.get("name")
+        name: str = given if isinstance(given, str) else ""
         shown = kind if isinstance(kind, str) and kind else "Object"
         for key, value in (("apiVersion", api_version), ("kind", kind)):
             if value is None or value == "":
@@ -258,7 +259,7 @@ class _Loader:
         framework = INTEGRATIONS.get(doc.kind)
         if framework is None:
             return False
-        if doc.kind in ("Pod", *SERVING_KINDS) and doc.namespace in UNMANAGED_POD_NAMESPACES:
+        if (doc.kind == "Pod" or doc.kind in SERVING_KINDS) and doc.namespace in UNMANAGED_POD_NAMESPACES:
             return True  # upstream's default managedJobsNamespaceSelector leaves system Pods alone
         if doc.kind == "RayJob":
             from pykueue.jobs.ray import is_managed
@@ -317,7 +318,7 @@ class _Loader:
             obj = obj.to_v1beta2()
         doc.obj = obj
         if doc.kind != "Configuration":
-            errors += self.metadata_errors(doc, obj.metadata)
+            errors += self.metadata_errors(doc, obj.metadata)  # type: ignore[attr-defined]
         errors += self.kind_errors(doc)
         self.doc_problems(doc, errors)
         return not errors
@@ -385,7 +386,7 @@ class _Loader:
         return errors
 
     def kind_errors(self, doc: _Doc) -> Errors:
-        checks = {
+        checks: dict[str, Callable[[Any], Errors]] = {
             "ClusterQueue": validation.cluster_queue,
             "Cohort": validation.cohort,
             "LocalQueue": validation.local_queue,
@@ -436,9 +437,9 @@ class _Loader:
         else:
             doc.obj = built[0][1] if built else None
         if doc.kind in ("RayCluster", "RayJob") and doc.obj is not None:
-            from pykueue.jobs import ray
+            from pykueue.jobs.ray import priority_class_path  # names, not the module: see workloads.py
 
-            doc.pod_class_path = ray.priority_class_path(raw)
+            doc.pod_class_path = priority_class_path(raw)
         return []
 
     def expand_serving(self, docs: list[_Doc]) -> list[_Doc]:
@@ -855,7 +856,9 @@ def _bulk_allocation() -> Iterator[None]:
             gc.enable()
 
 
-def load_paths(paths: list[str], config_path: str | None = None) -> tuple[Inputs, list[Problem]]:
+def load_paths(
+    paths: Sequence[str | os.PathLike[str]], config_path: str | os.PathLike[str] | None = None
+) -> tuple[Inputs, list[Problem]]:
     """Read YAML files and directories (and ``--config``) into ``Inputs``; never raises on bad input.
 
     Problems come sorted by file (in reading order) and document number, each document's in the order

@@ -169,11 +169,11 @@ def tolerations(items: list[Toleration] | None, path: str, *, limit: int | None 
                     "operator must be Exists when 'key' is empty, which means 'match all values and all keys'",
                 )
             )
-        if tol.operator not in (None, "", *TOLERATION_OPERATORS):
+        if tol.operator and tol.operator not in TOLERATION_OPERATORS:
             errors.append((f"{tpath}.operator", _supported(tol.operator, TOLERATION_OPERATORS)))
         if tol.operator == "Exists" and tol.value:
             errors.append((f"{tpath}.value", "a value must be empty when 'operator' is 'Exists'"))
-        if tol.effect not in (None, "", *TAINT_EFFECTS):
+        if tol.effect and tol.effect not in TAINT_EFFECTS:
             errors.append((f"{tpath}.effect", _supported(tol.effect, TAINT_EFFECTS)))
         if tol.toleration_seconds is not None and tol.effect != "NoExecute":
             errors.append((f"{tpath}.effect", "effect must be 'NoExecute' when 'tolerationSeconds' is set"))

@@ -129,27 +129,33 @@ class WorkloadReader:
         """The Workloads the controller creates for a Deployment (one per replica, named as its Pod),
         a StatefulSet (one pod group, ``replicas: 0`` none), a RayCluster or a RayJob (one each, named
         as the object), checked like any Workload; problems carry the object's own field paths."""
-        from pykueue.jobs import deployment, ray, statefulset
+        # Names, not modules: a compiled build (mypyc) binds ``from pykueue.jobs import ray`` in a
+        # function to None when nothing imported that module before.
         from pykueue.jobs.batch import JobConversionError
+        from pykueue.jobs.deployment import validate as validate_deployment
+        from pykueue.jobs.deployment import workloads_from_deployment
+        from pykueue.jobs.ray import template_paths, workload_from_ray
+        from pykueue.jobs.ray import validate as validate_ray
+        from pykueue.jobs.statefulset import workload_from_statefulset
 
         obj = copy.deepcopy(obj)  # the document may share objects with others (see fastyaml)
         name = (obj.get("metadata") or {}).get("name", "")
-        checks = {"Deployment": deployment.validate, "StatefulSet": deployment.validate}
-        problems = checks.get(kind, ray.validate)(obj)
+        checks = {"Deployment": validate_deployment, "StatefulSet": validate_deployment}
+        problems = checks.get(kind, validate_ray)(obj)
         if problems:  # every one of them, as the API server and the webhook would list them
             return [], [(p.path, p.message) for p in problems]
         try:
             if kind == "Deployment":
-                built = deployment.workloads_from_deployment(obj)
+                built = workloads_from_deployment(obj)
                 paths = ["spec.template"]
             elif kind == "StatefulSet":
                 template_spec = ((obj.get("spec") or {}).get("template") or {}).get("spec")
-                group = statefulset.workload_from_statefulset(obj, pod_group.role(template_spec))
+                group = workload_from_statefulset(obj, pod_group.role(template_spec))
                 built = [] if group is None else [(name, group)]
                 paths = ["spec.template"]
             else:
-                built = [(name, ray.workload_from_ray(obj))]
-                paths = ray.template_paths(obj)
+                built = [(name, workload_from_ray(obj))]
+                paths = template_paths(obj)
         except JobConversionError as exc:
             return [], [(exc.path, exc.message)]
 

@@ -258,6 +258,7 @@ def parse_generator(data: Any, source: str = "<generator>") -> GeneratorConfig:
     """Validate decoded generator YAML (``cohorts:`` mapping, or the older bare list of cohort sets)."""
     r = _Reader()
     flavor = DEFAULT_FLAVOR
+    raw_cohorts: Any
     if isinstance(data, list):  # older upstream format: the file is the bare list of cohort sets
         raw_cohorts, prefix = data, "cohorts"
     elif data is None:

@@ -384,7 +384,7 @@ class Recorder:
         if typ == "Admitted" and key not in self.counted and cq in self.cq_specs:
             resource = self.cq_specs[cq][1]
             meta = self.facts.workload(key) if resource else None
-            amount = meta[1][resource] if meta is not None else 0.0
+            amount = meta[1][resource] if meta is not None and resource is not None else 0.0
             self.counted[key] = (cq, amount)
         elif typ in ("Finished", "Evicted") and key in self.counted:
             cq, amount = self.counted.pop(key)

@@ -72,7 +72,7 @@ def _items(items: list[Any], finite: bool = False) -> bytes:
         if not finite and b"null" in text and not _finite(items):  # without a null, orjson met no NaN or infinity
             raise ValueError
     except (ValueError, TypeError):  # orjson.JSONEncodeError is a TypeError
-        return b",\n".join(b"    " + _stdlib(item, "    ") for item in items)
+        return b",\n".join([b"    " + _stdlib(item, "    ") for item in items])
     # b'[\n  [\n    {...},\n    {...}\n  ]\n]' -> the entries, as they are.
     return text[6:-6]
 

@@ -75,14 +75,14 @@ class NotSettling(EngineError):
     instant)."""
 
 
-class StepBudgetExceeded(RuntimeError):
+class StepBudgetExceeded(Exception):
     """More instants than the caller's ``step_budget`` (tests and fuzzing: a hang made visible)."""
 
 
 class _Idle(NamedTuple):
     """Evictions of one workload by its own timers since the last progress."""
 
-    count: int
+    times: int
     first_us: int
     reasons: tuple[str, ...]
 
@@ -272,7 +272,7 @@ class Simulation:
                         self._idle[e.workload] = _Idle(1, now_us, (e.reason,))
                     else:
                         reasons = idle.reasons if e.reason in idle.reasons else (*idle.reasons, e.reason)
-                        self._idle[e.workload] = _Idle(idle.count + 1, idle.first_us, reasons)
+                        self._idle[e.workload] = _Idle(idle.times + 1, idle.first_us, reasons)
             elif e.type in (ev.FINISHED, ev.DEACTIVATED):
                 self._progress()
 
@@ -282,13 +282,13 @@ class Simulation:
 
     def _check_settling(self, now_us: int) -> None:
         """Stop a run that repeats forever: see the module's docstring."""
-        key, idle = max(self._idle.items(), key=lambda item: item[1].count)
-        if idle.count <= self.idle_bound:
+        key, idle = max(self._idle.items(), key=lambda item: item[1].times)
+        if idle.times <= self.idle_bound:
             return
-        head = (f"requeue loop: workload {key} was evicted ({', '.join(idle.reasons)}) {idle.count} times "
+        head = (f"requeue loop: workload {key} was evicted ({', '.join(idle.reasons)}) {idle.times} times "
                 f"from {format_us(idle.first_us)} to {format_us(now_us)} while no workload arrived, finished or was "
                 "deactivated")
-        if idle.count > self.idle_bound_max:
+        if idle.times > self.idle_bound_max:
             raise NotSettling(f"{head}; stopped at the bound of {self.idle_bound_max} such evictions although "
                               "other work is still scheduled (--until bounds the run)")
         if not self._inputs_left and not self._undisturbed_timers():
@@ -336,7 +336,8 @@ class Simulation:
                 assert isinstance(payload, Change)
                 self._apply_change(payload, now_us)
             return
-        key, epoch, *rest = payload  # type: ignore[misc]
+        assert isinstance(payload, tuple)
+        key, epoch, *rest = payload
         if self._epoch.get(key) == epoch:  # a timer of an earlier reservation is void
             _WORKLOAD_TIMERS[Timer(kind)](self, key, epoch, rest, now_us)
 
