@@ -11,12 +11,12 @@ lowest of ``--repeat`` runs (the machine is shared: the lowest is the least dist
     python bench/cli_speed.py --runs baseline:json --repeat 3
     python bench/cli_speed.py --runs million:json --no-reference
     python bench/cli_speed.py --reference 5ef5fcd --keep /tmp/pykueue-ref   # reuse the built reference
-    python bench/cli_speed.py --compiled --repeat 3   # and a mypyc build of this tree's engine beside
+    python bench/cli_speed.py --compiled --repeat 3   # and a mypyc build of this tree beside
 
 ``--compiled`` adds a third build: this tree's sources copied into a temporary directory with the
-engine compiled by ``pykueue.compiled`` (built once per source hash and cached, as the tests do), run
-with the same interpreter. The CPU ratios are each build's over the reference's, and the compiled
-build's over this tree's.
+engine and the simulate path compiled by ``pykueue.compiled`` (built once per source hash and
+cached, as the tests do), run with the same interpreter. The CPU ratios are each build's over the
+reference's, and the compiled build's over this tree's.
 
 Scenarios are read from ``<shared>/perf/<name>/generator.yaml`` (``--shared``, default ``../shared``
 beside the repository), else from ``pykueue/examples/perf/<name>/``.
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-reference", action="store_true", help="time this tree only")
     parser.add_argument("--keep", type=Path, help="build the reference here and keep it (default: a temporary directory)")
     parser.add_argument("--compiled", action="store_true",
-                        help="also time this tree with its engine compiled by mypyc (python -m pykueue.compiled)")
+                        help="also time this tree compiled by mypyc (its engine and simulate path) (python -m pykueue.compiled)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per build and pair; the lowest CPU is shown")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
     args = parser.parse_args(argv)

@@ -474,7 +474,7 @@ def iter_manifests(cfg: GeneratorConfig) -> Iterator[dict[str, Any]]:
                     for wsi, ws in enumerate(qs.workloads_sets):
                         streams.append(_workloads(seq, name, wsi, ws))
                         seq += ws.count * len(ws.workloads)
-    for _, _, manifest in heapq.merge(*streams, key=lambda t: (t[0], t[1])):
+    for _, _, manifest in heapq.merge(*streams):  # (arrival, unique number): a manifest is never compared
         yield manifest
 
 
