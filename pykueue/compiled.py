@@ -35,7 +35,7 @@ from pykueue.devcluster.binaries import cache_root
 # The modules compiled, relative to the directory that holds the package ``pykueue``.
 COMPILED = (
     *[f"pykueue/engine/{name}.py" for name in (
-        "cluster", "engine", "events", "fair_sharing", "flavors", "hierarchy", "model", "podset_reducer",
+        "cluster", "engine", "events", "fair_sharing", "flavors", "hierarchy", "merging", "model", "podset_reducer",
         "quantity_text", "queue_manager", "queues", "quota", "scheduler", "selectors", "status", "timers",
         "workload",
     )],

@@ -293,7 +293,7 @@ class FactsCollector:
         self._measured: list[str] | None = None  # fixed at the first Workload
         # Equal facts are one shared tuple (read only): a generated scenario has a few distinct ones for
         # a million workloads, about 260 bytes each when every workload had its own.
-        self._shared: dict[tuple[str, tuple[tuple[str, float], ...]], tuple[str, dict[str, float]]] = {}
+        self._shared: dict[tuple[str, tuple[tuple[str, float], ...]], Any] = {}
         # a spec object shared by many (the generator's), kept alive with its requests so ids stay unique
         self._by_spec: dict[int, tuple[object, tuple[tuple[str, float], ...]]] = {}
 
@@ -323,7 +323,9 @@ class FactsCollector:
                 requests = tuple((r, _request(m, r)) for r in measured)
                 if spec is not None:
                     self._by_spec[id(spec)] = (spec, requests)
-            fact = self._shared.get((cls, requests))
+            # ``Any``, not the tuple type: compiled (mypyc), a fixed-size tuple is held unboxed and boxed
+            # anew where it is stored, a tuple per workload instead of the one shared.
+            fact: Any = self._shared.get((cls, requests))
             if fact is None:
                 self._shared[(cls, requests)] = fact = (cls, dict(requests))
             names[meta["name"]] = fact

@@ -10,13 +10,13 @@ the quota what-ifs that always restore the tree are in ``common``.
 
 from __future__ import annotations
 
-import heapq
 import itertools
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pykueue.engine import model
+from pykueue.engine.merging import merge_sorted
 from pykueue.engine.preemption.common import (
     IN_CLUSTER_QUEUE,
     IN_COHORT_RECLAIM_WHILE_BORROWING,
@@ -144,7 +144,7 @@ class ClassicalPolicy:
         if found is None:
             sources: list[ClusterQueueState] = []
             self._sources(None, frs, root, skip, sources)
-            found = cache[key] = _Lazy(heapq.merge(*[_using(src, frs) for src in sources]))
+            found = cache[key] = _Lazy(merge_sorted([_using(src, frs) for src in sources]))
         return found
 
     def candidates(self, cq: ClusterQueueState, wl: WorkloadInfo, frs: set[FR],
@@ -281,7 +281,7 @@ class _Group:
         if len(sources) == 1:  # nothing to merge (a cycle's shared merge is one stream): it replays itself
             return _third(iter(sources[0]))
         if self._merged is None:
-            self._merged = _Lazy(_third(heapq.merge(*sources)))
+            self._merged = _Lazy(_third(merge_sorted(sources)))
         return iter(self._merged)
 
 
