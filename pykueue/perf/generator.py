@@ -22,13 +22,13 @@ exactly ``pykueue.dev/runtime``.
 from __future__ import annotations
 
 import gc
+import heapq
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pykueue.engine.merging import merge_sorted
 from pykueue.perf._yaml import read_config
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
@@ -474,7 +474,7 @@ def iter_manifests(cfg: GeneratorConfig) -> Iterator[dict[str, Any]]:
                     for wsi, ws in enumerate(qs.workloads_sets):
                         streams.append(_workloads(seq, name, wsi, ws))
                         seq += ws.count * len(ws.workloads)
-    for _, _, manifest in merge_sorted(streams):  # (arrival, unique number): a manifest is never compared
+    for _, _, manifest in heapq.merge(*streams):  # (arrival, unique number): a manifest is never compared
         yield manifest
 
 
