@@ -60,6 +60,7 @@ _PURE_ONLY = [
     # directly, so the patches are never seen. The shortcuts they check are the same code compiled.
     "tests/engine/test_preemption_shortcuts.py",
     "tests/engine/test_shared_candidate_merge.py",
+    "tests/engine/test_others_first.py",
     # A float `now` is refused with a TypeError either way; compiled, mypyc's own check of the `int`
     # parameter words it ("int object expected; got float") before the engine's message.
     "tests/engine/test_instant_loop.py::test_time_is_integer_microseconds",

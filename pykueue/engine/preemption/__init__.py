@@ -69,10 +69,12 @@ class Preemptor:
         """While the scheduler nominates a cycle's heads no usage changes: the classical policy may
         share its walks of the cohorts between them."""
         self.classical.merged_cache = {}
+        self.classical.prefix_cache = {}
         try:
             yield
         finally:
             self.classical.merged_cache = None
+            self.classical.prefix_cache = None
 
     def targets(self, cq: ClusterQueueState, wl: WorkloadInfo, requests: dict[FR, int], frs: set[FR]) -> list[Target]:
         memo = self.memo

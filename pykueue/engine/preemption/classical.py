@@ -22,9 +22,13 @@ from pykueue.engine.preemption.common import (
     IN_COHORT_RECLAIM_WHILE_BORROWING,
     IN_COHORT_RECLAMATION,
     Target,
+    add_workload_usage,
+    give_back_in_turn,
     minimal_targets,
+    release,
+    remove_workload_usage,
 )
-from pykueue.engine.quota import FR, QuotaNode
+from pykueue.engine.quota import FR, QuotaNode, add_usage
 from pykueue.engine.workload import WorkloadInfo
 
 if TYPE_CHECKING:
@@ -58,6 +62,7 @@ class ClassicalPolicy:
         # cohort (tens, with hundreds of queues) walk the same merge, each judging it for itself.
         # None outside the nominations.
         self.merged_cache: dict[tuple, _Lazy] | None = None
+        self.prefix_cache: dict[tuple, _Prefixes] | None = None  # the same, for ``_others_first``
         self._walking = 0  # > 0 while a search has victims' usage removed: the caches do not apply
 
     # -- candidates ---------------------------------------------------------------------------------
@@ -90,16 +95,9 @@ class ClassicalPolicy:
             same = cand.cluster_queue == name
             if same and skip_own:
                 continue
-            rule = own_rule if same else other_rule
-            cand_priority = cand.spec.priority
-            if rule == model.LOWER_PRIORITY:
-                if not wl_priority > cand_priority:
-                    continue
-            elif rule == model.LOWER_OR_NEWER_EQUAL_PRIORITY:
-                if not (wl_priority > cand_priority or (wl_priority == cand_priority and wl_order < cand.order_us)):
-                    continue
-            elif rule != model.ANY:
+            if not _may_preempt(own_rule if same else other_rule, wl_priority, wl_order, cand):
                 continue
+            cand_priority = cand.spec.priority
             if same:
                 variant = _WITHIN_CQ
             elif elsewhere:
@@ -150,16 +148,10 @@ class ClassicalPolicy:
     def candidates(self, cq: ClusterQueueState, wl: WorkloadInfo, frs: set[FR],
                    requests: dict[FR, int]) -> tuple[_Group, _Group, _Lazy]:
         """Candidates in upstream's order, as three lazy groups: hierarchical reclaim, the rest of the
-        cohort, the preemptor's own queue. Nothing is walked until a group is first looked at."""
-        levels: list[tuple[QuotaNode, QuotaNode | None, bool]] = []
-        if cq.node.parent is not None and cq.spec.preemption.reclaim_within_cohort != model.NEVER:
-            advantage, remaining = _quantities_fit(cq.node, requests)
-            previous: QuotaNode | None = None
-            for root in cq.node.path_to_root():
-                levels.append((root, previous, advantage))
-                ok, remaining = _quantities_fit(root, remaining)
-                advantage = advantage or ok
-                previous = root
+        cohort, the preemptor's own queue. Nothing is walked until a group is first looked at. Each
+        yields candidates keyed as merged, ``(order, seq, candidate)``: unwrapping them in a layer of
+        its own cost a generator step per candidate per search."""
+        levels = _levels(cq, requests)
 
         def group(with_advantage: bool) -> list[Iterator[tuple[tuple, int, _Candidate]]]:
             streams = []
@@ -174,12 +166,9 @@ class ClassicalPolicy:
                     streams.append(self._from_cq(cq, src, wl, frs, root, advantage))
             return streams
 
-        def same() -> Iterator[_Candidate]:
-            if cq.spec.preemption.within_cluster_queue != model.NEVER:
-                for _, _, cand in self._from_cq(cq, cq, wl, frs, None, False):
-                    yield cand
-
-        return _Group(lambda: group(True)), _Group(lambda: group(False)), _Lazy(same())
+        own = (self._from_cq(cq, cq, wl, frs, None, False)
+               if cq.spec.preemption.within_cluster_queue != model.NEVER else iter(()))
+        return _Group(lambda: group(True)), _Group(lambda: group(False)), _Lazy(own)
 
     def _valid(self, cq: ClusterQueueState, cand: _Candidate, borrow: bool, frs: set[FR]) -> bool:
         if cand.info.cluster_queue == cq.name:
@@ -224,17 +213,25 @@ class ClassicalPolicy:
                 attempts = (True, False)
         self._walking += 1
         try:
-            return self._greedy(cq, requests, frs, attempts, borrow_forbidden, from_hierarchy, from_others, same)
+            return self._greedy(cq, wl, requests, frs, attempts, borrow_forbidden, from_hierarchy, from_others, same)
         finally:
             self._walking -= 1
 
-    def _greedy(self, cq: ClusterQueueState, requests: dict[FR, int], frs: set[FR], attempts: tuple[bool, ...],
-                borrow_forbidden: bool, from_hierarchy: _Group, from_others: _Group, same: _Lazy) -> list[Target]:
+    def _greedy(self, cq: ClusterQueueState, wl: WorkloadInfo, requests: dict[FR, int], frs: set[FR],
+                attempts: tuple[bool, ...], borrow_forbidden: bool, from_hierarchy: _Group, from_others: _Group,
+                same: _Lazy) -> list[Target]:
         """Upstream's minimal preemptions: per attempt, take candidates in order until the preemptor
         fits, then give back those it does not need."""
         for allow_borrowing in attempts:
-            if not allow_borrowing and not _may_fit_without_borrowing(cq, requests, same):
-                continue  # the walk below could only fail and restore: skip it (same outcome)
+            if not allow_borrowing:
+                if not _may_fit_without_borrowing(cq, requests, same):
+                    continue  # the walk below could only fail and restore: skip it (same outcome)
+                if _lacks_own_quota(cq, requests):
+                    found = self._others_first(cq, wl, requests, frs, same)
+                    if found is not None:
+                        if found:
+                            return found
+                        continue
             # With borrowWithinCohort off, every non-hierarchical candidate of another queue may only
             # be taken without borrowing: in a borrowing attempt that group has nothing valid.
             groups = (from_hierarchy, same) if allow_borrowing and borrow_forbidden else (from_hierarchy, from_others, same)
@@ -244,12 +241,110 @@ class ClassicalPolicy:
                 return chosen
         return []
 
-    def _valid_targets(self, cq: ClusterQueueState, candidates: Iterator[_Candidate], allow_borrowing: bool,
-                       frs: set[FR]) -> Iterator[Target]:
+    def _others_first(self, cq: ClusterQueueState, wl: WorkloadInfo, requests: dict[FR, int], frs: set[FR],
+                      same: _Lazy) -> list[Target] | None:
+        """The walk without borrowing of a preemptor that must evict some of its own workloads (its
+        usage plus its request exceeds its quota), with the same answer as the walk one victim at a
+        time. Only its own victims lower its own usage, and they come after every other queue's: so
+        the walk first takes every valid victim of the other queues, then its own until it fits,
+        and the reverse pass goes through its own, then the others. A victim of another queue is
+        valid while its queue is above its quota in ``frs`` (its cohorts up to the common ancestor
+        too: none when the queue's parent is that ancestor, the condition here), and only that
+        queue's own victims lower its usage: each queue's valid victims are the first of its
+        candidates until it is within its quota (``_Prefixes``), removed at once (the tree ends the
+        same). The reverse pass charges back at once what the slack absorbs (``give_back_in_turn``).
+        None when some queue is deeper (the walk decides); else the walk's answer, empty when it
+        fails."""
+        rule = cq.spec.preemption.reclaim_within_cohort
+        groups: list[list[tuple[tuple, int, WorkloadInfo]]] = [[], []]  # hierarchical reclaim first
+        merged = [0, 0]  # levels in each group
+        level_of: dict[str, tuple[QuotaNode, bool]] = {}
+        out: dict[str, dict[FR, int]] = {}
+        for root, skip, advantage in _levels(cq, requests):
+            prefixes = self._prefixes(root, skip, frs, rule, wl)
+            if prefixes is None:
+                return None
+            groups[0 if advantage else 1].extend(prefixes.entries)
+            merged[0 if advantage else 1] += 1
+            for name, usage in prefixes.usage.items():
+                if name != cq.name:
+                    out[name] = dict(usage)
+                    level_of[name] = (root, advantage)
+        others: list[tuple[tuple, int, WorkloadInfo]] = []
+        for group, levels in zip(groups, merged, strict=True):
+            if levels > 1:
+                group.sort()  # (order, seq) is unique: the merge's order
+            for entry in group:
+                if entry[2].cluster_queue != cq.name:
+                    others.append(entry)
+        victims = [info for _, _, info in others]
+        release(self.cqs, out)
+        try:
+            own = minimal_targets(self.cqs, cq, requests, False, self._valid_targets(cq, iter(same), False, frs),
+                                  removed=False)
+            if own is None:
+                return []
+            for t in own:
+                remove_workload_usage(cq, t.workload)
+            try:
+                given = give_back_in_turn(self.cqs, cq, requests, victims, out)
+            finally:
+                for t in own:
+                    add_workload_usage(cq, t.workload)
+        finally:
+            for name, usage in out.items():
+                for fr, v in usage.items():
+                    if v:
+                        add_usage(self.cqs[name].node, fr, v)
+        # The order the single walk's reverse pass leaves: a victim given back at i takes the last one.
+        order = list(range(len(others) + len(own)))
+        for i in range(len(others) - 1, -1, -1):
+            if given[i]:
+                order[i] = order[-1]
+                order.pop()
+        result: list[Target] = []
+        for i in order:
+            if i >= len(others):
+                result.append(own[i - len(others)])
+                continue
+            entry = others[i]
+            root, advantage = level_of[entry[2].cluster_queue or ""]
+            for _, _, cand in self._judged(cq, iter((entry,)), wl, root, advantage, skip_own=False):
+                result.append(Target(cand.info, _REASON[cand.variant]))
+        return result
+
+    def _prefixes(self, root: QuotaNode, skip: QuotaNode | None, frs: set[FR], rule: str,
+                  wl: WorkloadInfo) -> _Prefixes | None:
+        """``_Prefixes`` of the queues over their quota under ``root`` (outside ``skip``), the
+        preemptor's own among them; shared by a cycle's nominations (none changes usage). None when
+        a queue is not a child of ``root``."""
+        filter_key: tuple = (rule,) if rule == model.ANY else (rule, wl.spec.priority)
+        if rule == model.LOWER_OR_NEWER_EQUAL_PRIORITY:
+            filter_key += (wl.order_us,)
+        key = (root, skip, frozenset(frs), filter_key)
+        cache = self.prefix_cache
+        if cache is not None:
+            found = cache.get(key)
+            if found is not None:
+                return found
+        sources: list[ClusterQueueState] = []
+        self._sources(None, frs, root, skip, sources)
+        prefixes = _Prefixes()
+        for src in sources:
+            if src.node.parent is not root:
+                return None
+            prefixes.add(src, frs, rule, wl)
+        prefixes.entries.sort()
+        if cache is not None:
+            cache[key] = prefixes
+        return prefixes
+
+    def _valid_targets(self, cq: ClusterQueueState, candidates: Iterator[tuple[tuple, int, _Candidate]],
+                       allow_borrowing: bool, frs: set[FR]) -> Iterator[Target]:
         """The valid candidates as targets, each judged only when the search asks for it: validity
         reads the quota tree, from which the search removes each victim taken before asking for the
         next. (A generator function, not a generator expression: mypyc builds those as lists.)"""
-        for cand in candidates:
+        for _, _, cand in candidates:
             if self._valid(cq, cand, allow_borrowing, frs):
                 yield Target(cand.info, _REASON[cand.variant])
 
@@ -276,12 +371,12 @@ class _Group:
             return self._merged.any()
         return any(stream.any() for stream in self._sources())
 
-    def __iter__(self) -> Iterator[_Candidate]:
+    def __iter__(self) -> Iterator[tuple[tuple, int, _Candidate]]:
         sources = self._sources()
         if len(sources) == 1:  # nothing to merge (a cycle's shared merge is one stream): it replays itself
-            return _third(iter(sources[0]))
+            return iter(sources[0])
         if self._merged is None:
-            self._merged = _Lazy(_third(merge_sorted(sources)))
+            self._merged = _Lazy(merge_sorted(sources))
         return iter(self._merged)
 
 
@@ -310,6 +405,11 @@ class _Lazy:
         return bool(self._seen) or self._pull()
 
     def __iter__(self) -> Iterator:
+        if self._done:  # all pulled (a cycle's shared merge after the first search that read it all)
+            return iter(self._seen)
+        return self._replay()
+
+    def _replay(self) -> Iterator:
         i = 0
         while True:
             if i < len(self._seen):
@@ -319,19 +419,25 @@ class _Lazy:
                 return
 
 
+def _may_preempt(rule: str, wl_priority: int, wl_order: int, cand: WorkloadInfo) -> bool:
+    """Whether a preemptor of ``wl_priority`` (queued at ``wl_order``) may evict ``cand`` by a
+    queue's ``withinClusterQueue`` or ``reclaimWithinCohort`` rule."""
+    if rule == model.ANY:
+        return True
+    cand_priority = cand.spec.priority
+    if rule == model.LOWER_PRIORITY:
+        return wl_priority > cand_priority
+    if rule == model.LOWER_OR_NEWER_EQUAL_PRIORITY:
+        return wl_priority > cand_priority or (wl_priority == cand_priority and wl_order < cand.order_us)
+    return False
+
+
 def _using(source: ClusterQueueState, frs: set[FR]) -> Iterator[tuple[tuple, int, WorkloadInfo]]:
     """The admitted workloads of ``source`` that use some of ``frs``, in victim order, keyed for merging."""
     disjoint = frs.isdisjoint
     for order, cand in source.by_victim_order:
         if not disjoint(cand.usage):
             yield order, cand.seq, cand
-
-
-def _third(merged: Iterator[tuple[tuple, int, _Candidate]]) -> Iterator[_Candidate]:
-    """The candidates of a merge of keyed streams, as lazily as the merge (a generator expression
-    would do, but mypyc builds those as lists, walking every stream to its end)."""
-    for _, _, cand in merged:
-        yield cand
 
 
 def _may_fit_without_borrowing(cq: ClusterQueueState, requests: dict[FR, int], same: _Lazy) -> bool:
@@ -346,7 +452,7 @@ def _may_fit_without_borrowing(cq: ClusterQueueState, requests: dict[FR, int], s
         excess = node.usage.get(fr, 0) + v - node.subtree_quota.get(fr, 0)
         if excess > 0:
             need[fr] = excess
-    for cand in same:
+    for _, _, cand in same:
         if not need:
             break
         for fr, v in cand.info.usage.items():
@@ -355,6 +461,71 @@ def _may_fit_without_borrowing(cq: ClusterQueueState, requests: dict[FR, int], s
                 if need[fr] <= 0:
                     del need[fr]
     return not need
+
+
+def _levels(cq: ClusterQueueState, requests: dict[FR, int]) -> list[tuple[QuotaNode, QuotaNode | None, bool]]:
+    """Where other queues' candidates come from: per ancestor (nearest first), the subtree under it
+    outside the previous one, and whether reclaiming there is hierarchical (with advantage)."""
+    levels: list[tuple[QuotaNode, QuotaNode | None, bool]] = []
+    if cq.node.parent is not None and cq.spec.preemption.reclaim_within_cohort != model.NEVER:
+        advantage, remaining = _quantities_fit(cq.node, requests)
+        previous: QuotaNode | None = None
+        for root in cq.node.path_to_root():
+            levels.append((root, previous, advantage))
+            ok, remaining = _quantities_fit(root, remaining)
+            advantage = advantage or ok
+            previous = root
+    return levels
+
+
+def _lacks_own_quota(cq: ClusterQueueState, requests: dict[FR, int]) -> bool:
+    """Whether the preemptor's own usage plus its request exceeds its queue's quota somewhere."""
+    node = cq.node
+    for fr, v in requests.items():  # noqa: SIM110 - a plain loop, compiled as one
+        if node.borrowing_with(fr, v):
+            return True
+    return False
+
+
+class _Prefixes:
+    """Per queue, the candidates a walk takes when it takes every valid one (``_others_first``):
+    in victim order, those the rule lets the preemptor evict, while the queue is above its quota
+    in the resources (removing each lowers only that queue's usage). ``entries`` merges them in
+    victim order, keyed as the walk's merge is; ``usage`` sums each queue's."""
+
+    __slots__ = ("entries", "usage")
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[tuple, int, WorkloadInfo]] = []
+        self.usage: dict[str, dict[FR, int]] = {}
+
+    def add(self, src: ClusterQueueState, frs: set[FR], rule: str, wl: WorkloadInfo) -> None:
+        usage, quota = src.node.usage, src.node.subtree_quota
+        excess: dict[FR, int] = {}
+        over = 0
+        for fr in frs:
+            e = usage.get(fr, 0) - quota.get(fr, 0)
+            excess[fr] = e
+            if e > 0:
+                over += 1
+        total: dict[FR, int] = {}
+        wl_priority, wl_order = wl.spec.priority, wl.order_us
+        entries = self.entries
+        for order, seq, cand in _using(src, frs):
+            if not over:
+                break
+            if not _may_preempt(rule, wl_priority, wl_order, cand):
+                continue
+            entries.append((order, seq, cand))
+            for fr, u in cand.usage.items():
+                total[fr] = total.get(fr, 0) + u
+                left = excess.get(fr)
+                if left is not None:
+                    excess[fr] = left - u
+                    if left > 0 >= left - u:
+                        over -= 1
+        if total:
+            self.usage[src.name] = total
 
 
 def _quantities_fit(node: QuotaNode, requests: dict[FR, int]) -> tuple[bool, dict[FR, int]]:

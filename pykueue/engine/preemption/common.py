@@ -141,6 +141,63 @@ def fill_back(cqs: dict[str, ClusterQueueState], cq: ClusterQueueState, chosen: 
     return chosen
 
 
+def give_back_in_turn(cqs: dict[str, ClusterQueueState], cq: ClusterQueueState, requests: dict[FR, int],
+                      victims: list[WorkloadInfo], out: dict[str, dict[FR, int]]) -> list[bool]:
+    """``fill_back``'s pass over victims of other queues, ``out`` holding the usage removed from each
+    queue (victims' among it, in any order: the tree's state does not depend on it), kept current.
+    Most recently taken first: whether each is given back, as ``fill_back`` decides (the preemptor,
+    not borrowing, fits when it starts). A victim the slack absorbs is given back in the tree only
+    when the tree is next read, in one charge per queue: adding usage in parts or at once leaves the
+    same tree."""
+    slack = _Slack(cq, requests, False)
+    pending: dict[str, dict[FR, int]] = {}
+    given = [False] * len(victims)
+    for i in range(len(victims) - 1, -1, -1):
+        info = victims[i]
+        name = info.cluster_queue or ""
+        if slack.absorbs(info, False):
+            given[i] = True
+            _accumulate(pending.setdefault(name, {}), info.usage, 1)
+            continue
+        _charge(cqs, pending, out)
+        src = cqs[name]
+        add_workload_usage(src, info)
+        if fits(requests, cq.node, False):
+            given[i] = True
+            _accumulate(out[name], info.usage, -1)
+            slack.measure()
+        else:
+            remove_workload_usage(src, info)
+    _charge(cqs, pending, out)
+    return given
+
+
+def release(cqs: dict[str, ClusterQueueState], amounts: dict[str, dict[FR, int]]) -> None:
+    """Remove ``amounts`` of usage from each named queue (one removal per queue and resource)."""
+    for name, usage in amounts.items():
+        node = cqs[name].node
+        for fr, v in usage.items():
+            if v:
+                remove_usage(node, fr, v)
+
+
+def _charge(cqs: dict[str, ClusterQueueState], pending: dict[str, dict[FR, int]],
+            out: dict[str, dict[FR, int]]) -> None:
+    """Give ``pending`` back to the tree and take it off what is out."""
+    for name, usage in pending.items():
+        node = cqs[name].node
+        for fr, v in usage.items():
+            if v:
+                add_usage(node, fr, v)
+        _accumulate(out[name], usage, -1)
+    pending.clear()
+
+
+def _accumulate(into: dict[FR, int], usage: dict[FR, int], sign: int) -> None:
+    for fr, v in usage.items():
+        into[fr] = into.get(fr, 0) + sign * v
+
+
 class _Slack:
     """How much a preemptor that fits can take back and still fit, as lower bounds: for each requested
     resource, what it has available beyond its request and, without borrowing, its quota beyond its
