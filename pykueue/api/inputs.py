@@ -47,20 +47,32 @@ class Problem:
         return f"{self.kind} {ident}: {self.path}: {self.message}"
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True, init=False)
 class SubmittedWorkload:
-    """A Workload (or the Workload a Job became) plus the simulator's annotations."""
+    """A Workload (or the Workload a Job became) plus the simulator's annotations. Not frozen, its
+    ``__init__`` written out (one per workload: a frozen dataclass sets each field through
+    ``object.__setattr__``); nothing changes one once made."""
 
     workload: model.Workload
     source: Source
-    arrival: float = 0.0  # pykueue.dev/arrival, seconds
-    runtime: float | None = None  # pykueue.dev/runtime; None = never finishes
-    ready_after: float = 0.0  # pykueue.dev/ready-after; NEVER_READY = never
-    unready_after: float | None = None  # pykueue.dev/unready-after
-    unready_for: float = NEVER_READY  # pykueue.dev/unready-for
-    checks: dict[str, tuple[tuple[str, float], ...]] = field(default_factory=dict)  # pykueue.dev/admission-checks
-    annotations: dict[str, str] = field(default_factory=dict)  # other than the pykueue.dev/ ones, read above
-    labels: dict[str, str] = field(default_factory=dict)
+    arrival: float  # pykueue.dev/arrival, seconds
+    runtime: float | None  # pykueue.dev/runtime; None = never finishes
+    ready_after: float  # pykueue.dev/ready-after; NEVER_READY = never
+    unready_after: float | None  # pykueue.dev/unready-after
+    unready_for: float  # pykueue.dev/unready-for
+    checks: dict[str, tuple[tuple[str, float], ...]]  # pykueue.dev/admission-checks
+    annotations: dict[str, str]  # other than the pykueue.dev/ ones, read above
+    labels: dict[str, str]
+
+    def __init__(self, workload: model.Workload, source: Source, arrival: float = 0.0, runtime: float | None = None,
+                 ready_after: float = 0.0, unready_after: float | None = None, unready_for: float = NEVER_READY,
+                 checks: dict[str, tuple[tuple[str, float], ...]] | None = None,
+                 annotations: dict[str, str] | None = None, labels: dict[str, str] | None = None) -> None:
+        self.workload, self.source, self.arrival, self.runtime = workload, source, arrival, runtime
+        self.ready_after, self.unready_after, self.unready_for = ready_after, unready_after, unready_for
+        self.checks = {} if checks is None else checks
+        self.annotations = {} if annotations is None else annotations
+        self.labels = {} if labels is None else labels
 
 
 @dataclass(slots=True, frozen=True)

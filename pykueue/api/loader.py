@@ -33,7 +33,7 @@ import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -83,9 +83,10 @@ _WORKLOAD_KEYS = frozenset(("apiVersion", "kind", "metadata", "spec", "status"))
 Errors = list[tuple[str, str]]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class _Doc:
-    """One recognised document on its way through the passes."""
+    """One recognised document on its way through the passes (``__init__`` written out: a
+    dataclass's generated one stays interpreted in a compiled build)."""
 
     source: Source
     spec: KindSpec
@@ -93,15 +94,24 @@ class _Doc:
     kind: str
     name: str
     namespace: str | None
-    generated_name: bool = False  # named from metadata.generateName (see _Loader.name_generated)
-    obj: Any = None  # the validated model, v1beta2-shaped (for a Job: the Workload built from it)
-    created: datetime | None = None
-    timing: Timing = field(default_factory=Timing)
-    annotations: dict[str, str] = field(default_factory=dict)
-    labels: dict[str, str] = field(default_factory=dict)
-    members: list[tuple[str, Any]] | None = None  # a Deployment's (pod name, Workload) per replica
-    pod_class_path: str | None = None  # where a Ray object names the PriorityClass it is given
-    parsed: bool | None = None  # parsed already as it was read (see load_documents), and valid
+    generated_name: bool  # named from metadata.generateName (see _Loader.name_generated)
+    obj: Any  # the validated model, v1beta2-shaped (for a Job: the Workload built from it)
+    created: datetime | None
+    timing: Timing
+    annotations: dict[str, str]
+    labels: dict[str, str]
+    members: list[tuple[str, Any]] | None  # a Deployment's (pod name, Workload) per replica
+    pod_class_path: str | None  # where a Ray object names the PriorityClass it is given
+    parsed: bool | None  # parsed already as it was read (see load_documents), and valid
+
+    def __init__(self, source: Source, spec: KindSpec, raw: dict[str, Any], kind: str, name: str,
+                 namespace: str | None, generated_name: bool = False) -> None:
+        self.source, self.spec, self.raw, self.kind = source, spec, raw, kind
+        self.name, self.namespace, self.generated_name = name, namespace, generated_name
+        self.obj = self.created = self.members = self.pod_class_path = self.parsed = None
+        self.timing = Timing()
+        self.annotations = {}
+        self.labels = {}
 
     @property
     def key(self) -> str:

@@ -21,7 +21,7 @@ STATE is Ready, Retry, Rejected or Pending. The simulator plays the script; here
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
 from pykueue.api.durations import parse_duration
@@ -46,18 +46,26 @@ WORKLOAD_LIKE = ("Workload", "Job", "Pod", "Deployment", "StatefulSet", "RayClus
 Errors = list[tuple[str, str]]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Timing:
-    """What a document's annotations say about time, in seconds on the virtual clock."""
+    """What a document's annotations say about time, in seconds on the virtual clock. Made empty,
+    one per document, and filled in (``__init__`` written out: a dataclass's generated one stays
+    interpreted in a compiled build)."""
 
-    at: float | None = None
-    delete_at: float | None = None
-    arrival: float = 0.0
-    runtime: float | None = None
-    ready_after: float = 0.0
-    unready_after: float | None = None  # pods stop being ready this long after admission
-    unready_for: float = NEVER_READY  # and are ready again after this long (never by default)
-    checks: dict[str, tuple[tuple[str, float], ...]] = field(default_factory=model.nothing)  # admission-checks script
+    at: float | None
+    delete_at: float | None
+    arrival: float
+    runtime: float | None
+    ready_after: float
+    unready_after: float | None  # pods stop being ready this long after admission
+    unready_for: float  # and are ready again after this long (never by default)
+    checks: dict[str, tuple[tuple[str, float], ...]]  # admission-checks script
+
+    def __init__(self) -> None:
+        self.at = self.delete_at = self.runtime = self.unready_after = None
+        self.arrival = self.ready_after = 0.0
+        self.unready_for = NEVER_READY
+        self.checks = model.nothing()
 
 
 def _path(key: str) -> str:

@@ -37,20 +37,28 @@ PREEMPTION_REASON_TEXT = {
 }
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Event:
     """One thing that happened to a workload. Not frozen (a frozen dataclass sets each field through
-    ``object.__setattr__``, and the engine makes one per transition); nothing changes one once made."""
+    ``object.__setattr__``, and the engine makes one per transition); nothing changes one once made.
+    Its ``__init__`` is written out: a dataclass's generated one stays interpreted in a compiled build."""
 
     type: str
     workload: str  # NAMESPACE/NAME
     cluster_queue: str | None
-    reason: str | None = None
-    by: str | None = None
-    message: str | None = None
+    reason: str | None
+    by: str | None
+    message: str | None
     # The admission of a QuotaReserved or Admitted event; what set off a Deactivated eviction.
-    admission: Admission | None = None
-    underlying_cause: str | None = None
+    admission: Admission | None
+    underlying_cause: str | None
+
+    def __init__(self, type: str, workload: str, cluster_queue: str | None, reason: str | None = None,  # noqa: A002
+                 by: str | None = None, message: str | None = None, admission: Admission | None = None,
+                 underlying_cause: str | None = None) -> None:
+        self.type, self.workload, self.cluster_queue = type, workload, cluster_queue
+        self.reason, self.by, self.message = reason, by, message
+        self.admission, self.underlying_cause = admission, underlying_cause
 
 
 class EngineError(Exception):

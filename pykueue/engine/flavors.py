@@ -10,7 +10,7 @@ to stop at this flavor or try the next one, and which of the tried flavors is be
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
@@ -63,22 +63,36 @@ def most_severe(a: str | None, b: str | None) -> str | None:
     return a if _SEVERITY.get(a, 1) >= _SEVERITY.get(b, 1) else b
 
 
-@dataclass(slots=True)
+# The classes made per nomination write their ``__init__`` out: a dataclass's generated one stays
+# interpreted in a compiled build (``dataclass(init=False)`` keeps the rest: repr and equality).
+
+
+@dataclass(slots=True, init=False)
 class FlavorChoice:
     flavor: str
     mode: int
     borrow: int
 
+    def __init__(self, flavor: str, mode: int, borrow: int) -> None:
+        self.flavor, self.mode, self.borrow = flavor, mode, borrow
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False)
 class PodSetResult:
     name: str
     count: int
     requests: dict[str, int]  # totals for this pod set (count x per-pod, plus pods)
-    flavors: dict[str, FlavorChoice] = field(default_factory=dict)
-    reasons: list[str] = field(default_factory=list)
-    failed: bool = False
-    no_fit_reason: str | None = None
+    flavors: dict[str, FlavorChoice]
+    reasons: list[str]
+    failed: bool
+    no_fit_reason: str | None
+
+    def __init__(self, name: str, count: int, requests: dict[str, int]) -> None:
+        self.name, self.count, self.requests = name, count, requests
+        self.flavors = {}
+        self.reasons = []
+        self.failed = False
+        self.no_fit_reason = None
 
     def mode(self) -> int:
         if self.failed:
@@ -90,15 +104,22 @@ class PodSetResult:
         return min(c.mode for c in self.flavors.values())
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Assignment:
     pod_sets: list[PodSetResult]
-    borrowing: int = 0
-    usage: dict[FR, int] = field(default_factory=dict)
-    no_fit_reason: str | None = None
+    borrowing: int
+    usage: dict[FR, int]
+    no_fit_reason: str | None
     # Set by ``FlavorAssigner.assign`` once the assignment is complete (the scheduler asks for the mode
     # three times per nomination); -1 while pod sets may still be added.
-    final_mode: int = -1
+    final_mode: int
+
+    def __init__(self, pod_sets: list[PodSetResult]) -> None:
+        self.pod_sets = pod_sets
+        self.borrowing = 0
+        self.usage = {}
+        self.no_fit_reason = None
+        self.final_mode = -1
 
     def mode(self) -> int:
         if self.final_mode >= 0:

@@ -41,12 +41,18 @@ if TYPE_CHECKING:
 MAX_ADMISSIONS_PER_INSTANT = 50
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Entry:
+    """A nominated head (``__init__`` written out: a dataclass's stays interpreted when compiled)."""
+
     cq: ClusterQueueState
     info: WorkloadInfo
     assignment: Assignment
     targets: list[Target]
+
+    def __init__(self, cq: ClusterQueueState, info: WorkloadInfo, assignment: Assignment,
+                 targets: list[Target]) -> None:
+        self.cq, self.info, self.assignment, self.targets = cq, info, assignment, targets
 
 
 class Putback(Enum):

@@ -1,4 +1,4 @@
-"""The engine's read model: frozen snapshots of a workload, a ClusterQueue and a Cohort.
+"""The engine's read model: snapshots of a workload, a ClusterQueue and a Cohort.
 
 Drivers (the simulator, its result writer and report, ``explain``, the controller's status writers)
 read the engine only through these, never through its live structures, so those can change shape
@@ -15,8 +15,12 @@ from pykueue.engine.quota import FR
 from pykueue.engine.workload import State
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True, init=False)
 class WorkloadStatus:
+    """Not frozen, its ``__init__`` written out: the engine makes one per workload each time a driver
+    reads it, and a frozen dataclass sets each of its fields through ``object.__setattr__``, in an
+    ``__init__`` that stays interpreted even in a compiled build. Nothing changes one once made."""
+
     key: str
     spec: model.Workload  # the submitted workload (as last changed)
     state: State
@@ -38,6 +42,20 @@ class WorkloadStatus:
     deactivated_by: str | None  # the cause when Kueue itself deactivated it (not the user)
     check_states: Mapping[str, str]
     seq: int  # submission order: the final tie-breaker
+
+    def __init__(self, *, key: str, spec: model.Workload, state: State, cluster_queue: str | None,
+                 admission: model.Admission | None, usage: Mapping[FR, int], reason: str | None,
+                 message: str | None, order_us: int, reserved_us: int | None, admitted_us: int | None,
+                 finished_us: int | None, evictions: int, eviction_reason: str | None, requeue_count: int,
+                 requeue_us: int | None, pods_ready: bool, accumulated_s: int, deactivated_by: str | None,
+                 check_states: Mapping[str, str], seq: int) -> None:
+        self.key, self.spec, self.state, self.cluster_queue = key, spec, state, cluster_queue
+        self.admission, self.usage, self.reason, self.message = admission, usage, reason, message
+        self.order_us, self.reserved_us, self.admitted_us = order_us, reserved_us, admitted_us
+        self.finished_us, self.evictions, self.eviction_reason = finished_us, evictions, eviction_reason
+        self.requeue_count, self.requeue_us, self.pods_ready = requeue_count, requeue_us, pods_ready
+        self.accumulated_s, self.deactivated_by = accumulated_s, deactivated_by
+        self.check_states, self.seq = check_states, seq
 
     @property
     def namespace(self) -> str:

@@ -44,11 +44,16 @@ _REASON = {
 }
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class _Candidate:
+    """``__init__`` written out: a dataclass's generated one stays interpreted in a compiled build."""
+
     info: WorkloadInfo
     lca: QuotaNode | None
     variant: int
+
+    def __init__(self, info: WorkloadInfo, lca: QuotaNode | None, variant: int) -> None:
+        self.info, self.lca, self.variant = info, lca, variant
 
 
 class ClassicalPolicy:
