@@ -26,11 +26,17 @@ class PriorityClasses:
     default_pod_class: str | None = None
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True, init=False)
 class Resolved:
+    """Not frozen, its ``__init__`` written out (one per workload: a frozen dataclass sets each field
+    through ``object.__setattr__``, and a generated ``__init__`` stays interpreted when compiled)."""
+
     priority: int
     class_name: str | None
     source: str | None
+
+    def __init__(self, priority: int, class_name: str | None, source: str | None) -> None:
+        self.priority, self.class_name, self.source = priority, class_name, source
 
 
 def resolve(

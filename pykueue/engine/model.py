@@ -234,40 +234,58 @@ class Admission:
     pod_set_assignments: tuple[PodSetAssignment, ...]
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True, init=False)
 class Workload:
-    """A workload as submitted (a Workload object, or the Workload a Job becomes)."""
+    """A workload as submitted (a Workload object, or the Workload a Job becomes). Never changed once
+    made (``dataclasses.replace`` makes a changed copy); not frozen, its ``__init__`` written out: one
+    per workload, and a frozen dataclass sets each field through ``object.__setattr__``, in an
+    ``__init__`` that stays interpreted even in a compiled build."""
 
     namespace: str
     name: str
     queue_name: str
     pod_sets: tuple[PodSet, ...]
-    priority: int = 0
-    priority_class_name: str | None = None
-    priority_class_source: str | None = None  # kueue.x-k8s.io/workloadpriorityclass or scheduling.k8s.io/priorityclass
-    active: bool = True
-    creation_time: float = 0.0  # seconds on the virtual (or real) clock
-    reclaimable_pods: dict[str, int] = field(default_factory=nothing)
-    admission: Admission | None = None  # pre-existing admission (status.admission)
-    kind: str = "Workload"  # the submitted object's kind: Workload or Job
+    priority: int
+    priority_class_name: str | None
+    priority_class_source: str | None  # kueue.x-k8s.io/workloadpriorityclass or scheduling.k8s.io/priorityclass
+    active: bool
+    creation_time: float  # seconds on the virtual (or real) clock
+    reclaimable_pods: dict[str, int]
+    admission: Admission | None  # pre-existing admission (status.admission)
+    kind: str  # the submitted object's kind: Workload or Job
     # With ``admission``: False when the status says quota is only reserved (Admitted=False, admission
     # checks not all Ready); then ``check_states`` holds the states the status reports, by check name.
-    admitted: bool = True
-    check_states: dict[str, str] = field(default_factory=nothing)
+    admitted: bool
+    check_states: dict[str, str]
     # spec.maximumExecutionTimeSeconds, and the admitted time already spent by earlier admissions
     # (status.accumulatedPastExecutionTimeSeconds): whole seconds, as upstream keeps them.
-    max_execution_seconds: int | None = None
-    accumulated_execution_seconds: int = 0
+    max_execution_seconds: int | None
+    accumulated_execution_seconds: int
     # With an Admitted ``admission`` restored from a status: when it was admitted (the Admitted
     # condition's time, seconds; None: at the instant it is added) and whether its pods are ready.
-    admitted_time: float | None = None
-    pods_ready: bool = True
+    admitted_time: float | None
+    pods_ready: bool
     # NAMESPACE/NAME, made once: the engine, the simulator and the writers all key by it (a property
     # made a new string at each call, and each holder kept its own copy).
     key: str = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "key", f"{self.namespace}/{self.name}")
+    def __init__(self, namespace: str, name: str, queue_name: str, pod_sets: tuple[PodSet, ...], priority: int = 0,
+                 priority_class_name: str | None = None, priority_class_source: str | None = None,
+                 active: bool = True, creation_time: float = 0.0, reclaimable_pods: dict[str, int] | None = None,
+                 admission: Admission | None = None, kind: str = "Workload", admitted: bool = True,
+                 check_states: dict[str, str] | None = None, max_execution_seconds: int | None = None,
+                 accumulated_execution_seconds: int = 0, admitted_time: float | None = None,
+                 pods_ready: bool = True) -> None:
+        self.namespace, self.name, self.queue_name, self.pod_sets = namespace, name, queue_name, pod_sets
+        self.priority, self.priority_class_name = priority, priority_class_name
+        self.priority_class_source, self.active, self.creation_time = priority_class_source, active, creation_time
+        self.reclaimable_pods = nothing() if reclaimable_pods is None else reclaimable_pods
+        self.admission, self.kind, self.admitted = admission, kind, admitted
+        self.check_states = nothing() if check_states is None else check_states
+        self.max_execution_seconds = max_execution_seconds
+        self.accumulated_execution_seconds = accumulated_execution_seconds
+        self.admitted_time, self.pods_ready = admitted_time, pods_ready
+        self.key = f"{namespace}/{name}"
 
 
 @dataclass(slots=True, frozen=True)
