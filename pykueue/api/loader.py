@@ -117,6 +117,16 @@ class _Doc:
     def key(self) -> str:
         return f"{self.namespace}/{self.name}" if self.namespace is not None else self.name
 
+    def member(self, name: str, obj: Any) -> _Doc:
+        """One replica of a Deployment or serving object: this document as the Pod ``name``
+        (``copy.copy`` cannot make a compiled class with a written-out ``__init__``)."""
+        member = _Doc(self.source, self.spec, self.raw, self.kind, name, self.namespace, self.generated_name)
+        member.obj, member.created = obj, self.created
+        member.timing = copy.copy(self.timing)
+        member.annotations, member.labels = self.annotations, self.labels
+        member.pod_class_path, member.parsed = self.pod_class_path, self.parsed
+        return member
+
 
 _READ: dict[str, Any] = {}  # the raw text of a document read whole into its model, no longer held
 _BUILT = Timing()  # the timing of a Workload document once built into its SubmittedWorkload
@@ -487,10 +497,7 @@ class _Loader:
                 out.append(doc)
                 continue
             for pod_name, workload in doc.members or []:
-                member = copy.copy(doc)
-                member.name, member.obj, member.members = pod_name, workload, None
-                member.timing = copy.copy(doc.timing)
-                out.append(member)
+                out.append(doc.member(pod_name, workload))
         return out
 
     # --- pass 3: the set as a whole, then conversion ----------------------------------------------

@@ -207,31 +207,49 @@ class NodeSelectorTerm:
     match_expressions: tuple[Requirement, ...] = ()
 
 
-@dataclass(slots=True, frozen=True)
+# PodSet, PodSetAssignment and Admission are made per workload or per admission: like Workload below,
+# not frozen and their ``__init__`` written out (see Workload), never changed once made.
+
+
+@dataclass(slots=True, init=False)
 class PodSet:
     """One homogeneous group of pods: per-pod requests (canonical ints) and placement constraints."""
 
     name: str
     count: int
     requests: dict[str, int]  # per pod, never contains "pods"
-    min_count: int | None = None
-    node_selector: dict[str, str] = field(default_factory=dict)
+    min_count: int | None
+    node_selector: dict[str, str]
     # Required node affinity terms (ORed); None when the pod has none.
-    required_affinity: tuple[NodeSelectorTerm, ...] | None = None
-    tolerations: tuple[Toleration, ...] = ()
+    required_affinity: tuple[NodeSelectorTerm, ...] | None
+    tolerations: tuple[Toleration, ...]
+
+    def __init__(self, name: str, count: int, requests: dict[str, int], min_count: int | None = None,
+                 node_selector: dict[str, str] | None = None,
+                 required_affinity: tuple[NodeSelectorTerm, ...] | None = None,
+                 tolerations: tuple[Toleration, ...] = ()) -> None:
+        self.name, self.count, self.requests, self.min_count = name, count, requests, min_count
+        self.node_selector = {} if node_selector is None else node_selector
+        self.required_affinity, self.tolerations = required_affinity, tolerations
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True, init=False)
 class PodSetAssignment:
     name: str
     count: int
     flavors: dict[str, str]  # resource -> flavor
 
+    def __init__(self, name: str, count: int, flavors: dict[str, str]) -> None:
+        self.name, self.count, self.flavors = name, count, flavors
 
-@dataclass(slots=True, frozen=True)
+
+@dataclass(slots=True, init=False)
 class Admission:
     cluster_queue: str
     pod_set_assignments: tuple[PodSetAssignment, ...]
+
+    def __init__(self, cluster_queue: str, pod_set_assignments: tuple[PodSetAssignment, ...]) -> None:
+        self.cluster_queue, self.pod_set_assignments = cluster_queue, pod_set_assignments
 
 
 @dataclass(slots=True, init=False)
