@@ -1,7 +1,8 @@
 """A lazy merge of sorted streams.
 
 ``heapq.merge`` does this, but it is Python in the standard library: in a compiled build every item
-of a preemption search's candidate merge went through it interpreted. This is the same merge without a key function, compiled with the engine.
+of a preemption search's candidate merge went through it interpreted. This is the same merge
+without a key function, compiled with the engine.
 """
 
 from __future__ import annotations

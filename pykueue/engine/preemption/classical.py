@@ -23,12 +23,13 @@ from pykueue.engine.preemption.common import (
     IN_COHORT_RECLAMATION,
     Target,
     add_workload_usage,
+    charge,
     give_back_in_turn,
     minimal_targets,
     release,
     remove_workload_usage,
 )
-from pykueue.engine.quota import FR, QuotaNode, add_usage
+from pykueue.engine.quota import FR, QuotaNode
 from pykueue.engine.workload import WorkloadInfo
 
 if TYPE_CHECKING:
@@ -297,10 +298,7 @@ class ClassicalPolicy:
                 for t in own:
                     add_workload_usage(cq, t.workload)
         finally:
-            for name, usage in out.items():
-                for fr, v in usage.items():
-                    if v:
-                        add_usage(self.cqs[name].node, fr, v)
+            charge(self.cqs, out)
         # The order the single walk's reverse pass leaves: a victim given back at i takes the last one.
         order = list(range(len(others) + len(own)))
         for i in range(len(others) - 1, -1, -1):

@@ -181,14 +181,20 @@ def release(cqs: dict[str, ClusterQueueState], amounts: dict[str, dict[FR, int]]
                 remove_usage(node, fr, v)
 
 
-def _charge(cqs: dict[str, ClusterQueueState], pending: dict[str, dict[FR, int]],
-            out: dict[str, dict[FR, int]]) -> None:
-    """Give ``pending`` back to the tree and take it off what is out."""
-    for name, usage in pending.items():
+def charge(cqs: dict[str, ClusterQueueState], amounts: dict[str, dict[FR, int]]) -> None:
+    """Add ``amounts`` of usage back to each named queue: ``release`` undone."""
+    for name, usage in amounts.items():
         node = cqs[name].node
         for fr, v in usage.items():
             if v:
                 add_usage(node, fr, v)
+
+
+def _charge(cqs: dict[str, ClusterQueueState], pending: dict[str, dict[FR, int]],
+            out: dict[str, dict[FR, int]]) -> None:
+    """Give ``pending`` back to the tree and take it off what is out."""
+    charge(cqs, pending)
+    for name, usage in pending.items():
         _accumulate(out[name], usage, -1)
     pending.clear()
 
