@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
+from typing import Any
 
 from pykueue.engine import model
 
@@ -77,6 +77,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--webhooks-on-stop", choices=("remove", "fail-open", "keep"), default="remove",
                    help="what the configurations --local-webhooks registered become when the controller "
                         "stops: deleted (default), failurePolicy Ignore, or left failing closed as upstream's")
+
+
+def _logger(name: str) -> Any:
+    """``logging.getLogger(name)``, importing logging only here: the CLI imports this module for its
+    arguments on every run, and ``simulate`` logs nothing."""
+    import logging
+
+    return logging.getLogger(name)
 
 
 def _port(text: str) -> int:
@@ -173,7 +181,7 @@ async def _main(kubeconfig: str | None, config: model.Config, args: argparse.Nam
             probe_address=getattr(args, "health_probe_bind_address", ":8081"),
             leader_elect=getattr(args, "leader_elect", False), namespace=getattr(args, "leader_election_namespace", None))
     except asyncio.CancelledError:
-        logging.getLogger("pykueue.controller").info("stopping")
+        _logger("pykueue.controller").info("stopping")
     except WebhookError as exc:
         print(f"pykueue: error: webhook server: {exc}", file=sys.stderr)
         return 2
@@ -232,7 +240,7 @@ async def _dashboard(kube, config: model.Config, args: argparse.Namespace | None
     except OSError:
         secure.close()
         raise
-    logging.getLogger("pykueue.controller").info("serving", extra={"fields": {
+    _logger("pykueue.controller").info("serving", extra={"fields": {
         "server": "dashboard", "address": f"{args.dashboard_host}:{served.port}", "scheme": "https"}})
     return _Closing(served, secure)
 
@@ -345,7 +353,7 @@ async def _register_local(kube, server, visibility, args: argparse.Namespace | N
         return None
     if not _local(args, kube.api.configuration.host):
         if getattr(args, "local_webhooks", "off") == "auto" and getattr(args, "kubeconfig", None):
-            logging.getLogger("pykueue.webhooks").warning(
+            _logger("pykueue.webhooks").warning(
                 "webhooks not registered: the API server is not on this machine and cannot call 127.0.0.1; "
                 "give --webhook-url with an address it can reach", extra={"fields": {
                     "apiServer": kube.api.configuration.host}})

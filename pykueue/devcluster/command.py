@@ -7,8 +7,6 @@ import shlex
 import sys
 from pathlib import Path
 
-from pykueue.devcluster import binaries
-
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -57,7 +55,9 @@ def _addons(text: str) -> tuple[str, ...]:
 
 def run(args: argparse.Namespace) -> int:
     """Exit 0 on success, 2 with one `pykueue: error:` line otherwise."""
-    from pykueue.devcluster import kuberay
+    # Imported here, not at the top: every CLI run imports this module for its arguments, and the
+    # builders bring subprocess, shutil and tempfile, which ``simulate`` never needs.
+    from pykueue.devcluster import binaries, kuberay
     from pykueue.devcluster.cluster import ClusterError, DevCluster, check_addons, load_nodes  # cryptography
 
     try:

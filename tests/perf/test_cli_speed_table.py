@@ -21,18 +21,25 @@ def _bench():
 
 def _row(**cpu: float) -> dict:
     return {"scenario": "baseline", "format": "json",
-            "figures": {label.replace("_", " "): {"cpu": v, "rss_mb": 100.0, "wall": v} for label, v in cpu.items()}}
+            "figures": {label.replace("_", " "): {"cpu": v, "median": v + 1, "rss_mb": 100.0, "wall": v}
+                        for label, v in cpu.items()}}
 
 
 def test_ratios_with_the_compiled_build_and_the_reference(capsys: pytest.CaptureFixture[str]) -> None:
     _bench().print_table([_row(this_tree=5.0, compiled=4.0, ref=10.0)], ["this tree", "compiled", "ref"], reference="ref")
     head, _, line = capsys.readouterr().out.splitlines()
     assert head.endswith("| this tree / ref | compiled / ref | compiled / this tree |")
-    assert line == "| baseline | json | 5.00 | 100 | 4.00 | 100 | 10.00 | 100 | 0.50x | 0.40x | 0.80x |"
+    assert line == ("| baseline | json | 5.00 (6.00) | 100 | 4.00 (5.00) | 100 | 10.00 (11.00) | 100 "
+                    "| 0.50x | 0.40x | 0.80x |")
 
 
 def test_no_ratio_without_a_second_build(capsys: pytest.CaptureFixture[str]) -> None:
     _bench().print_table([_row(this_tree=5.0)], ["this tree"])
     head, _, line = capsys.readouterr().out.splitlines()
-    assert head == "| scenario | output | this tree CPU s | this tree peak MB |"
-    assert line == "| baseline | json | 5.00 | 100 |"
+    assert head == "| scenario | output | this tree CPU s (median) | this tree peak MB |"
+    assert line == "| baseline | json | 5.00 (6.00) | 100 |"
+
+
+def test_best_is_the_lowest_cpu_with_the_median_beside() -> None:
+    runs = [{"cpu": c, "rss_kb": 1024 * m, "wall": c + 1} for c, m in ((3.4, 60), (3.0, 64), (5.9, 62))]
+    assert _bench().best(runs) == {"cpu": 3.0, "median": 3.4, "rss_mb": 64.0, "wall": 4.0}
