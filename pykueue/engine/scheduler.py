@@ -19,7 +19,7 @@ from pykueue.engine import model
 from pykueue.engine.cluster import ClusterQueueState
 from pykueue.engine.events import EngineError
 from pykueue.engine.fair_sharing import tournament_order
-from pykueue.engine.flavors import FIT, NO_FIT, PREEMPT, Assignment, FlavorAssigner
+from pykueue.engine.flavors import FIT, NO_FIT, PREEMPT, Assignment, FlavorAssigner, PreparedRequests
 from pykueue.engine.podset_reducer import reduce_counts
 from pykueue.engine.preemption import Target, fits, without
 from pykueue.engine.quota import FR, add_usage, remove_usage
@@ -73,6 +73,7 @@ class Scheduler:
         self.preempting: set[str] = set()
         self._instant: int | None = None
         self._admissions: dict[str, int] = {}  # per workload, at ``_instant``
+        self.prepared = PreparedRequests()  # the flavor assigner's requests per pod-set tuple
 
     def run(self, now: int) -> None:
         engine = self.engine
@@ -221,7 +222,8 @@ class Scheduler:
 
     def assigner(self, cq: ClusterQueueState, info: WorkloadInfo) -> FlavorAssigner:
         engine = self.engine
-        return FlavorAssigner(info, cq, engine.flavors, engine.preemptor.oracle, engine.config.fair_sharing.enable)
+        return FlavorAssigner(info, cq, engine.flavors, engine.preemptor.oracle, engine.config.fair_sharing.enable,
+                              self.prepared)
 
     def assignments(self, cq: ClusterQueueState, info: WorkloadInfo) -> tuple[Assignment, list[Target]]:
         """Full assignment, with preemption targets when needed; else the largest partial one."""
