@@ -32,21 +32,39 @@ def seconds(us: int | None) -> float | None:
     return None if us is None else us / US
 
 
-def _pod_set_assignments(admission: Admission) -> list[dict[str, Any]]:
-    return [
+# The entries' podSetAssignments made once per admission (the engine shares equal admissions: a
+# trace has a few hundred) for the streaming writers, which do not mind one list in many entries;
+# ``yaml.safe_dump`` would write it once with anchors, so ``build_result`` makes its own. Keyed by
+# identity, the admission kept in its entry; emptied past ``_SHARED_LIMIT`` distinct admissions.
+SharedAssignments = dict[int, tuple[Admission, list[dict[str, Any]]]]
+_SHARED_LIMIT = 4096
+
+
+def _pod_set_assignments(admission: Admission, shared: SharedAssignments | None = None) -> list[dict[str, Any]]:
+    if shared is not None:
+        found = shared.get(id(admission))
+        if found is not None and found[0] is admission:
+            return found[1]
+    made = [
         {"name": psa.name, "count": psa.count, "flavors": dict(sorted(psa.flavors.items()))}
         for psa in admission.pod_set_assignments
     ]
+    if shared is not None:
+        if len(shared) >= _SHARED_LIMIT:
+            shared.clear()
+        shared[id(admission)] = (admission, made)
+    return made
 
 
-def _admission(w: WorkloadStatus) -> dict[str, Any] | None:
+def _admission(w: WorkloadStatus, shared: SharedAssignments | None = None) -> dict[str, Any] | None:
     """The current admission, or for a finished workload the one it finished under."""
     if w.admission is None or not (w.holds_quota or w.state is State.FINISHED):
         return None
-    return {"clusterQueue": w.admission.cluster_queue, "podSetAssignments": _pod_set_assignments(w.admission)}
+    return {"clusterQueue": w.admission.cluster_queue,
+            "podSetAssignments": _pod_set_assignments(w.admission, shared)}
 
 
-def workload_entry(w: WorkloadStatus, created: float) -> dict[str, Any]:
+def workload_entry(w: WorkloadStatus, created: float, shared: SharedAssignments | None = None) -> dict[str, Any]:
     return {
         "kind": w.spec.kind,
         "namespace": w.namespace,
@@ -55,7 +73,7 @@ def workload_entry(w: WorkloadStatus, created: float) -> dict[str, Any]:
         "clusterQueue": w.cluster_queue,
         "priority": w.priority,
         "state": w.state.value,
-        "admission": _admission(w),
+        "admission": _admission(w, shared),
         "createdAt": created,
         "admittedAt": seconds(w.admitted_us),
         "finishedAt": seconds(w.finished_us),
@@ -73,14 +91,16 @@ def usage_strings(usage: dict[tuple[str, str], int]) -> dict[str, dict[str, str]
     return out
 
 
-def workload_entries(run: Run) -> Iterator[dict[str, Any]]:
-    """The result's workload entries, by namespace then name, made one at a time."""
+def workload_entries(run: Run, shared: SharedAssignments | None = None) -> Iterator[dict[str, Any]]:
+    """The result's workload entries, by namespace then name, made one at a time (``shared``: see
+    ``SharedAssignments``)."""
     for w in run.engine.iter_workload_statuses():
-        yield workload_entry(w, seconds_to_us(w.spec.creation_time) / US)
+        yield workload_entry(w, seconds_to_us(w.spec.creation_time) / US, shared)
 
 
-def event_entries(run: Run) -> Iterator[dict[str, Any]]:
-    """The result's event entries, in the order they happened, made one at a time."""
+def event_entries(run: Run, shared: SharedAssignments | None = None) -> Iterator[dict[str, Any]]:
+    """The result's event entries, in the order they happened, made one at a time (``shared``: see
+    ``SharedAssignments``)."""
     for time_us, typ, workload, queue, admission, rest in run.log.rows():
         item: dict[str, Any] = {"time": time_us / US, "type": typ, "workload": workload, "clusterQueue": queue}
         if rest is not None:
@@ -94,7 +114,7 @@ def event_entries(run: Run) -> Iterator[dict[str, Any]]:
             if message is not None:
                 item["message"] = message
         if admission is not None:
-            item["podSetAssignments"] = _pod_set_assignments(admission)
+            item["podSetAssignments"] = _pod_set_assignments(admission, shared)
         yield item
 
 
@@ -138,10 +158,11 @@ def streamed_result(run: Run, recorder: Recorder | None = None) -> Iterator[tupl
     end = seconds(run.end_us)
     yield "endTime", end
     # every float of these entries is a time in integer microseconds / 1e6: finite
-    yield "workloads", Entries(len(run.engine.workloads), lambda: workload_entries(run),
+    shared: SharedAssignments = {}
+    yield "workloads", Entries(len(run.engine.workloads), lambda: workload_entries(run, shared),
                                None if recorder is None else recorder.workload, finite=True)
-    yield "events", Entries(len(run.log), lambda: event_entries(run), None if recorder is None else recorder.event,
-                            finite=True)
+    yield "events", Entries(len(run.log), lambda: event_entries(run, shared),
+                            None if recorder is None else recorder.event, finite=True)
     yield "clusterQueues", cluster_queue_entries(run)
     yield "summary", {} if recorder is None else recorder.summary(float(end or 0.0))
 

@@ -109,3 +109,22 @@ def test_entries_not_known_finite_are_checked_for_nan() -> None:
     write_json(iter([("events", Entries(10, lambda: iter(entries)))]), out)
     assert out.getvalue() == json.dumps({"events": entries}, indent=2, ensure_ascii=False) + "\n"
     assert '"t": NaN' in out.getvalue()
+
+
+def test_streamed_entries_share_one_assignments_list_per_admission_and_the_built_result_does_not() -> None:
+    """The streaming writers may read one podSetAssignments list in many entries (made once per
+    admission); ``build_result`` gives each entry its own, or ``yaml.safe_dump`` would write anchors."""
+    import yaml
+
+    run, _ = _run()
+    items = dict(streamed_result(run))
+    entries = [*items["workloads"], *items["events"]]
+    lists = [e["podSetAssignments"] for e in entries if "podSetAssignments" in e]
+    lists += [e["admission"]["podSetAssignments"] for e in entries if e.get("admission")]
+    assert len(lists) > 100
+    assert len({id(x) for x in lists}) < len(lists) / 10  # a few admissions, shared
+    built = build_result(run)
+    built_lists = [e["admission"]["podSetAssignments"] for e in built["workloads"] if e["admission"]]
+    built_lists += [e["podSetAssignments"] for e in built["events"] if "podSetAssignments" in e]
+    assert len({id(x) for x in built_lists}) == len(built_lists)
+    assert "&id" not in yaml.safe_dump(built, sort_keys=False)
