@@ -22,6 +22,7 @@ from pykueue.engine.workload import (
     EXCEEDS_MAX_QUOTA,
     NO_MATCHING_FLAVOR,
     WAITING_FOR_QUOTA,
+    Shared,
     WorkloadInfo,
 )
 
@@ -194,8 +195,8 @@ def _should_try_next(mode: tuple[int, int], fungibility: model.FlavorFungibility
 
 
 def prepare(pod_sets: tuple[model.PodSet, ...], counts: list[int], covers_pods: bool) -> list[Any]:
-    """Per pod set: (pod set, count, its total requests, count x per pod plus ``pods`` when the queue
-    covers it, and those resources in the order they are assigned). The dicts are read only."""
+    """Per pod set: (pod set, count, total requests, resources in the order they are assigned). The
+    totals are count x per-pod request, plus ``pods`` when the queue covers it; read only."""
     out: list[Any] = []
     for ps, count in zip(pod_sets, counts, strict=True):
         requests = {res: q * count for res, q in ps.requests.items()}
@@ -205,29 +206,17 @@ def prepare(pod_sets: tuple[model.PodSet, ...], counts: list[int], covers_pods: 
     return out
 
 
-class PreparedRequests:
-    """``prepare`` of a pod-set tuple at its own counts, made once and shared by every nomination of
-    every workload with that tuple (the loader shares equal tuples: a generated trace of 15,000
-    workloads has 90), instead of once per nomination. Keyed by identity, the tuple kept alive with
-    its entry so that the identity stays its own; emptied when it grows past ``limit`` distinct
-    tuples (files whose workloads do not share them)."""
+def prepared(shared: Shared, pod_sets: tuple[model.PodSet, ...], covers_pods: bool) -> list[Any]:
+    """``prepare`` at the pod sets' own counts, made once per pod-set tuple (for both kinds of queue)
+    and kept in ``shared``: the loader gives equal tuples one object (90 for the baseline's 15,000
+    workloads), so every nomination of them reads the same, instead of making its own."""
+    both = shared.of_object(pod_sets, lambda: _both_kinds(pod_sets))
+    return both[1] if covers_pods else both[0]
 
-    __slots__ = ("_entries", "limit")
 
-    def __init__(self, limit: int = 4096) -> None:
-        self._entries: dict[tuple[int, bool], tuple[tuple[model.PodSet, ...], list[Any]]] = {}
-        self.limit = limit
-
-    def get(self, pod_sets: tuple[model.PodSet, ...], covers_pods: bool) -> list[Any]:
-        key = (id(pod_sets), covers_pods)
-        entry = self._entries.get(key)
-        if entry is not None and entry[0] is pod_sets:
-            return entry[1]
-        prepared = prepare(pod_sets, [max(0, ps.count) for ps in pod_sets], covers_pods)
-        if len(self._entries) >= self.limit:
-            self._entries.clear()
-        self._entries[key] = (pod_sets, prepared)
-        return prepared
+def _both_kinds(pod_sets: tuple[model.PodSet, ...]) -> list[list[Any]]:
+    counts = [max(0, ps.count) for ps in pod_sets]
+    return [prepare(pod_sets, counts, False), prepare(pod_sets, counts, True)]
 
 
 class FlavorAssigner:
@@ -242,14 +231,14 @@ class FlavorAssigner:
         flavors: dict[str, model.ResourceFlavor],
         oracle: Oracle,
         fair_sharing: bool,
-        prepared: PreparedRequests | None = None,
+        prepared: Shared,
     ) -> None:
         self.wl = wl
         self.cq = cq
         self.flavors = flavors
         self.oracle = oracle
         self.fair_sharing = fair_sharing
-        self.prepared = prepared
+        self.prepared = prepared  # requests per pod-set tuple (``prepared``), shared by the nominations
 
     def _can_preempt_while_borrowing(self) -> bool:
         p = self.cq.spec.preemption
@@ -262,8 +251,8 @@ class FlavorAssigner:
         spec = wl.spec
         covers_pods = self.cq.group_of.get(model.PODS) is not None
         pod_sets: list[Any]
-        if counts is None and not spec.reclaimable_pods and self.prepared is not None:
-            pod_sets = self.prepared.get(spec.pod_sets, covers_pods)
+        if counts is None and not spec.reclaimable_pods:
+            pod_sets = prepared(self.prepared, spec.pod_sets, covers_pods)
         else:
             pod_sets = prepare(spec.pod_sets, wl.pod_set_counts() if counts is None else counts, covers_pods)
         assignment = Assignment(pod_sets=[])

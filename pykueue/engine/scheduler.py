@@ -19,7 +19,7 @@ from pykueue.engine import model
 from pykueue.engine.cluster import ClusterQueueState
 from pykueue.engine.events import EngineError
 from pykueue.engine.fair_sharing import tournament_order
-from pykueue.engine.flavors import FIT, NO_FIT, PREEMPT, Assignment, FlavorAssigner, PreparedRequests
+from pykueue.engine.flavors import FIT, NO_FIT, PREEMPT, Assignment, FlavorAssigner
 from pykueue.engine.podset_reducer import reduce_counts
 from pykueue.engine.preemption import Target, fits, without
 from pykueue.engine.quota import FR, add_usage, remove_usage
@@ -28,6 +28,7 @@ from pykueue.engine.workload import (
     WAITING_FOR_PODS_READY,
     WAITING_FOR_PREEMPTED,
     WAITING_FOR_QUOTA,
+    Shared,
     WorkloadInfo,
 )
 
@@ -73,7 +74,9 @@ class Scheduler:
         self.preempting: set[str] = set()
         self._instant: int | None = None
         self._admissions: dict[str, int] = {}  # per workload, at ``_instant``
-        self.prepared = PreparedRequests()  # the flavor assigner's requests per pod-set tuple
+        # The flavor assigner's requests per pod-set tuple (flavors.prepared): a Shared of its own, as
+        # the engine's keys the scheduling hash's pod-set part by the same tuples.
+        self.prepared = Shared()
 
     def run(self, now: int) -> None:
         engine = self.engine

@@ -16,7 +16,7 @@ import yaml
 from pykueue.api.quantity import format_quantity
 from pykueue.engine.model import Admission, seconds_to_us
 from pykueue.engine.status import WorkloadStatus
-from pykueue.engine.workload import State
+from pykueue.engine.workload import Shared, State
 from pykueue.sim.entries import Entries
 from pykueue.sim.result_json import write_json
 from pykueue.sim.result_yaml import write_yaml
@@ -32,31 +32,19 @@ def seconds(us: int | None) -> float | None:
     return None if us is None else us / US
 
 
-# The entries' podSetAssignments made once per admission (the engine shares equal admissions: a
-# trace has a few hundred) for the streaming writers, which do not mind one list in many entries;
-# ``yaml.safe_dump`` would write it once with anchors, so ``build_result`` makes its own. Keyed by
-# identity, the admission kept in its entry; emptied past ``_SHARED_LIMIT`` distinct admissions.
-SharedAssignments = dict[int, tuple[Admission, list[dict[str, Any]]]]
-_SHARED_LIMIT = 4096
-
-
-def _pod_set_assignments(admission: Admission, shared: SharedAssignments | None = None) -> list[dict[str, Any]]:
+def _pod_set_assignments(admission: Admission, shared: Shared | None = None) -> list[dict[str, Any]]:
+    """An entry's podSetAssignments. With ``shared`` (the streaming writers, which do not mind one
+    list in many entries) made once per admission: the engine shares equal admissions, a trace has a
+    few hundred. ``build_result`` makes one per entry: ``yaml.safe_dump`` would write anchors."""
     if shared is not None:
-        found = shared.get(id(admission))
-        if found is not None and found[0] is admission:
-            return found[1]
-    made = [
+        return shared.of_object(admission, lambda: _pod_set_assignments(admission))
+    return [
         {"name": psa.name, "count": psa.count, "flavors": dict(sorted(psa.flavors.items()))}
         for psa in admission.pod_set_assignments
     ]
-    if shared is not None:
-        if len(shared) >= _SHARED_LIMIT:
-            shared.clear()
-        shared[id(admission)] = (admission, made)
-    return made
 
 
-def _admission(w: WorkloadStatus, shared: SharedAssignments | None = None) -> dict[str, Any] | None:
+def _admission(w: WorkloadStatus, shared: Shared | None = None) -> dict[str, Any] | None:
     """The current admission, or for a finished workload the one it finished under."""
     if w.admission is None or not (w.holds_quota or w.state is State.FINISHED):
         return None
@@ -64,7 +52,7 @@ def _admission(w: WorkloadStatus, shared: SharedAssignments | None = None) -> di
             "podSetAssignments": _pod_set_assignments(w.admission, shared)}
 
 
-def workload_entry(w: WorkloadStatus, created: float, shared: SharedAssignments | None = None) -> dict[str, Any]:
+def workload_entry(w: WorkloadStatus, created: float, shared: Shared | None = None) -> dict[str, Any]:
     return {
         "kind": w.spec.kind,
         "namespace": w.namespace,
@@ -91,16 +79,16 @@ def usage_strings(usage: dict[tuple[str, str], int]) -> dict[str, dict[str, str]
     return out
 
 
-def workload_entries(run: Run, shared: SharedAssignments | None = None) -> Iterator[dict[str, Any]]:
+def workload_entries(run: Run, shared: Shared | None = None) -> Iterator[dict[str, Any]]:
     """The result's workload entries, by namespace then name, made one at a time (``shared``: see
-    ``SharedAssignments``)."""
+    ``_pod_set_assignments``)."""
     for w in run.engine.iter_workload_statuses():
         yield workload_entry(w, seconds_to_us(w.spec.creation_time) / US, shared)
 
 
-def event_entries(run: Run, shared: SharedAssignments | None = None) -> Iterator[dict[str, Any]]:
+def event_entries(run: Run, shared: Shared | None = None) -> Iterator[dict[str, Any]]:
     """The result's event entries, in the order they happened, made one at a time (``shared``: see
-    ``SharedAssignments``)."""
+    ``_pod_set_assignments``)."""
     for time_us, typ, workload, queue, admission, rest in run.log.rows():
         item: dict[str, Any] = {"time": time_us / US, "type": typ, "workload": workload, "clusterQueue": queue}
         if rest is not None:
@@ -158,7 +146,7 @@ def streamed_result(run: Run, recorder: Recorder | None = None) -> Iterator[tupl
     end = seconds(run.end_us)
     yield "endTime", end
     # every float of these entries is a time in integer microseconds / 1e6: finite
-    shared: SharedAssignments = {}
+    shared = Shared()
     yield "workloads", Entries(len(run.engine.workloads), lambda: workload_entries(run, shared),
                                None if recorder is None else recorder.workload, finite=True)
     yield "events", Entries(len(run.log), lambda: event_entries(run, shared),
