@@ -213,3 +213,32 @@ def test_streamed_output_is_byte_identical_on_every_scenario(path: Path, tmp_pat
     write_yaml(result, as_yaml)
     assert as_json.getvalue() == json.dumps(result, indent=2, ensure_ascii=False) + "\n"
     assert as_yaml.getvalue() == yaml.safe_dump(result, sort_keys=False, allow_unicode=True, width=120)
+
+
+_COLLECTIONS_WHILE_LOADING = """
+import gc, sys
+from pykueue import cli
+seen = []
+gc.callbacks.append(lambda phase, info: seen.append(info["generation"]) if phase == "start" else None)
+rarely, loaded = cli._collect_rarely, cli._loaded
+def at_start():
+    rarely()
+    seen.clear()
+def at_loaded():
+    print("collections while loading:", len(seen), "collector on:", gc.isenabled(), file=sys.stderr)
+    loaded()
+    print("frozen:", gc.get_freeze_count() > 0, "collector on:", gc.isenabled(), file=sys.stderr)
+cli._collect_rarely, cli._loaded = at_start, at_loaded
+sys.argv[0] = "pykueue"
+sys.exit(cli.main())
+"""
+
+
+def test_loading_leaves_no_young_generation_for_the_collector() -> None:
+    """The collector is paused from the start of loading until what was loaded is frozen: a collection
+    right after loading would traverse every object the inputs are made of, for no garbage."""
+    generator = ROOT / "pykueue" / "examples" / "perf" / "baseline" / "generator.yaml"
+    out = subprocess.run([sys.executable, "-c", _COLLECTIONS_WHILE_LOADING, "simulate", "--generator", str(generator),
+                          "--until", "5s", "--output", "json"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.splitlines() == ["collections while loading: 0 collector on: False", "frozen: True collector on: True"]
