@@ -23,6 +23,12 @@ engine and the simulate path compiled by ``pykueue.compiled`` (built once per so
 cached, as the tests do), run with the same interpreter. The CPU ratios are each build's over the
 reference's, and the compiled build's over this tree's.
 
+``--instructions`` counts instead of timing: each build runs once under valgrind's callgrind
+(``PYTHONHASHSEED=0``), and the table gives the instructions executed (Ir) and their ratios. The count
+does not move with the machine's load, so a step of a few per cent shows where CPU seconds, on a
+shared machine, cannot; it is a proxy (cache misses and memory traffic are not in it: the reference's
+four times the memory costs it more seconds per instruction), and a run takes about 70 times as long.
+
 Scenarios are read from ``<shared>/perf/<name>/generator.yaml`` (``--shared``, default ``../shared``
 beside the repository), else from ``pykueue/examples/perf/<name>/``.
 """
@@ -31,6 +37,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -81,21 +89,38 @@ def build_reference(commit: str, where: Path) -> Path:
     return python
 
 
-def measure(build: tuple[str, Path], generator: Path, fmt: str) -> dict:
-    """One run of ``build`` = (interpreter, source tree), started in its tree so that ``-m`` finds it."""
+# callgrind's summary line: "==PID== Collected : N" (instructions executed, the only event counted).
+_COLLECTED = re.compile(r"^==\d+== Collected : (\d+)$", re.MULTILINE)
+
+
+def measure(build: tuple[str, Path], generator: Path, fmt: str, instructions: bool = False) -> dict:
+    """One run of ``build`` = (interpreter, source tree), started in its tree so that ``-m`` finds it;
+    with ``instructions``, under callgrind, with its instruction count as ``ir``."""
     python, tree = build
     cmd = [python, "-m", "pykueue.cli", "simulate", "--generator", str(generator.resolve()), "--output", fmt]
+    env = None
+    if instructions:
+        cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd]
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
     out = subprocess.run([sys.executable, "-c", _WRAPPER, *cmd], capture_output=True, text=True, check=True,
-                         cwd=tree)
+                         cwd=tree, env=env)
     result = json.loads(out.stdout)
     if result["exit"] != 0:
         raise SystemExit(f"{' '.join(cmd)} exited {result['exit']}: {result['stderr']}")
+    if instructions:
+        found = _COLLECTED.search(result["stderr"])
+        if found is None:
+            raise SystemExit(f"no instruction count in callgrind's output: {result['stderr']}")
+        result["ir"] = int(found.group(1))
     return result
 
 
 def best(results: list[dict]) -> dict:
-    return {"cpu": min(r["cpu"] for r in results), "median": statistics.median(r["cpu"] for r in results),
-            "rss_mb": max(r["rss_kb"] for r in results) / 1024, "wall": min(r["wall"] for r in results)}
+    figures = {"cpu": min(r["cpu"] for r in results), "median": statistics.median(r["cpu"] for r in results),
+               "rss_mb": max(r["rss_kb"] for r in results) / 1024, "wall": min(r["wall"] for r in results)}
+    if all("ir" in r for r in results):
+        figures["ir"] = min(r["ir"] for r in results)
+    return figures
 
 
 def byte_compile(python: str, tree: Path) -> None:
@@ -115,7 +140,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time this tree compiled by mypyc (its engine and simulate path) (python -m pykueue.compiled)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per build and pair; the lowest CPU is shown")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON too")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions under valgrind's callgrind instead of timing (deterministic, ~70x slower)")
     args = parser.parse_args(argv)
+    if args.instructions and shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind (Debian: apt-get install valgrind)")
 
     temp: tempfile.TemporaryDirectory | None = None
     compiled_copy: tempfile.TemporaryDirectory | None = None
@@ -148,39 +177,45 @@ def main(argv: list[str] | None = None) -> int:
             runs: dict[str, list[dict]] = {label: [] for label, _ in builds}
             for _ in range(args.repeat):
                 for label, build in builds:  # interleaved: both builds see the same machine
-                    runs[label].append(measure(build, generator, fmt or "json"))
+                    runs[label].append(measure(build, generator, fmt or "json", args.instructions))
             figures = {label: best(r) for label, r in runs.items()}
             rows.append({"scenario": name, "format": fmt or "json", "figures": figures})
             print(f"  {name} {fmt or 'json'}: " + ", ".join(
                 f"{label} {f['cpu']:.2f} s (median {f['median']:.2f}) {f['rss_mb']:.0f} MB"
+                + (f" {f['ir'] / 1e9:.3f} G instructions" if "ir" in f else "")
                 for label, f in figures.items()), file=sys.stderr)
     finally:
         for directory in (temp, compiled_copy):
             if directory is not None:
                 directory.cleanup()
-    print_table(rows, [label for label, _ in builds], reference=None if args.no_reference else args.reference)
+    print_table(rows, [label for label, _ in builds], reference=None if args.no_reference else args.reference,
+                metric="ir" if args.instructions else "cpu")
     if args.json:
         print(json.dumps(rows, indent=2))
     return 0
 
 
-def print_table(rows: list[dict], labels: list[str], reference: str | None = None) -> None:
-    """One row per pair; CPU ratios (of the lowest figures): every build's over the reference's, and
-    the compiled build's over this tree's."""
+def print_table(rows: list[dict], labels: list[str], reference: str | None = None, metric: str = "cpu") -> None:
+    """One row per pair; ratios of ``metric`` (the lowest CPU, or with ``ir`` the instruction counts):
+    every build's over the reference's, and the compiled build's over this tree's."""
     ratios = [(label, reference) for label in labels if reference is not None and label != reference]
     if "compiled" in labels:
         ratios.append(("compiled", labels[0]))
     head = ["scenario", "output"]
     for label in labels:
-        head += [f"{label} CPU s (median)", f"{label} peak MB"]
+        # under callgrind the peak is valgrind's own: not shown
+        head += [f"{label} CPU s (median)", f"{label} peak MB"] if metric == "cpu" else [f"{label} instructions (G)"]
     head += [f"{a} / {b}" for a, b in ratios]
     lines = [head]
     for row in rows:
         f = row["figures"]
         line = [row["scenario"], row["format"]]
         for label in labels:
-            line += [f"{f[label]['cpu']:.2f} ({f[label]['median']:.2f})", f"{f[label]['rss_mb']:.0f}"]
-        line += [f"{f[a]['cpu'] / f[b]['cpu']:.2f}x" for a, b in ratios]
+            if metric == "cpu":
+                line += [f"{f[label]['cpu']:.2f} ({f[label]['median']:.2f})", f"{f[label]['rss_mb']:.0f}"]
+            else:
+                line.append(f"{f[label]['ir'] / 1e9:.3f}")
+        line += [f"{f[a][metric] / f[b][metric]:.2f}x" for a, b in ratios]
         lines.append(line)
     print("| " + " | ".join(lines[0]) + " |")
     print("|" + "|".join(" --- " for _ in lines[0]) + "|")
