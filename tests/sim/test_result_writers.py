@@ -38,6 +38,19 @@ def test_json_matches_the_standard_library_on_odd_values(value: Any) -> None:
     assert out.getvalue() == json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
+@pytest.mark.parametrize("names", [0, 10, 200], ids=["no e-", "a few e-", "more e- than are looked at one by one"])
+@pytest.mark.parametrize("value", [1e-05, 2.5e-07, 0.5], ids=repr)
+def test_json_finds_a_negative_exponent_among_names_with_e_minus(names: int, value: float) -> None:
+    """A slice's small floats are found however many names such as "large-2" come before them: each
+    "e-" is looked at, or past a few dozen the whole slice is searched at once."""
+    items = [{"name": f"large-{i}" if i < names else f"w{i}", "value": value if i == 63 else 1} for i in range(64)]
+    items += [{"name": "e-" * 50, "value": 2}]
+    doc = _document(items)
+    out = io.StringIO()
+    write_json(doc, out)
+    assert out.getvalue() == json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
 def test_json_matches_on_non_string_keys_and_empty_documents() -> None:
     for doc in ({}, {"a": []}, {"a": {}}, {1: [1, 2]}, {"w": [{1: "one", "k": [[]]}]}, {"w": [[], {}, 1.0]}):
         out = io.StringIO()
