@@ -41,7 +41,9 @@ COMPILED = (
     )],
     *[f"pykueue/engine/preemption/{name}.py" for name in ("__init__", "classical", "common", "fairsharing")],
     # The simulator's loop and its streamed result: with the engine compiled, these were most of a run.
-    *[f"pykueue/sim/{name}.py" for name in ("entries", "event_log", "result", "result_json", "simulator")],
+    *[f"pykueue/sim/{name}.py" for name in (
+        "entries", "event_log", "result", "result_json", "result_yaml", "simulator",
+    )],
     "pykueue/perf/summary.py",
     # Reading a generator run: its manifests made, validated and converted for the engine.
     *[f"pykueue/api/{name}.py" for name in (

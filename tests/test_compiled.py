@@ -115,15 +115,19 @@ def test_scenarios_and_baseline_are_byte_identical(trees: tuple[Path, Path], tmp
         f = tmp_path / path.name
         f.write_text(inputs)
         until = ["--until", str(meta["until"])] if "until" in meta else []
-        cases.append([path.stem, ["simulate", str(f), "--output", "json", *until]])
-    cases.append(["baseline", ["simulate", "--generator", str(BASELINE), "--output", "json"]])
+        # Both writers are compiled: the YAML one writes most values itself and hands the rest to PyYAML.
+        for fmt in ("json", "yaml"):
+            cases.append([f"{path.stem}:{fmt}", ["simulate", str(f), "--output", fmt, *until]])
+    for fmt in ("json", "yaml"):
+        cases.append([f"baseline:{fmt}", ["simulate", "--generator", str(BASELINE), "--output", fmt]])
     pure, fast = (_run(tree, cases) for tree in trees)
     assert pure["engine"].endswith("engine.py"), pure["engine"]
     assert fast["engine"].endswith(f"engine{compiled.ext_suffix()}"), fast["engine"]
-    assert len(pure["cases"]) == len(cases) > 80
+    assert len(pure["cases"]) == len(cases) > 160
     differ = [name for name, got in pure["cases"].items() if fast["cases"][name] != got]
     assert differ == []
-    assert pure["cases"]["baseline"][0] == 0 and len(pure["cases"]["baseline"][1]) > 10_000_000
+    for fmt in ("json", "yaml"):
+        assert pure["cases"][f"baseline:{fmt}"][0] == 0 and len(pure["cases"][f"baseline:{fmt}"][1]) > 10_000_000
 
 
 def test_unit_tests_pass_compiled(trees: tuple[Path, Path]) -> None:

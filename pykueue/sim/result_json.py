@@ -23,6 +23,7 @@ import orjson
 
 from pykueue.sim.entries import Entries
 
+_STDLIB = json.JSONEncoder(indent=2, ensure_ascii=False)
 _SLICE = 64  # list entries encoded by one orjson call (tens of KB of text)
 # Where orjson's text of a float may differ from Python's: a small float written in decimal (0.0000...)
 # or with a negative exponent (a digit, then e-). Strings may match too; then the slice is only encoded
@@ -43,7 +44,6 @@ def _exponent(text: bytes) -> bool:
             return True
         at = text.find(b"e-", at + 2)
     return at != -1 and b"0e-" in text.translate(_DIGITS_AS_0)
-_STDLIB = json.JSONEncoder(indent=2, ensure_ascii=False)
 
 
 def _finite(value: Any) -> bool:
