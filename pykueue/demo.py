@@ -23,6 +23,7 @@ from pykueue.api.inputs import Inputs
 from pykueue.api.loader import load_paths
 from pykueue.api.quantity import format_quantity
 from pykueue.engine.model import ClusterQueue
+from pykueue.engine.quota import FR
 from pykueue.sim.result import build_result
 from pykueue.sim.simulator import US, Run, Simulation
 from pykueue.sim.table import Quotas, nominal_quotas, render, seconds, wrap
@@ -83,7 +84,7 @@ def borrowing(run: Run, quotas: Quotas) -> list[str]:
     for name in queues:
         nominal = quotas.get(name, {})
         samples = [s for s in run.samples if s.cluster_queue == name]
-        peaks: dict[tuple[str, str], int] = {}
+        peaks: dict[FR, int] = {}
         for s in samples:
             for fr, used in s.usage.items():
                 if used > nominal.get(fr, 0):

@@ -13,6 +13,7 @@ from pykueue.api.quantity import format_quantity
 from pykueue.controller.workload_status import WorkloadView
 from pykueue.engine import model
 from pykueue.engine.engine import Engine
+from pykueue.engine.quota import FR
 from pykueue.engine.status import ClusterQueueStatus, LocalQueueStatus, WorkloadStatus
 from pykueue.engine.workload import State
 
@@ -191,8 +192,8 @@ class QueueMetrics:
     reserving: int
     admitted: int
     quotas: tuple[tuple[str, str, model.ResourceQuota], ...]
-    reserved: dict[tuple[str, str], int]  # quota held by QuotaReserved and Admitted workloads
-    in_use: dict[tuple[str, str], int]  # quota held by Admitted workloads only
+    reserved: dict[FR, int]  # quota held by QuotaReserved and Admitted workloads
+    in_use: dict[FR, int]  # quota held by Admitted workloads only
 
 
 def queue_metrics(engine: Engine) -> list[QueueMetrics]:

@@ -6,7 +6,7 @@ import bisect
 
 from pykueue.engine import model
 from pykueue.engine.queues import PendingQueue
-from pykueue.engine.quota import FR, QuotaNode
+from pykueue.engine.quota import FR, QuotaNode, canonical_fr
 from pykueue.engine.workload import Stamps, WorkloadInfo
 
 
@@ -18,7 +18,7 @@ def victim_order(info: WorkloadInfo) -> tuple:
 
 def quotas_of(groups: tuple[model.ResourceGroup, ...]) -> dict[FR, model.ResourceQuota]:
     return {
-        (fq.name, res): q
+        canonical_fr(fq.name, res): q
         for group in groups
         for fq in group.flavors
         for res, q in fq.resources.items()
@@ -27,7 +27,7 @@ def quotas_of(groups: tuple[model.ResourceGroup, ...]) -> dict[FR, model.Resourc
 
 class ClusterQueueState:
     __slots__ = ("spec", "name", "node", "pending", "admitted", "by_victim_order", "group_of", "inactive_reason",
-                 "flavor_names", "held")
+                 "flavor_names", "held", "frs")
 
     def __init__(self, spec: model.ClusterQueue, stamps: Stamps) -> None:
         self.spec = spec
@@ -43,6 +43,7 @@ class ClusterQueueState:
         self.group_of: dict[str, int] = {}
         self.inactive_reason: str | None = None
         self.flavor_names: set[str] = set()
+        self.frs: dict[str, dict[str, FR]] = {}  # flavor -> resource -> the pair's canonical key
         # Why it admits nothing whatever its spec says, (reason, detail): terminating, missing from the
         # API with workloads still holding quota in it, or an invalid spec. Its admitted workloads
         # still count, in its cohort too, until they release their quota.
@@ -69,6 +70,9 @@ class ClusterQueueState:
     def set_spec(self, spec: model.ClusterQueue) -> None:
         self.spec = spec
         self.node.quotas = quotas_of(spec.resource_groups)
+        self.frs = {}
+        for fr in self.node.quotas:
+            self.frs.setdefault(fr[0], {})[fr[1]] = fr
         self.group_of = {
             res: idx for idx, group in enumerate(spec.resource_groups) for res in group.covered_resources
         }

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pykueue.engine import model
 from pykueue.engine.quantity_text import format_quantity
-from pykueue.engine.quota import FR, available, lowest_subtree_that_fits, potential_available
+from pykueue.engine.quota import FR, available, canonical_fr, lowest_subtree_that_fits, potential_available
 from pykueue.engine.selectors import flavor_matches_affinity, untolerated_taint
 from pykueue.engine.workload import (
     EXCEEDS_MAX_QUOTA,
@@ -54,6 +54,7 @@ class Granular(IntEnum):
 G_NO_FIT, G_NO_CANDIDATES, G_PREEMPT, G_RECLAIM, G_FIT = Granular
 _TO_MODE: dict[int, Mode] = {G_NO_FIT: NO_FIT, G_NO_CANDIDATES: PREEMPT, G_PREEMPT: PREEMPT, G_RECLAIM: PREEMPT, G_FIT: FIT}
 
+_NO_FRS: dict[str, FR] = {}
 _SEVERITY = {None: 0, WAITING_FOR_QUOTA: 2, EXCEEDS_MAX_QUOTA: 3, NO_MATCHING_FLAVOR: 4}
 
 # oracle(cq, workload, fr, quantity) -> (granular mode, borrowing level after the preemptions)
@@ -134,7 +135,7 @@ class Assignment:
 
     def frs_needing_preemption(self) -> set[FR]:
         return {
-            (c.flavor, res)
+            canonical_fr(c.flavor, res)
             for ps in self.pod_sets
             for res, c in ps.flavors.items()
             if c.mode == PREEMPT
@@ -291,7 +292,7 @@ class FlavorAssigner:
                 assignment.borrowing = max(assignment.borrowing, choice.borrow)
                 qty = requests.get(res, 0)
                 if qty:
-                    fr = (choice.flavor, res)
+                    fr = canonical_fr(choice.flavor, res)
                     assumed[fr] = assumed.get(fr, 0) + qty
             if result.failed:
                 assignment.no_fit_reason = most_severe(assignment.no_fit_reason, result.no_fit_reason)
@@ -342,8 +343,9 @@ class FlavorAssigner:
             choices: dict[str, FlavorChoice] = {}
             rep: tuple[int, int] = (G_FIT, 0)
             flavor_no_fit: str | None = None
+            frs = self.cq.frs.get(fname, _NO_FRS)
             for res in covered:
-                fr = (fname, res)
+                fr = frs.get(res) or (fname, res)
                 pmode, borrow, msg, nofit = self._fits_quota(fr, assumed.get(fr, 0), requests[res])
                 if msg:
                     reasons.append(msg)

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from pykueue.engine import model
 from pykueue.engine.model import seconds_to_us
-from pykueue.engine.quota import FR
+from pykueue.engine.quota import FR, canonical_fr
 
 Stamps = Iterator[int]  # one per engine: tells which of two reasons (a workload's, its class's) was set last
 
@@ -236,7 +236,7 @@ def usage_of(wl: model.Workload, admission: model.Admission) -> dict[FR, int]:
         for res, flavor in psa.flavors.items():
             per_pod = count if res == model.PODS else ps.requests.get(res, 0) * count
             if per_pod:
-                fr = (flavor, res)
+                fr = canonical_fr(flavor, res)
                 usage[fr] = usage.get(fr, 0) + per_pod
     return usage
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from pykueue.engine import events as ev
 from pykueue.engine import model
+from pykueue.engine.quota import FR
 from pykueue.sim import report_header as header
 from pykueue.sim import report_timeline as timeline
 from pykueue.sim.report_plot import (
@@ -62,7 +63,6 @@ MAX_BORROW_CHARTS = 4  # flavor/resource pairs that get a borrowed-and-lent char
 MAX_COHORT_ROWS = 8  # flavor/resource pairs in the cohort chart
 NO_COHORT = "(no cohort)"
 
-FR = tuple[str, str]  # (flavor, resource)
 # Preemption reasons and cohorts in dark tones of their own, never a queue's colour.
 _REASON_COLORS = {
     "InClusterQueue": "#7b241c",

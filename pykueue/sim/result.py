@@ -15,6 +15,7 @@ import yaml
 
 from pykueue.api.quantity import format_quantity
 from pykueue.engine.model import Admission, seconds_to_us
+from pykueue.engine.quota import FR
 from pykueue.engine.status import WorkloadStatus
 from pykueue.engine.workload import Shared, State
 from pykueue.sim.entries import Entries
@@ -71,7 +72,7 @@ def workload_entry(w: WorkloadStatus, created: float, shared: Shared | None = No
     }
 
 
-def usage_strings(usage: dict[tuple[str, str], int]) -> dict[str, dict[str, str]]:
+def usage_strings(usage: dict[FR, int]) -> dict[str, dict[str, str]]:
     out: dict[str, dict[str, str]] = {}
     for (flavor, res), v in sorted(usage.items()):
         if v:

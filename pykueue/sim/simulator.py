@@ -34,6 +34,7 @@ from pykueue.engine import model
 from pykueue.engine.engine import Engine
 from pykueue.engine.events import EngineError, Event
 from pykueue.engine.model import US, format_us, seconds_to_us
+from pykueue.engine.quota import FR
 from pykueue.engine.workload import State
 from pykueue.sim.checks import Script, step_for
 from pykueue.sim.event_log import EventLog, LoggedEvent  # noqa: F401 - LoggedEvent: read from here too
@@ -93,7 +94,7 @@ class UsageSample:
 
     time_us: int
     cluster_queue: str
-    usage: dict[tuple[str, str], int]
+    usage: dict[FR, int]
     pending: int = 0
     weighted_share: int = 0
 

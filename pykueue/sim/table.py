@@ -21,6 +21,7 @@ from rich.text import Text
 
 from pykueue.api.quantity import format_quantity, to_canonical
 from pykueue.engine.engine import Engine
+from pykueue.engine.quota import FR
 
 _STYLE = {
     "Admitted": "green",
@@ -39,7 +40,7 @@ _DETAIL_INDENT_MAX = 24  # detail lines sit under their row's name, at most this
 _ELLIPSIS = "…"
 
 # Nominal quota per cluster queue, (flavor, resource) -> canonical integer (milli-cpu, bytes, units).
-Quotas = dict[str, dict[tuple[str, str], int]]
+Quotas = dict[str, dict[FR, int]]
 
 
 class _Console(Console):
