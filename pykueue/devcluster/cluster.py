@@ -359,8 +359,8 @@ class DevCluster:
         deadline = time.monotonic() + timeout
         crds = home / "crds"
         self.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(crds))
-        self.kubectl("wait", "--for=condition=Established", *(f"crd/{n}" for n in kuberay.CRD_NAMES),
-                     f"--timeout={max(1, int(deadline - time.monotonic()))}s", timeout=timeout + 10)
+        self.wait_for("Established", *(f"crd/{n}" for n in kuberay.CRD_NAMES),
+                      timeout=deadline - time.monotonic())
         probe, metrics = free_port(), free_port()
         self.ports.update({"ray-operator": probe, "ray-operator-metrics": metrics})
         proc = self._spawn(kuberay.BINARY, [
@@ -390,8 +390,7 @@ class DevCluster:
         manifests = [fake_node(n) for n in nodes]
         names = [m["metadata"]["name"] for m in manifests]
         self.kubectl("create", "-f", "-", input=yaml.safe_dump_all(manifests, sort_keys=False))
-        self.kubectl("wait", "--for=condition=Ready", *(f"node/{n}" for n in names),
-                     f"--timeout={max(1, int(timeout))}s", timeout=timeout + 10)
+        self.wait_for("Ready", *(f"node/{n}" for n in names), timeout=timeout)
         return names
 
     def restart_apiserver(self, *, kill: bool = False, grace: float = 5.0, timeout: float = 60.0) -> None:
@@ -439,6 +438,25 @@ class DevCluster:
         if check and result.returncode != 0:
             raise ClusterError(f"kubectl {' '.join(args)} failed: {result.stderr.strip()}")
         return result
+
+    def wait_for(self, condition: str, *objects: str, timeout: float = 60.0) -> None:
+        """`kubectl wait --for=condition=...` until `timeout`, again while an object has no status yet.
+
+        kubectl gives up at once ("accessor error: <nil>") on an object whose ``status.conditions``
+        its controller has not written yet, as a just-created CRD or Node often is; that is not yet
+        an answer, so the wait is repeated until the deadline, and any other failure is raised.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            left = max(1, int(deadline - time.monotonic()))
+            result = self.kubectl("wait", f"--for=condition={condition}", *objects, f"--timeout={left}s",
+                                  check=False, timeout=left + 10)
+            if result.returncode == 0:
+                return
+            if "accessor error" not in result.stderr or time.monotonic() >= deadline:
+                raise ClusterError(f"kubectl wait --for=condition={condition} {' '.join(objects)} "
+                                   f"failed: {result.stderr.strip()}")
+            time.sleep(0.2)
 
     # ---- state and stop ------------------------------------------------------------------------
 

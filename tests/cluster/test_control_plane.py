@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from pykueue.devcluster import binaries, pki
-from pykueue.devcluster.cluster import DevCluster, free_port
+from pykueue.devcluster.cluster import ClusterError, DevCluster, free_port
 
 pytestmark = pytest.mark.cluster
 
@@ -59,7 +59,7 @@ def test_rbac_is_enforced(control_plane: DevCluster) -> None:
 
 def test_crd_is_served_and_its_schema_enforced(control_plane: DevCluster) -> None:
     control_plane.kubectl("apply", "-f", "-", input=WIDGET_CRD)
-    control_plane.kubectl("wait", "--for=condition=Established", "crd/widgets.test.pykueue.dev", "--timeout=30s")
+    control_plane.wait_for("Established", "crd/widgets.test.pykueue.dev", timeout=30)
     good = "apiVersion: test.pykueue.dev/v1\nkind: Widget\nmetadata: {name: ok, namespace: default}\nspec: {size: 3}\n"
     control_plane.kubectl("apply", "-f", "-", input=good)
     got = json.loads(control_plane.kubectl("get", "widget", "ok", "-o", "json").stdout)
@@ -69,6 +69,56 @@ def test_crd_is_served_and_its_schema_enforced(control_plane: DevCluster) -> Non
     assert refused.returncode != 0
     assert "spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1" in refused.stderr
     assert control_plane.kubectl("get", "widget", "bad", check=False).returncode != 0
+
+
+GADGET_CRD = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: gadgets.test.pykueue.dev}
+spec:
+  group: test.pykueue.dev
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          status: {type: object, x-kubernetes-preserve-unknown-fields: true}
+"""
+GADGET = "apiVersion: test.pykueue.dev/v1\nkind: Gadget\nmetadata: {name: g, namespace: default}\n"
+
+
+def test_wait_for_outlasts_an_object_whose_conditions_are_not_written_yet(control_plane: DevCluster) -> None:
+    """A just-created CRD can hold ``status.conditions: null`` for a moment, and plain `kubectl wait`
+    gives up on it at once (the Ray addon's start failed so in CI); `wait_for` waits on. The API
+    server drops nulls from custom resources, so the not-yet-readable conditions here are a string,
+    which kubectl's accessor refuses the same way."""
+    control_plane.kubectl("apply", "-f", "-", input=GADGET_CRD)
+    control_plane.wait_for("Established", "crd/gadgets.test.pykueue.dev", timeout=30)
+    control_plane.kubectl("apply", "-f", "-", input=GADGET + "status: {conditions: pending}\n")
+    plain = control_plane.kubectl("wait", "--for=condition=Ready", "gadget/g", "--timeout=60s", check=False)
+    assert plain.returncode != 0 and "accessor error" in plain.stderr
+    with pytest.raises(ClusterError, match="accessor error"):
+        control_plane.wait_for("Ready", "gadget/g", timeout=2)  # still no conditions at the deadline
+    outcome: list[BaseException | None] = []
+
+    def wait() -> None:
+        try:
+            control_plane.wait_for("Ready", "gadget/g", timeout=120)
+            outcome.append(None)
+        except BaseException as error:  # noqa: BLE001 - handed to the test's thread
+            outcome.append(error)
+
+    waiter = threading.Thread(target=wait)
+    waiter.start()
+    control_plane.kubectl("apply", "-f", "-",
+                          input=GADGET + "status: {conditions: [{type: Ready, status: 'True'}]}\n")
+    waiter.join(timeout=150)
+    assert outcome == [None]
 
 
 class _Deny(BaseHTTPRequestHandler):

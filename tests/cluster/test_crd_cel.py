@@ -31,7 +31,7 @@ def cel_cluster(control_plane: DevCluster) -> Iterator[DevCluster]:
         "apply", "--server-side", "--force-conflicts", "--field-manager=pykueue-crds", "-f", "-",
         input=crds.to_yaml(crds.crds()),
     )
-    control_plane.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+    control_plane.wait_for("Established", "crd", "--all", timeout=60)
     control_plane.kubectl("apply", "--server-side", "-f", "-",
                           input=json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}))
     yield control_plane

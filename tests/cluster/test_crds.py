@@ -36,7 +36,7 @@ def crd_cluster(control_plane: DevCluster) -> Iterator[DevCluster]:
         "apply", "--server-side", "--force-conflicts", "--field-manager=pykueue-crds", "-f", "-",
         input=crds.to_yaml(crds.crds()),
     )
-    control_plane.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+    control_plane.wait_for("Established", "crd", "--all", timeout=60)
     yield control_plane
 
 

@@ -156,7 +156,7 @@ def is_true(obj: dict[str, Any] | None, kind: str) -> bool:
 def kueue(e2e_cluster: DevCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
     """Kueue's CRDs applied with kubectl, and `pykueue controller` running against the cluster."""
     e2e_cluster.kubectl("apply", "--server-side", "-f", str(CRDS))
-    e2e_cluster.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+    e2e_cluster.wait_for("Established", "crd", "--all", timeout=60)
     k = Kueue(e2e_cluster, tmp_path_factory.mktemp("controller") / "controller.log")
     k.start()
     try:

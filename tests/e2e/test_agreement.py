@@ -58,7 +58,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
     """An API server of its own (scenarios reuse names like ``cq``) with the CRDs and a controller."""
     for cluster in _cluster(tmp_path_factory, 1):
         cluster.kubectl("apply", "--server-side", "-f", str(CRDS))
-        cluster.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+        cluster.wait_for("Established", "crd", "--all", timeout=60)
         k = Kueue(cluster, tmp_path_factory.mktemp("agreement") / "controller.log")
         k.start()
         try:

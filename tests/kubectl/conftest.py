@@ -23,7 +23,7 @@ from pykueue.manifests import crds
 def install_crds(cluster: DevCluster) -> None:
     cluster.kubectl("apply", "--server-side", "--force-conflicts", "--field-manager=pykueue-crds", "-f", "-",
                     input=crds.to_yaml(crds.crds()))
-    cluster.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+    cluster.wait_for("Established", "crd", "--all", timeout=60)
 
 
 @pytest.fixture(scope="session")

@@ -149,7 +149,7 @@ def sa_kubeconfig(audited: AuditedCluster) -> Path:
     """The README's install, then a kubeconfig with nothing in it but the ServiceAccount's token."""
     audited.kubectl("apply", "--server-side", "-f", str(render.MANIFESTS))
     audited.kubectl("-n", NAMESPACE, "scale", "deployment", DEPLOYMENT, "--replicas=0")
-    audited.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
+    audited.wait_for("Established", "crd", "--all", timeout=60)
     token = audited.kubectl("-n", NAMESPACE, "create", "token", SERVICE_ACCOUNT, "--duration=2h").stdout.strip()
     path = audited.directory / "controller.kubeconfig"
     path.write_text(yaml.safe_dump({
