@@ -20,14 +20,18 @@ from pykueue.devcluster.cluster import ClusterError, DevCluster, free_port
 
 pytestmark = pytest.mark.cluster
 
-WIDGET_CRD = """
+
+def _crd(kind: str, properties: str) -> str:
+    """A namespaced test CRD of one served version whose top-level properties are `properties`."""
+    plural = kind.lower() + "s"
+    head = f"""
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
-metadata: {name: widgets.test.pykueue.dev}
+metadata: {{name: {plural}.test.pykueue.dev}}
 spec:
   group: test.pykueue.dev
   scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget}
+  names: {{plural: {plural}, singular: {kind.lower()}, kind: {kind}}}
   versions:
   - name: v1
     served: true
@@ -36,12 +40,17 @@ spec:
       openAPIV3Schema:
         type: object
         properties:
-          spec:
-            type: object
-            required: [size]
-            properties:
-              size: {type: integer, minimum: 1}
 """
+    return head + "".join(f"          {line}\n" for line in properties.strip("\n").splitlines())
+
+
+WIDGET_CRD = _crd("Widget", """
+spec:
+  type: object
+  required: [size]
+  properties:
+    size: {type: integer, minimum: 1}
+""")
 
 
 def test_server_reports_the_pinned_version(control_plane: DevCluster) -> None:
@@ -71,24 +80,7 @@ def test_crd_is_served_and_its_schema_enforced(control_plane: DevCluster) -> Non
     assert control_plane.kubectl("get", "widget", "bad", check=False).returncode != 0
 
 
-GADGET_CRD = """
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: gadgets.test.pykueue.dev}
-spec:
-  group: test.pykueue.dev
-  scope: Namespaced
-  names: {plural: gadgets, singular: gadget, kind: Gadget}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          status: {type: object, x-kubernetes-preserve-unknown-fields: true}
-"""
+GADGET_CRD = _crd("Gadget", "status: {type: object, x-kubernetes-preserve-unknown-fields: true}")
 GADGET = "apiVersion: test.pykueue.dev/v1\nkind: Gadget\nmetadata: {name: g, namespace: default}\n"
 
 
