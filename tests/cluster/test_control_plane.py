@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import concurrent.futures
 import json
 import ssl
 import subprocess
@@ -96,21 +97,11 @@ def test_wait_for_outlasts_an_object_whose_conditions_are_not_written_yet(contro
     assert plain.returncode != 0 and "accessor error" in plain.stderr
     with pytest.raises(ClusterError, match="accessor error"):
         control_plane.wait_for("Ready", "gadget/g", timeout=2)  # still no conditions at the deadline
-    outcome: list[BaseException | None] = []
-
-    def wait() -> None:
-        try:
-            control_plane.wait_for("Ready", "gadget/g", timeout=120)
-            outcome.append(None)
-        except BaseException as error:  # noqa: BLE001 - handed to the test's thread
-            outcome.append(error)
-
-    waiter = threading.Thread(target=wait)
-    waiter.start()
-    control_plane.kubectl("apply", "-f", "-",
-                          input=GADGET + "status: {conditions: [{type: Ready, status: 'True'}]}\n")
-    waiter.join(timeout=150)
-    assert outcome == [None]
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(control_plane.wait_for, "Ready", "gadget/g", timeout=120)
+        control_plane.kubectl("apply", "-f", "-",
+                              input=GADGET + "status: {conditions: [{type: Ready, status: 'True'}]}\n")
+        assert waiting.result(timeout=150) is None  # raises what wait_for raised
 
 
 class _Deny(BaseHTTPRequestHandler):
