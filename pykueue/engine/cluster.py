@@ -26,8 +26,8 @@ def quotas_of(groups: tuple[model.ResourceGroup, ...]) -> dict[FR, model.Resourc
 
 
 class ClusterQueueState:
-    __slots__ = ("spec", "name", "node", "pending", "admitted", "by_victim_order", "group_of", "inactive_reason",
-                 "flavor_names", "held", "frs")
+    __slots__ = ("spec", "name", "node", "pending", "admitted", "stopping", "by_victim_order", "group_of",
+                 "inactive_reason", "flavor_names", "held", "frs")
 
     def __init__(self, spec: model.ClusterQueue, stamps: Stamps) -> None:
         self.spec = spec
@@ -37,6 +37,8 @@ class ClusterQueueState:
         self.node = QuotaNode(spec.name, is_cohort=False)
         self.pending = PendingQueue(spec.queueing_strategy, stamps)
         self.admitted: dict[str, WorkloadInfo] = {}  # holding quota (QuotaReserved or Admitted)
+        # Evicted or deleted, their jobs still stopping: their usage still counts, they are no candidates.
+        self.stopping: dict[str, WorkloadInfo] = {}
         # The same workloads in preemption-candidate order (lowest priority, then most recently
         # admitted, first), so a preemption search can merge queues lazily instead of sorting all.
         self.by_victim_order: list[tuple[tuple, WorkloadInfo]] = []
@@ -53,6 +55,11 @@ class ClusterQueueState:
     @property
     def active(self) -> bool:
         return self.inactive_reason is None
+
+    @property
+    def in_use(self) -> bool:
+        """Some workload's usage counts here (a reservation, or a job still stopping)."""
+        return bool(self.admitted) or bool(self.stopping)
 
     def add_admitted(self, info: WorkloadInfo) -> None:
         self.admitted[info.key] = info

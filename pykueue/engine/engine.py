@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from pykueue.engine import events as ev
@@ -48,11 +48,33 @@ from pykueue.engine.workload import (
 METADATA_NAME = "kubernetes.io/metadata.name"
 
 
+@dataclass(slots=True)
+class Stop:
+    """What follows once the job of an evicted (or deleted) workload has stopped: until then the
+    workload holds its quota (``State.STOPPING``)."""
+
+    reason: str  # the eviction's reason (the Requeued event's, once requeued)
+    message: str
+    requeue: bool
+    requeue_at: int | None  # the end of its requeuing backoff, if any
+    deactivate: bool = False  # it goes Inactive, not Pending
+    deleting: bool = False  # the Workload is being deleted: its usage counts until it is gone
+    stopped: bool = False  # deleting, and its job has stopped
+
+
 class Engine:
     """All queues, quota and workloads of one Kueue installation."""
 
-    def __init__(self, config: model.Config | None = None) -> None:
+    def __init__(self, config: model.Config | None = None, *, jobs_stop_at_once: bool = True) -> None:
         self.config = config or model.Config()
+        # The simulator's jobs stop at the decision that evicts them; a live cluster's take time, and
+        # their quota stays held (State.STOPPING) until the driver reports them stopped (job_stopped).
+        self.jobs_stop_at_once = jobs_stop_at_once
+        self.stopping: dict[str, Stop] = {}
+        # Preemptors whose victims' jobs are still stopping: they wait for them, admitting nothing and
+        # preempting no one else, as upstream's preemptor waits for its evicted targets.
+        self.awaiting: dict[str, set[str]] = {}
+        self._preempted_by: dict[str, str] = {}
         self.flavors: dict[str, model.ResourceFlavor] = {}
         self.cqs: dict[str, ClusterQueueState] = {}
         self.cohorts: dict[str, CohortState] = {}
@@ -150,14 +172,14 @@ class Engine:
         cq = self.cqs.get(name)
         if cq is None:
             return
-        if cq.admitted:
+        if cq.in_use:
             cq.held = (hierarchy.TERMINATING, "clusterQueue is terminating")
             self._terminating.add(name)
             # Upstream's workload controller: a reservation still waiting for its checks is undone.
             for info in sorted(cq.admitted.values(), key=lambda i: i.seq):
                 if info.state is State.QUOTA_RESERVED:
                     self._unreserve(info, f"ClusterQueue {name} is terminating or missing")
-        if not cq.admitted:
+        if not cq.in_use:
             del self.cqs[name]
             self._terminating.discard(name)
         self._structure_changed()
@@ -179,7 +201,7 @@ class Engine:
     def cluster_queue_in_use(self, name: str) -> bool:
         """Whether a workload holds quota in the named ClusterQueue: its finalizer must stay."""
         cq = self.cqs.get(name)
-        return cq is not None and bool(cq.admitted)
+        return cq is not None and cq.in_use
 
     def resource_flavor_in_use(self, name: str) -> bool:
         """Whether a ClusterQueue names the flavor: its resource-in-use finalizer must stay."""
@@ -194,7 +216,7 @@ class Engine:
         which must not see the forest change under them)."""
         if not self._terminating:
             return  # the common case costs nothing per instant
-        gone = sorted(n for n in self._terminating if not self.cqs[n].admitted)
+        gone = sorted(n for n in self._terminating if not self.cqs[n].in_use)
         for name in gone:
             del self.cqs[name]
             self._terminating.discard(name)
@@ -297,7 +319,7 @@ class Engine:
         if self.reason_watch is not None:
             info.watch = self.reason_watch
             self.reason_watch.add(info)
-        if spec.admission is not None and spec.active:
+        if spec.admission is not None and (spec.active or (spec.evicted is not None and not self.jobs_stop_at_once)):
             self._restore_admission(info, spec.admission, now)
         elif info.state is State.PENDING:
             self.queues.place(info)
@@ -319,6 +341,16 @@ class Engine:
         info.cluster_queue = admission.cluster_queue
         info.admission = admission
         info.usage = usage_of(info.spec, admission)
+        if info.spec.evicted is not None and not self.jobs_stop_at_once:
+            # Evicted before a restart and its job not yet seen stopped: it holds its quota until then.
+            self.stopping[info.key] = Stop(info.spec.evicted, "", requeue=info.spec.active, requeue_at=None,
+                                           deactivate=not info.spec.active)
+            self._transition(info, State.STOPPING, now)
+            cq.stopping[info.key] = info
+            add_workload_usage(cq, info)
+            if created:
+                self._structure_changed()
+            return
         info.pods_ready = info.spec.pods_ready
         to = State.ADMITTED
         if not info.spec.admitted:
@@ -365,8 +397,8 @@ class Engine:
         if info.state is State.FINISHED:
             return
         cq_name = info.cluster_queue
-        admission = info.admission if info.has_quota else None
-        if info.has_quota:
+        admission = info.admission if info.holds_usage else None
+        if info.holds_usage:
             self._release(info)
         else:
             self.queues.unqueue(info)
@@ -380,10 +412,57 @@ class Engine:
             return
         info.known = False
         self._count(info, -1)
-        if info.has_quota:
+        if info.holds_usage:
             self._release(info)
         else:
             self.queues.unqueue(info)
+        if self.awaiting:
+            self.awaiting.pop(key, None)
+
+    def workload_deleting(self, key: str, now: int) -> None:
+        """The Workload is being deleted (a deletionTimestamp, a finalizer still on it): nothing more is
+        admitted for it, its job is stopped, and quota it holds counts until the object is gone
+        (``delete_workload``). Where jobs stop at once, it is gone now."""
+        info = self.workloads.get(key)
+        if info is None:
+            return
+        if self.jobs_stop_at_once or not info.holds_usage:
+            self.delete_workload(key)
+            return
+        stop = self.stopping.get(key)
+        if stop is None:
+            stop = self.stopping[key] = Stop("Deleted", "The workload is deleted", requeue=False, requeue_at=None)
+            self._begin_stop(info, now)
+        stop.deleting = True
+
+    def job_stopped(self, key: str, now: int) -> bool:
+        """The driver saw the job of a STOPPING workload stopped (nothing of it runs): its quota is
+        released and it queues again (or goes Inactive) as its eviction said. A deleted workload's job
+        only records it (``deleted_job_stopped``): its quota counts until the object is gone.
+        Returns whether anything changed."""
+        stop = self.stopping.get(key)
+        info = self.workloads.get(key)
+        if stop is None or info is None or info.state is not State.STOPPING:
+            return False
+        if stop.deleting:
+            changed, stop.stopped = not stop.stopped, True
+            return changed
+        del self.stopping[key]
+        cq_name = info.cluster_queue
+        self._release(info)
+        if stop.deactivate:
+            self._transition(info, State.INACTIVE, now, reason=DEACTIVATED, message=stop.message)
+            return True
+        self._transition(info, State.PENDING, now, reason=PENDING_EVALUATION, message=stop.message)
+        if stop.requeue:
+            after = None if stop.requeue_at is None else stop.requeue_at - now
+            self._requeue_evicted(info, cq_name, stop.reason, after, now)
+        return True
+
+    def deleted_job_stopped(self, key: str) -> bool:
+        """Whether a Workload being deleted holds no running job (its finalizer may go)."""
+        stop = self.stopping.get(key)
+        return stop is None or not stop.deleting or stop.stopped
 
     def set_active(self, key: str, active: bool, now: int) -> None:
         """``spec.active`` changed: deactivation evicts and never requeues; reactivation requeues with
@@ -392,6 +471,9 @@ class Engine:
         if info.state is State.FINISHED:
             return
         spec = info.spec
+        if info.state is State.STOPPING:
+            self._set_active_stopping(info, active, now)
+            return
         if spec.active == active and (info.state is State.INACTIVE) != active:
             return
         if not active:
@@ -406,6 +488,22 @@ class Engine:
             self._emit(ev.REQUEUED, info, self.cluster_queue_for(info), reason="Reactivated")
             self.queues.place(info)
 
+    def _set_active_stopping(self, info: WorkloadInfo, active: bool, now: int) -> None:
+        """``spec.active`` changed while the workload's job is still stopping: it ends Inactive, or
+        (reactivated) queues again once the job has stopped."""
+        stop = self.stopping.get(info.key)
+        if info.spec.active == active or stop is None or stop.deleting:
+            return
+        if not active:
+            self._deactivate(info, now, cause=None, message="The workload is deactivated")
+            return
+        info.spec = _replace_active(info.spec, True)
+        info.deactivated_by = None
+        stop.deactivate, stop.requeue, stop.reason, stop.requeue_at = False, True, "Reactivated", None
+        stop.message = "The workload was reactivated"
+        info.requeue_count = 0
+        info.requeue_us = None
+
     def _deactivate(self, info: WorkloadInfo, now: int, *, cause: str | None, message: str,
                     announced: bool = False) -> None:
         """Every deactivation, by the user or by Kueue (``cause``: the requeuing limit, a rejected
@@ -418,9 +516,14 @@ class Engine:
             self._emit(ev.DEACTIVATED, info, info.cluster_queue, reason=cause, message=message)
         if info.has_quota:
             self._evict(info, ev.EVICTED_DEACTIVATED, now, requeue=False, cause=cause, message=message)
-        else:
+        elif info.state is not State.STOPPING:
             self.queues.unqueue(info)
-        self._transition(info, State.INACTIVE, now, reason=DEACTIVATED, message=message)
+        stop = self.stopping.get(info.key) if info.state is State.STOPPING else None
+        if stop is not None:
+            # Inactive once its job has stopped; its quota is held until then.
+            stop.deactivate, stop.requeue, stop.message = True, False, message
+        else:
+            self._transition(info, State.INACTIVE, now, reason=DEACTIVATED, message=message)
         info.requeue_us = None
         info.requeue_count = 0
         if not announced:
@@ -441,8 +544,14 @@ class Engine:
         if info.state is State.ADMITTED and info.admitted_us is not None:
             # Admitted=True -> False: the admission's whole seconds count against the execution limit.
             info.accumulated_s += max(0, now - info.admitted_us) // model.US
-        self._release(info)
-        self._transition(info, State.PENDING, now, reason=PENDING_EVALUATION, message=message)
+        if self.jobs_stop_at_once:
+            self._release(info)
+            self._transition(info, State.PENDING, now, reason=PENDING_EVALUATION, message=message)
+        else:
+            backoff = requeue_after_us is not None and requeue_after_us > 0
+            self.stopping[info.key] = Stop(reason, message, requeue,
+                                           now + requeue_after_us if backoff and requeue_after_us else None)
+            self._begin_stop(info, now)
         info.evictions += 1
         info.evicted_us = now
         info.eviction_reason = reason
@@ -451,23 +560,66 @@ class Engine:
         self._emit(ev.EVICTED, info, cq_name, reason=reason, by=None, message=message or None, cause=cause)
         if reason == ev.EVICTED_PODS_READY_TIMEOUT and self.config.wait_for_pods_ready.requeuing.timestamp == "Eviction" or reason == ev.EVICTED_ADMISSION_CHECK:
             info.order_us = now
-        if not requeue:
+        if not requeue or info.state is State.STOPPING:
             return
-        if requeue_after_us is not None and requeue_after_us > 0:
-            self.queues.back_off(info, now + requeue_after_us)
+        self._requeue_evicted(info, cq_name, reason, requeue_after_us, now)
+
+    def _requeue_evicted(self, info: WorkloadInfo, cq_name: str | None, reason: str, after_us: int | None,
+                         now: int) -> None:
+        """An evicted workload that released its quota queues again, after its backoff if any."""
+        if after_us is not None and after_us > 0:
+            self.queues.back_off(info, now + after_us)
             return
         self._emit(ev.REQUEUED, info, cq_name, reason=reason)
         self.queues.place(info)
 
-    def _release(self, info: WorkloadInfo) -> None:
+    def _begin_stop(self, info: WorkloadInfo, now: int) -> None:
+        """Evicted or deleted while its job runs: no more timers, no longer a preemption candidate, its
+        usage still counted until ``job_stopped`` (or the object's deletion) releases it."""
         self.timers.cancel(info.key)
         cq = self.cqs.get(info.cluster_queue or "")
         if cq is not None and info.key in cq.admitted:
             cq.remove_admitted(info)
-            remove_workload_usage(cq, info)
-            self.queues.capacity_grew(cq)
+            cq.stopping[info.key] = info
+        self._transition(info, State.STOPPING, now)
+
+    def _release(self, info: WorkloadInfo) -> None:
+        self.timers.cancel(info.key)
+        cq = self.cqs.get(info.cluster_queue or "")
+        if cq is not None:
+            if info.key in cq.admitted:
+                cq.remove_admitted(info)
+                remove_workload_usage(cq, info)
+                self.queues.capacity_grew(cq)
+            elif cq.stopping.pop(info.key, None) is not None:
+                remove_workload_usage(cq, info)
+                self.queues.capacity_grew(cq)
+        if self.stopping:
+            self.stopping.pop(info.key, None)
+        if self._preempted_by:
+            self._victim_gone(info.key)
         info.admission = None
         info.usage = model.nothing()
+
+    def _victim_gone(self, key: str) -> None:
+        """A victim released its quota: its preemptor waits for one victim less."""
+        preemptor = self._preempted_by.pop(key, None)
+        if preemptor is None:
+            return
+        waiting = self.awaiting.get(preemptor)
+        if waiting is not None:
+            waiting.discard(key)
+            if not waiting:
+                del self.awaiting[preemptor]
+
+    def await_victims(self, preemptor: WorkloadInfo, victims: list[WorkloadInfo]) -> int:
+        """Record that ``preemptor`` waits for these victims' jobs to stop; how many it waits for."""
+        waiting = {v.key for v in victims if v.state is State.STOPPING}
+        if waiting:
+            self.awaiting.setdefault(preemptor.key, set()).update(waiting)
+            for key in waiting:
+                self._preempted_by[key] = preemptor.key
+        return len(self.awaiting.get(preemptor.key, ()))
 
     # --------------------------------------------------------------------------- state changes
 
@@ -734,7 +886,7 @@ class Engine:
         reason, message = self.condition_of(info)
         return WorkloadStatus(
             key=info.key, spec=info.spec, state=info.state,
-            cluster_queue=(info.admission.cluster_queue if info.has_quota and info.admission
+            cluster_queue=(info.admission.cluster_queue if info.holds_usage and info.admission
                            else self.cluster_queue_for(info)),
             # usage is only ever replaced whole, never changed in place: a view of it is a snapshot
             admission=info.admission, usage=MappingProxyType(info.usage), reason=reason,
@@ -773,7 +925,8 @@ class Engine:
         inactive = cq.inactive_reason
         spec_flavors = dict.fromkeys([fq.name for g in cq.spec.resource_groups for fq in g.flavors])
         return ClusterQueueStatus(
-            name=name, spec=cq.spec, cohort=cq.spec.cohort, pending=len(cq.pending), reserving=len(cq.admitted),
+            name=name, spec=cq.spec, cohort=cq.spec.cohort, pending=len(cq.pending),
+            reserving=len(cq.admitted) + len(cq.stopping),
             admitted=admitted, usage=MappingProxyType({fr: v for fr, v in cq.node.usage.items() if v}),
             quotas=MappingProxyType(dict(cq.node.quotas)), inactive_reason=inactive,
             inactive_message=None if inactive is None else hierarchy.inactive_detail(cq, self.flavors,
@@ -868,7 +1021,7 @@ class Engine:
         if info.state is State.QUOTA_RESERVED:
             waiting = sorted(name for name, state in info.check_states.items() if state != model.CheckState.READY)
             return None, f"The workload has not all admission checks ready: waiting for {', '.join(waiting)}"
-        if info.has_quota or info.state is State.FINISHED:
+        if info.holds_usage or info.state is State.FINISHED:
             return None, ""
         if info.state is State.INACTIVE:
             return DEACTIVATED, info.message or "The workload is deactivated"
@@ -908,16 +1061,20 @@ class Engine:
 
 
 _HOLDS = (State.QUOTA_RESERVED, State.ADMITTED)
+_RELEASED = (State.PENDING, State.INACTIVE, State.FINISHED)
 _NO_CHECKS: MappingProxyType[str, str] = MappingProxyType({})
 # The LocalQueue count columns (pending, reserving, admitted) a workload in each state is counted in.
 _COLUMNS: dict[State, tuple[int, ...]] = {
     State.PENDING: (0,), State.QUOTA_RESERVED: (1,), State.ADMITTED: (1, 2), State.INACTIVE: (), State.FINISHED: (),
+    State.STOPPING: (1,),  # QuotaReserved still True while its job stops
 }
 _ALLOWED: dict[State, frozenset[State]] = {
-    State.PENDING: frozenset((*_HOLDS, State.PENDING, State.INACTIVE, State.FINISHED)),
-    State.QUOTA_RESERVED: frozenset((State.ADMITTED, State.PENDING, State.INACTIVE, State.FINISHED)),
-    State.ADMITTED: frozenset((State.PENDING, State.INACTIVE, State.FINISHED)),
-    State.INACTIVE: frozenset((State.PENDING, State.INACTIVE, State.FINISHED)),
+    # PENDING and INACTIVE -> STOPPING: an evicted workload restored as its status left it
+    State.PENDING: frozenset((*_HOLDS, State.PENDING, State.INACTIVE, State.FINISHED, State.STOPPING)),
+    State.QUOTA_RESERVED: frozenset((State.ADMITTED, State.PENDING, State.INACTIVE, State.FINISHED, State.STOPPING)),
+    State.ADMITTED: frozenset((State.PENDING, State.INACTIVE, State.FINISHED, State.STOPPING)),
+    State.STOPPING: frozenset(_RELEASED),
+    State.INACTIVE: frozenset((State.PENDING, State.INACTIVE, State.FINISHED, State.STOPPING)),
     State.FINISHED: frozenset(),
 }
 

@@ -283,6 +283,9 @@ class Workload:
     # condition's time, seconds; None: at the instant it is added) and whether its pods are ready.
     admitted_time: float | None
     pods_ready: bool
+    # With ``admission``: the reason of an eviction the status records (Evicted=True) while the quota
+    # is still reserved: its job is still stopping, so it holds the quota without running.
+    evicted: str | None
     # NAMESPACE/NAME, made once: the engine, the simulator and the writers all key by it (a property
     # made a new string at each call, and each holder kept its own copy).
     key: str = field(init=False, repr=False, compare=False)
@@ -293,7 +296,7 @@ class Workload:
                  admission: Admission | None = None, kind: str = "Workload", admitted: bool = True,
                  check_states: dict[str, str] | None = None, max_execution_seconds: int | None = None,
                  accumulated_execution_seconds: int = 0, admitted_time: float | None = None,
-                 pods_ready: bool = True) -> None:
+                 pods_ready: bool = True, evicted: str | None = None) -> None:
         self.namespace, self.name, self.queue_name, self.pod_sets = namespace, name, queue_name, pod_sets
         self.priority, self.priority_class_name = priority, priority_class_name
         self.priority_class_source, self.active, self.creation_time = priority_class_source, active, creation_time
@@ -302,7 +305,7 @@ class Workload:
         self.check_states = nothing() if check_states is None else check_states
         self.max_execution_seconds = max_execution_seconds
         self.accumulated_execution_seconds = accumulated_execution_seconds
-        self.admitted_time, self.pods_ready = admitted_time, pods_ready
+        self.admitted_time, self.pods_ready, self.evicted = admitted_time, pods_ready, evicted
         self.key = f"{namespace}/{name}"
 
 

@@ -111,8 +111,15 @@ class Scheduler:
             return False
         progressed = False
         entries: list[Entry] = []
+        awaiting = engine.awaiting
         with engine.preemptor.nominating_heads():
             for cq, info in heads:
+                if awaiting and info.key in awaiting:
+                    # Its victims' jobs are still stopping: it stays its queue's head (upstream requeues
+                    # it at once), waiting for their quota and preempting no one else.
+                    info.set_reason(WAITING_FOR_PREEMPTED, _pending_preemption(len(awaiting[info.key])))
+                    self._requeue(cq, info, Putback.PREEMPTING)
+                    continue
                 if not engine.namespace_allowed(cq, info.spec.namespace):
                     info.set_reason(MISCONFIGURED, "Workload namespace doesn't match ClusterQueue selector")
                     self._requeue(cq, info, Putback.PARK_ALWAYS)
@@ -171,8 +178,14 @@ class Scheduler:
             for fr, v in assignment.usage.items():
                 add_usage(cq.node, fr, v)
             reservations.append((cq, dict(assignment.usage)))
+            if not engine.jobs_stop_at_once:
+                # The victims hold their quota until their jobs have stopped (State.STOPPING).
+                waiting = engine.await_victims(info, [t.workload for t in targets])
+                info.set_reason(WAITING_FOR_PREEMPTED, _pending_preemption(waiting))
+                self._requeue(cq, info, Putback.PREEMPTING)
+                return True
             self.preempting.add(info.key)
-            info.set_reason(WAITING_FOR_PREEMPTED, f"Pending the preemption of {len(targets)} workload(s)")
+            info.set_reason(WAITING_FOR_PREEMPTED, _pending_preemption(len(targets)))
             self._requeue(cq, info, Putback.PREEMPTING)
             return True
         wfpr = engine.config.wait_for_pods_ready
@@ -299,3 +312,7 @@ def applicable_checks(spec: model.ClusterQueue, admission: model.Admission) -> l
         for rule in spec.admission_checks
         if not rule.on_flavors or used.intersection(rule.on_flavors)
     ]
+
+
+def _pending_preemption(count: int) -> str:
+    return f"Pending the preemption of {count} workload(s)"

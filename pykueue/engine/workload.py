@@ -24,6 +24,10 @@ class State(StrEnum):
     ADMITTED = "Admitted"
     FINISHED = "Finished"
     INACTIVE = "Inactive"
+    # Evicted or being deleted, its job still stopping: it holds its quota without running and is no
+    # preemption candidate. Only a driver whose jobs take time to stop sees it (the controller); the
+    # simulator's jobs stop at the decision.
+    STOPPING = "Stopping"
 
 
 # QuotaReserved=False reasons (upstream's granular ones).
@@ -212,7 +216,13 @@ class WorkloadInfo:
 
     @property
     def has_quota(self) -> bool:
+        """Holds a reservation that runs (or waits for its checks): evictable, a preemption candidate."""
         return self.state in (State.QUOTA_RESERVED, State.ADMITTED)
+
+    @property
+    def holds_usage(self) -> bool:
+        """Its usage counts in its ClusterQueue: a reservation, or one whose job is still stopping."""
+        return self.state in (State.QUOTA_RESERVED, State.ADMITTED, State.STOPPING)
 
     def pod_set_counts(self) -> list[int]:
         """Pod counts that need quota: the spec counts less the reclaimable pods."""
