@@ -129,8 +129,12 @@ class JobReconciler:
     """Reconciles one key of one integration: the framework decides, this carries the writes out."""
 
     def __init__(self, kube: Kube, integration: Integration, workloads: Store, flavors: Store,
-                 classes: Callable[[], PriorityClasses], now: Callable[[], float]) -> None:
+                 classes: Callable[[], PriorityClasses], now: Callable[[], float],
+                 stopped: Callable[[str], None] | None = None) -> None:
         self.kube = kube
+        # Told NAMESPACE/NAME of a Workload whose evicted job no longer runs: the admission side
+        # releases its quota (one writer of the admission: the Workload status writer).
+        self.stopped = stopped
         self.integration = integration
         self.workloads = workloads
         self.flavors = flavors
@@ -148,6 +152,9 @@ class JobReconciler:
     async def execute(self, action: framework.Action) -> None:
         if isinstance(action, framework.Note):
             (log.warning if action.warning else log.info)(action.message, extra={"fields": dict(action.fields)})
+        elif isinstance(action, framework.JobStopped):
+            if self.stopped is not None:
+                self.stopped(f"{action.namespace}/{action.name}")
         elif isinstance(action, framework.CreateWorkload):
             await self._create_workload(action)
         elif isinstance(action, framework.WorkloadConditions):

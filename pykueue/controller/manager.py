@@ -66,7 +66,9 @@ T = TypeVar("T")
 class Controller:
     def __init__(self, kube: Kube, config: model.Config, *, clock=time.time, metrics: Metrics | None = None) -> None:
         self.kube = kube
-        self.engine = Engine(config)
+        # A live job stops some time after its eviction: the engine holds its quota until the job side
+        # sees it stopped (job_stopped), so what runs never exceeds the quota.
+        self.engine = Engine(config, jobs_stop_at_once=False)
         self.clock = clock
         self.informers: dict[str, Informer] = {}
         self._handler_failures: dict[tuple[str, str], int] = {}
@@ -147,7 +149,7 @@ class Controller:
             jobs = self._informer(r.JOB, self.on_job)
             self.job_keys.jobs = jobs.store
             self.job_sync = JobReconciler(self.kube, self.job_keys, workloads.store, flavors,
-                                          self.priority_classes, self.clock)
+                                          self.priority_classes, self.clock, self.job_stopped)
             tasks.append(supervise.start("informer-jobs", jobs.run))
             await jobs.synced.wait()
             if self.manages_pods():
@@ -155,7 +157,7 @@ class Controller:
                 pods = self._informer(r.POD, self.on_pod, label_selector=f"{pod_rules.MANAGED_LABEL}=true")
                 self.pod_keys.pods = pods.store
                 self.pod_sync = JobReconciler(self.kube, self.pod_keys, workloads.store, flavors,
-                                              self.priority_classes, self.clock)
+                                              self.priority_classes, self.clock, self.job_stopped)
                 tasks.append(supervise.start("informer-pods", pods.run))
                 await pods.synced.wait()
                 tasks.append(supervise.start("pods", lambda: self.pod_work.run(self.pod_sync.reconcile, self._job_error)))
@@ -175,6 +177,9 @@ class Controller:
                 supervise.start("resync", self.resync_loop),
             ]
             self.ready.set()
+            for key in self.engine.workload_keys(State.STOPPING):  # restored evicted, decided now
+                if (obj := workloads.get(key)) is not None:
+                    self._release_if_nothing_runs(key, obj)
             log.info("controller ready", extra={"fields": {
                 "workloads": len(self.engine.workload_keys()), "clusterQueues": len(self.engine.cluster_queue_names())}})
             await asyncio.gather(*tasks)
@@ -232,7 +237,12 @@ class Controller:
         self._enqueue_owner(obj)
         if kind == DELETED or obj["metadata"].get("deletionTimestamp"):
             if engine.has_workload(key):
-                engine.delete_workload(key)
+                if kind == DELETED:
+                    engine.delete_workload(key)  # gone: whatever it held is released
+                else:
+                    # Being deleted: its job is stopped first, and its quota counts until it is gone.
+                    engine.workload_deleting(key, now)
+                    self._release_if_nothing_runs(key, obj)
                 self.queues_dirty.set()
                 self.kick()
             self._forget(key)
@@ -251,6 +261,8 @@ class Controller:
                 return
             self.invalid.pop(key, None)
             engine.add_workload(converted, now)
+            if engine.state_of(key) is State.STOPPING:
+                self._release_if_nothing_runs(key, obj)  # restored evicted: its job may be gone already
             if engine.state_of(key) is not State.ADMITTED:
                 # Written after the next pass has tried it, with the scheduler's message, as upstream
                 # does; a workload that pass admits gets one write, its admission.
@@ -307,10 +319,47 @@ class Controller:
                 if name in states and value and states[name] != value:
                     engine.set_check_state(key, name, value, now)
                     changed = True
+        if engine.state_of(key) is State.STOPPING:
+            changed |= self._release_if_nothing_runs(key, obj)
         if changed:
             self.status_writer.mark(key)
             self.queues_dirty.set()  # usage and counts moved even when no scheduling decision follows
             self.kick()
+
+    def job_stopped(self, key: str) -> None:
+        """The job side saw the job of an evicted (or deleted) Workload stopped: its quota is released
+        (a deleted one's only once the object is gone; its finalizer may go now)."""
+        if not self.engine.job_stopped(key, self.now_us()):
+            return
+        if not self.engine.has_workload(key) or self.engine.state_of(key) is State.STOPPING:
+            self.workload_writes.add(key)  # being deleted: the resource-in-use finalizer may go
+            return
+        log.info("job stopped; quota released", extra={"fields": {"workload": key}})
+        self.status_writer.mark(key)
+        self._queues_changed()
+
+    def _release_if_nothing_runs(self, key: str, obj: dict[str, Any]) -> bool:
+        """A STOPPING Workload with no job of a managed kind behind it in the caches (a bare Workload,
+        or its owners gone): nothing of it runs, so its quota goes now. Otherwise the job side reports
+        the stop once it sees it (``job_stopped``)."""
+        if not self.ready.is_set():
+            return False  # the job caches may not be filled yet: decided once they are (run)
+        for kind, keys in self.ray_keys.items():
+            res = r.RAY_CLUSTER if kind == ray_live.RAY_CLUSTER else r.RAY_JOB
+            inf = self.informers.get(res.plural)
+            if keys.keys_for_workload(obj) and (inf is None or not inf.synced.is_set()):
+                return False  # its kind's cache is not filled yet
+        integrations: list[Any] = [self.job_keys, self.pod_keys, *self.ray_keys.values()]
+        if any(keys.load(k) is not None for keys in integrations for k in keys.keys_for_workload(obj)):
+            return False
+        if not self.engine.job_stopped(key, self.now_us()):
+            return False
+        if self.engine.state_of(key) is State.STOPPING:
+            self.workload_writes.add(key)
+        else:
+            self.status_writer.mark(key)
+        self._queues_changed()
+        return True
 
     def on_job(self, kind: str, old: dict | None, new: dict | None) -> None:
         obj = new or old
@@ -336,7 +385,8 @@ class Controller:
         work = self.ray_work[kind]
         inf = self._informer(res, lambda t, o, n: None if t == DELETED else work.add(key_of(n or o)))
         self.ray_keys[kind].objects = inf.store
-        sync = JobReconciler(self.kube, self.ray_keys[kind], workloads, flavors, self.priority_classes, self.clock)
+        sync = JobReconciler(self.kube, self.ray_keys[kind], workloads, flavors, self.priority_classes, self.clock,
+                             self.job_stopped)
 
         async def watch() -> None:
             await self._served(res)
@@ -417,6 +467,10 @@ class Controller:
         decisions.record(self.recorder, workloads.get(key) if workloads else None, event, reason)
         if event.type == ev.DEACTIVATED:
             self.workload_writes.add(key)
+        if event.type == ev.EVICTED and self.engine.state_of(key) is State.STOPPING and workloads is not None:
+            obj = workloads.get(key)
+            if obj is not None:
+                self._release_if_nothing_runs(key, obj)
         self.status_writer.note(event, reason)
         if event.type == ev.ADMITTED:
             self.admissions += 1
@@ -447,7 +501,8 @@ class Controller:
             await self.kube.merge_patch(r.WORKLOAD, name, {"spec": {"active": False}}, namespace)
         finalizers = meta.get("finalizers") or []
         done = meta.get("deletionTimestamp") or translate.is_true(obj, "Finished")
-        if RESOURCE_IN_USE_FINALIZER in finalizers and done and not views.holds_quota(self.engine, key):
+        if (RESOURCE_IN_USE_FINALIZER in finalizers and done and not views.holds_quota(self.engine, key)
+                and self.engine.deleted_job_stopped(key)):
             kept = [f for f in finalizers if f != RESOURCE_IN_USE_FINALIZER]
             patch = {"metadata": {"finalizers": kept, "resourceVersion": meta["resourceVersion"]}}
             try:
@@ -486,6 +541,10 @@ class Controller:
             elif key in self.invalid or (self.engine.state_of(key) is State.INACTIVE
                                          and key not in self.deactivation_seen):
                 self.workload_writes.add(key)
+        for key in self.engine.workload_keys(State.STOPPING):  # a stop the job side has not reported yet
+            if (obj := workloads.get(key)) is not None:
+                self._enqueue_owner(obj)
+                self._release_if_nothing_runs(key, obj)
         for key in [k for k in self.engine.workload_keys() if k not in workloads.store]:
             self.engine.delete_workload(key)
             self._forget(key)

@@ -124,6 +124,10 @@ def _restored(wl: model.Workload, status: dict[str, Any]) -> model.Workload:
             changes["admitted_time"] = parse_time(admitted.get("lastTransitionTime"))
             ready = conditions.get("PodsReady")
             changes["pods_ready"] = ready is not None and ready.get("status") == "True"
+        evicted = conditions.get("Evicted")
+        if evicted is not None and evicted.get("status") == "True":
+            # evicted, its job not yet seen stopped: the engine holds the quota until it is
+            changes["evicted"] = str(evicted.get("reason") or "Evicted")
         checks = status.get("admissionChecks") or []
         changes["check_states"] = {c["name"]: str(c.get("state", "Pending")) for c in checks
                                    if isinstance(c, dict) and c.get("name")}

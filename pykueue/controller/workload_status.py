@@ -133,18 +133,31 @@ def desired_status(view: WorkloadView, obj: dict[str, Any], eviction: Eviction |
     def add(kind: str, status: bool, reason: str, message: str) -> None:
         conditions.append(_condition(kind, status, reason, message, old, stamp, generation))
 
-    holds = view.state in (State.QUOTA_RESERVED, State.ADMITTED, State.FINISHED) and view.admission is not None
+    stopping = view.state is State.STOPPING
+    holds = view.state in (State.QUOTA_RESERVED, State.ADMITTED, State.FINISHED, State.STOPPING) \
+        and view.admission is not None
     status: dict[str, Any] = {}
     if holds:
         assert view.admission is not None
         cq = view.admission.cluster_queue
         add("QuotaReserved", True, "QuotaReserved", f"Quota reserved in ClusterQueue {cq}")
-        if view.state is State.QUOTA_RESERVED:
+        if stopping:
+            # Evicted, its job still stopping: the reservation stays until it has (upstream clears it
+            # then); Admitted stays as it was, Evicted says why.
+            shown = old.get("Admitted") or {}
+            add("Admitted", shown.get("status") == "True", str(shown.get("reason") or "NoReservation"),
+                str(shown.get("message") or "The workload has no reservation"))
+            evicted = old.get("Evicted") or {}
+            if eviction is not None:
+                add("Evicted", True, eviction.reason, eviction.message)
+            elif evicted.get("status") == "True":  # restored: as the API shows it
+                add("Evicted", True, str(evicted.get("reason") or "Evicted"), str(evicted.get("message") or ""))
+        elif view.state is State.QUOTA_RESERVED:
             add("Admitted", False, "UnsatisfiedChecks", "The workload has not all checks ready")
         else:
             add("Admitted", True, "Admitted", "The workload is admitted")
         status["admission"] = admission_status(view.admission, view.spec)
-        if view.evictions:
+        if view.evictions and not stopping:
             add("Evicted", False, "QuotaReserved", "Previously: " + (eviction.message if eviction else "evicted"))
     else:
         # The engine's reason and message (upstream's tiered QuotaReserved=False reasons: Deactivated,
@@ -157,12 +170,12 @@ def desired_status(view: WorkloadView, obj: dict[str, Any], eviction: Eviction |
             add("Requeued", requeued, eviction.reason if not requeued else "Pending",
                 eviction.message if not requeued else "The workload is requeued")
     if eviction is not None and eviction.preemption_reason is not None:
-        add("Preempted", not holds, eviction.preemption_reason,
+        add("Preempted", not holds or stopping, eviction.preemption_reason,
             preempted_message(preemptor_uids, eviction.preemption_reason))
     status["conditions"] = conditions
-    if holds and view.check_states:
+    if holds and not stopping and view.check_states:
         status["admissionChecks"] = _check_states(view.check_states, obj, stamp)
-    elif not holds and (reset := _reset_checks(obj, stamp)):
+    elif (not holds or stopping) and (reset := _reset_checks(obj, stamp)):
         status["admissionChecks"] = reset
     if view.spec.max_execution_seconds is not None and view.accumulated_seconds:
         status["accumulatedPastExecutionTimeSeconds"] = view.accumulated_seconds

@@ -27,6 +27,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -500,6 +501,22 @@ class DevCluster:
         with contextlib.suppress(FileNotFoundError):
             (self.directory / STATE_FILE).unlink()
         return stopped
+
+    @contextlib.contextmanager
+    def paused(self, name: str) -> Iterator[None]:
+        """One of the cluster's processes frozen (SIGSTOP) for the block, then resumed: a controller
+        that lags (kube-controller-manager still counting a suspended Job's pods active, say)."""
+        procs = [p for p in self.processes if p.name == name and p.alive()]
+        if not procs:
+            raise ClusterError(f"no running {name} in this cluster")
+        for proc in procs:
+            os.kill(proc.pid, signal.SIGSTOP)
+        try:
+            yield
+        finally:
+            for proc in procs:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(proc.pid, signal.SIGCONT)
 
     def stop_ray(self, grace: float = 5.0) -> bool:
         """Stop the ray addon's operator (its CRDs and objects stay); whether one was running."""

@@ -90,6 +90,15 @@ class Delete:
 
 
 @dataclass(frozen=True, slots=True)
+class JobStopped:
+    """Nothing of the job runs any more while its Workload still holds an evicted (or deleted)
+    reservation: the quota can be released (upstream clears the admission at this point)."""
+
+    namespace: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class Note:
     """A log line (and nothing else): what the integration did or why it did nothing."""
 
@@ -98,7 +107,7 @@ class Note:
     warning: bool = False
 
 
-Action = CreateWorkload | WorkloadConditions | ReclaimablePods | Patch | Replace | Delete | Note
+Action = CreateWorkload | WorkloadConditions | ReclaimablePods | Patch | Replace | Delete | JobStopped | Note
 
 
 # ---- the interface ---------------------------------------------------------------------------------
@@ -126,6 +135,10 @@ class GenericJob(Protocol):
 
     def finished(self) -> tuple[bool, bool, str]:
         """(finished, succeeded, message)."""
+
+    def is_active(self) -> bool:
+        """Some pod of it may still run (upstream's IsActive): quota it holds after an eviction is
+        released only once this is False."""
 
     def pods_ready(self) -> bool: ...
 
@@ -193,6 +206,13 @@ def admitted(workload: Mapping[str, Any]) -> bool:
     return _is_true(workload, "Admitted") and bool((workload.get("status") or {}).get("admission"))
 
 
+def releasing(workload: Mapping[str, Any]) -> bool:
+    """A reservation being given up: evicted, or the Workload being deleted, with quota still reserved."""
+    if not (workload.get("status") or {}).get("admission") or not _is_true(workload, "QuotaReserved"):
+        return False
+    return _is_true(workload, "Evicted") or bool((workload.get("metadata") or {}).get("deletionTimestamp"))
+
+
 def infos_for(workload: Mapping[str, Any], flavors: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """What the admission injects into each pod set: its flavors' node labels and tolerations."""
     infos = []
@@ -207,6 +227,14 @@ def infos_for(workload: Mapping[str, Any], flavors: Mapping[str, Mapping[str, An
 def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
               flavors: Mapping[str, Mapping[str, Any]]) -> list[Action]:
     """The writes that make ``job`` follow ``workload`` (None when there is none yet), in upstream's order."""
+    if workload is not None and releasing(workload) and not _is_true(workload, "Finished"):
+        # Upstream's steps 1.1 and 6: stop the job first; its quota goes once nothing of it runs.
+        meta = workload["metadata"]
+        actions = job.finalize() if job.deleting() else job.stop(workload, _is_true(workload, "Evicted"))
+        if (job.is_suspended() or job.deleting()) and not job.is_active():
+            # Seen stopped in the cache (suspended, so nothing will start it again), nothing active.
+            actions.append(JobStopped(meta["namespace"], meta["name"]))
+        return actions
     if job.deleting():
         return job.finalize()
     if workload is not None and _is_true(workload, "Finished"):

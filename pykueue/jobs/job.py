@@ -78,6 +78,10 @@ class Job(SuspendFlag):
     def pods_ready(self) -> bool:
         return pods_ready(self.obj)
 
+    def is_active(self) -> bool:
+        """As upstream's: the Job controller still counts active pods (terminating ones are not)."""
+        return bool((self.obj.get("status") or {}).get("active"))
+
     def reclaimable_pods(self) -> dict[str, int]:
         return reclaimable_pods(self.obj)
 

@@ -188,6 +188,12 @@ def suspended(pod: Mapping[str, Any]) -> bool:
     return terminated(pod) or gated(pod)
 
 
+def active(pod: Mapping[str, Any]) -> bool:
+    """Its containers may run: released from the gate and not yet Succeeded or Failed (a terminating
+    Pod counts until it is, as upstream's Pod integration without fast quota release)."""
+    return not suspended(pod)
+
+
 def ready(pod: Mapping[str, Any]) -> bool:
     for cond in (pod.get("status") or {}).get("conditions") or []:
         if cond.get("type") == "Ready":
@@ -275,6 +281,9 @@ class Pod(OneObject):
     def pods_ready(self) -> bool:
         return ready(self.pod)
 
+    def is_active(self) -> bool:
+        return active(self.pod)
+
     def reclaimable_pods(self) -> dict[str, int]:
         return {}
 
@@ -352,6 +361,9 @@ class PodGroup:
         if total and (succeeded == total or (not active and unretriable)):
             return True, True, f"Pods succeeded: {succeeded}/{total}."
         return False, False, ""
+
+    def is_active(self) -> bool:
+        return any(active(p) for p in self.pods)
 
     def pods_ready(self) -> bool:
         return bool(self.pods) and all(ready(p) for p in self.pods if not terminated(p) or phase(p) == "Failed")

@@ -113,6 +113,15 @@ class RayObject(SuspendFlag):
             return False, False, ""
         return True, status.get("jobStatus") == SUCCEEDED, status.get("message") or ""
 
+    def is_active(self) -> bool:
+        """Running, or suspended while KubeRay has not yet reported its Pods gone."""
+        if not self.is_suspended():
+            return True
+        status = self._status()
+        if self.kind == RAY_JOB:
+            return status.get("jobDeploymentStatus") not in (None, "", "New", "Suspended", *FINISHED_DEPLOYMENT)
+        return status.get("state") not in (None, "", "suspended")
+
     def pods_ready(self) -> bool:
         status = self._status()
         cluster = (status.get("rayClusterStatus") or {}) if self.kind == RAY_JOB else status

@@ -78,11 +78,35 @@ def test_a_release_after_eviction_is_written_in_the_engines_words() -> None:
     asyncio.run(ctl.status_writer.write("ns/a"))
     assert quota_reserved(kube.applied[-1])["status"] == "True"
     ctl.engine.evict("ns/a", "Preempted", ctl.now_us() + 1, requeue_after_us=60_000_000)
+    ctl.engine.job_stopped("ns/a", ctl.now_us() + 2)  # a bare Workload: nothing of it runs
     assert ctl.engine.state_of("ns/a") is State.PENDING and not ctl.engine.has_own_answer("ns/a")
     asyncio.run(ctl.status_writer.write("ns/a"))
     released = quota_reserved(kube.applied[-1])
     assert released["status"] == "False"
     assert "Quota reserved" not in released["message"] and released["reason"] != "QuotaReserved", released
+
+
+def test_an_evicted_workload_whose_job_still_runs_keeps_its_reservation_in_the_api() -> None:
+    """Evicted while its job still runs (State.STOPPING): the API keeps the admission and
+    QuotaReserved=True, says Evicted=True, and keeps Admitted as it was; the release follows the stop."""
+    ctl, kube = controller_with(workload("a", "3"))
+    ctl.run_cycle()
+    asyncio.run(ctl.status_writer.write("ns/a"))
+    ctl.informers["workloads"].objects["ns/a"] = {**workload("a", "3"), "status": kube.applied[-1]["status"]}  # type: ignore[attr-defined]
+    ctl.engine.evict("ns/a", "PodsReadyTimeout", ctl.now_us() + 1, message="Exceeded the PodsReady timeout ns/a")
+    ctl.run_cycle()  # the eviction's event reaches the writer
+    assert ctl.engine.state_of("ns/a") is State.STOPPING
+    asyncio.run(ctl.status_writer.write("ns/a"))
+    status = kube.applied[-1]["status"]
+    conditions = {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]}
+    assert status["admission"]["clusterQueue"] == "cq"
+    assert conditions["QuotaReserved"] == ("True", "QuotaReserved")
+    assert conditions["Admitted"] == ("True", "Admitted")
+    assert conditions["Evicted"] == ("True", "PodsReadyTimeout")
+    ctl.engine.job_stopped("ns/a", ctl.now_us() + 2)
+    asyncio.run(ctl.status_writer.write("ns/a"))
+    status = kube.applied[-1]["status"]
+    assert "admission" not in status and quota_reserved(kube.applied[-1])["status"] == "False"
 
 
 def test_only_the_tried_workload_of_two_equals_is_written() -> None:

@@ -8,7 +8,16 @@ import copy
 from typing import Any
 
 from pykueue.jobs import framework, pods
-from pykueue.jobs.framework import CreateWorkload, Delete, Note, Patch, Replace, WorkloadConditions, reconcile
+from pykueue.jobs.framework import (
+    CreateWorkload,
+    Delete,
+    JobStopped,
+    Note,
+    Patch,
+    Replace,
+    WorkloadConditions,
+    reconcile,
+)
 from pykueue.jobs.job import Job
 
 FLAVORS = {"on-demand": {"metadata": {"name": "on-demand"}, "spec": {"nodeLabels": {"instance": "on-demand"}}}}
@@ -73,6 +82,41 @@ def test_an_admitted_job_starts_on_its_flavor_and_a_released_one_is_restored() -
     assert restore.change is not None
     restored = restore.change(copy.deepcopy(start.obj))
     assert restored["spec"]["suspend"] is True and "nodeSelector" not in restored["spec"]["template"]["spec"]
+
+
+def _evicted(name: str, **meta: Any) -> dict[str, Any]:
+    """Evicted while its job may still run: the reservation is still in the status (upstream clears
+    it once the job is inactive)."""
+    workload = _admitted(name, count=2, extra=({"type": "Evicted", "status": "True", "reason": "Preempted"},))
+    workload["metadata"].update(meta)
+    workload["spec"] = Job(_job(True)).build_workload()["spec"]
+    return workload
+
+
+def test_an_evicted_job_is_stopped_and_its_quota_released_only_once_no_pod_is_active() -> None:
+    running = _job(suspend=False)
+    running["status"] = {"active": 2}
+    evicted = _evicted(Job(running).workload_name())
+    actions = reconcile(Job(running), evicted, FLAVORS)  # Admitted=True too: evicted comes first
+    assert isinstance(actions[0], Patch) and actions[0].body == {"spec": {"suspend": True}}
+    assert not any(isinstance(a, JobStopped) for a in actions)
+    suspended = {**running, "spec": {**running["spec"], "suspend": True}}
+    assert reconcile(Job(suspended), evicted, FLAVORS) == []  # the Job controller still counts 2 pods
+    suspended["status"] = {"active": 0}
+    assert reconcile(Job(suspended), evicted, FLAVORS) == [JobStopped("ns", Job(running).workload_name())]
+
+
+def test_a_deleted_workloads_job_is_stopped_before_its_quota_goes() -> None:
+    running = _job(suspend=False)
+    running["status"] = {"active": 2}
+    deleting = _admitted(Job(running).workload_name(), count=2)
+    deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    deleting["spec"] = Job(_job(True)).build_workload()["spec"]
+    actions = reconcile(Job(running), deleting, FLAVORS)
+    assert isinstance(actions[0], Patch) and actions[0].body == {"spec": {"suspend": True}}
+    assert not any(isinstance(a, JobStopped) for a in actions)
+    stopped = {**running, "spec": {**running["spec"], "suspend": True}, "status": {}}
+    assert reconcile(Job(stopped), deleting, FLAVORS) == [JobStopped("ns", Job(running).workload_name())]
 
 
 def test_a_finished_job_finishes_its_workload() -> None:
@@ -165,6 +209,16 @@ def test_an_evicted_pod_is_marked_and_deleted_and_its_finalizer_goes_with_it() -
     deleting = pods.Pod(_pod(gated=False, phase="Running", deletionTimestamp="2026-01-01T00:00:00Z"))
     (finalize,) = reconcile(deleting, evicted, FLAVORS)
     assert isinstance(finalize, Patch) and finalize.body["metadata"]["finalizers"] is None
+
+
+def test_an_evicted_pods_quota_goes_once_it_has_terminated() -> None:
+    pod = _pod(gated=False, phase="Running", deletionTimestamp="2026-01-01T00:00:00Z")
+    name = pods.Pod(pod).workload_name()
+    holding = _admitted(name, extra=({"type": "Evicted", "status": "True", "reason": "Preempted"},))
+    actions = reconcile(pods.Pod(pod), holding, FLAVORS)
+    assert not any(isinstance(a, JobStopped) for a in actions)  # terminating, its containers may run
+    pod["status"]["phase"] = "Failed"
+    assert JobStopped("ns", name) in reconcile(pods.Pod(pod), holding, FLAVORS)
 
 
 def test_a_pending_gated_pod_is_left_as_it_is() -> None:

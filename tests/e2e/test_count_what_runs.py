@@ -1,0 +1,106 @@
+"""Quota follows what the cluster runs, not what the engine decided (issue 37): an evicted or deleted
+workload's quota is released only once its Job has stopped. kube-controller-manager is frozen
+(SIGSTOP) to make the Job controller lag: a suspended Job then keeps counting its pods active, and
+kwok keeps them Running, as a slow cluster would. What runs is counted from the Jobs and Pods
+(``running.Sampler``), never from the Workload status the controller writes."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.conftest import Kueue, condition, eventually, is_true
+from tests.e2e.running import Sampler
+from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, job, local_queue, priority_classes, running
+
+pytestmark = pytest.mark.e2e
+
+
+def _preempting(kueue: Kueue, ns: str) -> Sampler:
+    """A 4 cpu queue that preempts by priority, a low-priority Job of two 2 cpu pods running (both
+    pods active), then a high-priority 3 cpu Job while the Job controller is frozen."""
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(priority_classes(ns))
+    kueue.apply(cluster_queue(ns, "4", preemption="{withinClusterQueue: LowerPriority}"))
+    kueue.apply(local_queue(ns, ns))
+    kueue.apply(job("low", ns, "2", pods=2, priority_class=f"{ns}-low"))
+    sampler = Sampler(kueue, ns)
+    eventually(lambda: ((kueue.get("job", "low", ns) or {}).get("status") or {}).get("active") == 2,
+               what="low's two pods active")
+    return sampler
+
+
+def _victim_evicted_and_suspended(kueue: Kueue, ns: str) -> bool:
+    """The controller has acted: low's Workload says Evicted, low is suspended, and high's Workload
+    says it waits for the preemption."""
+    victim, preemptor, low = kueue.workload_of("low", ns), kueue.workload_of("high", ns), kueue.get("job", "low", ns)
+    waiting = condition(preemptor, "QuotaReserved") or {}
+    return bool(is_true(victim, "Evicted") and low and low["spec"].get("suspend")
+                and "Pending the preemption of 1 workload(s)" in waiting.get("message", ""))
+
+
+def test_preemptor_waits_while_the_victims_pods_still_run(kueue: Kueue, ns: str) -> None:
+    sampler = _preempting(kueue, ns)
+    with kueue.cluster.paused("kube-controller-manager"):
+        kueue.apply(job("high", ns, "3", priority_class=f"{ns}-high"))
+        eventually(lambda: sampler.sample() is not None and _victim_evicted_and_suspended(kueue, ns),
+                   what="low evicted and suspended, high waiting for it")
+        # The victim still holds its quota in the API while its pods run
+        victim = kueue.workload_of("low", ns)
+        assert is_true(victim, "QuotaReserved") and victim["status"]["admission"]["clusterQueue"] == ns
+        assert kueue.get("job", "low", ns)["status"]["active"] == 2
+        assert not running(kueue, "high", ns)
+        assert sampler.sample() == 4000  # low's two pods, not high beside them
+    eventually(lambda: sampler.sample() is not None and running(kueue, "high", ns), what="high running")
+    eventually(lambda: not is_true(kueue.workload_of("low", ns), "QuotaReserved"), what="low released")
+    assert sampler.peak <= 4000, f"ran {sampler.peak} milli-cpu on a 4 cpu queue"
+
+
+def test_a_restarted_controller_keeps_holding_a_victim_that_still_runs(kueue: Kueue, ns: str) -> None:
+    sampler = _preempting(kueue, ns)
+    with kueue.cluster.paused("kube-controller-manager"):
+        kueue.apply(job("high", ns, "3", priority_class=f"{ns}-high"))
+        eventually(lambda: sampler.sample() is not None and _victim_evicted_and_suspended(kueue, ns),
+                   what="low evicted and suspended, high waiting for it")
+        kueue.stop(kill=True)
+        kueue.start()  # restores low as evicted and still holding its quota
+
+        def tried_again() -> bool:
+            # the restarted controller has tried high: without the victim it waited for in memory, it
+            # says why high does not fit (low's quota is still held)
+            message = (condition(kueue.workload_of("high", ns), "QuotaReserved") or {}).get("message", "")
+            return sampler.sample() is not None and "Pending the preemption" not in message
+        eventually(tried_again, what="high tried by the restarted controller")
+        victim = kueue.workload_of("low", ns)
+        assert is_true(victim, "QuotaReserved") and is_true(victim, "Evicted")
+        assert not running(kueue, "high", ns) and sampler.sample() == 4000
+    eventually(lambda: sampler.sample() is not None and running(kueue, "high", ns), what="high running")
+    assert sampler.peak <= 4000, f"ran {sampler.peak} milli-cpu on a 4 cpu queue"
+
+
+def test_a_deleted_workload_holds_its_quota_until_it_is_gone(kueue: Kueue, ns: str) -> None:
+    """A 2 cpu queue runs `a` (2 cpu); `b` (2 cpu) waits. a's Workload is deleted while another
+    finalizer keeps it: a is stopped first, and b starts only once a's Workload is gone."""
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(cluster_queue(ns, "2"))
+    kueue.apply(local_queue(ns, ns))
+    kueue.apply(job("a", ns, "2"))
+    eventually(lambda: running(kueue, "a", ns), what="a running")
+    kueue.apply(job("b", ns, "2"))
+    eventually(lambda: kueue.workload_of("b", ns) is not None, what="b's workload")
+    sampler = Sampler(kueue, ns)
+    name = kueue.workload_of("a", ns)["metadata"]["name"]
+    kueue.cluster.kubectl("patch", "workload", name, "-n", ns, "--type=json", "-p",
+                          '[{"op": "add", "path": "/metadata/finalizers/-", "value": "example.com/hold"}]')
+    kueue.cluster.kubectl("delete", "workload", name, "-n", ns, "--wait=false")
+
+    def stopped_and_finalized() -> bool:
+        sampler.sample()
+        wl, a = kueue.get("workload", name, ns), kueue.get("job", "a", ns)
+        return bool(wl and a and a["spec"].get("suspend") and not (a.get("status") or {}).get("active")
+                    and wl["metadata"]["finalizers"] == ["example.com/hold"])
+    # the signal that the controller has seen a stop: it took its own finalizer off the Workload
+    eventually(stopped_and_finalized, what="a stopped and kueue's finalizer gone from its Workload")
+    assert not running(kueue, "b", ns), "b started while a's Workload still holds the quota"
+    kueue.cluster.kubectl("patch", "workload", name, "-n", ns, "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
+    eventually(lambda: sampler.sample() is not None and running(kueue, "b", ns), what="b running")
+    assert sampler.peak <= 2000, f"ran {sampler.peak} milli-cpu on a 2 cpu queue"
