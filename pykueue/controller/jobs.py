@@ -26,7 +26,7 @@ log = logging.getLogger("pykueue.jobs")
 MANAGER = "kueue-job-controller"
 RECLAIMABLE_PODS_MANAGER = "kueue-reclaimable-pods"
 GROUP_PREFIX = "group:"  # a pod group's key in the work queue: group:<namespace>/<group name>
-RESOURCES = {"Job": r.JOB, "Pod": r.POD, "RayCluster": r.RAY_CLUSTER, "RayJob": r.RAY_JOB}
+RESOURCES = {"Job": r.JOB, "Pod": r.POD, "RayCluster": r.RAY_CLUSTER, "RayJob": r.RAY_JOB, "Workload": r.WORKLOAD}
 Store = dict[str, dict[str, Any]]
 
 

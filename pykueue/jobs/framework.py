@@ -224,6 +224,48 @@ def infos_for(workload: Mapping[str, Any], flavors: Mapping[str, Mapping[str, An
     return infos
 
 
+# The kinds whose Workload is checked against the job on every reconcile (upstream's EquivalentToWorkload).
+# Pods and pod groups are left out: their Workload is built from Pods that come and go.
+EQUIVALENCE_KINDS = frozenset({"Job"})
+
+
+def _requests(pod_set: Mapping[str, Any]) -> list[tuple[Any, Any]]:
+    spec = (pod_set.get("template") or {}).get("spec") or {}
+    return [(c.get("name"), (c.get("resources") or {}).get("requests") or {})
+            for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]]
+
+
+def mismatch(job: GenericJob, workload: Mapping[str, Any]) -> str | None:
+    """How the job no longer matches its Workload (pod sets, counts, minCount, requests, execution
+    limit), or None. A running job is compared with what its admission runs (a partial admission runs
+    fewer pods than the Workload asks for), as upstream's expectedRunningPodSets."""
+    try:
+        built = job.build_workload()
+    except ValueError:
+        return None  # the job cannot be turned into a Workload: nothing to compare with
+    if built is None:
+        return None
+    want, have = built["spec"]["podSets"], (workload.get("spec") or {}).get("podSets") or []
+    if not have:
+        return None  # no pod sets to compare with (a Workload always has some)
+    if [p.get("name") for p in want] != [p.get("name") for p in have]:
+        return "its pod sets changed"
+    running: dict[str, Any] = {}
+    if admitted(workload) and not job.is_suspended():
+        running = {a.get("name"): a.get("count") for a in workload["status"]["admission"].get("podSetAssignments") or []}
+    for w, h in zip(want, have, strict=True):
+        count = running.get(h.get("name")) or h.get("count", 1)
+        if w.get("count", 1) != count:
+            return f"pod set {w.get('name')}: count {w.get('count', 1)}, the Workload's {count}"
+        if w.get("minCount") != h.get("minCount"):
+            return f"pod set {w.get('name')}: minCount changed"
+        if _requests(w) != _requests(h):
+            return f"pod set {w.get('name')}: resource requests changed"
+    if built["spec"].get("maximumExecutionTimeSeconds") != (workload.get("spec") or {}).get("maximumExecutionTimeSeconds"):
+        return "maximumExecutionTimeSeconds changed"
+    return None
+
+
 def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
               flavors: Mapping[str, Mapping[str, Any]]) -> list[Action]:
     """The writes that make ``job`` follow ``workload`` (None when there is none yet), in upstream's order."""
@@ -239,6 +281,15 @@ def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
         return job.finalize()
     if workload is not None and _is_true(workload, "Finished"):
         return job.finalize()
+    if workload is not None and (workload.get("metadata") or {}).get("deletionTimestamp"):
+        return []  # going: a new one is made once it is gone
+    if workload is not None and job.kind in EQUIVALENCE_KINDS and (why := mismatch(job, workload)) is not None:
+        # Upstream's ensureOneWorkload: a running job is stopped, the Workload deleted (its quota counts
+        # until the job has stopped and it is gone) and a new one made for the job as it is now.
+        meta = workload["metadata"]
+        stop = [] if job.is_suspended() else job.stop(workload, False)
+        return [*stop, Delete("Workload", meta["namespace"], meta["name"]),
+                Note("workload no longer matches its job; replaced", {"object": job.describe(), "why": why})]
     cleanup = job.cleanup()
     if cleanup:
         return cleanup

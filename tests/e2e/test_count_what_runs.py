@@ -104,3 +104,29 @@ def test_a_deleted_workload_holds_its_quota_until_it_is_gone(kueue: Kueue, ns: s
     kueue.cluster.kubectl("patch", "workload", name, "-n", ns, "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
     eventually(lambda: sampler.sample() is not None and running(kueue, "b", ns), what="b running")
     assert sampler.peak <= 2000, f"ran {sampler.peak} milli-cpu on a 2 cpu queue"
+
+
+def test_a_running_job_whose_parallelism_grew_is_stopped_and_requeued(kueue: Kueue, ns: str) -> None:
+    """A 2 cpu queue runs `grow` (1 pod of 1 cpu, 4 completions); its parallelism is raised to 4. As
+    upstream, the Job is stopped and its Workload replaced by one for 4 pods (4 cpu), which waits: the
+    queue never runs more than 2 cpu."""
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(cluster_queue(ns, "2"))
+    kueue.apply(local_queue(ns, ns))
+    kueue.apply(job("grow", ns, "1").replace("completions: 1", "completions: 4"))
+    eventually(lambda: running(kueue, "grow", ns), what="grow running")
+    first = kueue.workload_of("grow", ns)["metadata"]["uid"]
+    sampler = Sampler(kueue, ns)
+    kueue.cluster.kubectl("patch", "job", "grow", "-n", ns, "--type=merge", "-p", '{"spec":{"parallelism":4}}')
+
+    def replaced_and_waiting() -> bool:
+        sampler.sample()
+        wl = kueue.workload_of("grow", ns)
+        waiting = condition(wl, "QuotaReserved") or {}
+        return bool(wl and wl["metadata"]["uid"] != first and wl["spec"]["podSets"][0]["count"] == 4
+                    and waiting.get("status") == "False" and waiting.get("message"))
+    eventually(replaced_and_waiting, what="a new Workload for 4 pods, told why it waits")
+    grow = kueue.get("job", "grow", ns)
+    assert grow["spec"]["suspend"] is True and grow["spec"]["parallelism"] == 4
+    assert "insufficient" in condition(kueue.workload_of("grow", ns), "QuotaReserved")["message"]
+    assert sampler.sample() == 0 and sampler.peak <= 2000, f"ran {sampler.peak} milli-cpu on a 2 cpu queue"

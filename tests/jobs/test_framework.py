@@ -119,6 +119,43 @@ def test_a_deleted_workloads_job_is_stopped_before_its_quota_goes() -> None:
     assert reconcile(Job(stopped), deleting, FLAVORS) == [JobStopped("ns", Job(running).workload_name())]
 
 
+def _with_spec(workload: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
+    workload["spec"] = Job(job).build_workload()["spec"]
+    return workload
+
+
+def test_a_running_job_whose_parallelism_grew_is_stopped_and_its_workload_replaced() -> None:
+    """Upstream's EquivalentToWorkload: the Job now asks for 4 pods, its Workload admitted 2."""
+    admitted_for = _job(suspend=False)
+    workload = _with_spec(_admitted(Job(admitted_for).workload_name(), count=2), admitted_for)
+    grown = copy.deepcopy(admitted_for)
+    grown["spec"]["parallelism"] = 4
+    actions = reconcile(Job(grown), workload, FLAVORS)
+    assert isinstance(actions[0], Patch) and actions[0].body == {"spec": {"suspend": True}}
+    delete = next(a for a in actions if isinstance(a, Delete))
+    assert (delete.kind, delete.name) == ("Workload", Job(grown).workload_name())
+    assert reconcile(Job(admitted_for), workload, FLAVORS) == []  # unchanged: nothing to do
+
+
+def test_a_partially_admitted_job_matches_its_admitted_count() -> None:
+    job = _job(suspend=False)  # running 1 of its 2 pods: the admission's count
+    job["spec"]["parallelism"] = 1
+    workload = _with_spec(_admitted(Job(job).workload_name(), count=1), _job(suspend=True))
+    assert workload["spec"]["podSets"][0]["count"] == 2
+    assert not any(isinstance(a, Delete) for a in reconcile(Job(job), workload, FLAVORS))
+
+
+def test_a_pending_job_whose_requests_changed_gets_a_new_workload() -> None:
+    job = _job(suspend=True)
+    workload = _with_spec(_pending(Job(job).workload_name()), job)
+    changed = copy.deepcopy(job)
+    changed["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "3"
+    (delete, note) = reconcile(Job(changed), workload, FLAVORS)
+    assert isinstance(delete, Delete) and delete.kind == "Workload" and isinstance(note, Note)
+    workload["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    assert reconcile(Job(changed), workload, FLAVORS) == []  # waits for it to go, then creates anew
+
+
 def test_a_finished_job_finishes_its_workload() -> None:
     job = _job(suspend=False)
     job["status"] = {"conditions": [{"type": "Complete", "status": "True", "message": "done"}]}

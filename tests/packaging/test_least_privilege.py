@@ -29,6 +29,7 @@ from pykueue.devcluster.cluster import DevCluster, Process, free_port
 from pykueue.manifests import render
 from tests.conftest import E2E_NODES
 from tests.e2e import test_controller as e2e
+from tests.e2e import test_count_what_runs as count_what_runs
 from tests.e2e.callers import as_user, front_proxy, https_get, service_account_token, status_reason
 from tests.e2e.conftest import Kueue
 
@@ -74,6 +75,9 @@ test_priority_preemption_suspends_and_restores_the_victim = _recorded(
 test_rejected_admission_check_deactivates = _recorded(e2e.test_rejected_admission_check_deactivates)
 test_stop_policy_set_with_kubectl_patch = _recorded(e2e.test_stop_policy_set_with_kubectl_patch)
 test_admission_check_driven_by_the_test = _recorded(e2e.test_admission_check_driven_by_the_test)
+# A running Job that no longer matches its Workload: the Workload is deleted and made anew (workloads delete).
+test_a_running_job_whose_parallelism_grew_is_stopped_and_requeued = _recorded(
+    count_what_runs.test_a_running_job_whose_parallelism_grew_is_stopped_and_requeued)
 
 
 @_recorded
@@ -218,7 +222,8 @@ def can_i(cluster: DevCluster, *args: str) -> bool:
 def test_service_account_can_do_only_what_it_needs(audited: AuditedCluster, sa_kubeconfig: Path) -> None:
     for args in (("list", "workloads.kueue.x-k8s.io", "-A"), ("patch", "workloads.kueue.x-k8s.io",
                  "--subresource=status", "-n", "team"), ("update", "jobs.batch", "-n", "team"),
-                 ("create", "events", "-n", "team"), ("watch", "namespaces")):
+                 ("create", "events", "-n", "team"), ("watch", "namespaces"),
+                 ("delete", "workloads.kueue.x-k8s.io", "-n", "team")):
         assert can_i(audited, *args), args
     for args in (("get", f"leases.coordination.k8s.io/{LEASE}", "-n", NAMESPACE),  # leader election, one Lease
                  ("update", f"leases.coordination.k8s.io/{LEASE}", "-n", NAMESPACE),
@@ -235,7 +240,7 @@ def test_service_account_can_do_only_what_it_needs(audited: AuditedCluster, sa_k
                  ("get", "configmaps/extension-apiserver-authentication", "-n", "kube-system")):
         assert can_i(audited, *args), args
     for args in (("get", "secrets", "-n", NAMESPACE), ("list", "pods", "-A"), ("create", "pods", "-n", "team"),
-                 ("delete", "jobs.batch", "-n", "team"), ("delete", "workloads.kueue.x-k8s.io", "-n", "team"),
+                 ("delete", "jobs.batch", "-n", "team"),
                  ("update", "clusterqueues.kueue.x-k8s.io"), ("get", "leases.coordination.k8s.io", "-n", NAMESPACE),
                  ("update", f"leases.coordination.k8s.io/{LEASE}", "-n", "team"),
                  ("create", "leases.coordination.k8s.io", "-n", "team"),
