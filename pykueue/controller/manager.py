@@ -77,6 +77,9 @@ class Controller:
         self.invalid: dict[str, str] = {}  # Workloads that bypassed validation: what validation says
         self.deactivation_seen: set[str] = set()  # Kueue deactivated these and the API has shown it
         self.unevaluated: dict[str, None] = {}  # new pending workloads: their status waits for a pass
+        # metadata.generation of each Workload's spec as the engine last took it: a status-only update
+        # keeps it, so only a real spec change is converted again (upstream reads every update)
+        self.generations: dict[str, int] = {}
         self.kick_wake = asyncio.Event()
         self.jobs = WorkQueue()
         self.pod_work = WorkQueue()  # plain Pods and pod groups (PodKeys)
@@ -261,6 +264,7 @@ class Controller:
                 return
             self.invalid.pop(key, None)
             engine.add_workload(converted, now)
+            self.generations[key] = obj["metadata"].get("generation") or 0
             if engine.state_of(key) is State.STOPPING:
                 self._release_if_nothing_runs(key, obj)  # restored evicted: its job may be gone already
             if engine.state_of(key) is not State.ADMITTED:
@@ -285,6 +289,9 @@ class Controller:
             if RESOURCE_IN_USE_FINALIZER in (obj["metadata"].get("finalizers") or []):
                 self.workload_writes.add(key)
             changed = True
+        if (obj["metadata"].get("generation") or 0) != self.generations.get(key) and state is not State.FINISHED:
+            changed |= self._spec_changed(key, obj, now)
+            state = views.admitted_state(engine, key)
         w = views.snapshot(engine, key)  # one snapshot for the rest: each step below moves its own field
         if w is not None:
             # spec.active, level-triggered: the engine follows the API, except while Kueue's own
@@ -325,6 +332,21 @@ class Controller:
             self.status_writer.mark(key)
             self.queues_dirty.set()  # usage and counts moved even when no scheduling decision follows
             self.kick()
+
+    def _spec_changed(self, key: str, obj: dict[str, Any], now: int) -> bool:
+        """A new generation of the Workload's spec: the engine takes the new queue, priority, pod sets
+        and execution limit (``Engine.update_workload``). One that fails validation now is reported on
+        itself; while it holds quota it stays counted as it was, otherwise it leaves the queues."""
+        self.generations[key] = obj["metadata"].get("generation") or 0
+        converted, problems = translate.workload(obj, list(self.classes_by_key.values()), self.converted)
+        if converted is None:
+            self._report_invalid(key, obj, "; ".join(problems))
+            if not views.holds_quota(self.engine, key) and self.engine.state_of(key) is not State.STOPPING:
+                self.engine.delete_workload(key)
+                return True
+            return False
+        self.invalid.pop(key, None)
+        return self.engine.update_workload(converted, now)
 
     def job_stopped(self, key: str) -> None:
         """The job side saw the job of an evicted (or deleted) Workload stopped: its quota is released
@@ -558,6 +580,7 @@ class Controller:
         self.deactivation_seen.discard(key)
         self.unevaluated.pop(key, None)
         self.invalid.pop(key, None)
+        self.generations.pop(key, None)
 
     def _job_error(self, key: str, exc: Exception) -> None:
         log.warning("job not reconciled; retrying", extra={"fields": {"job": key, "error": str(exc)}})

@@ -419,6 +419,51 @@ class Engine:
         if self.awaiting:
             self.awaiting.pop(key, None)
 
+    def update_workload(self, spec: model.Workload, now: int) -> bool:
+        """The Workload's spec changed (upstream's workload controller reads every update): a pending or
+        inactive one takes the new queue, priority, pod sets and execution limit and is queued again
+        by them; one holding quota takes its new priority and execution limit (its pod sets are
+        immutable while it does). Returns whether anything changed."""
+        info = self.workloads.get(spec.key)
+        if info is None or info.state is State.FINISHED:
+            return False
+        old = info.spec
+        if info.holds_usage:
+            if (spec.priority, spec.priority_class_name, spec.max_execution_seconds) == (
+                    old.priority, old.priority_class_name, old.max_execution_seconds):
+                return False
+            cq = self.cqs.get(info.cluster_queue or "")
+            candidate = cq is not None and info.key in cq.admitted
+            if candidate:
+                cq.remove_admitted(info)  # its place among the preemption candidates moves
+            info.spec = replace(old, priority=spec.priority, priority_class_name=spec.priority_class_name,
+                                priority_class_source=spec.priority_class_source,
+                                max_execution_seconds=spec.max_execution_seconds)
+            if candidate:
+                cq.add_admitted(info)
+            if info.state is State.ADMITTED and spec.max_execution_seconds != old.max_execution_seconds:
+                self.timers.cancel(info.key, Deadline.MAX_EXECUTION)
+                self._arm_admitted_timers(info, now)
+            return True
+        fields = (spec.queue_name, spec.pod_sets, spec.priority, spec.priority_class_name, spec.max_execution_seconds)
+        if fields == (old.queue_name, old.pod_sets, old.priority, old.priority_class_name, old.max_execution_seconds):
+            return False
+        pending = info.state is State.PENDING
+        if pending:
+            self.queues.unqueue(info)
+        self._count(info, -1)
+        info.spec = replace(old, queue_name=spec.queue_name, pod_sets=spec.pod_sets, priority=spec.priority,
+                            priority_class_name=spec.priority_class_name,
+                            priority_class_source=spec.priority_class_source,
+                            max_execution_seconds=spec.max_execution_seconds)
+        info.lq_key = self.shared(f"{spec.namespace}/{spec.queue_name}")
+        info.hash = self.shared(scheduling_hash(info.spec, self.shared))
+        self._count(info, 1)
+        if pending:
+            info.set_reason(PENDING_EVALUATION, "")
+            self.queues.place(info)
+        return True
+
     def workload_deleting(self, key: str, now: int) -> None:
         """The Workload is being deleted (a deletionTimestamp, a finalizer still on it): nothing more is
         admitted for it, its job is stopped, and quota it holds counts until the object is gone

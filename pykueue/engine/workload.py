@@ -154,7 +154,7 @@ class WorkloadInfo:
         share = shared if shared is not None else _unshared
         self.spec = spec
         self.key = spec.key
-        # NAMESPACE/NAME of its LocalQueue; a spec is only ever replaced with the same queue name.
+        # NAMESPACE/NAME of its LocalQueue (Engine.update_workload moves it with a new queue name).
         self.lq_key = share(f"{spec.namespace}/{spec.queue_name}")
         self.seq = seq  # document order: the final tie-breaker everywhere
         self.cluster_queue: str | None = None  # resolved through the LocalQueue

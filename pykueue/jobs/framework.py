@@ -266,6 +266,18 @@ def mismatch(job: GenericJob, workload: Mapping[str, Any]) -> str | None:
     return None
 
 
+def new_queue(job: GenericJob, workload: Mapping[str, Any]) -> str | None:
+    """The queue a suspended job's label names now, when its Workload (holding no quota) names another."""
+    if not job.is_suspended() or (workload.get("status") or {}).get("admission"):
+        return None
+    try:
+        built = job.build_workload()
+    except ValueError:
+        return None
+    queue = (built or {}).get("spec", {}).get("queueName")
+    return queue if queue and queue != (workload.get("spec") or {}).get("queueName") else None
+
+
 def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
               flavors: Mapping[str, Mapping[str, Any]]) -> list[Action]:
     """The writes that make ``job`` follow ``workload`` (None when there is none yet), in upstream's order."""
@@ -290,6 +302,11 @@ def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
         stop = [] if job.is_suspended() else job.stop(workload, False)
         return [*stop, Delete("Workload", meta["namespace"], meta["name"]),
                 Note("workload no longer matches its job; replaced", {"object": job.describe(), "why": why})]
+    if workload is not None and job.kind in EQUIVALENCE_KINDS and (queue := new_queue(job, workload)) is not None:
+        # Upstream updates a suspended job's Workload in place: it keeps its place (creation time).
+        meta = workload["metadata"]
+        return [Patch("Workload", meta["namespace"], meta["name"], {"spec": {"queueName": queue}}),
+                Note("job changed queues; workload updated", {"object": job.describe(), "queue": queue})]
     cleanup = job.cleanup()
     if cleanup:
         return cleanup

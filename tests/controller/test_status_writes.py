@@ -120,3 +120,21 @@ def test_only_the_tried_workload_of_two_equals_is_written() -> None:
     told = kube.applied[0]
     assert "insufficient" in quota_reserved(told)["message"]
     assert {ctl.engine.has_own_answer("ns/a"), ctl.engine.has_own_answer("ns/b")} == {True, False}
+
+
+def test_a_new_spec_generation_is_read_and_a_status_update_is_not_converted_again() -> None:
+    """A pending 6 cpu Workload on a 4 cpu queue is edited to ask for 2 cpu (generation 2): the engine
+    takes the new pod sets and admits it. A status-only update (same generation) is not converted."""
+    ctl, _ = controller_with(workload("a", "6"))
+    ctl.run_cycle()
+    assert ctl.engine.state_of("ns/a") is State.PENDING
+    status_only = {**workload("a", "6"), "status": {"conditions": []}}
+    converted = dict(ctl.converted)
+    ctl.on_workload("MODIFIED", None, status_only)
+    assert ctl.converted == converted  # nothing converted for a status update
+    edited = workload("a", "2")
+    edited["metadata"]["generation"] = 2
+    ctl.on_workload("MODIFIED", None, edited)
+    ctl.run_cycle()
+    assert ctl.engine.state_of("ns/a") is State.ADMITTED
+    assert ctl.engine.usage_of("cq") == {("default", "cpu"): 2000}

@@ -345,3 +345,13 @@ def test_a_group_never_releases_more_pods_than_its_admission_holds() -> None:
                                          _member("b", gated=False, phase="Running"), _member("c")])
     released = [a.name for a in reconcile(replaced, admitted, FLAVORS) if isinstance(a, Patch)]
     assert released == ["c"]
+
+
+def test_a_suspended_job_moved_to_another_queue_moves_its_workload() -> None:
+    job = _job(suspend=True)
+    workload = _with_spec(_pending(Job(job).workload_name()), job)
+    moved = copy.deepcopy(job)
+    moved["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "other"
+    (patch, note) = reconcile(Job(moved), workload, FLAVORS)
+    assert isinstance(patch, Patch) and (patch.kind, patch.body) == ("Workload", {"spec": {"queueName": "other"}})
+    assert reconcile(Job(job), workload, FLAVORS) == []
