@@ -44,8 +44,9 @@ from pykueue.api.configuration import config_v1beta1, config_v1beta2
 from pykueue.api.documents import ReadError, expand_paths, parse_file, read_text
 from pykueue.api.fastyaml import DocumentReader
 from pykueue.api.inputs import Change, Inputs, Problem, Source, SubmittedWorkload, UnmanagedJob
-from pykueue.api.kinds import API_VERSIONS, CONFIG_V1BETA1, REGISTRY, KindSpec
+from pykueue.api.kinds import API_VERSIONS, CONFIG_V1BETA1, KUEUE_V1BETA1, REGISTRY, KindSpec
 from pykueue.api.models import kueue_v1beta1 as v1
+from pykueue.api.models import kueue_v1beta2 as v2
 from pykueue.api.models.base import validation_errors
 from pykueue.api.models.meta import ObjectMeta
 from pykueue.api.names import generated_name
@@ -935,3 +936,14 @@ def load_documents(
         loader.run(docs)
     loader.inputs.warnings = loader.sorted_warnings()
     return loader.inputs, loader.sorted_problems()
+
+
+def read_workload(raw: dict[str, Any]) -> Any:
+    """One Workload manifest (status included) as its v1beta2 model, or None when it does not parse:
+    what the validating webhook compares on an update (``validation.workload_update``)."""
+    try:
+        if raw.get("apiVersion") == KUEUE_V1BETA1:
+            return v1.Workload.model_validate(raw).to_v1beta2()
+        return v2.Workload.model_validate(raw)
+    except ValidationError:
+        return None

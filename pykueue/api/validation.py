@@ -630,3 +630,77 @@ def workload_status(wl: v2.Workload) -> Errors:
                 (f"{rpath}.count", f"Invalid value: {rp.count}: should be less or equal to {counts[rp.name]}")
             )
     return errors
+
+
+# --- Workload updates (upstream's ValidateWorkloadUpdate, beyond ValidateWorkload of the new object) -----
+
+IMMUTABLE = "Invalid value: field is immutable"  # apimachinery's ValidateImmutableField, the value omitted
+
+
+def quota_reserved(wl: v2.Workload) -> bool:
+    """Upstream's ``workload.HasQuotaReservation``: the QuotaReserved condition is True."""
+    conditions = wl.status.conditions if wl.status is not None else None
+    if not isinstance(conditions, list):
+        return False
+    return any(isinstance(c, dict) and c.get("type") == "QuotaReserved" and c.get("status") == "True"
+               for c in conditions)
+
+
+def workload_update(new: v2.Workload, old: v2.Workload) -> Errors:
+    """What upstream's webhook refuses in a Workload update on top of the new object's own problems:
+    the pod sets while the old object holds quota, a reclaimable-pod count going down (or an entry
+    going away) while both hold it, and an admission changed in place (setting or clearing it is fine).
+
+    Upstream's paths and words; where upstream prints a whole Go struct as the bad value (the pod sets,
+    the admission), it is left out, as apimachinery's ``field.OmitValueType`` leaves it out.
+    """
+    errors: Errors = []
+    if quota_reserved(old):
+        errors += _immutable_pod_sets(new.spec.pod_sets, old.spec.pod_sets)
+    if quota_reserved(new) and quota_reserved(old):
+        errors += _reclaimable_pods_update(new, old)
+    errors += _admission_update(new.status.admission if new.status is not None else None,
+                                old.status.admission if old.status is not None else None)
+    return errors
+
+
+def _immutable_pod_sets(new: list[v2.PodSet], old: list[v2.PodSet]) -> Errors:
+    # upstream's validateImmutablePodSets: the list as a whole when its length changes, else each pod set,
+    # at upstream's path (``path.Child(strconv.Itoa(i))``: ``spec.podSets.1``, not ``spec.podSets[1]``).
+    # ElasticJobsViaWorkloadSlices, which lets a count go down, is off (upstream's default; pykueue has no
+    # workload slices). Models compare field by field, quantities by value (apimachinery's Semantic).
+    if len(new) != len(old):
+        return [("spec.podSets", IMMUTABLE)]
+    return [(f"spec.podSets.{i}", IMMUTABLE) for i, (n, o) in enumerate(zip(new, old, strict=True)) if n != o]
+
+
+def _reclaimable_pods_update(new: v2.Workload, old: v2.Workload) -> Errors:
+    # upstream's validateReclaimablePodsUpdate, called only while both objects hold quota
+    assert new.status is not None and old.status is not None
+    new_counts = {rp.name: rp.count for rp in new.status.reclaimable_pods or []}
+    old_counts = {rp.name: rp.count for rp in old.status.reclaimable_pods or []}
+    if new_counts == old_counts or not old_counts:
+        return []
+    errors: Errors = []
+    for name, count in new_counts.items():
+        before = old_counts.get(name)
+        if before is not None and count < before:
+            errors.append((f"status.reclaimablePods[{name}].count",
+                           f"Invalid value: {count}: cannot be less then {before}"))  # upstream's "then"
+    errors += [(f"status.reclaimablePods[{name}]", "Required value: cannot be removed")
+               for name in old_counts if name not in new_counts]
+    return errors
+
+
+def _admission_update(new: v2.Admission | None, old: v2.Admission | None) -> Errors:
+    # upstream's validateAdmissionUpdate: set or cleared freely, never changed in place. With
+    # TopologyAwareScheduling (on by default) each assignment's topologyAssignment and
+    # delayedTopologyRequest may change, matched by position as upstream matches them.
+    if new is None or old is None:
+        return []
+    if len(new.pod_set_assignments) == len(old.pod_set_assignments):
+        old = old.model_copy(update={"pod_set_assignments": [
+            o.model_copy(update={"topology_assignment": n.topology_assignment,
+                                 "delayed_topology_request": n.delayed_topology_request})
+            for n, o in zip(new.pod_set_assignments, old.pod_set_assignments, strict=True)]})
+    return [] if new == old else [("status.admission", IMMUTABLE)]

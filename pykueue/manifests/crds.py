@@ -14,7 +14,10 @@ written by hand after upstream's Go types, since the models only read the parts 
 Upstream's cross-field rules that the API server itself enforces (``+kubebuilder:validation:XValidation``
 in ``apis/kueue/v1beta2/*_types.go``) are added as CEL ``x-kubernetes-validations`` from ``VALIDATIONS``,
 with upstream's messages; ``pykueue.api.validation`` holds the same rules for ``pykueue validate`` and the
-controller's validating webhooks, which run it on every object the CEL rules let through.
+controller's validating webhooks, which run it on every object the CEL rules let through. Three Workload
+update rules upstream enforces only in its webhook (pod sets fixed while quota is reserved, reclaimable
+pods never fewer, the admission never changed in place) are added as CEL too (``_UPDATE_RULES``), so they
+hold without the webhook; those are pykueue's, not upstream's markers.
 
 v1beta2 is stored; v1beta1 is served too, with the v1beta1 models where its shape differs (ClusterQueue's
 ``cohort``, Workload's ``priorityClassName``...). The four kinds whose shape differs are converted by the
@@ -452,8 +455,11 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 # --- CEL rules (upstream's XValidation markers, with their messages) -----------------------------------------
 
 
-def rule(text: str, message: str) -> dict[str, str]:
-    return {"rule": text, "message": message}
+def rule(text: str, message: str, field_path: str | None = None) -> dict[str, str]:
+    out = {"rule": text, "message": message}
+    if field_path is not None:
+        out["fieldPath"] = field_path  # where the API server reports it (the rule's own node otherwise)
+    return out
 
 
 def _quota_reserved(obj: str) -> str:
@@ -514,6 +520,43 @@ _PRIORITY_CLASS_REF_RULES = [
 ]
 _IMMUTABLE = [rule("self == oldSelf", "field is immutable")]
 
+# Upstream's webhook-only update rules (pkg/webhooks/workload_webhook.go, ValidateWorkloadUpdate) as CEL, so
+# the API server holds them without the webhook. Upstream has no such markers (it kept these in Go for
+# CEL's cost limits): these rules are pykueue's, in upstream's words where they fit, each reported at the
+# field the webhook names. The webhook still runs them precisely (pykueue.api.validation.workload_update):
+# per pod set, quantities by value and each reclaimable count with its number.
+_BOTH_RESERVED = f"({_QUOTA_RESERVED_OLD}) && ({_quota_reserved('self')})"
+_OLD_RECLAIMABLE = "oldSelf.status.reclaimablePods"
+_NEW_RECLAIMABLE = "self.status.reclaimablePods"
+_OLD_ADMISSION = "oldSelf.status.admission"
+_NEW_ADMISSION = "self.status.admission"
+
+
+def _same_optional(field: str) -> str:
+    return f"has(n.{field}) == has(o.{field}) && (!has(n.{field}) || n.{field} == o.{field})"
+
+
+_UPDATE_RULES = [
+    # spec.podSets fixed while the old object holds quota
+    rule(f"({_QUOTA_RESERVED_OLD}) ? self.spec.podSets == oldSelf.spec.podSets : true",
+         "field is immutable", ".spec.podSets"),
+    # while both hold quota, no reclaimable count goes down and no entry goes away
+    rule(f"{_BOTH_RESERVED} && has({_OLD_RECLAIMABLE}) ? {_OLD_RECLAIMABLE}.all(o, !has({_NEW_RECLAIMABLE}) || "
+         f"{_NEW_RECLAIMABLE}.all(n, n.name != o.name || n.count >= o.count)) : true",
+         "reclaimablePods counts cannot decrease while workload quota reserved", ".status.reclaimablePods"),
+    rule(f"{_BOTH_RESERVED} && has({_OLD_RECLAIMABLE}) ? {_OLD_RECLAIMABLE}.all(o, has({_NEW_RECLAIMABLE}) && "
+         f"{_NEW_RECLAIMABLE}.exists(n, n.name == o.name)) : true",
+         "reclaimablePods entries cannot be removed while workload quota reserved", ".status.reclaimablePods"),
+    # the admission set or cleared, never changed in place (each assignment's topologyAssignment and
+    # delayedTopologyRequest may change, as upstream's webhook allows with TopologyAwareScheduling on)
+    rule(f"has(oldSelf.status) && has({_OLD_ADMISSION}) && has(self.status) && has({_NEW_ADMISSION}) ? "
+         f"{_NEW_ADMISSION}.clusterQueue == {_OLD_ADMISSION}.clusterQueue && "
+         f"size({_NEW_ADMISSION}.podSetAssignments) == size({_OLD_ADMISSION}.podSetAssignments) && "
+         f"{_NEW_ADMISSION}.podSetAssignments.all(n, {_OLD_ADMISSION}.podSetAssignments.exists(o, o.name == n.name && "
+         f"{_same_optional('flavors')} && {_same_optional('resourceUsage')} && {_same_optional('count')})) : true",
+         "field is immutable", ".status.admission"),
+]
+
 # kind -> schema path (the tables' notation; "" is the root) -> rules, for v1beta2.
 VALIDATIONS: dict[str, dict[str, list[dict[str, str]]]] = {
     "ClusterQueue": {
@@ -544,7 +587,7 @@ VALIDATIONS: dict[str, dict[str, list[dict[str, str]]]] = {
     },
     "AdmissionCheck": {"spec.controllerName": _IMMUTABLE},
     "Workload": {
-        "": [*_WORKLOAD_RULES[:1], *_PRIORITY_CLASS_REF_RULES, *_WORKLOAD_RULES[1:]],
+        "": [*_WORKLOAD_RULES[:1], *_PRIORITY_CLASS_REF_RULES, *_WORKLOAD_RULES[1:], *_UPDATE_RULES],
         "spec": [rule("!has(self.priorityClassRef) || has(self.priority)",
                       "priority should not be nil when priorityClassRef is set")],
         "spec.priorityClassRef": [
@@ -596,6 +639,7 @@ V1BETA1_VALIDATIONS: dict[str, dict[str, list[dict[str, str]]]] = {
                  "oldSelf.spec.priorityClassName == self.spec.priorityClassName : true",
                  "priorityClassName is immutable while workload quota reserved"),
             *_WORKLOAD_RULES[1:],
+            *_UPDATE_RULES,
         ],
         "spec": [rule("has(self.priorityClassName) ? has(self.priority) : true",
                       "priority should not be nil when priorityClassName is set")],

@@ -2,7 +2,9 @@
 
 Each of upstream's cross-field rules (``x-kubernetes-validations``) refuses an object that breaks it, with
 upstream's message at upstream's path, and accepts the same object put right; the transition rules
-(``oldSelf``) refuse the update and allow the ones around it. Then ``kubectl get`` shows upstream's columns.
+(``oldSelf``) refuse the update and allow the ones around it, and so do pykueue's CEL forms of the Workload
+update rules upstream keeps in its webhook (pod sets, reclaimable pods, admission). Then ``kubectl get``
+shows upstream's columns.
 Objects are dry-run where they can be; the rest live in this module's namespace or carry its prefix.
 """
 
@@ -296,6 +298,77 @@ def test_workload_cluster_name_rules(cel_cluster: DevCluster) -> None:
     assert first.returncode == 0, first.stderr
     _refused(_patch(cel_cluster, "workload", "cel-cluster-name", {"status": {"clusterName": "b"}}, status=True,
                     namespaced=True), "status", "object", "clusterName is immutable once set")
+
+
+# --- upstream's webhook-only update rules, as pykueue's CEL rules -----------------------------------------
+
+
+def _pod_set(count: int) -> dict[str, Any]:
+    return workload()["spec"]["podSets"][0] | {"count": count}
+
+
+def _status(cluster: DevCluster, name: str, status: dict[str, Any]) -> Any:
+    return _patch(cluster, "workload", name, {"status": status}, status=True, namespaced=True)
+
+
+def _accepted(result: Any) -> None:
+    assert result.returncode == 0, result.stderr
+
+
+def test_workload_pod_sets_are_immutable_while_quota_is_reserved(cel_cluster: DevCluster) -> None:
+    _reserved(cel_cluster, "cel-pod-sets")
+    _refused(_patch(cel_cluster, "workload", "cel-pod-sets", {"spec": {"podSets": [_pod_set(3)]}}, namespaced=True),
+             "spec.podSets", "object", "field is immutable")
+    image = _pod_set(2)
+    image["template"] = {"spec": {"containers": [{"name": "c", "image": "y"}]}}  # a kept-open field
+    _refused(_patch(cel_cluster, "workload", "cel-pod-sets", {"spec": {"podSets": [image]}}, namespaced=True),
+             "spec.podSets", "object", "field is immutable")
+    # while no quota is reserved they may change, and so once it is released
+    _apply(cel_cluster, workload("cel-pod-sets-free"))
+    _accepted(_patch(cel_cluster, "workload", "cel-pod-sets-free", {"spec": {"podSets": [_pod_set(3)]}},
+                     namespaced=True))
+    _accepted(_status(cel_cluster, "cel-pod-sets", {"conditions": [{**CONDITION, "type": "QuotaReserved",
+                                                                    "status": "False"}], "admission": None}))
+    _accepted(_patch(cel_cluster, "workload", "cel-pod-sets", {"spec": {"podSets": [_pod_set(3)]}}, namespaced=True))
+
+
+def test_workload_reclaimable_pods_only_grow_while_quota_is_reserved(cel_cluster: DevCluster) -> None:
+    _reserved(cel_cluster, "cel-reclaimable")
+    _accepted(_status(cel_cluster, "cel-reclaimable", {"reclaimablePods": [{"name": "main", "count": 1}]}))
+    _accepted(_status(cel_cluster, "cel-reclaimable", {"reclaimablePods": [{"name": "main", "count": 2}]}))
+    _refused(_status(cel_cluster, "cel-reclaimable", {"reclaimablePods": [{"name": "main", "count": 1}]}),
+             "status.reclaimablePods", "object", "reclaimablePods counts cannot decrease while workload quota reserved")
+    _refused(_status(cel_cluster, "cel-reclaimable", {"reclaimablePods": None}),
+             "status.reclaimablePods", "object", "reclaimablePods entries cannot be removed while workload quota reserved")
+    # the write that releases the quota may lower them
+    _accepted(_status(cel_cluster, "cel-reclaimable", {
+        "conditions": [{**CONDITION, "type": "QuotaReserved", "status": "False"}], "admission": None,
+        "reclaimablePods": [{"name": "main", "count": 0}]}))
+
+
+def test_workload_admission_is_set_or_cleared_never_changed(cel_cluster: DevCluster) -> None:
+    _reserved(cel_cluster, "cel-admission")  # set when absent
+    other_queue = {**ADMISSION, "clusterQueue": "other"}
+    _refused(_status(cel_cluster, "cel-admission", {"admission": other_queue}),
+             "status.admission", "object", "field is immutable")
+    other_flavor = {**ADMISSION, "podSetAssignments": [
+        {**ADMISSION["podSetAssignments"][0], "flavors": {"cpu": "spot"}}]}
+    _refused(_status(cel_cluster, "cel-admission", {"admission": other_flavor}),
+             "status.admission", "object", "field is immutable")
+    # the topology assignment may come later, as upstream's webhook allows
+    topology = {**ADMISSION, "podSetAssignments": [
+        {**ADMISSION["podSetAssignments"][0], "topologyAssignment": {"levels": ["host"], "slices": []}}]}
+    _accepted(_status(cel_cluster, "cel-admission", {"admission": topology}))
+    # the admission side's own apply of the same admission is no change
+    same = {"apiVersion": V2, "kind": "Workload", "metadata": {"name": "cel-admission", "namespace": NS},
+            "status": {"admission": topology}}
+    _accepted(_kubectl(cel_cluster, "apply", "--server-side", "--force-conflicts", "--field-manager=kueue-admission",
+                       "--subresource=status", "-f", "-", manifest=same))
+    # evicted: the admission kept while the job stops, then cleared, then set again elsewhere
+    _accepted(_status(cel_cluster, "cel-admission", {"conditions": [
+        {**CONDITION, "type": "QuotaReserved", "status": "False"}, {**CONDITION, "type": "Evicted"}]}))
+    _accepted(_status(cel_cluster, "cel-admission", {"admission": None}))
+    _accepted(_status(cel_cluster, "cel-admission", {"admission": other_queue}))
 
 
 # --- printer columns ----------------------------------------------------------------------------------

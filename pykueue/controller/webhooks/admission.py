@@ -2,7 +2,9 @@
 
 Validation runs the API layer itself, ``load_documents`` on the one object: the same parsing and the same
 rules (``pykueue.api.validation``) as ``pykueue validate``, so a rule has one implementation and one
-message. A refusal lists each problem as ``<field path>: <message>``, which is what ``validate`` prints
+message. A Workload update is also held to upstream's ``ValidateWorkloadUpdate`` against the object it
+replaces (``update_problems``: pod sets fixed while quota is reserved, reclaimable pods never fewer, the
+admission never changed in place), after the new object's own problems as upstream lists them. A refusal lists each problem as ``<field path>: <message>``, which is what ``validate`` prints
 after the object's name, joined the way upstream's ``field.ErrorList`` aggregate joins them (one error
 alone, several as ``[a, b]``); kubectl shows it after ``admission webhook "..." denied the request:``.
 
@@ -20,7 +22,8 @@ import base64
 import json
 from typing import Any
 
-from pykueue.api.loader import load_documents
+from pykueue.api import validation
+from pykueue.api.loader import load_documents, read_workload
 from pykueue.controller.translate import clean
 from pykueue.jobs import batch, pods, ray_live
 
@@ -55,14 +58,27 @@ def problems(obj: dict[str, Any], namespace: str | None = None) -> list[str]:
     return [f"{p.path}: {p.message}" for p in found]
 
 
+def update_problems(obj: dict[str, Any], old: object) -> list[str]:
+    """Upstream's update rules for a Workload replacing ``old``, one ``<path>: <message>`` each; nothing
+    when either object does not parse (the new one's problems are then reported by ``problems``)."""
+    if obj.get("kind") != "Workload" or not isinstance(old, dict):
+        return []
+    new_wl, old_wl = read_workload(clean(obj, keep_status=True)), read_workload(clean(old, keep_status=True))
+    if new_wl is None or old_wl is None:
+        return []
+    return [f"{path}: {message}" for path, message in validation.workload_update(new_wl, old_wl)]
+
+
 def validate(request: dict[str, Any]) -> dict[str, Any]:
-    """Allow the object when the API layer finds nothing wrong with it."""
+    """Allow the object when the API layer finds nothing wrong with it (nor, on an update, with the change)."""
     obj = request.get("object")
     if request.get("operation") == "DELETE" or not isinstance(obj, dict):
         return response(request, True)
     if (obj.get("metadata") or {}).get("deletionTimestamp"):
         return response(request, True)  # going away: never block the removal of its finalizers
     found = problems(obj, request.get("namespace"))
+    if request.get("operation") == "UPDATE":
+        found += update_problems(obj, request.get("oldObject"))
     return response(request, not found, aggregate(found) if found else "")
 
 
