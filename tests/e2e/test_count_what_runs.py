@@ -130,3 +130,28 @@ def test_a_running_job_whose_parallelism_grew_is_stopped_and_requeued(kueue: Kue
     assert grow["spec"]["suspend"] is True and grow["spec"]["parallelism"] == 4
     assert "insufficient" in condition(kueue.workload_of("grow", ns), "QuotaReserved")["message"]
     assert sampler.sample() == 0 and sampler.peak <= 2000, f"ran {sampler.peak} milli-cpu on a 2 cpu queue"
+
+
+def test_an_admitted_workloads_pod_sets_cannot_grow(kueue: Kueue, ns: str) -> None:
+    """A 2 cpu queue runs `a` (1 pod of 1 cpu). Raising its admitted Workload's count to 4 is refused by
+    the API server itself (the CRD's rule: pod sets are immutable while quota is reserved), so a
+    controller restarted afterwards still counts 1 cpu."""
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(cluster_queue(ns, "2"))
+    kueue.apply(local_queue(ns, ns))
+    kueue.apply(job("a", ns, "1"))
+    eventually(lambda: running(kueue, "a", ns), what="a running")
+    name = kueue.workload_of("a", ns)["metadata"]["name"]
+    patch = kueue.cluster.kubectl("patch", "workload", name, "-n", ns, "--type=json", "-p",
+                                  '[{"op": "replace", "path": "/spec/podSets/0/count", "value": 4}]', check=False)
+    assert patch.returncode != 0 and "field is immutable" in patch.stderr, patch.stderr
+    assert kueue.workload_of("a", ns)["spec"]["podSets"][0]["count"] == 1
+    kueue.stop(kill=True)
+    kueue.start()
+
+    def usage() -> str | None:
+        cq = kueue.get("clusterqueue", ns) or {}
+        flavors = (cq.get("status") or {}).get("flavorsUsage") or []
+        return next((r["total"] for f in flavors for r in f.get("resources") or [] if r["name"] == "cpu"), None)
+    assert eventually(usage, what="the queue's usage") == "1"
+    assert Sampler(kueue, ns).sample() == 1000
