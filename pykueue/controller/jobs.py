@@ -161,12 +161,12 @@ class JobReconciler:
             conditions = [{"type": kind, "status": "True" if status else "False", "reason": reason,
                            "message": message, "lastTransitionTime": rfc3339(self.now())}
                           for kind, status, reason, message in action.conditions]
-            await self.kube.apply(r.WORKLOAD, _workload_status(action.namespace, action.name, {"conditions": conditions}),
-                                  manager=MANAGER, subresource="status")
+            await self.kube.apply(r.WORKLOAD, _workload_status(action.namespace, action.name, {"conditions": conditions},
+                                                               action.uid), manager=MANAGER, subresource="status")
         elif isinstance(action, framework.ReclaimablePods):
             # under upstream's own field manager, so the admission side's status writes neither own nor drop it
             status = {"reclaimablePods": [{"name": n, "count": c} for n, c in sorted(action.pods.items())]}
-            await self.kube.apply(r.WORKLOAD, _workload_status(action.namespace, action.name, status),
+            await self.kube.apply(r.WORKLOAD, _workload_status(action.namespace, action.name, status, action.uid),
                                   manager=RECLAIMABLE_PODS_MANAGER, subresource="status")
             log.info("reclaimable pods", extra={"fields": {
                 "workload": f"{action.namespace}/{action.name}", "reclaimablePods": ",".join(
@@ -217,6 +217,6 @@ class JobReconciler:
             "workload": f"{manifest['metadata']['namespace']}/{manifest['metadata']['name']}", "for": action.owner}})
 
 
-def _workload_status(namespace: str, name: str, status: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-            "metadata": {"name": name, "namespace": namespace}, "status": status}
+def _workload_status(namespace: str, name: str, status: dict[str, Any], uid: str | None = None) -> dict[str, Any]:
+    metadata = {"name": name, "namespace": namespace, **({"uid": uid} if uid else {})}  # a precondition
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": metadata, "status": status}

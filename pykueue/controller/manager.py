@@ -520,13 +520,14 @@ class Controller:
         if (w is not None and w.state is State.INACTIVE and w.deactivated_by is not None and _active(obj)
                 and key not in self.deactivation_seen):
             # Kueue deactivated it (requeuing limit, a check Rejected, the execution limit).
-            await self.kube.merge_patch(r.WORKLOAD, name, {"spec": {"active": False}}, namespace)
+            await self.kube.merge_patch(r.WORKLOAD, name, {"metadata": {"uid": meta.get("uid")}, "spec": {"active": False}},
+                                        namespace)  # the uid: a precondition (never a successor's)
         finalizers = meta.get("finalizers") or []
         done = meta.get("deletionTimestamp") or translate.is_true(obj, "Finished")
         if (RESOURCE_IN_USE_FINALIZER in finalizers and done and not views.holds_quota(self.engine, key)
                 and self.engine.deleted_job_stopped(key)):
             kept = [f for f in finalizers if f != RESOURCE_IN_USE_FINALIZER]
-            patch = {"metadata": {"finalizers": kept, "resourceVersion": meta["resourceVersion"]}}
+            patch = {"metadata": {"finalizers": kept, "resourceVersion": meta["resourceVersion"], "uid": meta.get("uid")}}
             try:
                 await self.kube.merge_patch(r.WORKLOAD, name, patch, namespace)
             except ApiError as exc:

@@ -223,10 +223,11 @@ def _reset_checks(obj: dict[str, Any], stamp: str) -> list[dict[str, Any]]:
 
 
 def apply_body(obj: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
+    """The apply request for ``obj``'s status. Its ``uid`` is a precondition: written for an object
+    deleted and re-created under the same name meanwhile, the request fails instead of landing on the
+    successor."""
     meta = obj["metadata"]
-    return {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
-        "kind": "Workload",
-        "metadata": {"name": meta["name"], "namespace": meta["namespace"]},
-        "status": status,
-    }
+    metadata = {"name": meta["name"], "namespace": meta["namespace"]}
+    if meta.get("uid"):
+        metadata["uid"] = meta["uid"]
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": metadata, "status": status}

@@ -48,6 +48,7 @@ class WorkloadConditions:
     namespace: str
     name: str
     conditions: tuple[tuple[str, bool, str, str], ...]
+    uid: str | None = None  # the Workload's: a precondition of the write
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +56,7 @@ class ReclaimablePods:
     namespace: str
     name: str
     pods: Mapping[str, int]
+    uid: str | None = None  # the Workload's: a precondition of the write
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,14 +324,14 @@ def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
             return []
         return ([] if job.is_suspended() else job.suspend()) + [CreateWorkload(built, job.describe())]
     meta = workload["metadata"]
-    namespace, name = meta["namespace"], meta["name"]
+    namespace, name, uid = meta["namespace"], meta["name"], meta.get("uid")
     if finished:
         reason = FINISHED_SUCCEEDED if succeeded else FINISHED_FAILED
-        return [WorkloadConditions(namespace, name, (("Finished", True, reason, message),))] + job.finalize()
+        return [WorkloadConditions(namespace, name, (("Finished", True, reason, message),), uid)] + job.finalize()
     reclaimable = job.reclaimable_pods()
     recorded = {p.get("name"): p.get("count") for p in (workload.get("status") or {}).get("reclaimablePods") or []}
     if reclaimable != recorded:
-        return [ReclaimablePods(namespace, name, reclaimable)]
+        return [ReclaimablePods(namespace, name, reclaimable, uid)]
     suspended = job.is_suspended()
     if admitted(workload):
         if suspended:
@@ -337,7 +339,7 @@ def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
         ready = job.pods_ready()
         if ready != _is_true(workload, "PodsReady"):
             reason, text = PODS_READY if ready else PODS_NOT_READY
-            return [WorkloadConditions(namespace, name, (("PodsReady", ready, reason, text),))]
+            return [WorkloadConditions(namespace, name, (("PodsReady", ready, reason, text),), uid)]
         return []
     evicted = _is_true(workload, "Evicted")
     if not suspended or evicted:

@@ -40,6 +40,13 @@ def _strip(obj: dict[str, Any]) -> None:
         meta.pop("managedFields", None)
 
 
+def _replaced(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Another object under the same name (deleted and re-created while no watch saw it): an object is
+    its UID, so its handlers hear a delete of the old one and an add of the new one."""
+    before, after = old["metadata"].get("uid"), new["metadata"].get("uid")
+    return bool(before and after and before != after)
+
+
 class _Gone(Exception):
     """The watch's resourceVersion is too old: relist."""
 
@@ -131,6 +138,9 @@ class Informer:
             self.store[key] = obj
             if old is None:
                 self._handle(ADDED, None, obj)
+            elif _replaced(old, obj):
+                self._handle(DELETED, old, None)
+                self._handle(ADDED, None, obj)
             elif old["metadata"].get("resourceVersion") != obj["metadata"].get("resourceVersion"):
                 self._handle(MODIFIED, old, obj)
         for key in [k for k in self.store if k not in seen]:
@@ -159,4 +169,7 @@ class Informer:
                 self._handle(DELETED, old if old is not None else obj, None)
             else:
                 self.store[key] = obj
+                if old is not None and _replaced(old, obj):
+                    self._handle(DELETED, old, None)
+                    old = None
                 self._handle(ADDED if old is None else MODIFIED, old, obj)

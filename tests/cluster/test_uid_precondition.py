@@ -1,0 +1,57 @@
+"""Writes carry their object's identity: on the real API server, a write meant for a Workload that was
+deleted and re-created under the same name fails instead of landing on its successor. A merge patch of
+the object (spec.active, finalizers) carries its ``uid``; a status apply that sets an admission carries
+the ``resourceVersion`` it was decided on (the API server keeps a status apply's metadata from the
+stored object, so a ``uid`` there is not checked)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pykueue.controller.workload_status import MANAGER
+from pykueue.devcluster.cluster import DevCluster
+from tests.cluster.test_crds import crd_cluster  # noqa: F401 - the fixture
+
+pytestmark = pytest.mark.cluster
+
+NAMESPACE = "pykueue-uid-precondition"
+WORKLOAD = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+            "metadata": {"name": "w", "namespace": NAMESPACE},
+            "spec": {"queueName": "q", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
+                "containers": [{"name": "c", "image": "busybox"}]}}}]}}
+STATUS = {"conditions": [{"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": "waiting",
+                          "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
+
+
+def _create(cluster: DevCluster) -> dict:
+    cluster.kubectl("apply", "--server-side", "-f", "-", input=json.dumps(WORKLOAD))
+    return json.loads(cluster.kubectl("get", "workload", "w", "-n", NAMESPACE, "-o", "json").stdout)
+
+
+def _merge_patch(cluster: DevCluster, patch: dict) -> tuple[int, str]:
+    result = cluster.kubectl("patch", "workload", "w", "-n", NAMESPACE, "--type=merge", "-p", json.dumps(patch),
+                             check=False)
+    return result.returncode, result.stderr
+
+
+def _apply_status(cluster: DevCluster, body: dict) -> tuple[int, str]:
+    result = cluster.kubectl("apply", "--server-side", f"--field-manager={MANAGER}", "--subresource=status",
+                             "-f", "-", input=json.dumps(body), check=False)
+    return result.returncode, result.stderr
+
+
+def test_a_patch_for_a_deleted_workload_fails_on_its_successor(crd_cluster: DevCluster) -> None:  # noqa: F811
+    crd_cluster.kubectl("create", "namespace", NAMESPACE, check=False)
+    crd_cluster.kubectl("delete", "workload", "w", "-n", NAMESPACE, "--ignore-not-found")
+    first = _create(crd_cluster)
+    stale = {"metadata": {"uid": first["metadata"]["uid"]}, "spec": {"active": False}}
+    code, err = _merge_patch(crd_cluster, stale)
+    assert code == 0, err
+    crd_cluster.kubectl("delete", "workload", "w", "-n", NAMESPACE)
+    second = _create(crd_cluster)
+    code, err = _merge_patch(crd_cluster, stale)  # decided on the old object
+    assert code != 0 and "uid" in err.lower(), err
+    fresh = json.loads(crd_cluster.kubectl("get", "workload", "w", "-n", NAMESPACE, "-o", "json").stdout)
+    assert fresh["spec"].get("active", True) is True and fresh["metadata"]["uid"] == second["metadata"]["uid"]
