@@ -298,7 +298,7 @@ class Controller:
             # deactivation (the engine says so) has not been seen in the API yet: a copy older than
             # Kueue's spec.active=false must not undo it.
             active = _active(obj)
-            ours = w.state is State.INACTIVE and w.deactivated_by is not None
+            ours = _deactivated_by_kueue(w)
             if ours and not active:
                 self.deactivation_seen.add(key)
             if ours and key not in self.deactivation_seen:
@@ -517,7 +517,7 @@ class Controller:
         meta = obj["metadata"]
         namespace, name = key.split("/", 1)
         w = views.snapshot(self.engine, key)
-        if (w is not None and w.state is State.INACTIVE and w.deactivated_by is not None and _active(obj)
+        if (w is not None and _deactivated_by_kueue(w) and _active(obj)
                 and key not in self.deactivation_seen):
             # Kueue deactivated it (requeuing limit, a check Rejected, the execution limit).
             await self.kube.merge_patch(r.WORKLOAD, name, {"metadata": {"uid": meta.get("uid")}, "spec": {"active": False}},
@@ -561,7 +561,7 @@ class Controller:
             known = self.engine.has_workload(key)
             if not known and not translate.is_true(obj, "Finished") and not obj["metadata"].get("deletionTimestamp"):
                 self.on_workload(MODIFIED, None, obj)
-            elif key in self.invalid or (self.engine.state_of(key) is State.INACTIVE
+            elif key in self.invalid or (self.engine.state_of(key) in (State.INACTIVE, State.STOPPING)
                                          and key not in self.deactivation_seen):
                 self.workload_writes.add(key)
         for key in self.engine.workload_keys(State.STOPPING):  # a stop the job side has not reported yet
@@ -585,6 +585,11 @@ class Controller:
 
     def _job_error(self, key: str, exc: Exception) -> None:
         log.warning("job not reconciled; retrying", extra={"fields": {"job": key, "error": str(exc)}})
+
+
+def _deactivated_by_kueue(w: Any) -> bool:
+    """Kueue itself deactivated it (not the user): Inactive, or its job still stopping on the way there."""
+    return w.deactivated_by is not None and not w.spec.active and w.state in (State.INACTIVE, State.STOPPING)
 
 
 def _active(obj: dict[str, Any]) -> bool:

@@ -6,6 +6,8 @@ kwok keeps them Running, as a slow cluster would. What runs is counted from the 
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from tests.e2e.conftest import Kueue, condition, eventually, is_true
@@ -155,3 +157,64 @@ def test_an_admitted_workloads_pod_sets_cannot_grow(kueue: Kueue, ns: str) -> No
         return next((r["total"] for f in flavors for r in f.get("resources") or [] if r["name"] == "cpu"), None)
     assert eventually(usage, what="the queue's usage") == "1"
     assert Sampler(kueue, ns).sample() == 1000
+
+
+def _admitted_at(kueue: Kueue, name: str, ns: str) -> float | None:
+    from pykueue.controller.translate import parse_time
+    cond = condition(kueue.workload_of(name, ns), "Admitted") or {}
+    return parse_time(cond.get("lastTransitionTime")) if cond.get("status") == "True" else None
+
+
+def _deactivated_at(kueue: Kueue, name: str, ns: str) -> float | None:
+    from pykueue.controller.translate import parse_time
+    cond = condition(kueue.workload_of(name, ns), "Evicted") or {}
+    if cond.get("status") == "True" and cond.get("reason", "").startswith("Deactivated"):
+        return parse_time(cond.get("lastTransitionTime"))
+    return None
+
+
+def test_the_execution_limit_counts_from_the_admission_not_the_creation(kueue: Kueue, ns: str) -> None:
+    """A Job with a 5 s execution limit created while no controller runs, admitted when one starts
+    about 4 s later: it is deactivated 5 s after its admission (whole seconds: 4 to 6 s)."""
+    kueue.stop()
+    try:
+        kueue.apply(PLAIN_FLAVOR)
+        kueue.apply(cluster_queue(ns, "2"))
+        kueue.apply(local_queue(ns, ns))
+        kueue.apply(job("limited", ns, "1").replace(
+            "labels: {kueue.x-k8s.io/queue-name: lq}",
+            'labels: {kueue.x-k8s.io/queue-name: lq, kueue.x-k8s.io/max-exec-time-seconds: "5"}'))
+        created = time.time()
+        time.sleep(4)  # the objects age before any controller sees them (not a wait for a signal)
+    finally:
+        kueue.start()
+    admitted = eventually(lambda: _admitted_at(kueue, "limited", ns), what="limited admitted")
+    deactivated = eventually(lambda: _deactivated_at(kueue, "limited", ns), 30, what="limited deactivated")
+    assert admitted >= created + 3, (admitted, created)
+    assert 4 <= deactivated - admitted <= 7, (admitted, deactivated)
+
+
+def test_the_execution_limit_accumulates_across_a_preemption(kueue: Kueue, ns: str) -> None:
+    """`low` (10 s limit) runs about 5 s, is preempted by `high` (which runs 3 s), and is admitted
+    again: it is deactivated about 5 s after its second admission, not at once and not 10 s later."""
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(priority_classes(ns))
+    kueue.apply(cluster_queue(ns, "2", preemption="{withinClusterQueue: LowerPriority}"))
+    kueue.apply(local_queue(ns, ns))
+    kueue.apply(job("low", ns, "2", priority_class=f"{ns}-low").replace(
+        "labels: {kueue.x-k8s.io/queue-name: lq}",
+        'labels: {kueue.x-k8s.io/queue-name: lq, kueue.x-k8s.io/max-exec-time-seconds: "10"}'))
+    first = eventually(lambda: _admitted_at(kueue, "low", ns), what="low admitted")
+    time.sleep(max(0.0, first + 5 - time.time()))  # let it run about 5 s (setup, not a negative check)
+    kueue.apply(job("high", ns, "2", priority_class=f"{ns}-high", runs_for="3s"))
+    eventually(lambda: (condition(kueue.workload_of("low", ns), "Evicted") or {}).get("reason") == "Preempted",
+               what="low preempted")
+
+    def readmitted() -> float | None:
+        at = _admitted_at(kueue, "low", ns)
+        return at if at is not None and at > first + 4 else None
+    second = eventually(readmitted, 60, what="low admitted again")
+    used = kueue.workload_of("low", ns)["status"].get("accumulatedPastExecutionTimeSeconds")
+    assert used is not None and 4 <= used <= 7, used
+    deactivated = eventually(lambda: _deactivated_at(kueue, "low", ns), 30, what="low deactivated")
+    assert 10 - used - 1 <= deactivated - second <= 10 - used + 2, (second, deactivated, used)
