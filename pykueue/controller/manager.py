@@ -261,6 +261,11 @@ class Controller:
             converted, problems = translate.workload(obj, list(self.classes_by_key.values()), self.converted)
             if converted is None:
                 self._report_invalid(key, obj, "; ".join(problems))
+                held = translate.held_invalid(obj)
+                if held is not None:  # invalid, but its quota is in use: it stays counted while it runs
+                    engine.add_workload(held, now)
+                    self.generations[key] = obj["metadata"].get("generation") or 0
+                    self._queues_changed()
                 return
             self.invalid.pop(key, None)
             engine.add_workload(converted, now)
@@ -346,6 +351,11 @@ class Controller:
                 return True
             return False
         self.invalid.pop(key, None)
+        w = views.snapshot(self.engine, key)
+        if w is not None and w.spec.kind == translate.HELD_INVALID and not views.holds_usage(self.engine, key):
+            self.engine.delete_workload(key)  # the stand-in goes: the valid Workload queues as itself
+            self.engine.add_workload(converted, now)
+            return True
         return self.engine.update_workload(converted, now)
 
     def job_stopped(self, key: str) -> None:
@@ -353,12 +363,20 @@ class Controller:
         (a deleted one's only once the object is gone; its finalizer may go now)."""
         if not self.engine.job_stopped(key, self.now_us()):
             return
+        self._drop_held_invalid(key)
         if not self.engine.has_workload(key) or self.engine.state_of(key) is State.STOPPING:
             self.workload_writes.add(key)  # being deleted: the resource-in-use finalizer may go
             return
         log.info("job stopped; quota released", extra={"fields": {"workload": key}})
         self.status_writer.mark(key)
         self._queues_changed()
+
+    def _drop_held_invalid(self, key: str) -> None:
+        """An invalid Workload's stand-in that no longer holds quota leaves the engine: it must never be
+        admitted as the stand-in (it queues again once its spec is valid)."""
+        w = views.snapshot(self.engine, key)
+        if w is not None and w.spec.kind == translate.HELD_INVALID and not views.holds_usage(self.engine, key):
+            self.engine.delete_workload(key)
 
     def _release_if_nothing_runs(self, key: str, obj: dict[str, Any]) -> bool:
         """A STOPPING Workload with no job of a managed kind behind it in the caches (a bare Workload,
@@ -376,6 +394,7 @@ class Controller:
             return False
         if not self.engine.job_stopped(key, self.now_us()):
             return False
+        self._drop_held_invalid(key)
         if self.engine.state_of(key) is State.STOPPING:
             self.workload_writes.add(key)
         else:
@@ -489,6 +508,8 @@ class Controller:
         decisions.record(self.recorder, workloads.get(key) if workloads else None, event, reason)
         if event.type == ev.DEACTIVATED:
             self.workload_writes.add(key)
+        if key in self.invalid:
+            self._drop_held_invalid(key)
         if event.type == ev.EVICTED and self.engine.state_of(key) is State.STOPPING and workloads is not None:
             obj = workloads.get(key)
             if obj is not None:

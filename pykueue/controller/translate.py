@@ -15,6 +15,7 @@ import orjson
 
 from pykueue.api.inputs import Inputs
 from pykueue.api.loader import load_documents
+from pykueue.api.quantity import to_canonical
 from pykueue.engine import model
 
 KEPT_METADATA = ("name", "namespace", "labels", "annotations", "generation")
@@ -132,6 +133,37 @@ def _restored(wl: model.Workload, status: dict[str, Any]) -> model.Workload:
         changes["check_states"] = {c["name"]: str(c.get("state", "Pending")) for c in checks
                                    if isinstance(c, dict) and c.get("name")}
     return dataclasses.replace(wl, **changes) if changes else wl
+
+
+HELD_INVALID = "HeldInvalid"  # model.Workload.kind of a stand-in for an invalid Workload that holds quota
+
+
+def held_invalid(obj: dict[str, Any]) -> model.Workload | None:
+    """A Workload whose spec fails validation but whose status holds quota (QuotaReserved=True with an
+    admission): a stand-in that charges what the admission records, so it stays counted while its job
+    runs. None when there is no readable admission to count."""
+    status = obj.get("status") or {}
+    admission = status.get("admission")
+    if not isinstance(admission, dict) or not _holds_quota(status) or not admission.get("clusterQueue"):
+        return None
+    pod_sets, assignments = [], []
+    try:
+        for i, psa in enumerate(admission.get("podSetAssignments") or []):
+            name, count = str(psa.get("name") or f"ps{i}"), max(1, int(psa.get("count") or 1))
+            usage = {res: to_canonical(res, qty) for res, qty in (psa.get("resourceUsage") or {}).items()}
+            requests = {res: -(-total // count) for res, total in usage.items()}  # rounded up: never less
+            flavors = {str(res): str(flavor) for res, flavor in (psa.get("flavors") or {}).items()}
+            pod_sets.append(model.PodSet(name, count, requests))
+            assignments.append(model.PodSetAssignment(name, count, flavors))
+    except (TypeError, ValueError, AttributeError):
+        return None
+    meta, spec = obj["metadata"], obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    priority = spec.get("priority")
+    return model.Workload(
+        meta["namespace"], meta["name"], str(spec.get("queueName") or ""), tuple(pod_sets),
+        priority=priority if isinstance(priority, int) else 0, kind=HELD_INVALID,
+        creation_time=parse_time(meta.get("creationTimestamp")) or 0.0,
+        admission=model.Admission(str(admission["clusterQueue"]), tuple(assignments)))
 
 
 def reclaimable_pods(obj: dict[str, Any]) -> dict[str, int]:

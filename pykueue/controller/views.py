@@ -41,6 +41,11 @@ def holds_quota(engine: Engine, key: str) -> bool:
     return engine.state_of(key) in (State.QUOTA_RESERVED, State.ADMITTED)
 
 
+def holds_usage(engine: Engine, key: str) -> bool:
+    """Its usage counts: a reservation, or an evicted one whose job is still stopping."""
+    return engine.state_of(key) in (State.QUOTA_RESERVED, State.ADMITTED, State.STOPPING)
+
+
 def pods_ready(engine: Engine, key: str) -> bool:
     w = engine.workload_status(key)
     return w is not None and w.pods_ready

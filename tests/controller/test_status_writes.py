@@ -138,3 +138,19 @@ def test_a_new_spec_generation_is_read_and_a_status_update_is_not_converted_agai
     ctl.run_cycle()
     assert ctl.engine.state_of("ns/a") is State.ADMITTED
     assert ctl.engine.usage_of("cq") == {("default", "cpu"): 2000}
+
+
+def test_an_invalid_workload_that_holds_quota_stays_counted() -> None:
+    """A Workload whose spec fails validation (count -1) while its status holds 3 cpu in cq: the
+    controller reports it invalid and still counts the 3 cpu, so a 2 cpu workload cannot start beside
+    it on the 4 cpu queue."""
+    bad = workload("bad", "1")
+    bad["spec"]["podSets"][0]["count"] = -1
+    bad["status"] = {"conditions": [{"type": "QuotaReserved", "status": "True"}, {"type": "Admitted", "status": "True"}],
+                     "admission": {"clusterQueue": "cq", "podSetAssignments": [
+                         {"name": "main", "count": 1, "flavors": {"cpu": "default"}, "resourceUsage": {"cpu": "3"}}]}}
+    ctl, _ = controller_with(bad, workload("next", "2"))
+    ctl.run_cycle()
+    assert "ns/bad" in ctl.invalid
+    assert ctl.engine.usage_of("cq") == {("default", "cpu"): 3000}
+    assert ctl.engine.state_of("ns/next") is State.PENDING
