@@ -1,5 +1,6 @@
 """A work queue of keys, as client-go's: a key is queued once however often it is added, is never
-handed to two workers at once, and a failed key comes back after a growing delay."""
+handed to two workers at once (one added while it is processed is queued again when it is done), and
+a failed key comes back after a growing delay."""
 
 from __future__ import annotations
 
@@ -55,16 +56,19 @@ class WorkQueue:
 
     async def run(self, worker: Callable[[str], Awaitable[None]], on_error: Callable[[str, Exception], None]
                   ) -> None:
-        """Process keys forever: `worker(key)`; on an exception, `on_error` and a rate-limited retry."""
+        """Process keys forever: `worker(key)`; on an exception, a rate-limited retry, then `on_error`
+        (scheduled first, so an `on_error` that raises loses no key). A key whose worker is cancelled
+        (the loop stopped) is queued again for the next run."""
         while True:
             key = await self.get()
             try:
                 await worker(key)
                 self.forget(key)
             except asyncio.CancelledError:
+                self._dirty.add(key)  # unfinished: `done` queues it again
                 raise
             except Exception as exc:  # noqa: BLE001 - one bad key must not stop the others
-                on_error(key, exc)
                 self.retry(key)
+                on_error(key, exc)
             finally:
                 self.done(key)
