@@ -22,6 +22,8 @@ from typing import Any
 
 from aiohttp import web
 
+from pykueue.controller import supervise
+
 log = logging.getLogger("pykueue.controller")
 
 CONTENT_TYPE_PROMETHEUS = "text/plain; version=0.0.4; charset=utf-8"
@@ -173,13 +175,19 @@ class SecureServing:
 
 
 class Probes:
-    """`/healthz` answers while the loop turns; `/readyz` asks `ready`, which the command sets to what
-    readiness means in its mode (informers synced; or, for a standby replica, the lease observed)."""
+    """`/healthz` answers while the loop turns, and fails (500, naming the loop) while a supervised
+    loop keeps failing, so the kubelet restarts a controller that is up but cannot do its work;
+    `/readyz` asks `ready`, which the command sets to what readiness means in its mode (informers
+    synced; or, for a standby replica, the lease observed)."""
 
     def __init__(self) -> None:
         self.ready: Callable[[], bool] = lambda: False
 
     def healthz(self) -> tuple[int, bytes, str]:
+        failing = supervise.failing()
+        if failing:
+            lines = [f"loop {h.name} failing: {h.failures} failures in a row, last {h.error}" for h in failing]
+            return 500, "\n".join(lines).encode(), "text/plain; charset=utf-8"
         return 200, b"ok", "text/plain; charset=utf-8"
 
     def readyz(self) -> tuple[int, bytes, str]:
