@@ -12,11 +12,15 @@ WRITE_CONCURRENCY = 16
 
 async def in_parallel(items: list[T], call: Callable[[T], Awaitable[None]], limit: int = WRITE_CONCURRENCY) -> None:
     """Await ``call`` on every item, ``limit`` at a time: a few workers share one iterator, so a pass
-    over thousands of keys creates a few tasks, not one per key."""
+    over thousands of keys creates a few tasks, not one per key. A worker that raises cancels the
+    others (a task group, not ``gather``): no write of a failed pass goes on behind the next one,
+    where an older status could land after a newer."""
     todo = iter(items)
 
     async def worker() -> None:
         for item in todo:
             await call(item)
 
-    await asyncio.gather(*(worker() for _ in range(min(limit, len(items)))))
+    async with asyncio.TaskGroup() as group:
+        for _ in range(min(limit, len(items))):
+            group.create_task(worker())

@@ -5,6 +5,10 @@ it is in the API, so a watcher never sees more admitted than the quota, not even
 unreachable. Pending messages, which no quota depends on, wait in an ordered backlog and go out a few
 per pass; a pending workload is told only its own answer (``Engine.has_own_answer``), as upstream's
 bulk move writes nothing for equivalents set aside; failed writes come back with backoff.
+
+No work is lost: a key leaves the dirty set only once its write landed or was found moot (the object
+is gone, nothing changed), and only if it was not marked again meanwhile; a pass that raises leaves
+its keys dirty for the next one.
 """
 
 from __future__ import annotations
@@ -56,7 +60,8 @@ class WorkloadStatusWriter:
         self.written_pending: dict[str, tuple[str | None, str | None]] = {}  # (reason, message) in the API
         self.retries: dict[str, int] = {}  # failed status writes in a row, per key: the retry's backoff
         self.unreleased: set[str] = set()  # releases the API has not taken yet: reservations wait for them
-        self.dirty: dict[str, None] = {}
+        self.dirty: dict[str, int] = {}  # key -> its latest mark: a key marked again during its write stays
+        self._marks = itertools.count()
         self.messages: dict[str, None] = {}  # pending messages waiting their turn, oldest first
         self.wake = asyncio.Event()
 
@@ -85,51 +90,71 @@ class WorkloadStatusWriter:
         self.messages.pop(key, None)
 
     def mark(self, key: str) -> None:
-        self.dirty[key] = None
+        self.dirty[key] = next(self._marks)
         self.wake.set()
+
+    def _settled(self, key: str, mark: int) -> None:
+        """`key`'s write as of `mark` is done (landed, moot, or its retry scheduled): it leaves the
+        dirty set, unless it was marked again while the write was in flight."""
+        if self.dirty.get(key) == mark:
+            del self.dirty[key]
 
     async def run(self) -> None:
         """Write what the engine decided, releases first: a reservation is written only once every
         release the engine made before it is in the API, so a watcher never sees more admitted than
         the quota, not even while the API server is unreachable."""
+        if self.dirty or self.messages:
+            self.wake.set()  # started again after a pass that raised: its keys are still here
         while True:
             await self.wake.wait()
             self.wake.clear()
-            keys = list(self.dirty)
-            self.dirty.clear()
-            releases: list[str] = []
-            reservations: list[str] = []
-            for k in keys:
+            marks = dict(self.dirty)
+            releases: list[tuple[str, int]] = []  # (key, the mark this pass writes)
+            reservations: list[tuple[str, int]] = []
+            for k, mark in marks.items():
                 if views.holds_quota(self.engine, k):
-                    reservations.append(k)
+                    reservations.append((k, mark))
                 elif self._may_show_quota(k):
-                    releases.append(k)
+                    releases.append((k, mark))
                 else:  # a pending message of a workload the API shows without quota: waits its turn
                     self.messages[k] = None
-            await in_parallel(releases, self.write)
+                    self._settled(k, mark)
+            await in_parallel(releases, self._write_settled)
             self.unreleased = {k for k in self.unreleased if self._release_pending(k)}
             if self.unreleased:
-                for k in reservations:  # held back; written once the releases' retries get through
-                    self.dirty[k] = None
-                continue
+                continue  # the reservations stay dirty; written once the releases' retries get through
             # Admissions before messages: under load a pass has hundreds of pending messages to
             # refresh, and each admission written late holds its quota longer. The messages wait in
             # `messages`, classified once, and go out a few per pass of this loop.
-            await in_parallel(reservations, self.write)
+            await in_parallel(reservations, self._write_settled)
             batch = list(itertools.islice(self.messages, MESSAGES_PER_PASS))
-            for k in batch:
-                del self.messages[k]
             await in_parallel(batch, self._write_message)
             if self.messages:
                 self.wake.set()
+
+    async def _write_settled(self, item: tuple[str, int]) -> None:
+        key, mark = item
+        await self._attempt(key)
+        self._settled(key, mark)
+
+    async def _attempt(self, key: str) -> None:
+        """One key's write; an error outside the request (a bug in building the status) is that key's
+        failure, retried with backoff, never the end of the pass and its other keys."""
+        try:
+            await self.write(key)
+        except Exception as exc:  # noqa: BLE001 - logged and retried; the request's own errors are write's
+            if key not in self.retries:  # the traceback once per key and streak; _retry_status logs each try
+                log.error("status not built", exc_info=True, extra={"fields": {"workload": key}})
+            self._retry_status(key, exc, transient=False)
 
     async def _write_message(self, key: str) -> None:
         """A pending message from the backlog; a workload reserved since it was queued there is
         written in the next pass, as a reservation, behind the releases made before it."""
         if views.holds_quota(self.engine, key):
             self.mark(key)
-            return
-        await self.write(key)
+        else:
+            await self._attempt(key)
+        self.messages.pop(key, None)  # written, moot, or its retry scheduled
 
     def _may_show_quota(self, key: str) -> bool:
         """The API may show `key` with quota: its last copy does, a reservation of ours was written,
