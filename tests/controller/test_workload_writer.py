@@ -7,7 +7,6 @@ the server-side applies."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,36 +14,9 @@ import pytest
 from pykueue.controller import views, workload_writer
 from pykueue.controller.manager import Controller
 from pykueue.controller.workload_writer import WorkloadStatusWriter
-from pykueue.kube import resources as r
 from pykueue.kube.client import ApiError
+from tests.controller.fakes import FakeKube, stop, until
 from tests.controller.test_status_writes import controller_with, quota_reserved, workload
-
-
-class FakeKube:
-    """Server-side applies: recorded when they land; `failures` are raised by the next calls, in
-    order; while `gate` is set up, each call waits for it (`entered` tells the test one is waiting);
-    `probe`, when given, is read at each call into `probed`."""
-
-    def __init__(self) -> None:
-        self.applied: list[dict[str, Any]] = []
-        self.calls: list[str] = []
-        self.failures: list[Exception] = []
-        self.gate: asyncio.Event | None = None
-        self.entered = asyncio.Event()
-        self.probe: Callable[[], Any] | None = None
-        self.probed: list[Any] = []
-
-    async def apply(self, res: r.Resource, body: dict[str, Any], **_: Any) -> dict[str, Any]:
-        self.calls.append(body["metadata"]["name"])
-        if self.probe is not None:
-            self.probed.append(self.probe())
-        if self.gate is not None:
-            self.entered.set()
-            await self.gate.wait()
-        if self.failures:
-            raise self.failures.pop(0)
-        self.applied.append(body)
-        return body
 
 
 @pytest.fixture(autouse=True)
@@ -56,21 +28,6 @@ def writer_of(ctl: Controller) -> tuple[WorkloadStatusWriter, FakeKube]:
     kube = FakeKube()
     ctl.status_writer.kube = kube  # type: ignore[assignment]
     return ctl.status_writer, kube
-
-
-async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.002)
-
-
-async def stop(task: asyncio.Task) -> None:
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
 
 
 def names(bodies: list[dict[str, Any]]) -> list[str]:

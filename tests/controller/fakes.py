@@ -1,0 +1,54 @@
+"""Stand-ins for the controller's unit tests: an API that records, fails or holds server-side
+applies, and waiting on the event loop for a condition instead of sleeping a fixed time."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from pykueue.kube import resources as r
+
+
+class FakeKube:
+    """Server-side applies: recorded when they land; `failures` are raised by the next calls, in
+    order; while `gate` is set up, each call waits for it (`entered` tells the test one is waiting);
+    `probe`, when given, is read at each call into `probed`."""
+
+    def __init__(self) -> None:
+        self.applied: list[dict[str, Any]] = []
+        self.calls: list[str] = []
+        self.failures: list[Exception] = []
+        self.gate: asyncio.Event | None = None
+        self.entered = asyncio.Event()
+        self.probe: Callable[[], Any] | None = None
+        self.probed: list[Any] = []
+
+    async def apply(self, res: r.Resource, body: dict[str, Any], **_: Any) -> dict[str, Any]:
+        self.calls.append(body["metadata"]["name"])
+        if self.probe is not None:
+            self.probed.append(self.probe())
+        if self.gate is not None:
+            self.entered.set()
+            await self.gate.wait()
+        if self.failures:
+            raise self.failures.pop(0)
+        self.applied.append(body)
+        return body
+
+
+async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        if loop.time() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.002)
+
+
+async def stop(task: asyncio.Task) -> None:
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
