@@ -46,25 +46,34 @@ class QueueStatusWriter:
         self.written: dict[tuple[str, str], Written] = {}
 
     async def run(self) -> None:
+        """Coalesce, write, and on any failed write back off and write again: every pass recomputes
+        every status from the engine, so the flag `dirty` is all the work there is to keep. A pass
+        that raises (a bug, not the API server) leaves it set and fails the loop, for the supervisor
+        to restart and count."""
         failures = 0
         while True:
             await self.dirty.wait()
             await asyncio.sleep(QUEUE_STATUS_SECONDS)  # coalesce a burst of changes into one write per queue
             self.dirty.clear()
             try:
-                await self.write_all()
+                failed = await self.write_all()
+            except BaseException:
+                self.dirty.set()  # the pass did not finish: the next run of this loop does it again
+                raise
+            if not failed:
                 failures = 0
-            except Exception as exc:  # noqa: BLE001 - the API server is away: back off, then try again
-                delay = retry_delay(failures)
-                failures += 1
-                log.warning("queue status not written; retrying", extra={"fields": {
-                    "error": str(exc), "retryIn": f"{delay:g}s"}})
-                await asyncio.sleep(delay)
-                self.dirty.set()
+                continue
+            delay = retry_delay(failures)
+            failures += 1
+            log.warning("queue status not written; retrying", extra={"fields": {
+                "queues": len(failed), "error": failed[0], "failures": failures, "retryIn": f"{delay:g}s"}})
+            await asyncio.sleep(delay)
+            self.dirty.set()
 
-    async def write_all(self) -> None:
-        """Every queue whose status changed; a status the server refuses is logged and left, never
-        retried in a loop (the next change writes again)."""
+    async def write_all(self) -> list[str]:
+        """Write every queue whose status changed; return the errors of those that failed. A status the server
+        refuses is retried as any failure is (with backoff), and one that lands or whose object is
+        gone (404) is done; the others go on meanwhile."""
         writes: list[tuple[r.Resource, dict[str, Any], tuple[str, str], Written]] = []
         for name in self.engine.cluster_queue_names():
             obj = self.informers["clusterqueues"].get(name)
@@ -90,7 +99,14 @@ class QueueStatusWriter:
                                 status)
             if write is not None:
                 writes.append(write)
-        await in_parallel(writes, lambda write: self._apply(*write), limit=QUEUE_WRITE_CONCURRENCY)
+        failed: list[str] = []
+
+        async def apply(write: tuple[r.Resource, dict[str, Any], tuple[str, str], Written]) -> None:
+            if (error := await self._apply(*write)) is not None:
+                failed.append(error)
+
+        await in_parallel(writes, apply, limit=QUEUE_WRITE_CONCURRENCY)
+        return failed
 
     def _write(self, res: r.Resource, key: tuple[str, str], meta: dict[str, str], obj: dict[str, Any],
                status: dict[str, Any]) -> tuple[r.Resource, dict[str, Any], tuple[str, str], Written] | None:
@@ -101,16 +117,20 @@ class QueueStatusWriter:
                 "status": _stamped(status, obj, self.clock())}
         return res, body, key, stamp
 
-    async def _apply(self, res: r.Resource, body: dict[str, Any], key: tuple[str, str], stamp: Written) -> None:
+    async def _apply(self, res: r.Resource, body: dict[str, Any], key: tuple[str, str], stamp: Written) -> str | None:
+        """One status; the error when it did not land and must be written again."""
         try:
             await self.kube.apply(res, body, manager=MANAGER, subresource="status")
         except ApiError as exc:
-            if exc.status >= 500 or exc.status in (408, 429):
-                raise
-            if exc.status != 404:
-                log.warning("queue status refused", extra={"fields": {"queue": "/".join(key), "error": str(exc)}})
-            return
+            if exc.status == 404:
+                return None  # the object is gone: nothing to write
+            log.log(logging.DEBUG if exc.status >= 500 or exc.status in (408, 429) else logging.WARNING,
+                    "queue status refused", extra={"fields": {"queue": "/".join(key), "error": str(exc)}})
+            return str(exc)
+        except Exception as exc:  # noqa: BLE001 - transport errors: written again after the backoff
+            return str(exc) or repr(exc)
         self.written[key] = stamp
+        return None
 
 
 def _stamped(status: dict[str, Any], obj: dict[str, Any] | None, now: float) -> dict[str, Any]:
