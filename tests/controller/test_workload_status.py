@@ -160,3 +160,18 @@ def test_comparable_ignores_only_the_timestamps_and_the_apply_body_names_the_wor
     assert comparable(one) != comparable(desired_status(view(State.PENDING), obj(), None, None, NOW))
     assert apply_body(obj(), one) == {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
                                       "metadata": {"name": "w", "namespace": "ns"}, "status": one}
+
+
+def test_an_evicted_workload_whose_job_still_stops_keeps_its_reservation_and_its_admitted_condition() -> None:
+    """STOPPING: QuotaReserved and the admission stay until the job has stopped; Admitted is copied
+    from the API as it was (time included); Evicted says why; no Requeued yet."""
+    eviction = Eviction("PodsReadyTimeout", "Exceeded the PodsReady timeout ns/w")
+    current = obj(conditions=[{"type": "Admitted", "status": "True", "reason": "Admitted",
+                               "message": "The workload is admitted", "lastTransitionTime": EARLIER}])
+    status = desired_status(view(State.STOPPING, admission=ADMISSION, evictions=1), current, eviction, None, NOW)
+    assert status["conditions"] == [
+        cond("QuotaReserved", "True", "QuotaReserved", "Quota reserved in ClusterQueue cq"),
+        cond("Admitted", "True", "Admitted", "The workload is admitted", since=EARLIER),
+        cond("Evicted", "True", "PodsReadyTimeout", "Exceeded the PodsReady timeout ns/w"),
+    ]
+    assert status["admission"]["clusterQueue"] == "cq"
