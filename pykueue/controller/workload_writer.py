@@ -192,6 +192,8 @@ class WorkloadStatusWriter:
                 shown = None
         view = views.workload(self.engine, key)
         assert view is not None
+        if view.spec.kind == translate.HELD_INVALID:
+            return  # an invalid Workload's stand-in: its recorded admission stays as the API has it
         if shown is not None:
             view = dataclasses.replace(view, reason=shown.get("reason"), message=shown.get("message", ""))
         uids = self.uids(self.preemptors[key]) if key in self.preemptors else None
@@ -200,6 +202,10 @@ class WorkloadStatusWriter:
             self.unreleased.discard(key)
             return
         try:
+            if _moved(obj, status):
+                # Released and reserved again elsewhere before the release was written: an admission is
+                # never changed in place (the CRD and the webhook refuse it), so the release goes first.
+                await self.kube.apply(r.WORKLOAD, apply_body(obj, _RELEASED), manager=MANAGER, subresource="status")
             await self.kube.apply(r.WORKLOAD, apply_body(obj, status), manager=MANAGER, subresource="status")
         except ApiError as exc:
             if exc.status == 404:
@@ -256,6 +262,25 @@ class WorkloadStatusWriter:
             return "UNKNOWN", "UNKNOWN"
         labels = obj["metadata"].get("labels") or {}
         return obj["metadata"].get("uid", "UNKNOWN"), labels.get("kueue.x-k8s.io/job-uid", "UNKNOWN")
+
+
+_RELEASED: dict[str, Any] = {"conditions": [
+    {"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": "The workload has no reservation",
+     "lastTransitionTime": "1970-01-01T00:00:00Z"},
+    {"type": "Admitted", "status": "False", "reason": "NoReservation", "message": "The workload has no reservation",
+     "lastTransitionTime": "1970-01-01T00:00:00Z"}]}
+
+
+def _placement(admission: dict[str, Any]) -> tuple[Any, ...]:
+    return (admission.get("clusterQueue"), sorted(
+        (str(a.get("name")), sorted((a.get("flavors") or {}).items()), a.get("count"))
+        for a in admission.get("podSetAssignments") or []))
+
+
+def _moved(obj: dict[str, Any], status: dict[str, Any]) -> bool:
+    """The API shows one admission and this status carries another."""
+    shown, wanted = (obj.get("status") or {}).get("admission"), status.get("admission")
+    return bool(shown and wanted) and _placement(shown) != _placement(wanted)
 
 
 def _written_condition(written: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:

@@ -149,8 +149,10 @@ def test_an_invalid_workload_that_holds_quota_stays_counted() -> None:
     bad["status"] = {"conditions": [{"type": "QuotaReserved", "status": "True"}, {"type": "Admitted", "status": "True"}],
                      "admission": {"clusterQueue": "cq", "podSetAssignments": [
                          {"name": "main", "count": 1, "flavors": {"cpu": "default"}, "resourceUsage": {"cpu": "3"}}]}}
-    ctl, _ = controller_with(bad, workload("next", "2"))
+    ctl, kube = controller_with(bad, workload("next", "2"))
     ctl.run_cycle()
     assert "ns/bad" in ctl.invalid
     assert ctl.engine.usage_of("cq") == {("default", "cpu"): 3000}
     assert ctl.engine.state_of("ns/next") is State.PENDING
+    asyncio.run(ctl.status_writer.write("ns/bad"))
+    assert kube.applied == []  # its recorded admission is left as the API has it

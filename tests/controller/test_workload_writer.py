@@ -239,3 +239,34 @@ def test_a_status_already_written_is_not_sent_again() -> None:
 
     asyncio.run(scenario())
     assert kube.calls == ["a"]
+
+
+def test_an_admission_is_never_changed_in_place() -> None:
+    """The API shows `a` admitted in cq; the engine has since released it and reserved it again with
+    another count (as if on another flavor, unwritten meanwhile): the release is applied first, then
+    the new admission, since the CRD and the webhook refuse an admission changed in place."""
+    ctl, _ = controller_with(workload("a", "3"))
+    ctl.run_cycle()
+    writer, kube = writer_of(ctl)
+    asyncio.run(writer.write("ns/a"))
+    shown = {**workload("a", "3"), "status": kube.applied[-1]["status"]}
+    shown["status"]["admission"]["podSetAssignments"][0]["flavors"] = {"cpu": "elsewhere"}
+    ctl.informers["workloads"].objects["ns/a"] = shown  # type: ignore[attr-defined]
+    writer.written.clear()
+    kube.applied.clear()
+    asyncio.run(writer.write("ns/a"))
+    assert [("admission" in b["status"], quota_reserved(b)["status"]) for b in kube.applied] == [
+        (False, "False"), (True, "True")]
+    kube.applied.clear()
+    ctl.informers["workloads"].objects["ns/a"] = {**workload("a", "3"), "status": shown["status"] | {  # type: ignore[attr-defined]
+        "admission": kube_admission(ctl)}}
+    writer.written.clear()
+    asyncio.run(writer.write("ns/a"))
+    assert len(kube.applied) == 1  # the same placement: one write
+
+
+def kube_admission(ctl: Controller) -> dict[str, Any]:
+    from pykueue.controller.workload_status import admission_status
+    w = ctl.engine.workload_status("ns/a")
+    assert w is not None and w.admission is not None
+    return admission_status(w.admission, w.spec)
