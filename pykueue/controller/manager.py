@@ -95,6 +95,7 @@ class Controller:
         self.workload_writes = WorkQueue()
         self.cycles = 0
         self.admissions = 0
+        self.rebuilds = 0  # the engine started afresh from the caches after a failure inside it
         self.ready = asyncio.Event()
         self.job_sync: JobReconciler | None = None
         self.pod_sync: JobReconciler | None = None
@@ -239,6 +240,12 @@ class Controller:
         key, engine, now = key_of(obj), self.engine, self.now_us()
         self._enqueue_owner(obj)
         if kind == DELETED or obj["metadata"].get("deletionTimestamp"):
+            if kind != DELETED and not engine.has_workload(key) and translate.held_invalid(obj) is not None:
+                # first seen being deleted (a restart) while it holds quota: counted until it is gone
+                converted, _ = translate.workload(obj, list(self.classes_by_key.values()), self.converted)
+                restored = converted if converted is not None else translate.held_invalid(obj)
+                if restored is not None:
+                    engine.add_workload(restored, now)
             if engine.has_workload(key):
                 if kind == DELETED:
                     engine.delete_workload(key)  # gone: whatever it held is released
@@ -473,8 +480,35 @@ class Controller:
                 # events: let it land, so the pass decides over all of it as the simulator's instant does.
                 await asyncio.sleep(BURST_SECONDS)
             self.kick_wake.clear()
-            self.run_cycle()
+            try:
+                self.run_cycle()
+            except Exception as exc:  # noqa: BLE001 - a bug inside the engine: its state may be half-changed
+                self.rebuild(exc)
+                raise  # the supervisor counts the failure (and /healthz reports a streak of them)
             await asyncio.sleep(0)
+
+    def rebuild(self, cause: Exception) -> None:
+        """Start the engine afresh from the informer caches, as a restart does, instead of going on from
+        state a failure inside it may have left half-changed. The Engine object stays (every writer
+        holds it); its state is made anew: queue objects first, then every cached Workload (a recorded
+        admission re-enters admitted, an evicted one still stopping), then their statuses compared again."""
+        log.error("engine rebuilt from the caches after a failure", exc_info=cause, extra={"fields": {
+            "error": repr(cause)}})
+        self.rebuilds += 1
+        self.engine.__init__(self.engine.config, jobs_stop_at_once=False)  # type: ignore[misc]
+        self.queue_objects.seen.clear()
+        self.queue_objects.problems.clear()
+        self.generations.clear()
+        self.unevaluated.clear()
+        self.invalid.clear()
+        with self.engine.bulk():
+            self.queue_objects.resync()
+            workloads = self.informers.get("workloads")
+            for obj in list(workloads.store.values()) if workloads is not None else []:
+                self.on_workload(MODIFIED, None, obj)
+        for key in self.engine.workload_keys():
+            self.status_writer.mark(key)
+        self._queues_changed()
 
     def run_cycle(self) -> None:
         """One `Engine.schedule` at the current time; its events mark what must be written."""

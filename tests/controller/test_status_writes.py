@@ -26,6 +26,7 @@ class RecordingKube:
 class Store:
     def __init__(self, objects: dict[str, dict[str, Any]]) -> None:
         self.objects = objects
+        self.store = objects  # an informer's cache, as the controller walks it
 
     def get(self, key: str) -> dict[str, Any] | None:
         return self.objects.get(key)
@@ -156,3 +157,25 @@ def test_an_invalid_workload_that_holds_quota_stays_counted() -> None:
     assert ctl.engine.state_of("ns/next") is State.PENDING
     asyncio.run(ctl.status_writer.write("ns/bad"))
     assert kube.applied == []  # its recorded admission is left as the API has it
+
+
+def test_a_failure_inside_the_engine_rebuilds_it_from_the_caches(monkeypatch: Any) -> None:
+    """A scheduling pass that raises (a bug) leaves the engine rebuilt from the informer caches, as a
+    restart would: the admitted workload is admitted again from its recorded admission, counted once."""
+    ctl, kube = controller_with(workload("a", "3"))
+    ctl.run_cycle()
+    asyncio.run(ctl.status_writer.write("ns/a"))
+    ctl.informers["workloads"].objects["ns/a"] = {**workload("a", "3"), "status": kube.applied[-1]["status"]}  # type: ignore[attr-defined]
+    broken = ctl.engine
+    monkeypatch.setattr(broken, "schedule", lambda now: (_ for _ in ()).throw(RuntimeError("a bug")))
+
+    async def one_pass() -> None:
+        ctl.kick()
+        await ctl.schedule_loop()
+    try:
+        asyncio.run(one_pass())
+    except RuntimeError as exc:
+        assert str(exc) == "a bug"
+    assert ctl.rebuilds == 1 and ctl.engine is broken  # the same object, its state made anew
+    assert ctl.engine.state_of("ns/a") is State.ADMITTED
+    assert ctl.engine.usage_of("cq") == {("default", "cpu"): 3000}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import re
 import subprocess
@@ -100,6 +101,52 @@ class Kueue:
             if any(o.get("kind") == "Job" and o.get("name") == job for o in owners):
                 return wl
         return None
+
+
+_markers = itertools.count()
+
+
+def settled(kueue: Kueue, namespace: str, timeout: float = 60.0) -> None:
+    """A barrier before a negative check, instead of a fixed sleep: a marker Job, created after
+    everything the test did, in a ClusterQueue of its own, is admitted and started. The controller
+    handles changes in the order its watches deliver them, so once the marker runs, every earlier
+    change has been through a scheduling pass and the job side."""
+    marker, queue = f"marker-{next(_markers)}", f"{namespace}-marker"
+    kueue.apply(f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: marker}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: {queue}}}
+spec:
+  namespaceSelector: {{}}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{{name: marker, resources: [{{name: cpu, nominalQuota: "1"}}]}}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: marker, namespace: {namespace}}}
+spec: {{clusterQueue: {queue}}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {marker}
+  namespace: {namespace}
+  labels: {{kueue.x-k8s.io/queue-name: marker}}
+spec:
+  suspend: true
+  template:
+    metadata: {{annotations: {{pod-complete.stage.kwok.x-k8s.io/delay: "1s"}}}}
+    spec:
+      restartPolicy: Never
+      containers: [{{name: main, image: busybox, resources: {{requests: {{cpu: 10m}}}}}}]
+""")
+    eventually(lambda: ((kueue.get("job", marker, namespace) or {}).get("spec") or {}).get("suspend") is False,
+               timeout, what=f"the marker Job {marker} started")
 
 
 def forget_local_webhooks(cluster: DevCluster) -> None:

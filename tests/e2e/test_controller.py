@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tests.e2e.conftest import Kueue, condition, eventually, is_true
+from tests.e2e.conftest import Kueue, condition, eventually, is_true, settled
 
 pytestmark = pytest.mark.e2e
 
@@ -199,7 +199,7 @@ def test_job_over_quota_stays_suspended(kueue: Kueue, ns: str) -> None:
     cond = condition(wl, "QuotaReserved")
     assert cond["status"] == "False"
     assert "insufficient quota for cpu in flavor plain" in cond["message"], cond["message"]
-    time.sleep(2)
+    settled(kueue, ns)
     assert suspended(kueue, "too-big", ns)
     assert not is_true(kueue.workload_of("too-big", ns), "Admitted")
 
@@ -219,7 +219,7 @@ def test_equivalent_job_set_aside_gets_no_condition(kueue: Kueue, ns: str) -> No
         return shown if len(shown) == 2 and any("insufficient quota" in m for m in shown) else None
 
     eventually(told, what="the tried Job's QuotaReserved=False message")
-    time.sleep(3)  # the status writer's passes and a pending sweep go by
+    settled(kueue, ns)  # the status writer's passes go by
     shown = told()
     assert shown is not None and sorted(bool(m) for m in shown) == [False, True], shown
     assert suspended(kueue, "first", ns) and suspended(kueue, "second", ns)
@@ -281,7 +281,7 @@ def test_strict_fifo_blocks_best_effort_does_not(kueue: Kueue, ns: str, strategy
         eventually(lambda: running(kueue, "small", ns), what="small admitted past the head")
     else:
         eventually(lambda: kueue.workload_of("small", ns), what="small's Workload")
-        time.sleep(3)
+        settled(kueue, ns)
         assert suspended(kueue, "small", ns)
         # Never tried behind the StrictFIFO head: as upstream, the API shows it no condition of its own.
         wl = kueue.workload_of("small", ns)
@@ -322,7 +322,7 @@ spec: {{controllerName: test.pykueue.dev/check}}
     wl = eventually(lambda: (w := kueue.workload_of("checked", ns)) and is_true(w, "QuotaReserved") and w)
     assert condition(wl, "Admitted")["status"] == "False"
     assert [(c["name"], c["state"]) for c in wl["status"]["admissionChecks"]] == [(f"{ns}-check", "Pending")]
-    time.sleep(1)
+    settled(kueue, ns)
     assert suspended(kueue, "checked", ns)
     patch = json.dumps({"status": {"admissionChecks": [{
         "name": f"{ns}-check", "state": "Ready", "message": "ok", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}})

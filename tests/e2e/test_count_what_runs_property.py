@@ -1,0 +1,107 @@
+"""The promise as a property, through the controller on the real control plane: whatever sequence of
+Job and Workload edits a user or the cluster makes (Jobs created at two priorities, a running Job's
+parallelism raised, a Workload deleted while another finalizer holds it, a Job deleted and re-created
+under its name, the Job controller frozen for a while), what runs in a 3 cpu ClusterQueue, counted
+from its Jobs and Pods (``running.Sampler``), never exceeds 3 cpu."""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.e2e.conftest import Kueue
+from tests.e2e.running import Sampler
+from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, job, local_queue, priority_classes
+
+pytestmark = pytest.mark.e2e
+
+QUOTA = 3000
+HOLD = "example.com/hold"
+NAMES = ("a", "b", "c")
+_namespaces = itertools.count()
+
+steps = st.lists(st.one_of(
+    st.tuples(st.just("create"), st.sampled_from(NAMES), st.integers(1, 2), st.booleans()),
+    st.tuples(st.just("grow"), st.sampled_from(NAMES)),
+    st.tuples(st.just("delete-workload"), st.sampled_from(NAMES)),
+    st.tuples(st.just("recreate"), st.sampled_from(NAMES)),
+    st.tuples(st.just("lag"), st.integers(2, 4)),
+    st.tuples(st.just("let-go")),
+), min_size=3, max_size=7)
+
+
+def _watch(sampler: Sampler, seconds: float) -> None:
+    """Sample what runs for a while (a sampling window, not a wait before a check)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        sampler.sample()
+
+
+def _let_go(kueue: Kueue, ns: str) -> None:
+    """Take the test's finalizer off every Workload that has it (their deletion completes)."""
+    for wl in kueue.items("workloads.kueue.x-k8s.io", ns):
+        finalizers = wl["metadata"].get("finalizers") or []
+        if HOLD in finalizers:
+            kept = [f for f in finalizers if f != HOLD]
+            kueue.cluster.kubectl("patch", "workload", wl["metadata"]["name"], "-n", ns, "--type=merge", "-p",
+                                  json.dumps({"metadata": {"finalizers": kept or None}}), check=False)
+
+
+def _apply_step(kueue: Kueue, ns: str, step: tuple, sampler: Sampler) -> None:
+    op = step[0]
+    if op == "create":
+        _, name, cpu, high = step
+        manifest = job(name, ns, str(cpu), priority_class=f"{ns}-{'high' if high else 'low'}")
+        kueue.apply(manifest.replace("completions: 1", "completions: 4"))
+    elif op == "grow":
+        kueue.cluster.kubectl("patch", "job", step[1], "-n", ns, "--type=merge", "-p", '{"spec":{"parallelism":2}}',
+                              check=False)
+    elif op == "delete-workload":
+        wl = kueue.workload_of(step[1], ns)
+        if wl is not None:
+            name = wl["metadata"]["name"]
+            kueue.cluster.kubectl("patch", "workload", name, "-n", ns, "--type=json", "-p", json.dumps(
+                [{"op": "add", "path": "/metadata/finalizers/-", "value": HOLD}]), check=False)
+            kueue.cluster.kubectl("delete", "workload", name, "-n", ns, "--wait=false", check=False)
+    elif op == "recreate":
+        found = kueue.get("job", step[1], ns)
+        if found is not None:
+            kueue.cluster.kubectl("delete", "job", step[1], "-n", ns, "--wait=true", "--timeout=30s", check=False)
+            kueue.apply(job(step[1], ns, "1", priority_class=f"{ns}-low").replace("completions: 1", "completions: 4"))
+    elif op == "lag":
+        with kueue.cluster.paused("kube-controller-manager"):
+            _watch(sampler, step[1])
+    elif op == "let-go":
+        _let_go(kueue, ns)
+    _watch(sampler, 1.5)
+
+
+@settings(max_examples=3, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(steps=steps)
+def test_what_runs_never_exceeds_the_quota(kueue: Kueue, steps: list[tuple]) -> None:
+    ns = f"count-what-runs-{next(_namespaces)}"
+    kueue.cluster.kubectl("create", "namespace", ns)
+    sampler = Sampler(kueue, ns)
+    try:
+        kueue.apply(PLAIN_FLAVOR)
+        kueue.apply(priority_classes(ns))
+        kueue.apply(cluster_queue(ns, "3", preemption="{withinClusterQueue: LowerPriority}"))
+        kueue.apply(local_queue(ns, ns))
+        for step in steps:
+            _apply_step(kueue, ns, step, sampler)
+            assert sampler.peak <= QUOTA, f"ran {sampler.peak} milli-cpu on a 3 cpu queue after {step}"
+        _let_go(kueue, ns)
+        _watch(sampler, 5)  # the Job controller catches up; whatever it starts is counted
+        assert sampler.peak <= QUOTA, f"ran {sampler.peak} milli-cpu on a 3 cpu queue"
+        assert sampler.samples > 0
+    finally:
+        with contextlib.suppress(Exception):
+            _let_go(kueue, ns)
+        kueue.cluster.kubectl("delete", "namespace", ns, "--wait=false", check=False)
