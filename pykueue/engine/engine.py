@@ -656,6 +656,9 @@ class Engine:
             waiting.discard(key)
             if not waiting:
                 del self.awaiting[preemptor]
+                # Its victims are gone: it goes first in the next cycle, as the simulator's preemptor
+                # does in the cycle after its victims left at once.
+                self.scheduler.preempting.add(preemptor)
 
     def await_victims(self, preemptor: WorkloadInfo, victims: list[WorkloadInfo]) -> int:
         """Record that ``preemptor`` waits for these victims' jobs to stop; how many it waits for."""
