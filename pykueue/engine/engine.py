@@ -433,13 +433,14 @@ class Engine:
                     old.priority, old.priority_class_name, old.max_execution_seconds):
                 return False
             cq = self.cqs.get(info.cluster_queue or "")
-            candidate = cq is not None and info.key in cq.admitted
-            if candidate:
+            if cq is not None and info.key not in cq.admitted:
+                cq = None  # not a candidate (its job is stopping): no place to move
+            if cq is not None:
                 cq.remove_admitted(info)  # its place among the preemption candidates moves
             info.spec = replace(old, priority=spec.priority, priority_class_name=spec.priority_class_name,
                                 priority_class_source=spec.priority_class_source,
                                 max_execution_seconds=spec.max_execution_seconds)
-            if candidate:
+            if cq is not None:
                 cq.add_admitted(info)
             if info.state is State.ADMITTED and spec.max_execution_seconds != old.max_execution_seconds:
                 self.timers.cancel(info.key, Deadline.MAX_EXECUTION)

@@ -350,8 +350,10 @@ spec: {{controllerName: test.pykueue.dev/check}}
         "name": f"{ns}-check", "state": "Rejected", "message": "no", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}})
     kueue.cluster.kubectl("patch", "workload", wl["metadata"]["name"], "-n", ns, "--subresource=status",
                           "--type=merge", "-p", patch)
+    # Deactivated at once; the reservation goes once the job side has seen the Job stopped.
     wl = eventually(lambda: (w := kueue.workload_of("rejected", ns)) and is_true(w, "Evicted")
-                    and w["spec"].get("active") is False and w, what="deactivated")
+                    and w["spec"].get("active") is False and not is_true(w, "QuotaReserved") and w,
+                    what="deactivated and released")
     evicted = condition(wl, "Evicted")
     assert evicted["reason"] == "DeactivatedDueToAdmissionCheck"
     assert evicted["message"].startswith("The workload is deactivated due to Admission check(s): "), evicted
