@@ -57,6 +57,8 @@ def _apply_step(kueue: Kueue, ns: str, step: tuple, sampler: Sampler) -> None:
     op = step[0]
     if op == "create":
         _, name, cpu, high = step
+        if kueue.get("job", name, ns) is not None:
+            return  # already there: a user's second apply of it would fight over spec.suspend
         manifest = job(name, ns, str(cpu), priority_class=f"{ns}-{'high' if high else 'low'}")
         kueue.apply(manifest.replace("completions: 1", "completions: 4"))
     elif op == "grow":
