@@ -5,12 +5,13 @@ The loops here fail on cue (events, not sleeps) and time is a fake clock."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 
 from pykueue.controller import supervise
 from pykueue.controller.health import Probes
+from tests.controller.fakes import until
 
 
 @pytest.fixture(autouse=True)
@@ -18,14 +19,6 @@ def no_loops_left() -> Iterator[None]:
     yield
     assert supervise.LOOPS == {}, "a test left a supervised loop registered"
 
-
-async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.001)
 
 
 class Scripted:

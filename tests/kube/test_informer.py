@@ -15,6 +15,7 @@ import pytest
 from pykueue.kube import resources as r
 from pykueue.kube.client import ApiError
 from pykueue.kube.informer import Informer
+from tests.controller.fakes import until
 
 
 def flavor(name: str, rv: str, **meta: Any) -> dict[str, Any]:
@@ -65,14 +66,6 @@ class Seen:
             raise RuntimeError("handler bug")
         self.calls.append((kind, tag(old), tag(new)))
 
-
-async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.002)
 
 
 def drive(inf: Informer, done: Callable[[], bool]) -> None:

@@ -10,16 +10,7 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from pykueue.kube.workqueue import WorkQueue
-
-
-async def until(condition: Callable[[], bool], timeout: float = 5.0) -> None:
-    """Poll ``condition`` on the event loop; fail the test when it does not hold within ``timeout``."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        if loop.time() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.005)
+from tests.controller.fakes import until
 
 
 def run(scenario: Callable[[], Awaitable[None]]) -> None:
