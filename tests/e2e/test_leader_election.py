@@ -26,7 +26,7 @@ import pytest
 from pykueue.api.quantity import to_canonical
 from pykueue.controller.leader import LeaderElectionLost, LeaderElector, run_as_leader
 from pykueue.kube.client import ApiError
-from tests.e2e.conftest import Kueue, eventually, is_true
+from tests.e2e.conftest import Kueue, eventually, is_true, settled
 from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, job, local_queue, running
 
 pytestmark = pytest.mark.e2e
@@ -130,6 +130,7 @@ def admitted(kueue: Kueue, name: str, ns: str) -> bool:
 def test_killed_leader_is_replaced_within_the_lease_duration(replicas: tuple[Kueue, Kueue], ns: str) -> None:
     leader, standby = replicas
     holder = identity(leader)
+    markers = f"{ns}-m"
     assert holder is not None and identity(standby) is None
     assert lease(leader, ns)["holderIdentity"] == holder
     waiting = [line for line in standby.log.read_text().splitlines() if WAITING.decode() in line]
@@ -142,7 +143,8 @@ def test_killed_leader_is_replaced_within_the_lease_duration(replicas: tuple[Kue
         leader.apply(job("too-big", ns, "3"))  # 4 + 3 > 6: waits
         for i in range(4):
             eventually(lambda i=i: running(leader, f"before-{i}", ns), what=f"before-{i} running")
-        time.sleep(1)
+        leader.cluster.kubectl("create", "namespace", markers)
+        settled(leader, markers)  # a barrier in a namespace of its own: the watch counts only ns
         assert not admitted(leader, "too-big", ns)
         assert decisions(leader) and not decisions(standby)  # only the leader decides
         assert b"controller ready" not in standby.log.read_bytes()
@@ -161,13 +163,14 @@ def test_killed_leader_is_replaced_within_the_lease_duration(replicas: tuple[Kue
 
         standby.apply(job("after", ns, "2"))  # 4 + 2 = 6: fits beside the four still admitted
         eventually(lambda: running(standby, "after", ns), 30, what="a Job admitted by the new leader")
-        time.sleep(2)
+        settled(standby, markers)
         assert not admitted(standby, "too-big", ns)
-        new = [line for line in decisions(standby) if "decision=QuotaReserved" in line]
+        new = [line for line in decisions(standby) if "decision=QuotaReserved" in line and f"workload={ns}/" in line]
         assert len(new) == 1 and f"workload={ns}/job-after-" in new[0], new  # the four kept, none redone
     finally:
         time.sleep(0.5)
         watch.stop()
+        leader.cluster.kubectl("delete", "namespace", markers, "--wait=false", check=False)
     assert len(watch.reservations) == 5, watch.reservations
     assert set(watch.reservations.values()) == {1}, watch.reservations  # no Workload reserved twice
     assert watch.peak_millis <= 6000, watch.peak_millis
