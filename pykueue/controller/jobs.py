@@ -218,5 +218,6 @@ class JobReconciler:
 
 
 def _workload_status(namespace: str, name: str, status: dict[str, Any], uid: str | None = None) -> dict[str, Any]:
-    metadata = {"name": name, "namespace": namespace, **({"uid": uid} if uid else {})}  # a precondition
+    # the uid names the Workload decided on (a status apply's metadata is not checked by the API server)
+    metadata = {"name": name, "namespace": namespace, **({"uid": uid} if uid else {})}
     return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": metadata, "status": status}

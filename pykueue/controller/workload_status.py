@@ -223,9 +223,9 @@ def _reset_checks(obj: dict[str, Any], stamp: str) -> list[dict[str, Any]]:
 
 
 def apply_body(obj: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
-    """The apply request for ``obj``'s status. Its ``uid`` is a precondition: written for an object
-    deleted and re-created under the same name meanwhile, the request fails instead of landing on the
-    successor."""
+    """The apply request for ``obj``'s status, naming the object (uid included) it was decided for. The
+    API server takes a status apply's metadata from the stored object, so the uid is not checked here
+    (merge patches of the object are: see the manager's spec.active and finalizer patches)."""
     meta = obj["metadata"]
     metadata = {"name": meta["name"], "namespace": meta["namespace"]}
     if meta.get("uid"):

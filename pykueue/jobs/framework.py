@@ -48,7 +48,7 @@ class WorkloadConditions:
     namespace: str
     name: str
     conditions: tuple[tuple[str, bool, str, str], ...]
-    uid: str | None = None  # the Workload's: a precondition of the write
+    uid: str | None = None  # the Workload's, named in the write
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +56,7 @@ class ReclaimablePods:
     namespace: str
     name: str
     pods: Mapping[str, int]
-    uid: str | None = None  # the Workload's: a precondition of the write
+    uid: str | None = None  # the Workload's, named in the write
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,8 +1,8 @@
-"""Writes carry their object's identity: on the real API server, a write meant for a Workload that was
-deleted and re-created under the same name fails instead of landing on its successor. A merge patch of
-the object (spec.active, finalizers) carries its ``uid``; a status apply that sets an admission carries
-the ``resourceVersion`` it was decided on (the API server keeps a status apply's metadata from the
-stored object, so a ``uid`` there is not checked)."""
+"""Writes carry their object's identity: on the real API server, a merge patch of a Workload
+(spec.active, finalizers) decided on an object that was deleted and re-created under the same name
+fails instead of landing on its successor, because it carries the object's ``uid``. (A server-side
+apply of the status subresource cannot be guarded so: the API server takes its metadata from the
+stored object.)"""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import json
 
 import pytest
 
-from pykueue.controller.workload_status import MANAGER
 from pykueue.devcluster.cluster import DevCluster
 from tests.cluster.test_crds import crd_cluster  # noqa: F401 - the fixture
 
@@ -21,8 +20,6 @@ WORKLOAD = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
             "metadata": {"name": "w", "namespace": NAMESPACE},
             "spec": {"queueName": "q", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
                 "containers": [{"name": "c", "image": "busybox"}]}}}]}}
-STATUS = {"conditions": [{"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": "waiting",
-                          "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
 
 
 def _create(cluster: DevCluster) -> dict:
@@ -33,12 +30,6 @@ def _create(cluster: DevCluster) -> dict:
 def _merge_patch(cluster: DevCluster, patch: dict) -> tuple[int, str]:
     result = cluster.kubectl("patch", "workload", "w", "-n", NAMESPACE, "--type=merge", "-p", json.dumps(patch),
                              check=False)
-    return result.returncode, result.stderr
-
-
-def _apply_status(cluster: DevCluster, body: dict) -> tuple[int, str]:
-    result = cluster.kubectl("apply", "--server-side", f"--field-manager={MANAGER}", "--subresource=status",
-                             "-f", "-", input=json.dumps(body), check=False)
     return result.returncode, result.stderr
 
 
