@@ -130,7 +130,7 @@ class JobReconciler:
 
     def __init__(self, kube: Kube, integration: Integration, workloads: Store, flavors: Store,
                  classes: Callable[[], PriorityClasses], now: Callable[[], float],
-                 stopped: Callable[[str], None] | None = None) -> None:
+                 stopped: Callable[[str], object] | None = None) -> None:
         self.kube = kube
         # Told NAMESPACE/NAME of a Workload whose evicted job no longer runs: the admission side
         # releases its quota (one writer of the admission: the Workload status writer).

@@ -240,12 +240,11 @@ class Controller:
         key, engine, now = key_of(obj), self.engine, self.now_us()
         self._enqueue_owner(obj)
         if kind == DELETED or obj["metadata"].get("deletionTimestamp"):
-            if kind != DELETED and not engine.has_workload(key) and translate.held_invalid(obj) is not None:
+            held = None if kind == DELETED or engine.has_workload(key) else translate.held_invalid(obj)
+            if held is not None:
                 # first seen being deleted (a restart) while it holds quota: counted until it is gone
                 converted, _ = translate.workload(obj, list(self.classes_by_key.values()), self.converted)
-                restored = converted if converted is not None else translate.held_invalid(obj)
-                if restored is not None:
-                    engine.add_workload(restored, now)
+                engine.add_workload(converted if converted is not None else held, now)
             if engine.has_workload(key):
                 if kind == DELETED:
                     engine.delete_workload(key)  # gone: whatever it held is released
@@ -365,18 +364,19 @@ class Controller:
             return True
         return self.engine.update_workload(converted, now)
 
-    def job_stopped(self, key: str) -> None:
+    def job_stopped(self, key: str) -> bool:
         """The job side saw the job of an evicted (or deleted) Workload stopped: its quota is released
-        (a deleted one's only once the object is gone; its finalizer may go now)."""
+        (a deleted one's only once the object is gone; its finalizer may go now). Whether it changed."""
         if not self.engine.job_stopped(key, self.now_us()):
-            return
+            return False
         self._drop_held_invalid(key)
         if not self.engine.has_workload(key) or self.engine.state_of(key) is State.STOPPING:
             self.workload_writes.add(key)  # being deleted: the resource-in-use finalizer may go
-            return
+            return True
         log.info("job stopped; quota released", extra={"fields": {"workload": key}})
         self.status_writer.mark(key)
         self._queues_changed()
+        return True
 
     def _drop_held_invalid(self, key: str) -> None:
         """An invalid Workload's stand-in that no longer holds quota leaves the engine: it must never be
@@ -399,15 +399,7 @@ class Controller:
         integrations: list[Any] = [self.job_keys, self.pod_keys, *self.ray_keys.values()]
         if any(keys.load(k) is not None for keys in integrations for k in keys.keys_for_workload(obj)):
             return False
-        if not self.engine.job_stopped(key, self.now_us()):
-            return False
-        self._drop_held_invalid(key)
-        if self.engine.state_of(key) is State.STOPPING:
-            self.workload_writes.add(key)
-        else:
-            self.status_writer.mark(key)
-        self._queues_changed()
-        return True
+        return self.job_stopped(key)
 
     def on_job(self, kind: str, old: dict | None, new: dict | None) -> None:
         obj = new or old
@@ -495,7 +487,7 @@ class Controller:
         log.error("engine rebuilt from the caches after a failure", exc_info=cause, extra={"fields": {
             "error": repr(cause)}})
         self.rebuilds += 1
-        self.engine.__init__(self.engine.config, jobs_stop_at_once=False)  # type: ignore[misc]
+        self.engine.reset()
         self.queue_objects.seen.clear()
         self.queue_objects.problems.clear()
         self.generations.clear()

@@ -99,6 +99,11 @@ class Engine:
         self.reason_watch: set[WorkloadInfo] | None = None  # see watch_reasons
         self._bulk_dirty = False
 
+    def reset(self) -> None:
+        """Forget everything: the driver applies its objects again (a rebuild after a failure inside
+        the engine), the same object kept so every holder of it sees the new state."""
+        self.__init__(self.config, jobs_stop_at_once=self.jobs_stop_at_once)  # type: ignore[misc]
+
     @contextmanager
     def bulk(self) -> Iterator[None]:
         """Apply many objects at once (start-up, a resync): rebuild the cohort forest once at the end."""
