@@ -157,6 +157,17 @@ class JobReconciler:
                 self.stopped(f"{action.namespace}/{action.name}")
         elif isinstance(action, framework.CreateWorkload):
             await self._create_workload(action)
+        elif isinstance(action, framework.SetPriority):
+            priority, ref = self._priority(action.ref)
+            if priority is None:  # the class is not there (yet): the key comes back with backoff
+                raise LookupError(f"{(ref or {}).get('kind')} {(ref or {}).get('name')!r} not found")
+            # the uid makes the patch fail on a successor of the same name (the API server checks it)
+            body = {"metadata": {"uid": action.uid} if action.uid else {},
+                    "spec": {"priorityClassRef": ref, "priority": priority}}
+            await self.kube.merge_patch(r.WORKLOAD, action.name, body, action.namespace)
+            log.info("workload priority updated", extra={"fields": {
+                "workload": f"{action.namespace}/{action.name}", "priority": str(priority),
+                "class": (ref or {}).get("name", "")}})
         elif isinstance(action, framework.WorkloadConditions):
             conditions = [{"type": kind, "status": "True" if status else "False", "reason": reason,
                            "message": message, "lastTransitionTime": rfc3339(self.now())}
@@ -196,17 +207,24 @@ class JobReconciler:
                 if exc.status != 404:
                     raise
 
+    def _priority(self, ref: Any) -> tuple[int | None, Any]:
+        """A Workload's priority and class reference from the job's choice of class (upstream's
+        PrepareWorkloadPriority): the class's value, else the global default PriorityClass's, else 0."""
+        resolved = resolve(None, PriorityClassRef.model_validate(ref) if ref else None, self.classes(), from_job=True)
+        if not isinstance(resolved, Resolved):
+            return None, ref
+        if resolved.class_name and not ref:
+            ref = {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": resolved.class_name}
+        return resolved.priority, ref
+
     async def _create_workload(self, action: framework.CreateWorkload) -> None:
         manifest = action.manifest
         spec = manifest["spec"]
-        ref = spec.get("priorityClassRef")
-        resolved = resolve(None, PriorityClassRef.model_validate(ref) if ref else None, self.classes(),
-                           from_job=True)
-        if isinstance(resolved, Resolved):
-            spec["priority"] = resolved.priority
-            if resolved.class_name and not ref:
-                spec["priorityClassRef"] = {"group": "scheduling.k8s.io", "kind": "PriorityClass",
-                                            "name": resolved.class_name}
+        priority, ref = self._priority(spec.get("priorityClassRef"))
+        if priority is not None:
+            spec["priority"] = priority
+        if ref is not None:
+            spec["priorityClassRef"] = ref
         manifest["metadata"].pop("creationTimestamp", None)
         try:
             await self.kube.create(r.WORKLOAD, manifest, manifest["metadata"]["namespace"])

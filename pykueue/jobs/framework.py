@@ -92,6 +92,17 @@ class Delete:
 
 
 @dataclass(frozen=True, slots=True)
+class SetPriority:
+    """Give the Workload the priority class its job names now (``ref``, unresolved: None for the
+    default); the caller resolves the value, as for ``CreateWorkload``."""
+
+    namespace: str
+    name: str
+    uid: str | None
+    ref: Mapping[str, str] | None
+
+
+@dataclass(frozen=True, slots=True)
 class JobStopped:
     """Nothing of the job runs any more while its Workload still holds an evicted (or deleted)
     reservation: the quota can be released (upstream clears the admission at this point)."""
@@ -109,7 +120,8 @@ class Note:
     warning: bool = False
 
 
-Action = CreateWorkload | WorkloadConditions | ReclaimablePods | Patch | Replace | Delete | JobStopped | Note
+Action = (CreateWorkload | WorkloadConditions | ReclaimablePods | Patch | Replace | Delete | SetPriority | JobStopped
+          | Note)
 
 
 # ---- the interface ---------------------------------------------------------------------------------
@@ -237,16 +249,19 @@ def _requests(pod_set: Mapping[str, Any]) -> list[tuple[Any, Any]]:
             for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]]
 
 
-def mismatch(job: GenericJob, workload: Mapping[str, Any]) -> str | None:
-    """How the job no longer matches its Workload (pod sets, counts, minCount, requests, execution
-    limit), or None. A running job is compared with what its admission runs (a partial admission runs
-    fewer pods than the Workload asks for), as upstream's expectedRunningPodSets."""
+def _built(job: GenericJob) -> Manifest | None:
+    """The Workload the job stands for now, or None when it cannot be turned into one."""
     try:
-        built = job.build_workload()
+        return job.build_workload()
     except ValueError:
-        return None  # the job cannot be turned into a Workload: nothing to compare with
-    if built is None:
         return None
+
+
+def mismatch(job: GenericJob, built: Manifest, workload: Mapping[str, Any]) -> str | None:
+    """How the job (``built``: its Workload as it would be made now) no longer matches its Workload
+    (pod sets, counts, minCount, requests, execution limit), or None. A running job is compared with
+    what its admission runs (a partial admission runs fewer pods than the Workload asks for), as
+    upstream's expectedRunningPodSets."""
     want, have = built["spec"]["podSets"], (workload.get("spec") or {}).get("podSets") or []
     if not have:
         return None  # no pod sets to compare with (a Workload always has some)
@@ -268,16 +283,30 @@ def mismatch(job: GenericJob, workload: Mapping[str, Any]) -> str | None:
     return None
 
 
-def new_queue(job: GenericJob, workload: Mapping[str, Any]) -> str | None:
+def new_queue(job: GenericJob, built: Manifest, workload: Mapping[str, Any]) -> str | None:
     """The queue a suspended job's label names now, when its Workload (holding no quota) names another."""
     if not job.is_suspended() or (workload.get("status") or {}).get("admission"):
         return None
-    try:
-        built = job.build_workload()
-    except ValueError:
-        return None
-    queue = (built or {}).get("spec", {}).get("queueName")
+    queue = built["spec"].get("queueName")
     return queue if queue and queue != (workload.get("spec") or {}).get("queueName") else None
+
+
+_WORKLOAD_CLASS = "WorkloadPriorityClass"
+
+
+def _workload_class(ref: Mapping[str, Any] | None) -> str:
+    return str(ref.get("name") or "") if ref and ref.get("kind") == _WORKLOAD_CLASS else ""
+
+
+def priority_changed(built: Manifest, workload: Mapping[str, Any]) -> bool:
+    """Upstream's UpdateWorkloadPriority: the job's ``kueue.x-k8s.io/priority-class`` label names another
+    WorkloadPriorityClass than its Workload, whose priority came from such a class or from nothing.
+    Running or not: a new priority moves a pending workload in its queue and changes whom a holder may
+    preempt or be preempted by."""
+    have = (workload.get("spec") or {}).get("priorityClassRef")
+    if have and have.get("kind") != _WORKLOAD_CLASS:
+        return False  # from a pod PriorityClass: the label never overrides it after creation
+    return _workload_class(built["spec"].get("priorityClassRef")) != _workload_class(have)
 
 
 def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
@@ -297,18 +326,23 @@ def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
         return job.finalize()
     if workload is not None and (workload.get("metadata") or {}).get("deletionTimestamp"):
         return []  # going: a new one is made once it is gone
-    if workload is not None and job.kind in EQUIVALENCE_KINDS and (why := mismatch(job, workload)) is not None:
-        # Upstream's ensureOneWorkload: a running job is stopped, the Workload deleted (its quota counts
-        # until the job has stopped and it is gone) and a new one made for the job as it is now.
+    if workload is not None and job.kind in EQUIVALENCE_KINDS and (built := _built(job)) is not None:
         meta = workload["metadata"]
-        stop = [] if job.is_suspended() else job.stop(workload, False)
-        return [*stop, Delete("Workload", meta["namespace"], meta["name"]),
-                Note("workload no longer matches its job; replaced", {"object": job.describe(), "why": why})]
-    if workload is not None and job.kind in EQUIVALENCE_KINDS and (queue := new_queue(job, workload)) is not None:
-        # Upstream updates a suspended job's Workload in place: it keeps its place (creation time).
-        meta = workload["metadata"]
-        return [Patch("Workload", meta["namespace"], meta["name"], {"spec": {"queueName": queue}}),
-                Note("job changed queues; workload updated", {"object": job.describe(), "queue": queue})]
+        if (why := mismatch(job, built, workload)) is not None:
+            # Upstream's ensureOneWorkload: a running job is stopped, the Workload deleted (its quota counts
+            # until the job has stopped and it is gone) and a new one made for the job as it is now.
+            stop = [] if job.is_suspended() else job.stop(workload, False)
+            return [*stop, Delete("Workload", meta["namespace"], meta["name"]),
+                    Note("workload no longer matches its job; replaced", {"object": job.describe(), "why": why})]
+        if (queue := new_queue(job, built, workload)) is not None:
+            # Upstream updates a suspended job's Workload in place: it keeps its place (creation time).
+            return [Patch("Workload", meta["namespace"], meta["name"], {"spec": {"queueName": queue}}),
+                    Note("job changed queues; workload updated", {"object": job.describe(), "queue": queue})]
+        if priority_changed(built, workload):
+            ref = built["spec"].get("priorityClassRef")
+            return [SetPriority(meta["namespace"], meta["name"], meta.get("uid"), ref),
+                    Note("job changed priority class; workload updated",
+                         {"object": job.describe(), "class": _workload_class(ref) or "(default)"})]
     cleanup = job.cleanup()
     if cleanup:
         return cleanup

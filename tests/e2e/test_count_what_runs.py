@@ -226,3 +226,47 @@ def test_the_execution_limit_accumulates_across_a_preemption(kueue: Kueue, ns: s
     assert used is not None and 4 <= used <= 7, used
     deactivated = eventually(lambda: _deactivated_at(kueue, "low", ns), 30, what="low deactivated")
     assert 10 - used - 1 <= deactivated - second <= 10 - used + 2, (second, deactivated, used)
+
+
+def test_a_pending_jobs_new_priority_class_reaches_its_workload_and_preempts(kueue: Kueue, ns: str) -> None:
+    """Upstream's UpdateWorkloadPriority: a 2 cpu queue preempting by priority runs `a` (2 cpu, class
+    `low`); `b` (2 cpu, class `low`) waits, as an equal may not preempt. Relabelled `high`, b's Workload
+    takes the class and its value, and b preempts a; the two never run together."""
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {{name: {ns}-wlow}}
+value: 10
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {{name: {ns}-whigh}}
+value: 1000
+""")
+    kueue.apply(cluster_queue(ns, "2", preemption="{withinClusterQueue: LowerPriority}"))
+    kueue.apply(local_queue(ns, ns))
+    label = "kueue.x-k8s.io/priority-class"
+
+    def classed(name: str) -> str:
+        return job(name, ns, "2").replace("{kueue.x-k8s.io/queue-name: lq}",
+                                          f"{{kueue.x-k8s.io/queue-name: lq, {label}: {ns}-wlow}}")
+    kueue.apply(classed("a"))
+    eventually(lambda: running(kueue, "a", ns), what="a running")
+    kueue.apply(classed("b"))
+    sampler = Sampler(kueue, ns)
+
+    def waiting_at(value: int) -> bool:
+        wl = kueue.workload_of("b", ns)
+        return bool(sampler.sample() is not None and wl and wl["spec"].get("priority") == value
+                    and condition(wl, "QuotaReserved") is not None and not is_true(wl, "QuotaReserved"))
+    # b's Workload exists with its class and has been tried: it waits, since an equal is no victim
+    eventually(lambda: waiting_at(10), what="b's workload pending at priority 10")
+    assert not running(kueue, "b", ns)
+    kueue.cluster.kubectl("label", "job", "b", "-n", ns, f"{label}={ns}-whigh", "--overwrite")
+    eventually(lambda: (kueue.workload_of("b", ns) or {}).get("spec", {}).get("priorityClassRef", {}).get("name")
+               == f"{ns}-whigh", what="b's workload names the new class")
+    assert kueue.workload_of("b", ns)["spec"]["priority"] == 1000
+    eventually(lambda: sampler.sample() is not None and running(kueue, "b", ns), what="b running")
+    assert is_true(kueue.workload_of("a", ns), "Evicted") or not running(kueue, "a", ns)
+    assert sampler.peak <= 2000, f"ran {sampler.peak} milli-cpu on a 2 cpu queue"

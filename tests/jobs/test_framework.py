@@ -355,3 +355,51 @@ def test_a_suspended_job_moved_to_another_queue_moves_its_workload() -> None:
     (patch, note) = reconcile(Job(moved), workload, FLAVORS)
     assert isinstance(patch, Patch) and (patch.kind, patch.body) == ("Workload", {"spec": {"queueName": "other"}})
     assert reconcile(Job(job), workload, FLAVORS) == []
+
+
+# ---- the priority-class label (upstream's UpdateWorkloadPriority) -------------------------------------
+
+
+def _classed(job: dict[str, Any], name: str | None) -> dict[str, Any]:
+    job = copy.deepcopy(job)
+    labels = job["metadata"]["labels"]
+    labels.pop("kueue.x-k8s.io/priority-class", None)
+    if name is not None:
+        labels["kueue.x-k8s.io/priority-class"] = name
+    return job
+
+
+def _wpc(name: str) -> dict[str, str]:
+    return {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": name}
+
+
+def test_a_changed_priority_class_label_updates_the_workload_pending_or_running() -> None:
+    for suspend, status in ((True, _pending), (False, lambda name: _admitted(name, count=2))):
+        low = _classed(_job(suspend), "low")
+        workload = _with_spec(status(Job(low).workload_name()), low)
+        workload["metadata"]["uid"] = "wl-uid"
+        assert workload["spec"]["priorityClassRef"] == _wpc("low")
+        (update, note) = reconcile(Job(_classed(low, "high")), workload, FLAVORS)
+        assert update == framework.SetPriority("ns", workload["metadata"]["name"], "wl-uid", _wpc("high"))
+        assert isinstance(note, Note) and note.fields["class"] == "high"
+        # unchanged: nothing to do (a running job) or nothing but what a pending one always gets (nothing)
+        assert not any(isinstance(a, framework.SetPriority) for a in reconcile(Job(low), workload, FLAVORS))
+
+
+def test_a_label_added_to_a_job_without_class_sets_it_and_a_removed_one_falls_back_to_the_default() -> None:
+    plain = _job(True)
+    workload = _with_spec(_pending(Job(plain).workload_name()), plain)
+    assert "priorityClassRef" not in workload["spec"]
+    (update, _) = reconcile(Job(_classed(plain, "high")), workload, FLAVORS)
+    assert isinstance(update, framework.SetPriority) and update.ref == _wpc("high")
+    classed = _with_spec(_pending(Job(plain).workload_name()), _classed(plain, "high"))
+    (update, _) = reconcile(Job(plain), classed, FLAVORS)
+    assert isinstance(update, framework.SetPriority) and update.ref is None
+
+
+def test_a_priority_from_the_pods_priority_class_is_never_overridden_by_the_label() -> None:
+    job = _job(True)
+    job["spec"]["template"]["spec"]["priorityClassName"] = "pods-high"
+    workload = _with_spec(_pending(Job(job).workload_name()), job)
+    assert workload["spec"]["priorityClassRef"]["kind"] == "PriorityClass"
+    assert reconcile(Job(_classed(job, "high")), workload, FLAVORS) == []
