@@ -130,10 +130,20 @@ metadata: {{name: {held}}}
     kueue.apply(cluster_queue(ns, "4", flavor=held))
     eventually(lambda: "kueue.x-k8s.io/resource-in-use" in
                ((kueue.get("resourceflavor", held) or {}).get("metadata", {}).get("finalizers") or []))
+    # A barrier instead of a fixed sleep: a flavor no queue names, deleted after `held` and so delivered
+    # after it on the same watch, goes as soon as the controller has handled the two deletions.
+    unused = f"{ns}-unused"
+    kueue.apply(f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: {unused}}}
+""")
+    eventually(lambda: "kueue.x-k8s.io/resource-in-use" in
+               ((kueue.get("resourceflavor", unused) or {}).get("metadata", {}).get("finalizers") or []))
     kueue.cluster.kubectl("delete", "resourceflavor", held, "--wait=false")
-    eventually(lambda: ((kueue.get("resourceflavor", held) or {}).get("metadata") or {}).get("deletionTimestamp"))
-    time.sleep(2)
-    assert kueue.get("resourceflavor", held) is not None
+    kueue.cluster.kubectl("delete", "resourceflavor", unused, "--wait=false")
+    eventually(lambda: kueue.get("resourceflavor", unused) is None, 30, what="the unused flavor gone")
+    assert ((kueue.get("resourceflavor", held) or {}).get("metadata") or {}).get("deletionTimestamp")
     assert active(kueue.get("clusterqueue", ns)) == ("True", "Ready", "Can admit new workloads")
     kueue.cluster.kubectl("delete", "clusterqueue", ns, "--wait=false")
     eventually(lambda: kueue.get("resourceflavor", held) is None, 30, what="the flavor released")
