@@ -223,11 +223,15 @@ def _reset_checks(obj: dict[str, Any], stamp: str) -> list[dict[str, Any]]:
 
 
 def apply_body(obj: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
-    """The apply request for ``obj``'s status, naming the object (uid included) it was decided for. The
-    API server takes a status apply's metadata from the stored object, so the uid is not checked here
-    (merge patches of the object are: see the manager's spec.active and finalizer patches)."""
+    """The apply request for ``obj``'s status, naming the object it was decided for. A reservation (an
+    admission where the cached object has none) is strict, as upstream's scheduler writes it: it
+    carries the cached resourceVersion, which the API server checks, so a decision made on a stale copy
+    or on a predecessor of the same name fails (409) and is made again. The uid is carried too, though
+    a status apply's metadata is not checked for it (merge patches of the object are)."""
     meta = obj["metadata"]
     metadata = {"name": meta["name"], "namespace": meta["namespace"]}
     if meta.get("uid"):
         metadata["uid"] = meta["uid"]
+    if status.get("admission") and not (obj.get("status") or {}).get("admission") and meta.get("resourceVersion"):
+        metadata["resourceVersion"] = meta["resourceVersion"]
     return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": metadata, "status": status}

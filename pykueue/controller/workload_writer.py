@@ -239,8 +239,10 @@ class WorkloadStatusWriter:
         delay = retry_delay(failures)
         if transient and self._release_pending(key):
             self.unreleased.add(key)
-        # One warning per key and outage (then every tenth try), not one per retry of every workload.
-        level = logging.WARNING if failures % 10 == 0 else logging.DEBUG
+        # One warning per key and outage (then every tenth try), not one per retry of every workload; a
+        # conflict (a strict write decided on a copy the API server has since replaced) is routine.
+        conflict = isinstance(exc, ApiError) and exc.status == 409
+        level = logging.WARNING if failures % 10 == 0 and not conflict else logging.DEBUG
         log.log(level, "status not written; retrying", extra={"fields": {
             "workload": key, "error": str(exc), "failures": failures + 1, "retryIn": f"{delay:g}s"}})
         asyncio.get_running_loop().call_later(delay, self.mark, key)

@@ -175,3 +175,20 @@ def test_an_evicted_workload_whose_job_still_stops_keeps_its_reservation_and_its
         cond("Evicted", "True", "PodsReadyTimeout", "Exceeded the PodsReady timeout ns/w"),
     ]
     assert status["admission"]["clusterQueue"] == "cq"
+
+
+def test_only_a_reservation_is_strict() -> None:
+    """Upstream's scheduler applies an admission with strict=true: the request names the cached
+    resourceVersion, so the API server refuses it once the object has changed. Other writes (a pending
+    answer, a change of a reserved workload's conditions) are not guarded so."""
+    cached = obj()
+    cached["metadata"].update(uid="u-1", resourceVersion="7")
+    reserve = desired_status(view(State.ADMITTED, admission=ADMISSION), cached, None, None, NOW)
+    assert reserve["admission"]
+    assert apply_body(cached, reserve)["metadata"] == {"name": "w", "namespace": "ns", "uid": "u-1",
+                                                       "resourceVersion": "7"}
+    pending = desired_status(view(State.PENDING), cached, None, None, NOW)
+    assert "resourceVersion" not in apply_body(cached, pending)["metadata"]
+    reserved = obj(admission=reserve["admission"])
+    reserved["metadata"].update(uid="u-1", resourceVersion="8")
+    assert "resourceVersion" not in apply_body(reserved, reserve)["metadata"]

@@ -15,7 +15,7 @@ import pytest
 from pykueue.controller.jobs import RayKeys
 from pykueue.controller.webhooks import admission, names
 from pykueue.jobs import batch
-from pykueue.jobs.framework import CreateWorkload, Note, Patch, Replace, WorkloadConditions, reconcile
+from pykueue.jobs.framework import CreateWorkload, Delete, Note, Patch, Replace, WorkloadConditions, reconcile
 from pykueue.jobs.ray_live import RayObject, is_managed, with_pod_sets_info
 
 FLAVORS = {
@@ -283,3 +283,32 @@ def test_an_evicted_rayjob_is_suspended_with_every_template_restored() -> None:
     (restore, _) = reconcile(RayObject(started), evicted, FLAVORS)
     restored = restore.change(copy.deepcopy(started))
     assert restored["spec"] == created["spec"]
+
+
+def test_a_running_rayclusters_grown_worker_group_stops_it_and_replaces_its_workload() -> None:
+    """Upstream's EquivalentToWorkload, for every GenericJob: admitted for small x2, the running
+    RayCluster now asks for small x3; it is suspended (templates restored) and its Workload deleted,
+    to be made again for 3 workers."""
+    before = raycluster(suspend=False)
+    workload = admitted(RayObject(before).workload_name(), [("head", "cpu", 1), ("small", "cpu", 2), ("big", "gpu", 1)])
+    workload["spec"] = RayObject(before).build_workload()["spec"]
+    assert reconcile(RayObject(before), workload, FLAVORS) == []  # still equivalent: nothing to do
+    grown = copy.deepcopy(before)
+    grown["spec"]["workerGroupSpecs"][0]["replicas"] = 3
+    actions = reconcile(RayObject(grown), workload, FLAVORS)
+    assert isinstance(actions[0], Replace) and actions[0].change is not None
+    assert actions[0].change(copy.deepcopy(grown))["spec"]["suspend"] is True
+    deleted = [a for a in actions if isinstance(a, Delete)]
+    assert [(d.kind, d.name) for d in deleted] == [("Workload", workload["metadata"]["name"])]
+    note = next(a for a in actions if isinstance(a, Note) and "replaced" in a.message)
+    assert note.fields["why"] == "pod set small: count 3, the Workload's 2"
+
+
+def test_a_suspended_rayjob_moved_to_another_queue_moves_its_workload() -> None:
+    job = rayjob()
+    workload = {"metadata": {"name": RayObject(job).workload_name(), "namespace": "ns"},
+                "spec": RayObject(job).build_workload()["spec"], "status": {}}
+    moved = copy.deepcopy(job)
+    moved["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "other"
+    (patch, _) = reconcile(RayObject(moved), workload, FLAVORS)
+    assert isinstance(patch, Patch) and (patch.kind, patch.body) == ("Workload", {"spec": {"queueName": "other"}})
