@@ -35,12 +35,10 @@ def is_finished(job: Mapping[str, Any]) -> tuple[bool, bool, str]:
 
 
 def pods_ready(job: Mapping[str, Any]) -> bool:
-    """All the pods the Job runs are ready, or have succeeded (upstream's `PodsReady` for Job)."""
-    spec, status = job.get("spec") or {}, job.get("status") or {}
-    wanted = spec.get("parallelism", 1)
-    if wanted == 0:
-        return False
-    return (status.get("ready") or 0) + (status.get("succeeded") or 0) >= wanted
+    """Upstream's ``PodsReady`` for a Job: as many pods ready or succeeded as its pod set counts,
+    min(parallelism, completions) (a Job of parallelism 3 and 1 completion runs one pod)."""
+    status = job.get("status") or {}
+    return (status.get("ready") or 0) + (status.get("succeeded") or 0) >= batch.pods_count(job)
 
 
 def reclaimable_pods(job: Mapping[str, Any]) -> dict[str, int]:

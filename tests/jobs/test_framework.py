@@ -403,3 +403,16 @@ def test_a_priority_from_the_pods_priority_class_is_never_overridden_by_the_labe
     workload = _with_spec(_pending(Job(job).workload_name()), job)
     assert workload["spec"]["priorityClassRef"]["kind"] == "PriorityClass"
     assert reconcile(Job(_classed(job, "high")), workload, FLAVORS) == []
+
+
+def test_a_job_is_ready_when_its_pod_sets_count_is_min_of_parallelism_and_completions() -> None:
+    """Upstream's Job.PodsReady: ready + succeeded >= podsCount (parallelism capped by completions).
+    Parallelism 3 with 1 completion runs one pod: one ready pod is all of it."""
+    job = _job(suspend=False)
+    job["spec"].update(parallelism=3, completions=1)
+    job["status"] = {"ready": 1}
+    assert Job(job).pods_ready()
+    job["spec"]["completions"] = 3
+    assert not Job(job).pods_ready()
+    job["status"] = {"ready": 2, "succeeded": 1}
+    assert Job(job).pods_ready()
