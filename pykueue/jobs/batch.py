@@ -304,8 +304,9 @@ def owner_label_errors(obj: Mapping[str, Any]) -> list[JobConversionError]:
     return errors
 
 
-def validate_job(job: Mapping[str, Any]) -> list[JobConversionError]:
-    """Every reason upstream's API server or Job webhook would refuse this Job on create.
+def validate_job(job: Mapping[str, Any], *, min_parallelism: bool = True) -> list[JobConversionError]:
+    """Every reason upstream's API server or Job webhook would refuse this Job on create (on an
+    update, ``min_parallelism`` is False unless that annotation changed, as upstream checks it).
 
     The checks are the webhook's ``validateCreate``: queue-name and prebuilt-workload labels as
     resource names, ``max-exec-time-seconds``, ``job-min-parallelism`` (strictly between 0 and
@@ -324,7 +325,7 @@ def validate_job(job: Mapping[str, Any]) -> list[JobConversionError]:
     errors += owner_label_errors(job)
 
     annotations = _annotations(job)
-    if JOB_MIN_PARALLELISM_ANNOTATION in annotations:
+    if min_parallelism and JOB_MIN_PARALLELISM_ANNOTATION in annotations:
         value = annotations[JOB_MIN_PARALLELISM_ANNOTATION]
         path = f"metadata.annotations[{JOB_MIN_PARALLELISM_ANNOTATION}]"
         try:

@@ -240,6 +240,28 @@ def test_managed_job_created_unsuspended_comes_back_suspended(webhooks: Kueue, n
     assert json.loads(plain.stdout)["spec"]["suspend"] is False
 
 
+@pytest.mark.e2e
+def test_a_job_upstreams_webhook_refuses_is_refused_at_create_and_on_update(webhooks: Kueue, ns: str) -> None:
+    """Upstream's vjob: a bad job-min-parallelism is refused at create (not created, then left
+    suspended); a running Job's queue label is immutable; a suspended one's may change."""
+    bad = _namespace_job("bad-min", ns, {"kueue.x-k8s.io/queue-name": "lq"})
+    bad["metadata"]["annotations"] = {"kueue.x-k8s.io/job-min-parallelism": "abc"}
+    refused = _create(webhooks, bad)
+    assert refused.returncode != 0
+    assert ('metadata.annotations[kueue.x-k8s.io/job-min-parallelism]: Invalid value: "abc": strconv.Atoi: '
+            'parsing "abc": invalid syntax') in refused.stderr, refused.stderr
+    assert webhooks.get("job", "bad-min", ns) is None
+    plain = _create(webhooks, _namespace_job("runs", ns))  # not Kueue's: runs at once
+    assert plain.returncode == 0, plain.stderr
+    moved = webhooks.cluster.kubectl("label", "job", "runs", "-n", ns, "kueue.x-k8s.io/queue-name=lq", check=False)
+    assert moved.returncode != 0 and "field is immutable" in moved.stderr, moved.stderr
+    queued = _create(webhooks, _namespace_job("waits", ns, {"kueue.x-k8s.io/queue-name": "lq"}))
+    assert queued.returncode == 0, queued.stderr
+    relabelled = webhooks.cluster.kubectl("label", "job", "waits", "-n", ns, "kueue.x-k8s.io/queue-name=other",
+                                          "--overwrite", check=False)
+    assert relabelled.returncode == 0, relabelled.stderr
+
+
 CQ = "kueue.x-k8s.io/v1beta2"
 
 

@@ -30,7 +30,8 @@ def _hooks(config: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.parametrize("kind,table", [("MutatingWebhookConfiguration", names.mutating_for(("batch/job",))),
-                                        ("ValidatingWebhookConfiguration", names.VALIDATING)])
+                                        ("ValidatingWebhookConfiguration",
+                                         names.VALIDATING + names.validating_jobs_for(("batch/job",)))])
 def test_configurations_are_the_servers_table(manifests: Docs, kind: str, table: tuple[names.Hook, ...]) -> None:
     (config,) = manifests[kind]
     mutating, validating = names.configuration_names(names.SERVICE)
@@ -45,9 +46,10 @@ def test_configurations_are_the_servers_table(manifests: Docs, kind: str, table:
                                  "operations": list(hook.operations), "resources": list(hook.resources)}]
         assert got["failurePolicy"] == "Fail" and got["sideEffects"] == "None"
         assert got["admissionReviewVersions"] == ["v1"]
-    if kind.startswith("Mutating"):  # kube-system and the controller's own namespace are never queued
-        assert hooks["mjob.kb.io"]["namespaceSelector"]["matchExpressions"] == [
-            {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", names.NAMESPACE]}]
+    # kube-system and the controller's own namespace are never queued, nor their Jobs checked
+    job_hook = "mjob.kb.io" if kind.startswith("Mutating") else "vjob.kb.io"
+    assert hooks[job_hook]["namespaceSelector"]["matchExpressions"] == [
+        {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", names.NAMESPACE]}]
 
 
 def test_every_kueue_kind_is_validated() -> None:

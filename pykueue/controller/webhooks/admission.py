@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from typing import Any
 
 from pykueue.api import validation
 from pykueue.api.loader import load_documents, read_workload
 from pykueue.controller.translate import clean
-from pykueue.jobs import batch, pods, ray_live
+from pykueue.jobs import batch, job_update, pods, ray_live
 
 KEEP_STATUS = ("Workload",)  # the kinds whose status carries what validation checks (the admission)
 
@@ -80,6 +81,35 @@ def validate(request: dict[str, Any]) -> dict[str, Any]:
     if request.get("operation") == "UPDATE":
         found += update_problems(obj, request.get("oldObject"))
     return response(request, not found, aggregate(found) if found else "")
+
+
+def validate_job(request: dict[str, Any], default_queue_exists: Callable[[str], bool]) -> dict[str, Any]:
+    """Upstream's Job webhook (``vjob``) for every Job it is sent: on create the Job's own rules
+    (``batch.validate_job``), on update also what may not change while it runs (``job_update``)."""
+    job, old = request.get("object"), request.get("oldObject")
+    if request.get("operation") not in ("CREATE", "UPDATE") or not isinstance(job, dict):
+        return response(request, True)
+    if (job.get("metadata") or {}).get("deletionTimestamp"):
+        return response(request, True)  # going away: never block the removal of its finalizers
+    if request.get("operation") == "UPDATE" and isinstance(old, dict):
+        found = job_update.validate_job_update(old, job, default_queue_exists)
+    else:
+        found = batch.validate_job(job)
+    messages = [f"{e.path}: {e.message}" for e in found]
+    return response(request, not messages, aggregate(messages) if messages else "")
+
+
+def no_default_queue(_namespace: str) -> bool:
+    """LocalQueueDefaulting needs the LocalQueues: until the webhook reads them, no namespace has one."""
+    return False
+
+
+def validator_for_jobs(kind: str, frameworks: tuple[str, ...],
+                       default_queue_exists: Callable[[str], bool] = no_default_queue):
+    """The validating handler for a job kind: its rules while its integration is on, else allow."""
+    if kind == "Job" and "batch/job" in frameworks:
+        return lambda req: validate_job(req, default_queue_exists)
+    return lambda req: response(req, True)
 
 
 def should_suspend(job: dict[str, Any], manage_without_queue_name: bool) -> bool:

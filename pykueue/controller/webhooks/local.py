@@ -87,7 +87,9 @@ def configurations(service: str, namespace: str, url: str, ca_bundle: str,
                     "webhooks": [_webhook(h, url, ca_bundle, failure_policy, never_queued) for h in names.mutating_for(frameworks)]}),
         (VALIDATING, {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
                       "metadata": {"name": validating, "labels": labels},
-                      "webhooks": [_webhook(h, url, ca_bundle, failure_policy) for h in names.VALIDATING]}),
+                      "webhooks": [*(_webhook(h, url, ca_bundle, failure_policy) for h in names.VALIDATING),
+                                   *(_webhook(h, url, ca_bundle, failure_policy, never_queued)
+                                     for h in names.validating_jobs_for(frameworks))]}),
     ]
 
 

@@ -100,3 +100,14 @@ def _validating(kind: str, plural: str) -> Hook:
 
 
 VALIDATING: tuple[Hook, ...] = tuple(_validating(kind, plural) for kind, plural in VALIDATED_KINDS)
+
+# The job kinds' validating hooks, registered only while their integration is on (as the mutating ones).
+VALIDATING_JOBS: tuple[Hook, ...] = (
+    Hook("vjob.kb.io", _path("validate", "batch", "v1", "Job"), "batch", "v1", ("jobs",), ("CREATE", "UPDATE"), "Job",
+         ("batch/job",)),
+)
+
+
+def validating_jobs_for(frameworks: tuple[str, ...] | list[str]) -> tuple[Hook, ...]:
+    """The job kinds' validating hooks registered for these integrations."""
+    return tuple(h for h in VALIDATING_JOBS if set(h.frameworks) & set(frameworks))

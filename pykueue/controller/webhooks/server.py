@@ -228,7 +228,7 @@ class CertManager:
         if self.options.serve:  # webhooks nobody serves are left as they are
             mutating, validating = names.configuration_names(self.options.service)
             await self._inject_configuration(MUTATING, mutating, names.MUTATING)
-            await self._inject_configuration(VALIDATING, validating, names.VALIDATING)
+            await self._inject_configuration(VALIDATING, validating, names.VALIDATING + names.VALIDATING_JOBS)
             for plural in names.CONVERTED_PLURALS:
                 await self._inject_crd(names.crd_name(plural))
         if self.options.visibility:
@@ -266,6 +266,10 @@ class WebhookServer:
             app.router.add_post(hook.path, self._admission(mutate))
         for hook in names.VALIDATING:
             app.router.add_post(hook.path, self._admission(admission.validate))
+        for hook in names.VALIDATING_JOBS:
+            # the Job's rules while its integration is on; a hook left registered for it otherwise allows
+            validate_job = admission.validator_for_jobs(hook.kind, frameworks)
+            app.router.add_post(hook.path, self._admission(validate_job))
         app.router.add_post(names.CONVERT_PATH, self._review(conversion.review))
         app.router.add_get("/healthz", self._healthz)
         return app
