@@ -8,18 +8,22 @@ well, and this server reloads it when it is renewed), but the TLS context is thi
 asks clients for a certificate, checked against the client and request-header CAs of
 ``kube-system/extension-apiserver-authentication`` (``auth.trust_client_cas``), and every request,
 known path or not, is authenticated and authorized (``auth.middleware`` with
-``visibility.attributes``) before a handler runs: 401 for nobody, 403 without the right, then the
-route (404 for an unknown path).
+``Visibility.attributes``, built from the route that will serve it) before a handler runs: 401 for
+nobody, 403 without the right, then the route (404 for an unknown path). A path with an encoded
+slash (``%2F``) is refused first (400), as the API server refuses it: a name never holds a slash,
+and the route and the attributes must read the same segments.
 """
 
 from __future__ import annotations
 
 import logging
 import ssl
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import orjson
 from aiohttp import web
 
 from pykueue.controller import auth, visibility
@@ -28,6 +32,17 @@ if TYPE_CHECKING:
     from pykueue.controller.webhooks.server import WebhookServer
 
 log = logging.getLogger("pykueue.visibility")
+
+
+@web.middleware
+async def no_encoded_slash(request: web.Request,
+                           handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+    """400 for a path with ``%2F`` in it, before anyone is asked anything."""
+    if "%2f" in request.raw_path.partition("?")[0].lower():
+        body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "reason": "BadRequest",
+                "message": "encoded slashes (%2F) are not allowed in the path", "code": 400}
+        return web.Response(body=orjson.dumps(body), status=400, content_type="application/json")
+    return await handler(request)
 
 
 @dataclass
@@ -56,8 +71,9 @@ class VisibilityServer:
         return self.certificates.directory
 
     def app(self) -> web.Application:
-        app = web.Application(middlewares=[auth.middleware(self.auth, visibility.attributes)])
-        visibility.Visibility(self.source).register(app)
+        routes = visibility.Visibility(self.source)
+        app = web.Application(middlewares=[no_encoded_slash, auth.middleware(self.auth, routes.attributes)])
+        routes.register(app)
         return app
 
     def _load(self) -> None:
