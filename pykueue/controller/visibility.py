@@ -39,7 +39,7 @@ from aiohttp import web
 from pykueue.controller import visibility_discovery, visibility_openapi
 from pykueue.controller.auth import Attributes
 from pykueue.controller.readsource import ReadSource
-from pykueue.controller.visibility_discovery import GROUP, SUMMARY, VERSIONS
+from pykueue.controller.visibility_discovery import GROUP, SUMMARY, VERSIONS, status
 
 DEFAULT_LIMIT = 1000  # upstream's constants.DefaultPendingWorkloadsLimit
 API_SERVICES = tuple(f"{v}.{GROUP}" for v in VERSIONS)
@@ -120,20 +120,12 @@ def under_group(path: str) -> bool:
 # ---- HTTP ---------------------------------------------------------------------------------------------
 
 
-def _json(body: dict[str, Any], status: int = 200) -> web.Response:
-    return web.Response(body=orjson.dumps(body), status=status, content_type="application/json")
-
-
-def _status(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> web.Response:
-    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                            "message": message, "reason": reason, "code": code}
-    if details:
-        body["details"] = details
-    return _json(body, code)
+def _json(body: dict[str, Any]) -> web.Response:
+    return web.Response(body=orjson.dumps(body), content_type="application/json")
 
 
 def _not_found(kind: str, name: str) -> web.Response:
-    return _status(404, "NotFound", f'{kind}.{GROUP} "{name}" not found',
+    return status(404, "NotFound", f'{kind}.{GROUP} "{name}" not found',
                    {"name": name, "group": GROUP, "kind": kind})
 
 
@@ -191,11 +183,11 @@ class Visibility:
         async def handler(request: web.Request) -> web.Response:
             options = _options(request)
             if isinstance(options, str):
-                return _status(400, "BadRequest", options)
+                return status(400, "BadRequest", options)
             limit, offset = options
             controller = self.source()
             if controller is None or not controller.ready.is_set():
-                return _status(503, "ServiceUnavailable",
+                return status(503, "ServiceUnavailable",
                                "the visibility API is served by the leading, synced controller only")
             name = request.match_info["name"]
             if local:

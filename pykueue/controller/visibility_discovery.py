@@ -143,10 +143,17 @@ def json_response(request: web.Request, body: Any, content_type: str = "applicat
     return response
 
 
+def status(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> web.Response:
+    """A failure as the API server words it: a ``Status``."""
+    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                            "message": message, "reason": reason, "code": code}
+    if details:
+        body["details"] = details
+    return web.Response(body=orjson.dumps(body), status=code, content_type="application/json")
+
+
 def not_acceptable(what: str) -> web.Response:
-    body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "reason": "NotAcceptable",
-            "message": f"only application/json is served for {what}", "code": 406}
-    return web.Response(body=orjson.dumps(body), status=406, content_type="application/json")
+    return status(406, "NotAcceptable", f"only application/json is served for {what}")
 
 
 async def apis(request: web.Request) -> web.Response:

@@ -10,8 +10,8 @@ asks clients for a certificate, checked against the client and request-header CA
 known path or not, is authenticated and authorized (``auth.middleware`` with
 ``Visibility.attributes``, built from the route that will serve it) before a handler runs: 401 for
 nobody, 403 without the right, then the route (404 for an unknown path). A path with an encoded
-slash (``%2F``) is refused first (400), as the API server refuses it: a name never holds a slash,
-and the route and the attributes must read the same segments.
+slash (``%2F``) is refused first (400): no name holds a slash, and the route and the attributes
+must read the same segments.
 """
 
 from __future__ import annotations
@@ -23,10 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import orjson
 from aiohttp import web
 
-from pykueue.controller import auth, visibility
+from pykueue.controller import auth, visibility, visibility_discovery
 
 if TYPE_CHECKING:
     from pykueue.controller.webhooks.server import WebhookServer
@@ -39,9 +38,7 @@ async def no_encoded_slash(request: web.Request,
                            handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
     """400 for a path with ``%2F`` in it, before anyone is asked anything."""
     if "%2f" in request.raw_path.partition("?")[0].lower():
-        body = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure", "reason": "BadRequest",
-                "message": "encoded slashes (%2F) are not allowed in the path", "code": 400}
-        return web.Response(body=orjson.dumps(body), status=400, content_type="application/json")
+        return visibility_discovery.status(400, "BadRequest", "encoded slashes (%2F) are not allowed in the path")
     return await handler(request)
 
 
