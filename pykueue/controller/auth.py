@@ -14,10 +14,17 @@ Authentication, first match wins (k8s.io/apiserver's union):
 
 All of those come from the ``kube-system/extension-apiserver-authentication`` ConfigMap, which
 :class:`Delegated` watches, so a rotated CA or a new allowed name takes effect without a restart.
+Every authenticated caller is in ``system:authenticated`` too (k8s.io/apiserver's
+AuthenticatedGroupAdder): the front proxy names the aggregator's own identities (``system:aggregator``
+fetching OpenAPI, ``system:kube-aggregator`` falling back to legacy discovery) without groups, and RBAC
+grants discovery and ``/openapi/*`` (``system:discovery``) to that group.
+
 Authorization is a SubjectAccessReview per request (resource attributes for an API path,
 non-resource ones for ``/metrics`` or discovery), except for ``system:masters``, which
 k8s.io/apiserver's delegating authorizer also allows without asking (the API server would allow it
-anything). Nothing authenticated is 401, not allowed is 403. No anonymous requests.
+anything), the probe paths ``ALWAYS_ALLOW_PATHS`` (its default ``alwaysAllowPaths``), and attributes
+a server marks ``deny`` (a path it never serves, refused without asking). Nothing authenticated is
+401, not allowed is 403. No anonymous requests.
 
 Decisions are cached briefly (k8s.io/apiserver caches both for 10 s): a token's review and an
 allowed decision for ``ALLOW_TTL``, a rejected token or a denied decision for ``DENY_TTL``; API errors
@@ -61,6 +68,9 @@ ALLOW_TTL = 10.0
 DENY_TTL = 5.0
 MAX_ENTRIES = 4096
 RETRY_SECONDS = 5.0
+AUTHENTICATED = "system:authenticated"
+UNAUTHENTICATED = "system:unauthenticated"
+ALWAYS_ALLOW_PATHS = frozenset({"/healthz", "/readyz", "/livez"})  # DelegatingAuthorizationOptions' default
 _ENCODING_DER = 2  # _ssl.ENCODING_DER: the encoding of _ssl.Certificate.public_bytes before Python 3.13
 
 K = TypeVar("K", bound=Hashable)
@@ -101,6 +111,7 @@ class Attributes:
     subresource: str = ""
     name: str = ""
     namespace: str = ""
+    deny: bool = False  # refused without asking: nothing is served there, whoever asks
 
     def review_attributes(self) -> dict[str, Any]:
         if self.path:
@@ -406,6 +417,13 @@ class Delegated:
                     extra.setdefault(unquote(key[len(prefix):]).lower(), []).extend(headers.getall(key))
         return User(name, uid, groups, tuple(sorted((k, tuple(v)) for k, v in extra.items())))
 
+    @staticmethod
+    def with_authenticated(user: User) -> User:
+        """``user`` in ``system:authenticated`` (unless it says it is in it, or unauthenticated)."""
+        if AUTHENTICATED in user.groups or UNAUTHENTICATED in user.groups:
+            return user
+        return User(user.name, user.uid, (*user.groups, AUTHENTICATED), user.extra)
+
     async def from_token(self, token: str) -> User | None:
         key = hashlib.sha256(token.encode()).hexdigest()
         cached = self.tokens.get(key)
@@ -432,16 +450,21 @@ class Delegated:
             chain = peer_chain(ssl_object) if der else ()
             user = self.from_certificate(der, request.headers, chain)
             if user is not None:
-                return user
+                return self.with_authenticated(user)
         scheme, _, token = (request.headers.get("Authorization") or "").partition(" ")
         if scheme.lower() == "bearer" and token.strip():
-            return await self.from_token(token.strip())
+            user = await self.from_token(token.strip())
+            return self.with_authenticated(user) if user is not None else None
         return None
 
     # ---- authorization ---------------------------------------------------------------------------
 
     async def authorize(self, user: User, attributes: Attributes) -> bool:
+        if attributes.deny:
+            return False
         if "system:masters" in user.groups:  # as the API server's own privileged-group authorizer
+            return True
+        if attributes.path in ALWAYS_ALLOW_PATHS:
             return True
         key = (user, attributes)
         cached = self.decisions.get(key)

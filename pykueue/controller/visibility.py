@@ -5,15 +5,16 @@ server answers behind the API aggregator (an ``APIService`` pointing at the cont
 Served on its own TLS port (``visibility_server.py``, ``--visibility-port`` 8082 as upstream's), behind
 delegated authentication and authorization (``pykueue.controller.auth``): the aggregator's front-proxy
 certificate with its X-Remote-* headers, a client certificate or a bearer token, then a
-SubjectAccessReview built by :func:`attributes`; 401 and 403 otherwise. The answers come
-from the engine's read model (``Engine.pending_in_order``) of the running Controller: a replica that
-is not leading (or not synced yet) has no engine and answers 503, as the aggregator would see an
-unavailable upstream server.
+SubjectAccessReview built by :meth:`Visibility.attributes` from the route that serves the request;
+401 and 403 otherwise. The answers come from the engine's read model (``Engine.pending_in_order``)
+of the running Controller: a replica that is not leading (or not synced yet) has no engine and
+answers 503, as the aggregator would see an unavailable upstream server.
 
 Routes (both versions):
 
-- ``GET /apis``, ``/apis/visibility.kueue.x-k8s.io``, ``/apis/visibility.kueue.x-k8s.io/VERSION``:
-  discovery (APIGroupList, APIGroup, APIResourceList);
+- what an aggregated API server says about itself (``visibility_discovery``: ``/apis`` legacy and
+  aggregated, ``/apis/visibility.kueue.x-k8s.io``, ``.../VERSION``, ``/version``, the probes;
+  ``visibility_openapi``: ``/openapi/v2``, ``/openapi/v3`` and its group-versions);
 - ``GET .../clusterqueues/NAME/pendingworkloads`` and
   ``GET .../namespaces/NS/localqueues/NAME/pendingworkloads``: a ``PendingWorkloadsSummary``;
   query parameters ``limit`` (default 1000) and ``offset`` (default 0), as upstream's
@@ -35,13 +36,12 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from pykueue.controller import visibility_discovery, visibility_openapi
 from pykueue.controller.auth import Attributes
 from pykueue.controller.readsource import ReadSource
+from pykueue.controller.visibility_discovery import GROUP, SUMMARY, VERSIONS, status
 
-GROUP = "visibility.kueue.x-k8s.io"
-VERSIONS = ("v1beta2", "v1beta1")  # preferred first
 DEFAULT_LIMIT = 1000  # upstream's constants.DefaultPendingWorkloadsLimit
-SUMMARY = "PendingWorkloadsSummary"
 API_SERVICES = tuple(f"{v}.{GROUP}" for v in VERSIONS)
 
 Source = Callable[[], "ReadSource | None"]  # the running Controller, or None (a standby, or not started yet)
@@ -108,41 +108,24 @@ def local_queue_pending(controller: ReadSource, namespace: str, name: str, limit
 # ---- who may ask ---------------------------------------------------------------------------------------
 
 
-def attributes(request: web.Request) -> Attributes:
-    """What a request to this API asks, for a SubjectAccessReview: ``get`` on
-    ``clusterqueues/pendingworkloads`` (cluster scope) or ``localqueues/pendingworkloads`` in its
-    namespace, by name, as the API server would ask for an aggregated resource; any other path
-    (discovery, unknown) as a non-resource URL with the request's verb."""
-    parts = [p for p in request.path.split("/") if p]
-    verb = "get" if request.method in ("GET", "HEAD") else request.method.lower()
-    if len(parts) >= 3 and parts[0] == "apis" and parts[1] == GROUP and parts[2] in VERSIONS:
-        rest = parts[3:]
-        if len(rest) == 3 and rest[0] == "clusterqueues" and rest[2] == "pendingworkloads":
-            return Attributes(verb, group=GROUP, version=parts[2], resource="clusterqueues",
-                              subresource="pendingworkloads", name=rest[1])
-        if len(rest) == 5 and rest[0] == "namespaces" and rest[2] == "localqueues" and rest[4] == "pendingworkloads":
-            return Attributes(verb, group=GROUP, version=parts[2], resource="localqueues",
-                              subresource="pendingworkloads", name=rest[3], namespace=rest[1])
-    return Attributes(verb, path=request.path)
+def verb(request: web.Request) -> str:
+    """The SubjectAccessReview verb: ``get`` for a read, else the method (as a non-resource request)."""
+    return "get" if request.method in ("GET", "HEAD") else request.method.lower()
+
+
+def under_group(path: str) -> bool:
+    return path == f"/apis/{GROUP}" or path.startswith(f"/apis/{GROUP}/")
 
 
 # ---- HTTP ---------------------------------------------------------------------------------------------
 
 
-def _json(body: dict[str, Any], status: int = 200) -> web.Response:
-    return web.Response(body=orjson.dumps(body), status=status, content_type="application/json")
-
-
-def _status(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> web.Response:
-    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                            "message": message, "reason": reason, "code": code}
-    if details:
-        body["details"] = details
-    return _json(body, code)
+def _json(body: dict[str, Any]) -> web.Response:
+    return web.Response(body=orjson.dumps(body), content_type="application/json")
 
 
 def _not_found(kind: str, name: str) -> web.Response:
-    return _status(404, "NotFound", f'{kind}.{GROUP} "{name}" not found',
+    return status(404, "NotFound", f'{kind}.{GROUP} "{name}" not found',
                    {"name": name, "group": GROUP, "kind": kind})
 
 
@@ -160,61 +143,51 @@ def _options(request: web.Request) -> tuple[int, int] | str:
     return values["limit"], values["offset"]
 
 
-def _resources() -> list[dict[str, Any]]:
-    def res(name: str, namespaced: bool, kind: str, verbs: list[str]) -> dict[str, Any]:
-        return {"name": name, "singularName": "" if "/" in name else name[:-1], "namespaced": namespaced,
-                "kind": kind, "verbs": verbs}
-    return [res("clusterqueues", False, "ClusterQueue", []),
-            res("clusterqueues/pendingworkloads", False, SUMMARY, ["get"]),
-            res("localqueues", True, "LocalQueue", []),
-            res("localqueues/pendingworkloads", True, SUMMARY, ["get"])]
-
-
-def _group() -> dict[str, Any]:
-    versions = [{"groupVersion": f"{GROUP}/{v}", "version": v} for v in VERSIONS]
-    return {"name": GROUP, "versions": versions, "preferredVersion": versions[0]}
-
-
 class Visibility:
-    """The visibility routes, reading the Controller ``source()`` returns at each request."""
+    """The visibility routes, reading the Controller ``source()`` returns at each request, and what
+    each request asks for (:meth:`attributes`), from the route that serves it."""
 
     def __init__(self, source: Source) -> None:
         self.source = source
+        self.queue_routes: dict[web.AbstractResource, tuple[str, bool]] = {}  # -> (version, LocalQueue)
 
     def register(self, app: web.Application) -> None:
-        app.router.add_get("/apis", self._apis)
-        app.router.add_get(f"/apis/{GROUP}", self._api_group)
+        visibility_discovery.register(app)
+        visibility_openapi.register(app)
         for version in VERSIONS:
             base = f"/apis/{GROUP}/{version}"
-            app.router.add_get(base, self._resource_list(version))
-            app.router.add_get(base + "/clusterqueues/{name}/pendingworkloads", self._pending(version, False))
-            app.router.add_get(base + "/namespaces/{namespace}/localqueues/{name}/pendingworkloads",
-                               self._pending(version, True))
+            for suffix, local in (("/clusterqueues/{name}/pendingworkloads", False),
+                                  ("/namespaces/{namespace}/localqueues/{name}/pendingworkloads", True)):
+                route = app.router.add_get(base + suffix, self._pending(version, local))
+                self.queue_routes[route.resource] = (version, local)
 
-    @staticmethod
-    async def _apis(_: web.Request) -> web.Response:
-        return _json({"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group()]})
-
-    @staticmethod
-    async def _api_group(_: web.Request) -> web.Response:
-        return _json({"kind": "APIGroup", "apiVersion": "v1", **_group()})
-
-    @staticmethod
-    def _resource_list(version: str):
-        async def handler(_: web.Request) -> web.Response:
-            return _json({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": f"{GROUP}/{version}",
-                          "resources": _resources()})
-        return handler
+    def attributes(self, request: web.Request) -> Attributes:
+        """What a request asks, for a SubjectAccessReview, from the route aiohttp matched: ``get`` on
+        ``clusterqueues/pendingworkloads`` (cluster scope) or ``localqueues/pendingworkloads`` in its
+        namespace, by name, as the API server asks for an aggregated resource; discovery, OpenAPI,
+        ``/version`` and any path outside the group as a non-resource URL with the request's verb;
+        anything else under the group (no route, or a method no route has) is refused whoever asks."""
+        match = request.match_info
+        resource = match.route.resource if match.http_exception is None else None
+        queue = self.queue_routes.get(resource) if resource is not None else None
+        if queue is not None:
+            version, local = queue
+            return Attributes(verb(request), group=GROUP, version=version,
+                              resource="localqueues" if local else "clusterqueues", subresource="pendingworkloads",
+                              name=match["name"], namespace=match["namespace"] if local else "")
+        if under_group(request.path) and resource is None:
+            return Attributes(verb(request), path=request.path, deny=True)
+        return Attributes(verb(request), path=request.path)
 
     def _pending(self, version: str, local: bool):
         async def handler(request: web.Request) -> web.Response:
             options = _options(request)
             if isinstance(options, str):
-                return _status(400, "BadRequest", options)
+                return status(400, "BadRequest", options)
             limit, offset = options
             controller = self.source()
             if controller is None or not controller.ready.is_set():
-                return _status(503, "ServiceUnavailable",
+                return status(503, "ServiceUnavailable",
                                "the visibility API is served by the leading, synced controller only")
             name = request.match_info["name"]
             if local:

@@ -8,26 +8,38 @@ well, and this server reloads it when it is renewed), but the TLS context is thi
 asks clients for a certificate, checked against the client and request-header CAs of
 ``kube-system/extension-apiserver-authentication`` (``auth.trust_client_cas``), and every request,
 known path or not, is authenticated and authorized (``auth.middleware`` with
-``visibility.attributes``) before a handler runs: 401 for nobody, 403 without the right, then the
-route (404 for an unknown path).
+``Visibility.attributes``, built from the route that will serve it) before a handler runs: 401 for
+nobody, 403 without the right, then the route (404 for an unknown path). A path with an encoded
+slash (``%2F``) is refused first (400): no name holds a slash, and the route and the attributes
+must read the same segments.
 """
 
 from __future__ import annotations
 
 import logging
 import ssl
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from pykueue.controller import auth, visibility
+from pykueue.controller import auth, visibility, visibility_discovery
 
 if TYPE_CHECKING:
     from pykueue.controller.webhooks.server import WebhookServer
 
 log = logging.getLogger("pykueue.visibility")
+
+
+@web.middleware
+async def no_encoded_slash(request: web.Request,
+                           handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+    """400 for a path with ``%2F`` in it, before anyone is asked anything."""
+    if "%2f" in request.raw_path.partition("?")[0].lower():
+        return visibility_discovery.status(400, "BadRequest", "encoded slashes (%2F) are not allowed in the path")
+    return await handler(request)
 
 
 @dataclass
@@ -56,8 +68,9 @@ class VisibilityServer:
         return self.certificates.directory
 
     def app(self) -> web.Application:
-        app = web.Application(middlewares=[auth.middleware(self.auth, visibility.attributes)])
-        visibility.Visibility(self.source).register(app)
+        routes = visibility.Visibility(self.source)
+        app = web.Application(middlewares=[no_encoded_slash, auth.middleware(self.auth, routes.attributes)])
+        routes.register(app)
         return app
 
     def _load(self) -> None:

@@ -278,27 +278,6 @@ def test_middleware_answers_401_403_and_lets_unguarded_paths_through() -> None:
     asyncio.run(scenario())
 
 
-def test_visibility_requests_become_the_attributes_the_api_server_would_check() -> None:
-    from aiohttp.test_utils import make_mocked_request
-
-    def attrs(path: str, method: str = "GET") -> auth.Attributes:
-        return visibility.attributes(make_mocked_request(method, path))
-
-    base = "/apis/visibility.kueue.x-k8s.io/v1beta2"
-    assert attrs(f"{base}/namespaces/team-a/localqueues/lq/pendingworkloads").review_attributes() == {
-        "resourceAttributes": {"verb": "get", "group": visibility.GROUP, "version": "v1beta2",
-                               "resource": "localqueues", "subresource": "pendingworkloads", "name": "lq",
-                               "namespace": "team-a"}}
-    cq = attrs("/apis/visibility.kueue.x-k8s.io/v1beta1/clusterqueues/cq/pendingworkloads")
-    assert (cq.resource, cq.version, cq.name, cq.namespace) == ("clusterqueues", "v1beta1", "cq", "")
-    assert cq.forbidden_message("bob") == (
-        'clusterqueues.visibility.kueue.x-k8s.io "cq" is forbidden: User "bob" cannot get resource '
-        '"clusterqueues/pendingworkloads" in API group "visibility.kueue.x-k8s.io" at the cluster scope')
-    assert attrs(base) == auth.Attributes("get", path=base)  # discovery: a non-resource URL
-    assert attrs("/openapi/v2") == auth.Attributes("get", path="/openapi/v2")
-    assert attrs(f"{base}/clusterqueues/cq/pendingworkloads", "DELETE").verb == "delete"
-
-
 # ---- client certificates through intermediate CAs ---------------------------------------------------------
 
 

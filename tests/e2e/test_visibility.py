@@ -9,6 +9,12 @@ visibility servers on (its certificate names both Services; it patches its CA in
 and starts the session's controller again afterwards. The visibility port answers only callers the
 API server vouches for (the aggregator's front-proxy certificate, a client certificate, a token), each
 with what RBAC allows them; the webhook port serves no visibility path at all.
+
+The aggregator itself reads the backend too (discovery every minute, OpenAPI v2 and v3): a second test
+runs the controller as from a kubeconfig (its own APIServices, for its loopback port) and waits for the
+API server's aggregated discovery and merged OpenAPI to hold the group, then checks that
+kube-controller-manager reports no stale visibility group and namespaces delete at once, before and after
+the controller stops.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from tests.e2e.callers import (
     service_account_token,
     status_reason,
 )
-from tests.e2e.conftest import REPO, Kueue, eventually, is_true
+from tests.e2e.conftest import REPO, Kueue, eventually, forget_local_webhooks, is_true
 
 pytestmark = pytest.mark.e2e
 
@@ -220,6 +226,88 @@ def _not_on_the_webhook_port(kueue: Kueue, ns: str, cq: str, port: int, ca: Path
         status, _ = https_get(base + path, ca=ca, cert=front_proxy(cluster), headers=as_user("x", "system:masters"))
         assert status == 404, path
     assert https_get(base + "/healthz", ca=ca) == (200, "ok")
+
+
+# --- what the API aggregator itself fetches (issue 38) ---------------------------------------------------
+
+AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+STALE = f"stale GroupVersion discovery: {GROUP}"
+
+
+def _as_admin(kueue: Kueue, path: str, accept: str = "application/json") -> tuple[int, str]:
+    pki = kueue.cluster.directory / "pki"
+    return https_get(kueue.cluster.server + path, cert=(pki / "admin.crt", pki / "admin.key"), ca=pki / "ca.crt",
+                     headers={"Accept": accept})
+
+
+def _discovered(kueue: Kueue) -> dict[str, Any] | None:
+    """The visibility group in the API server's aggregated discovery, once both versions are there,
+    fresh and with their resources (a version the aggregator failed to read is Stale and empty)."""
+    status, body = _as_admin(kueue, "/apis", AGGREGATED_V2)
+    if status != 200:
+        return None
+    group = next((g for g in json.loads(body).get("items") or [] if g["metadata"]["name"] == GROUP), None)
+    versions = {v["version"]: v for v in (group or {}).get("versions") or []}
+    if set(versions) != {"v1beta2", "v1beta1"} or any(
+            v.get("freshness") == "Stale" or not v.get("resources") for v in versions.values()):
+        return None
+    return versions
+
+
+def _has_openapi(kueue: Kueue) -> bool:
+    """The API server's merged OpenAPI v2 and v3 documents hold the visibility API."""
+    status, body = _as_admin(kueue, "/openapi/v2")
+    if status != 200 or f"/apis/{GROUP}/v1beta2/clusterqueues/{{name}}/pendingworkloads" not in json.loads(body)["paths"]:
+        return False
+    status, body = _as_admin(kueue, "/openapi/v3")
+    return status == 200 and f"apis/{GROUP}/v1beta2" in json.loads(body)["paths"]
+
+
+def _namespace_deletes(kueue: Kueue, name: str, within: float) -> None:
+    cluster = kueue.cluster
+    cluster.kubectl("create", "namespace", name)
+    cluster.kubectl("delete", "namespace", name, "--wait=false")
+    try:
+        eventually(lambda: kueue.get("namespace", name) is None, within, what=f"namespace {name} deleted")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; conditions: {((kueue.get('namespace', name) or {}).get('status') or {})}") \
+            from None
+
+
+def test_the_aggregator_reads_the_visibility_api_and_namespaces_still_delete(kueue: Kueue, ns: str,
+                                                                              tmp_path: Path) -> None:
+    """A local controller (the visibility API registered for its loopback port, as `pykueue controller`
+    does from a kubeconfig): the aggregator's discovery and OpenAPI fetches succeed, so
+    kube-controller-manager sees no stale visibility group and an empty namespace deletes at once;
+    once the controller stops, its APIServices are gone and namespaces still delete."""
+    cluster = kueue.cluster
+    kcm_log = cluster.directory / "logs" / "kube-controller-manager.log"
+    kueue.stop()
+    mine = Kueue(cluster, tmp_path / "controller.log", args=(
+        f"--visibility-port={free_port()}", "--visibility-bind-address=127.0.0.1", f"--webhook-port={free_port()}",
+        f"--webhook-cert-dir={tmp_path / 'certs'}"))
+    try:
+        mine.start()
+        assert b"visibility API registered" in mine.log.read_bytes(), mine._tail()
+        # settled: the API server serves what the aggregator read from the controller
+        versions = eventually(lambda: _discovered(kueue), 90, 1, what="the visibility group, fresh, in /apis")
+        resources = {r["resource"]: r for r in versions["v1beta2"]["resources"]}
+        assert [s["subresource"] for s in resources["localqueues"]["subresources"]] == ["pendingworkloads"]
+        eventually(lambda: _has_openapi(kueue), 90, 1, what="the visibility paths in /openapi/v2 and /openapi/v3")
+        offset = kcm_log.stat().st_size
+        _namespace_deletes(kueue, f"{ns}-empty", 15)
+        stale = [line for line in kcm_log.read_bytes()[offset:].decode(errors="replace").splitlines()
+                 if STALE in line]
+        assert not stale, stale[:3]
+    finally:
+        mine.stop()
+        print("\n--- visibility controller log (tail) ---\n" + mine._tail(lines=30))
+        forget_local_webhooks(cluster)
+        kueue.start()
+    # stopped: its APIServices are removed, so nothing waits on a backend that is gone
+    for version in ("v1beta2", "v1beta1"):
+        assert kueue.get("apiservice", f"{version}.{GROUP}") is None
+    _namespace_deletes(kueue, f"{ns}-after", 15)
 
 
 # --- the handlers alone, without a cluster: a standby, bad options --------------------------------------
