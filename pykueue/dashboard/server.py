@@ -17,6 +17,7 @@ from aiohttp import web
 
 from pykueue.dashboard import render, view
 from pykueue.dashboard.answers import Answers, WhatIfError
+from pykueue.dashboard.guard import add_headers
 from pykueue.dashboard.state import Hub
 from pykueue.engine import model
 
@@ -58,6 +59,7 @@ class Dashboard:
 
     def app(self, middlewares: tuple[Any, ...] = ()) -> web.Application:
         app = web.Application(middlewares=list(middlewares), client_max_size=2 * 1024 * 1024)
+        app.on_response_prepare.append(add_headers)
         app.router.add_get("/", self.overview)
         app.router.add_get("/queues/{name}", self.queue)
         app.router.add_get("/workloads/{namespace}/{name}", self.workload)

@@ -1,7 +1,9 @@
 """The dashboard in a real browser: headless Chromium (Debian's package) driven by Playwright against
-`pykueue dashboard` on the tier 2 cluster, with the controller admitting. One page stays open for the
-whole story, so every change it shows arrived over the live feed, never by a reload. Then the same
-pages served by the controller (`--dashboard-port`) behind its delegated authentication.
+`pykueue dashboard` on the tier 2 cluster, with the controller admitting. The browser opens the URL the
+command printed (its token becomes a cookie); without it, under a foreign Host, or posted from another
+site, nothing is served. One page stays open for the whole story, so every change it shows arrived over
+the live feed, never by a reload. Then the same pages served by the controller (`--dashboard-port`)
+behind its delegated authentication.
 
 The screenshot goes to the test's directory; with PYKUEUE_UPDATE_SCREENSHOTS=1 it replaces
 docs/images/dashboard.png, which the README shows."""
@@ -47,14 +49,14 @@ def chromium() -> str:
 
 @pytest.fixture
 def dashboard(kueue: Kueue, tmp_path: Path) -> Iterator[str]:
-    """`pykueue dashboard` on a free port; its base URL."""
+    """`pykueue dashboard` on a free port; the URL it printed (``http://127.0.0.1:PORT/?token=...``)."""
     log = tmp_path / "dashboard.log"
     with open(log, "w") as out:
         process = subprocess.Popen([sys.executable, "-m", "pykueue.cli", "dashboard", "--kubeconfig",
                                     str(kueue.cluster.kubeconfig), "--listen", "127.0.0.1:0"],
                                    stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
     try:
-        line = eventually(lambda: re.search(r"serving (http://\S+)", log.read_text())
+        line = eventually(lambda: re.search(r"serving (http://127\.0\.0\.1:\d+/\?token=[\w-]{40,})", log.read_text())
                           or process.poll() is not None, 60, what="dashboard serving")
         assert process.poll() is None, log.read_text()
         yield line.group(1)
@@ -64,9 +66,39 @@ def dashboard(kueue: Kueue, tmp_path: Path) -> Iterator[str]:
         print("\n--- dashboard log ---\n" + log.read_text()[-3000:])
 
 
+def refusals(printed: str) -> None:
+    """The printed URL without its token, a foreign Host (DNS rebinding), and a POST from another site
+    that carries the cookie are all refused."""
+    base = printed.split("?")[0]
+    token = printed.split("token=")[1]
+    port = base.rsplit(":", 1)[1].strip("/")
+    cookie = f"pykueue-dashboard-{port}={token}"
+    assert http(base) == 401
+    assert http(base, {"Cookie": cookie}) == 200
+    assert http(base, {"Cookie": cookie, "Host": f"rebound.example:{port}"}) == 403
+    assert http(f"{base}what-if", {"Cookie": cookie, "Origin": "http://evil.example"}, b"manifest=kind%3A+Job") == 403
+    assert http(f"{base}what-if", {"Cookie": cookie, "Sec-Fetch-Site": "cross-site"}, b"manifest=kind%3A+Job") == 403
+
+
+def http(url: str, headers: dict[str, str] | None = None, form: bytes | None = None) -> int:
+    import urllib.error
+    import urllib.request
+
+    extra = {"Content-Type": "application/x-www-form-urlencoded"} if form is not None else {}
+    request = urllib.request.Request(url, data=form, headers={**(headers or {}), **extra})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - a URL the test built
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
 def test_pending_then_admitted_then_preempted_without_a_reload(kueue: Kueue, ns: str, dashboard: str,
                                                                  tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
+
+    refusals(dashboard)
+    printed, dashboard = dashboard, dashboard.split("?")[0]
 
     kueue.apply(PLAIN_FLAVOR)
     kueue.apply(priority_classes(ns))
@@ -75,7 +107,12 @@ def test_pending_then_admitted_then_preempted_without_a_reload(kueue: Kueue, ns:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox", "--disable-gpu"])
         try:
+            stranger = browser.new_page()  # no token, no cookie: refused
+            assert (response := stranger.goto(dashboard)) is not None and response.status == 401
+            stranger.close()
             page = browser.new_page(viewport={"width": 1280, "height": 900})
+            opened = page.goto(printed)  # the cookie, then the same URL without the token
+            assert opened is not None and opened.status == 200 and page.url == dashboard
             page.goto(f"{dashboard}queues/{ns}")
             expect(page.locator("h2")).to_have_text(f"ClusterQueue {ns}")
             page.evaluate("window.__sameDocument = true")  # gone if the page ever reloads
