@@ -35,7 +35,7 @@ HEADERS = {
         "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # no-referrer would make a browser send "Origin: null" on the form's POST
 }
 
 
@@ -85,10 +85,13 @@ class Guard:
             return False  # an IPv6 address in a Host header is bracketed
         return listening.is_unspecified or address == listening
 
-    def _same_site(self, request: web.Request) -> bool:
+    @staticmethod
+    def _same_site(request: web.Request) -> bool:
+        """``Sec-Fetch-Site`` when the browser sends it (a page cannot set it); otherwise ``Origin``,
+        which must be this server's (a missing one is a client that is no browser)."""
         fetch_site = request.headers.get("Sec-Fetch-Site")
-        if fetch_site is not None and fetch_site not in ("same-origin", "none"):
-            return False
+        if fetch_site is not None:
+            return fetch_site in ("same-origin", "none")
         origin = request.headers.get("Origin")
         if origin is None:
             return True
