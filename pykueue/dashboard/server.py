@@ -18,6 +18,7 @@ from aiohttp import web
 from pykueue.dashboard import render, view
 from pykueue.dashboard.answers import Answers, WhatIfError
 from pykueue.dashboard.guard import add_headers
+from pykueue.dashboard.offload import Offload
 from pykueue.dashboard.state import Hub
 from pykueue.engine import model
 
@@ -35,7 +36,8 @@ class Dashboard:
 
     def __init__(self, objects: Callable[[], Mapping[str, Mapping[str, dict[str, Any]]]], hub: Hub,
                  config: model.Config | None = None, *, clock: Callable[[], float] = time.time,
-                 unreadable: Callable[[], Mapping[str, str]] = dict, pod: PodReader | None = None) -> None:
+                 unreadable: Callable[[], Mapping[str, str]] = dict, pod: PodReader | None = None,
+                 offload: Offload | None = None) -> None:
         self.objects = objects
         self.pod = pod
         self.unreadable = unreadable
@@ -43,23 +45,37 @@ class Dashboard:
         self.config = config or model.Config()
         self.answers = Answers(self.config)
         self.clock = clock
-        self._rendered: dict[tuple[int, int, str], str] = {}
+        self.offload = offload or Offload()
+        self._rendered: dict[tuple[object, ...], asyncio.Future[str]] = {}
 
-    async def _cached(self, request: web.Request, build: Callable[[], Awaitable[str]]) -> str:
+    def snapshot(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """The live objects as they are now, for a worker thread: the watches keep changing their caches
+        on the event loop (each object is replaced, never changed in place, so a shallow copy holds)."""
+        return {plural: dict(store) for plural, store in self.objects().items()}
+
+    async def _cached(self, request: web.Request, build: Callable[[], Awaitable[str]], *params: object) -> str:
         """The live part of a page, rendered once per state version (and per few seconds, which ages
-        need) however many pages show it: a change wakes every open page at once."""
-        query = sorted((k, v) for k, v in request.query.items() if k != "fragment")
-        key = (self.hub.version, int(self.clock() // CACHE_SECONDS), f"{request.path}?{query}")
-        text = self._rendered.get(key)
-        if text is None:
+        need) however many pages show it: a change wakes every open page at once. Keyed on the path and
+        the ``params`` that change the answer, never on the rest of the query (``?x=N`` is the same
+        page); requests that arrive while it is being rendered wait for that rendering."""
+        key = (self.hub.version, int(self.clock() // CACHE_SECONDS), request.path, *params)
+        task = self._rendered.get(key)
+        if task is None:
             if len(self._rendered) >= CACHE_ENTRIES or any(k[:2] != key[:2] for k in self._rendered):
                 self._rendered.clear()
-            text = self._rendered[key] = await build()
-        return text
+            task = self._rendered[key] = asyncio.ensure_future(build())
+            task.add_done_callback(lambda done: self._forget_failure(key, done))
+        return await asyncio.shield(task)  # a reader who leaves does not cancel it for the others
+
+    def _forget_failure(self, key: tuple[object, ...], task: asyncio.Future[str]) -> None:
+        """A rendering that failed (the engine busy: 503) is tried again by the next request."""
+        if (task.cancelled() or task.exception() is not None) and self._rendered.get(key) is task:
+            del self._rendered[key]
 
     def app(self, middlewares: tuple[Any, ...] = ()) -> web.Application:
         app = web.Application(middlewares=list(middlewares), client_max_size=2 * 1024 * 1024)
         app.on_response_prepare.append(add_headers)
+        app.on_cleanup.append(self._close)
         app.router.add_get("/", self.overview)
         app.router.add_get("/queues/{name}", self.queue)
         app.router.add_get("/workloads/{namespace}/{name}", self.workload)
@@ -67,6 +83,9 @@ class Dashboard:
         app.router.add_post("/what-if", self.what_if)
         app.router.add_get("/events", self.events)
         return app
+
+    async def _close(self, app: web.Application) -> None:
+        self.offload.close()
 
     # ---- pages -------------------------------------------------------------------------------------
 
@@ -110,7 +129,7 @@ class Dashboard:
             rows = view.queue_rows(objs, name, self._now(), page)
             return render.queue_page(None if cq is None else view.queue_summary(cq), rows, self._colors(objs), "/",
                                      self._fair_sharing(objs))
-        return self._respond(request, f"ClusterQueue {name}", await self._cached(request, build))
+        return self._respond(request, f"ClusterQueue {name}", await self._cached(request, build, page))
 
     async def workload(self, request: web.Request) -> web.Response:
         key = f"{request.match_info['namespace']}/{request.match_info['name']}"
@@ -120,7 +139,8 @@ class Dashboard:
             wl = objs.get("workloads", {}).get(key)
             if wl is None:
                 return render.workload_page(key, None, [], "", None, "/")
-            answer = self.answers.explain(objs, key)
+            live = self.snapshot()
+            answer = await self.offload.run(lambda: self.answers.explain(live, key))
             items = view.timeline(objs, wl)
             found = view.owners(wl)
             owned = [(kind, name, await self._owner(objs, wl, kind, name)) for kind, name in found[:MAX_OWNERS]]
@@ -146,8 +166,9 @@ class Dashboard:
             if not text.strip():
                 error = "paste a Job manifest first"
             else:
+                live, now = self.snapshot(), self.clock()
                 try:
-                    doc = self.answers.what_if(self.objects(), text, self.clock())
+                    doc = await self.offload.run(lambda: self.answers.what_if(live, text, now))
                 except WhatIfError as exc:
                     error = str(exc)
         body = render.what_if_form(text) + render.what_if_answer(doc, error, "/")
