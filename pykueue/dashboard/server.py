@@ -122,6 +122,13 @@ class Dashboard:
             page = int(request.query.get("page", "0"))
         except ValueError:
             raise web.HTTPBadRequest(text="page: not a number") from None
+        objs = self.objects()
+        title = f"ClusterQueue {name}"
+        if name not in objs.get("clusterqueues", {}):  # nothing to render, nor to cache under any name asked
+            return self._respond(request, title, render.queue_page(None, view.QueueRows(name, [], [], 0, 0, 0, 1),
+                                                                   {}, "/", False))
+        # past the last page is the last page: no queue has more pages than all the workloads fill
+        page = min(max(page, 0), max(0, -(-len(objs.get("workloads", {})) // view.PAGE_SIZE) - 1))
 
         async def build() -> str:
             objs = self.objects()
@@ -129,10 +136,12 @@ class Dashboard:
             rows = view.queue_rows(objs, name, self._now(), page)
             return render.queue_page(None if cq is None else view.queue_summary(cq), rows, self._colors(objs), "/",
                                      self._fair_sharing(objs))
-        return self._respond(request, f"ClusterQueue {name}", await self._cached(request, build, page))
+        return self._respond(request, title, await self._cached(request, build, page))
 
     async def workload(self, request: web.Request) -> web.Response:
         key = f"{request.match_info['namespace']}/{request.match_info['name']}"
+        if key not in self.objects().get("workloads", {}):
+            return self._respond(request, f"Workload {key}", render.workload_page(key, None, [], "", None, "/"))
 
         async def build() -> str:
             objs = self.objects()

@@ -270,8 +270,14 @@ def test_a_query_the_page_does_not_read_is_the_same_page() -> None:
                 resp = await client.get(f"/workloads/team/small?x={n}&fragment={n % 2}")
                 assert resp.status == 200 and "Position 0 of 1" in await resp.text()
             assert len(answered) == 1
-            pages = [await (await client.get(f"/queues/solo?page={p}&x={p}")).text() for p in ("0", "00")]
-            assert pages[0] == pages[1]
+            pages = [await (await client.get(f"/queues/solo?page={p}&x={p}")).text() for p in ("0", "00", "7", "-3")]
+            assert len(set(pages)) == 1  # one page of workloads: every number past it is that page
+            rendered = len(dashboard._rendered)
+            for n in range(20):  # names nobody has: nothing rendered to keep, nothing computed
+                missing = await (await client.get(f"/queues/nope-{n}")).text()
+                assert f"<h2>ClusterQueue nope-{n}</h2><p>No such ClusterQueue" in missing
+                assert "No such Workload" in await (await client.get(f"/workloads/team/nope-{n}")).text()
+            assert len(dashboard._rendered) == rendered and len(answered) == 1
     asyncio.run(main())
 
 
