@@ -38,6 +38,10 @@ QUEUE_KINDS = (
 )
 
 
+# Every kind the answers read (a worker process is sent these, not the events, Jobs and the rest).
+READ = (*(plural for plural, _ in QUEUE_KINDS), "priorityclasses", "workloadpriorityclasses", "workloads")
+
+
 class WhatIfError(ValueError):
     """The pasted text is not one Job or Workload the API layer accepts: the message says why."""
 
@@ -124,3 +128,19 @@ class Answers:
         doc["preempts"] = sorted({logged.event.workload for logged in run.log
                                   if logged.event.type == ev.PREEMPTED and logged.event.by == sub.workload.key})
         return doc
+
+
+_ANSWERS: list[Answers] = []  # the worker process's one Answers: its cache of converted shapes lasts
+
+
+def ready() -> None:
+    """Nothing: sent to a new worker process so that it imports this module before the first answer."""
+
+
+def answer(config: model.Config, question: str, objs: Objects, *args: Any) -> dict[str, Any] | None:
+    """``Answers.explain`` or ``Answers.what_if`` (``question``) in the worker process that runs them."""
+    if not _ANSWERS or _ANSWERS[0].config != config:
+        _ANSWERS[:] = [Answers(config)]
+    if question == "explain":
+        return _ANSWERS[0].explain(objs, *args)
+    return _ANSWERS[0].what_if(objs, *args)

@@ -16,7 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from pykueue.dashboard import render, view
-from pykueue.dashboard.answers import Answers, WhatIfError
+from pykueue.dashboard.answers import READ, WhatIfError, answer, ready
 from pykueue.dashboard.guard import add_headers
 from pykueue.dashboard.offload import Offload
 from pykueue.dashboard.state import Hub
@@ -43,15 +43,14 @@ class Dashboard:
         self.unreadable = unreadable
         self.hub = hub
         self.config = config or model.Config()
-        self.answers = Answers(self.config)
         self.clock = clock
         self.offload = offload or Offload()
         self._rendered: dict[tuple[object, ...], asyncio.Future[str]] = {}
 
     def snapshot(self) -> dict[str, dict[str, dict[str, Any]]]:
-        """The live objects as they are now, for a worker thread: the watches keep changing their caches
-        on the event loop (each object is replaced, never changed in place, so a shallow copy holds)."""
-        return {plural: dict(store) for plural, store in self.objects().items()}
+        """The objects the engine's answers read, as they are now, for the worker process."""
+        objs = self.objects()
+        return {plural: dict(objs.get(plural, {})) for plural in READ}
 
     async def _cached(self, request: web.Request, build: Callable[[], Awaitable[str]], *params: object) -> str:
         """The live part of a page, rendered once per state version (and per few seconds, which ages
@@ -75,7 +74,7 @@ class Dashboard:
     def app(self, middlewares: tuple[Any, ...] = ()) -> web.Application:
         app = web.Application(middlewares=list(middlewares), client_max_size=2 * 1024 * 1024)
         app.on_response_prepare.append(add_headers)
-        app.on_cleanup.append(self._close)
+        app.on_startup.append(self._start)
         app.router.add_get("/", self.overview)
         app.router.add_get("/queues/{name}", self.queue)
         app.router.add_get("/workloads/{namespace}/{name}", self.workload)
@@ -84,8 +83,8 @@ class Dashboard:
         app.router.add_get("/events", self.events)
         return app
 
-    async def _close(self, app: web.Application) -> None:
-        self.offload.close()
+    async def _start(self, app: web.Application) -> None:
+        self.offload.start(ready)
 
     # ---- pages -------------------------------------------------------------------------------------
 
@@ -149,12 +148,12 @@ class Dashboard:
             if wl is None:
                 return render.workload_page(key, None, [], "", None, "/")
             live = self.snapshot()
-            answer = await self.offload.run(lambda: self.answers.explain(live, key))
+            explained = await self.offload.run(answer, self.config, "explain", live, key)
             items = view.timeline(objs, wl)
             found = view.owners(wl)
             owned = [(kind, name, await self._owner(objs, wl, kind, name)) for kind, name in found[:MAX_OWNERS]]
             behind = render.behind(owned, max(0, len(found) - MAX_OWNERS))
-            return render.workload_page(key, wl, items, behind, answer, "/")
+            return render.workload_page(key, wl, items, behind, explained, "/")
         return self._respond(request, f"Workload {key}", await self._cached(request, build))
 
     async def _owner(self, objs: Mapping[str, Mapping[str, Any]], wl: dict[str, Any], kind: str,
@@ -177,7 +176,7 @@ class Dashboard:
             else:
                 live, now = self.snapshot(), self.clock()
                 try:
-                    doc = await self.offload.run(lambda: self.answers.what_if(live, text, now))
+                    doc = await self.offload.run(answer, self.config, "what-if", live, text, now)
                 except WhatIfError as exc:
                     error = str(exc)
         body = render.what_if_form(text) + render.what_if_answer(doc, error, "/")

@@ -219,3 +219,99 @@ def test_the_controller_serves_it_behind_its_authentication(kueue: Kueue, ns: st
         cluster.kubectl("delete", "clusterrolebinding", f"{ns}-viewer", check=False)
         cluster.kubectl("delete", "clusterrole", viewers, check=False)
         kueue.start()
+
+
+def pending_workloads(ns: str, count: int) -> list[dict]:
+    """``count`` Workloads of 1 cpu each in LocalQueue lq: enough live objects that one engine answer
+    takes a noticeable time (tens of milliseconds or more on a shared machine)."""
+    return [{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+             "metadata": {"name": f"w{i:04d}", "namespace": ns},
+             "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
+                 "restartPolicy": "Never",
+                 "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]}}}]}}
+            for i in range(count)]
+
+
+def test_a_burst_of_dashboard_requests_never_stalls_the_controller(kueue: Kueue, ns: str) -> None:
+    """The dashboard served by an elected controller, 300 pending Workloads: 50 requests at once for one
+    workload's page, each with its own ``?x=N``, then 20 different what-if pastes at once. Throughout,
+    /healthz answers within 1 s every time and the controller keeps renewing its Lease (every 2 s)."""
+    import ssl
+    import threading
+    import time
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.e2e.test_leader_election import LEASE
+
+    cluster = kueue.cluster
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(cluster_queue(ns, "1"))
+    kueue.apply(local_queue(ns, ns))
+    kueue.apply(pending_workloads(ns, 300))
+    port, probe = free_port(), free_port()
+    kueue.stop()  # two controllers without leader election would both admit
+    own = Kueue(cluster, kueue.log.with_name("controller-burst.log"),
+                args=(f"--dashboard-port={port}", "--dashboard-host=127.0.0.1",
+                      f"--health-probe-bind-address=127.0.0.1:{probe}", "--leader-elect",
+                      f"--leader-election-namespace={ns}"))
+    pki = cluster.directory / "pki"
+    context = ssl._create_unverified_context()  # noqa: S323 - the controller's self-signed certificate
+    context.load_cert_chain(str(pki / "admin.crt"), str(pki / "admin.key"))
+
+    def call(path: str, form: dict[str, str] | None = None) -> tuple[int, str]:
+        data = None if form is None else urllib.parse.urlencode(form).encode()
+        request = urllib.request.Request(f"https://127.0.0.1:{port}{path}", data=data)  # noqa: S310
+        try:
+            with urllib.request.urlopen(request, timeout=60, context=context) as response:  # noqa: S310
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read().decode()
+
+    latencies: list[float] = []
+    renewals: set[str] = set()
+    done = threading.Event()
+
+    def probing() -> None:
+        while not done.is_set():
+            started = time.monotonic()
+            with urllib.request.urlopen(f"http://127.0.0.1:{probe}/healthz", timeout=10) as response:  # noqa: S310
+                assert response.read() == b"ok"
+            latencies.append(time.monotonic() - started)
+            time.sleep(0.1)
+
+    def leasing() -> None:
+        while not done.is_set():
+            spec = (kueue.get("lease.coordination.k8s.io", LEASE, ns) or {}).get("spec") or {}
+            renewals.add(str(spec.get("renewTime")))
+            time.sleep(0.5)
+
+    try:
+        own.start()
+        page = f"/workloads/{ns}/w0299"
+        eventually(lambda: (r := call(page))[0] == 200 and "Position " in r[1], 90, what="w0299's page, listed")
+        watchers = [threading.Thread(target=probing), threading.Thread(target=leasing)]
+        for thread in watchers:
+            thread.start()
+        time.sleep(1.0)
+        burst_started = len(renewals)
+        with ThreadPoolExecutor(50) as pool:
+            pages = list(pool.map(lambda n: call(f"{page}?x={n}"), range(50)))
+            pastes = list(pool.map(lambda n: call("/what-if", {"manifest": job(f"maybe-{n}", ns, "1")}), range(20)))
+        time.sleep(4.5)  # two more renewals at least
+        done.set()
+        for thread in watchers:
+            thread.join(timeout=30)
+        print(f"/healthz: {len(latencies)} probes, slowest {sorted(latencies)[-5:]}; renewals seen {len(renewals)}")
+        assert latencies and max(latencies) < 1.0, sorted(latencies)[-5:]
+        assert all(status == 200 and "Position " in text for status, text in pages), {s for s, _ in pages}
+        assert {status for status, _ in pastes} <= {200, 503}, [t for s, t in pastes if s not in (200, 503)]
+        assert any(status == 200 and "verdict" in text for status, text in pastes)
+        assert len(renewals) >= burst_started + 2, renewals  # renewed through the burst and after it
+        assert b"leader election lost" not in own.log.read_bytes()
+    finally:
+        done.set()
+        own.stop()
+        kueue.start()
