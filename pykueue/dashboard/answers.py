@@ -36,8 +36,6 @@ QUEUE_KINDS = (
     ("clusterqueues", "cluster_queues"),
     ("localqueues", "local_queues"),
 )
-
-
 # Every kind the answers read (a worker process is sent these, not the events, Jobs and the rest).
 READ = (*(plural for plural, _ in QUEUE_KINDS), "priorityclasses", "workloadpriorityclasses", "workloads")
 
