@@ -12,6 +12,11 @@ and a document nested more than ``MAX_DEPTH`` collections deep is refused before
 (libyaml's composer recurses in C and dies with a signal some tens of thousands of levels down; Python's
 readers hit the recursion limit far sooner). Upstream's YAML reader stops at 10000 levels; no object the
 simulator reads needs more than about 15, so pykueue's limit is 100.
+
+Text that someone else sends (the dashboard's what-if box) goes through ``parse_text`` with ``PASTED``'s
+limits: the same checks, plus a size cap, and aliases may not make a document hold more values or
+characters than that many bytes could hold written out, since everything downstream (validation, the
+loader's caches) walks the expanded document.
 """
 
 from __future__ import annotations
@@ -88,6 +93,21 @@ _LEADING = re.compile(r"^[ \t?:-]*", re.MULTILINE)  # indentation and block indi
 _UNBOUNDED = re.compile(r"[&!\x85\u2028\u2029]|\r(?!\n)")  # where _LEADING's bound does not hold
 _MARKER = re.compile(r"^---(?:[ \t]|$)", re.MULTILINE)
 _END = re.compile(r"^\.\.\.[ \t]*$", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What one text may hold: its size in bytes (None: any), and what its documents may expand to
+    through aliases, in values and in characters of text (None: any)."""
+
+    size: int | None = None
+    values: int = MAX_EXPANDED
+    characters: int | None = None
+
+
+FILES = Limits()  # the user's own files: only what keeps the reader itself alive
+MAX_PASTE = 256 * 1024  # bytes; the largest object the API server stores is about 1.5 MB of JSON
+PASTED = Limits(size=MAX_PASTE, values=MAX_PASTE // 2, characters=MAX_PASTE)  # "a: [1,1,1...]": 2 bytes a value
 
 
 @dataclass(slots=True)
@@ -225,7 +245,17 @@ def _too_deep(mark: yaml.Mark, first_line: int) -> str:
             f"collections nested more than {MAX_DEPTH} levels deep (pykueue's limit)")
 
 
-def parse_file(path: str, text: str, reader: DocumentReader | None = None) -> list[RawDocument]:
+def parse_text(text: str, source: str, limits: Limits = PASTED) -> list[RawDocument]:
+    """The documents of a text from elsewhere (``source`` names it in messages), checked as files are
+    and held to ``limits``: a text over the size is one document with the error."""
+    size = len(text.encode())
+    if limits.size is not None and size > limits.size:
+        return [RawDocument(Source(source, 1), error=f"{size} bytes, more than the {limits.size} accepted")]
+    return parse_file(source, text, limits=limits)
+
+
+def parse_file(path: str, text: str, reader: DocumentReader | None = None,
+               limits: Limits = FILES) -> list[RawDocument]:
     """All documents of one file: each through the fast reader, or PyYAML when the fast one gives up."""
     reader = reader or DocumentReader()
     docs = []
@@ -246,7 +276,7 @@ def parse_file(path: str, text: str, reader: DocumentReader | None = None) -> li
             continue
         except RecursionError:  # mappings nested through aliases, deeper than Python's stack
             content = _TOO_DEEP
-        aliased = _alias_problem(content) if "&" in piece else None
+        aliased = _alias_problem(content, limits) if "&" in piece else None
         if aliased is not None:
             docs.append(RawDocument(source, error=f"YAML error: {aliased}"))
         else:
@@ -257,20 +287,24 @@ def parse_file(path: str, text: str, reader: DocumentReader | None = None) -> li
 _TOO_DEEP = object()
 
 
-def _alias_problem(content: object) -> str | None:
+def _alias_problem(content: object, limits: Limits) -> str | None:
     """Aliases can nest a document deeper than its text (each line adding a level), or expand it
-    exponentially (a "billion laughs"), or make it contain itself: all of that is refused, as
-    upstream's YAML reader refuses excessive aliasing. Walks the expanded value without recursion
-    and stops at the first limit."""
+    exponentially (a "billion laughs"; with a long string, in characters), or make it contain itself:
+    all of that is refused, as upstream's YAML reader refuses excessive aliasing. Walks the expanded
+    value without recursion and stops at the first limit."""
     if content is _TOO_DEEP:
         return f"aliases nest collections more than {MAX_DEPTH} levels deep (pykueue's limit)"
-    seen = 0
+    seen = characters = 0
     stack: list[tuple[object, int]] = [(content, 1)]
     while stack:
         value, depth = stack.pop()
         seen += 1
-        if seen > MAX_EXPANDED:
-            return f"aliases expand the document to more than {MAX_EXPANDED} values"
+        if seen > limits.values:
+            return f"aliases expand the document to more than {limits.values} values"
+        if isinstance(value, str) and limits.characters is not None:
+            characters += len(value)
+            if characters > limits.characters:
+                return f"aliases expand the document to more than {limits.characters} characters"
         if isinstance(value, dict):
             children: Iterable[object] = [*value.keys(), *value.values()]
         elif isinstance(value, list):

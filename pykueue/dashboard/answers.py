@@ -15,8 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-import yaml
-
+from pykueue.api.documents import parse_text
 from pykueue.api.inputs import Inputs, Source, SubmittedWorkload
 from pykueue.api.loader import load_documents
 from pykueue.controller import translate
@@ -37,7 +36,8 @@ QUEUE_KINDS = (
     ("clusterqueues", "cluster_queues"),
     ("localqueues", "local_queues"),
 )
-MAX_PASTE = 256 * 1024  # bytes of a pasted manifest
+# Every kind the answers read (a worker process is sent these, not the events, Jobs and the rest).
+READ = (*(plural for plural, _ in QUEUE_KINDS), "priorityclasses", "workloadpriorityclasses", "workloads")
 
 
 class WhatIfError(ValueError):
@@ -92,12 +92,11 @@ class Answers:
 
     def what_if(self, objs: Objects, text: str, now: float) -> dict[str, Any]:
         """Where the pasted Job (or Workload) would go if it were submitted at ``now`` (Unix seconds)."""
-        if len(text.encode()) > MAX_PASTE:
-            raise WhatIfError(f"the manifest is larger than {MAX_PASTE // 1024} KiB")
-        try:
-            docs = [d for d in yaml.safe_load_all(text) if d is not None]
-        except yaml.YAMLError as exc:
-            raise WhatIfError(f"not YAML: {str(exc).splitlines()[0]}") from None
+        read = parse_text(text, "what-if")  # the checks files get, held to a paste's size
+        bad = next((raw for raw in read if raw.error is not None), None)
+        if bad is not None:
+            raise WhatIfError(f"document {bad.source.doc}: {bad.error}" if len(read) > 1 else str(bad.error))
+        docs = [raw.content for raw in read if raw.content is not None]
         if len(docs) != 1 or not isinstance(docs[0], dict):
             raise WhatIfError("paste exactly one Job or Workload")
         doc = docs[0]
@@ -127,3 +126,19 @@ class Answers:
         doc["preempts"] = sorted({logged.event.workload for logged in run.log
                                   if logged.event.type == ev.PREEMPTED and logged.event.by == sub.workload.key})
         return doc
+
+
+_ANSWERS: list[Answers] = []  # the worker process's one Answers: its cache of converted shapes lasts
+
+
+def ready() -> None:
+    """Nothing: sent to a new worker process so that it imports this module before the first answer."""
+
+
+def answer(config: model.Config, question: str, objs: Objects, *args: Any) -> dict[str, Any] | None:
+    """``Answers.explain`` or ``Answers.what_if`` (``question``) in the worker process that runs them."""
+    if not _ANSWERS or _ANSWERS[0].config != config:
+        _ANSWERS[:] = [Answers(config)]
+    if question == "explain":
+        return _ANSWERS[0].explain(objs, *args)
+    return _ANSWERS[0].what_if(objs, *args)

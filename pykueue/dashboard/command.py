@@ -21,8 +21,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    "or the pod's service account)")
     p.add_argument("--context", metavar="NAME", help="the kubeconfig context to use")
     p.add_argument("--listen", default=DEFAULT_LISTEN, metavar="HOST:PORT",
-                   help=f"address to serve on, unauthenticated (default: {DEFAULT_LISTEN}; an empty HOST is still "
-                        "127.0.0.1, name 0.0.0.0 to open it to the network; port 0 picks a free one)")
+                   help=f"address to serve on (default: {DEFAULT_LISTEN}; an empty HOST is still 127.0.0.1, name "
+                        "0.0.0.0 to open it to the network; port 0 picks a free one). Only the URL printed at start, "
+                        "with its token, lets a browser in")
     p.add_argument("--config", metavar="FILE",
                    help="the Kueue Configuration the controller runs with (fair sharing, preemption settings), "
                         "for the engine's answers")
@@ -72,6 +73,7 @@ async def _serve(kubeconfig: str | None, context: str | None, host: str, port: i
 
     from aiohttp import web
 
+    from pykueue.dashboard.guard import Guard
     from pykueue.dashboard.server import Dashboard
     from pykueue.dashboard.state import Feed, Hub
     from pykueue.kube import resources as r
@@ -91,7 +93,9 @@ async def _serve(kubeconfig: str | None, context: str | None, host: str, port: i
         feed = Feed(session.kube, hub)
         dashboard = Dashboard(lambda: feed.objects, hub, config, unreadable=lambda: feed.unreadable,
                               pod=feed.pod)
-        runner = web.AppRunner(dashboard.app(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        guard = Guard(host, port)
+        runner = web.AppRunner(dashboard.app((guard.middleware,)), access_log=None, handle_signals=False,
+                               shutdown_timeout=1.0)
         await runner.setup()
         try:
             site = web.TCPSite(runner, host, port, reuse_address=True)
@@ -100,9 +104,8 @@ async def _serve(kubeconfig: str | None, context: str | None, host: str, port: i
             except OSError as exc:
                 return _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
             await feed.start()
-            bound = runner.addresses[0][1] if runner.addresses else port
-            shown = f"[{host}]" if ":" in host else host
-            print(f"pykueue dashboard: serving http://{shown}:{bound}/ (read-only; Ctrl-C stops)", flush=True)
+            guard.port = runner.addresses[0][1] if runner.addresses else port
+            print(f"pykueue dashboard: serving {guard.url(host)} (read-only; Ctrl-C stops)", flush=True)
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()
             for sig in (signal.SIGTERM, signal.SIGINT):

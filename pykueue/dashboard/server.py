@@ -16,7 +16,9 @@ from typing import Any
 from aiohttp import web
 
 from pykueue.dashboard import render, view
-from pykueue.dashboard.answers import Answers, WhatIfError
+from pykueue.dashboard.answers import READ, WhatIfError, answer, ready
+from pykueue.dashboard.guard import add_headers
+from pykueue.dashboard.offload import Offload
 from pykueue.dashboard.state import Hub
 from pykueue.engine import model
 
@@ -34,30 +36,45 @@ class Dashboard:
 
     def __init__(self, objects: Callable[[], Mapping[str, Mapping[str, dict[str, Any]]]], hub: Hub,
                  config: model.Config | None = None, *, clock: Callable[[], float] = time.time,
-                 unreadable: Callable[[], Mapping[str, str]] = dict, pod: PodReader | None = None) -> None:
+                 unreadable: Callable[[], Mapping[str, str]] = dict, pod: PodReader | None = None,
+                 offload: Offload | None = None) -> None:
         self.objects = objects
         self.pod = pod
         self.unreadable = unreadable
         self.hub = hub
         self.config = config or model.Config()
-        self.answers = Answers(self.config)
         self.clock = clock
-        self._rendered: dict[tuple[int, int, str], str] = {}
+        self.offload = offload or Offload()
+        self._rendered: dict[tuple[object, ...], asyncio.Future[str]] = {}
 
-    async def _cached(self, request: web.Request, build: Callable[[], Awaitable[str]]) -> str:
+    def snapshot(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """The objects the engine's answers read, as they are now, for the worker process."""
+        objs = self.objects()
+        return {plural: dict(objs.get(plural, {})) for plural in READ}
+
+    async def _cached(self, request: web.Request, build: Callable[[], Awaitable[str]], *params: object) -> str:
         """The live part of a page, rendered once per state version (and per few seconds, which ages
-        need) however many pages show it: a change wakes every open page at once."""
-        query = sorted((k, v) for k, v in request.query.items() if k != "fragment")
-        key = (self.hub.version, int(self.clock() // CACHE_SECONDS), f"{request.path}?{query}")
-        text = self._rendered.get(key)
-        if text is None:
+        need) however many pages show it: a change wakes every open page at once. Keyed on the path and
+        the ``params`` that change the answer, never on the rest of the query (``?x=N`` is the same
+        page); requests that arrive while it is being rendered wait for that rendering."""
+        key = (self.hub.version, int(self.clock() // CACHE_SECONDS), request.path, *params)
+        task = self._rendered.get(key)
+        if task is None:
             if len(self._rendered) >= CACHE_ENTRIES or any(k[:2] != key[:2] for k in self._rendered):
                 self._rendered.clear()
-            text = self._rendered[key] = await build()
-        return text
+            task = self._rendered[key] = asyncio.ensure_future(build())
+            task.add_done_callback(lambda done: self._forget_failure(key, done))
+        return await asyncio.shield(task)  # a reader who leaves does not cancel it for the others
+
+    def _forget_failure(self, key: tuple[object, ...], task: asyncio.Future[str]) -> None:
+        """A rendering that failed (the engine busy: 503) is tried again by the next request."""
+        if (task.cancelled() or task.exception() is not None) and self._rendered.get(key) is task:
+            del self._rendered[key]
 
     def app(self, middlewares: tuple[Any, ...] = ()) -> web.Application:
         app = web.Application(middlewares=list(middlewares), client_max_size=2 * 1024 * 1024)
+        app.on_response_prepare.append(add_headers)
+        app.on_startup.append(self._start)
         app.router.add_get("/", self.overview)
         app.router.add_get("/queues/{name}", self.queue)
         app.router.add_get("/workloads/{namespace}/{name}", self.workload)
@@ -65,6 +82,9 @@ class Dashboard:
         app.router.add_post("/what-if", self.what_if)
         app.router.add_get("/events", self.events)
         return app
+
+    async def _start(self, app: web.Application) -> None:
+        self.offload.start(ready)
 
     # ---- pages -------------------------------------------------------------------------------------
 
@@ -101,6 +121,13 @@ class Dashboard:
             page = int(request.query.get("page", "0"))
         except ValueError:
             raise web.HTTPBadRequest(text="page: not a number") from None
+        objs = self.objects()
+        title = f"ClusterQueue {name}"
+        if name not in objs.get("clusterqueues", {}):  # nothing to render, nor to cache under any name asked
+            return self._respond(request, title, render.queue_page(None, view.QueueRows(name, [], [], 0, 0, 0, 1),
+                                                                   {}, "/", False))
+        # past the last page is the last page: no queue has more pages than all the workloads fill
+        page = min(max(page, 0), max(0, -(-len(objs.get("workloads", {})) // view.PAGE_SIZE) - 1))
 
         async def build() -> str:
             objs = self.objects()
@@ -108,22 +135,25 @@ class Dashboard:
             rows = view.queue_rows(objs, name, self._now(), page)
             return render.queue_page(None if cq is None else view.queue_summary(cq), rows, self._colors(objs), "/",
                                      self._fair_sharing(objs))
-        return self._respond(request, f"ClusterQueue {name}", await self._cached(request, build))
+        return self._respond(request, title, await self._cached(request, build, page))
 
     async def workload(self, request: web.Request) -> web.Response:
         key = f"{request.match_info['namespace']}/{request.match_info['name']}"
+        if key not in self.objects().get("workloads", {}):
+            return self._respond(request, f"Workload {key}", render.workload_page(key, None, [], "", None, "/"))
 
         async def build() -> str:
             objs = self.objects()
             wl = objs.get("workloads", {}).get(key)
             if wl is None:
                 return render.workload_page(key, None, [], "", None, "/")
-            answer = self.answers.explain(objs, key)
+            live = self.snapshot()
+            explained = await self.offload.run(answer, self.config, "explain", live, key)
             items = view.timeline(objs, wl)
             found = view.owners(wl)
             owned = [(kind, name, await self._owner(objs, wl, kind, name)) for kind, name in found[:MAX_OWNERS]]
             behind = render.behind(owned, max(0, len(found) - MAX_OWNERS))
-            return render.workload_page(key, wl, items, behind, answer, "/")
+            return render.workload_page(key, wl, items, behind, explained, "/")
         return self._respond(request, f"Workload {key}", await self._cached(request, build))
 
     async def _owner(self, objs: Mapping[str, Mapping[str, Any]], wl: dict[str, Any], kind: str,
@@ -144,8 +174,9 @@ class Dashboard:
             if not text.strip():
                 error = "paste a Job manifest first"
             else:
+                live, now = self.snapshot(), self.clock()
                 try:
-                    doc = self.answers.what_if(self.objects(), text, self.clock())
+                    doc = await self.offload.run(answer, self.config, "what-if", live, text, now)
                 except WhatIfError as exc:
                     error = str(exc)
         body = render.what_if_form(text) + render.what_if_answer(doc, error, "/")

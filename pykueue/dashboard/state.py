@@ -14,9 +14,10 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from pykueue.api.loader import INTEGRATIONS
 from pykueue.kube import resources as r
 from pykueue.kube.client import ApiError, Kube
-from pykueue.kube.informer import Informer
+from pykueue.kube.informer import Informer, key_of
 
 log = logging.getLogger("pykueue.dashboard")
 
@@ -26,6 +27,16 @@ WATCHED = (
     r.PRIORITY_CLASS, r.WORKLOAD_PRIORITY_CLASS, r.WORKLOAD, r.JOB, r.CORE_EVENT,
 )
 COALESCE_SECONDS = 0.25
+# The events kept: those about Kueue's objects and the ones its integrations queue (a workload's page
+# shows its own and its owners'); the cluster's other events (nodes, deployments, every Pod's pulls
+# and schedulings) are dropped as they arrive, so the cache grows with Kueue's objects only.
+EVENT_KINDS = frozenset(("Workload", "ClusterQueue", "LocalQueue", "Cohort", *INTEGRATIONS))
+
+
+def is_kept(event: dict[str, Any]) -> bool:
+    """An event about one of ``EVENT_KINDS`` (``involvedObject``; ``regarding`` in events.k8s.io's form)."""
+    involved = event.get("involvedObject") or event.get("regarding") or {}
+    return isinstance(involved, dict) and involved.get("kind") in EVENT_KINDS
 
 
 class Hub:
@@ -72,11 +83,20 @@ class Feed:
     def __init__(self, kube: Kube, hub: Hub) -> None:
         self.kube = kube
         self.hub = hub
-        self.informers = {res.plural: Informer(kube, res, self._changed) for res in WATCHED}
+        self.informers = {res.plural: Informer(kube, res, self._event if res is r.CORE_EVENT else self._changed)
+                          for res in WATCHED}
         self.unreadable: dict[str, str] = {}  # kinds this identity may not list, or the server does not serve
         self._tasks: list[asyncio.Task[None]] = []
 
     def _changed(self, kind: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        self.hub.changed()
+
+    def _event(self, kind: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
+        """An event about anything else leaves the informer's cache as soon as it is put there (a
+        relist or a later change puts it back only to see it dropped again)."""
+        if new is not None and not is_kept(new):
+            self.informers[r.CORE_EVENT.plural].store.pop(key_of(new), None)
+            return
         self.hub.changed()
 
     @property

@@ -50,3 +50,11 @@ def fake_workload_from_job(job: dict[str, Any]) -> dict[str, Any]:
             "name": pod_class,
         }
     return {"metadata": {"name": "job-" + job["metadata"]["name"]}, "spec": wl_spec}
+
+
+def laughs(levels: int, leaf: str = "x", width: int = 10) -> str:
+    """Each level a list of ``width`` aliases of the one before: width**levels leaves from a few hundred
+    bytes."""
+    lines = [f"a0: &a0 [{', '.join([leaf] * width)}]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * width)}]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"

@@ -67,7 +67,7 @@ def test_what_if_never_fits_says_so() -> None:
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("a: [", "not YAML"),
+    ("a: [", "YAML syntax error at line 2"),
     ("kind: Pod\n", "paste a batch/v1 Job or a Workload"),
     ("kind: Job\n---\nkind: Job\n", "exactly one"),
     (job("new", "lq", cpu="lots"), "cpu"),
@@ -94,3 +94,19 @@ def test_what_if_names_the_workloads_it_would_preempt() -> None:
     doc = Answers().what_if(objs, text, NOW)
     assert (doc["state"], doc["priority"], doc["preempts"]) == ("Admitted", 1000, ["team/big"])
     assert Answers().what_if(live(), job("new", "spare"), NOW)["preempts"] == []
+
+
+def test_a_paste_whose_aliases_expand_it_is_refused_before_anything_walks_it() -> None:
+    """A Workload of about 700 bytes whose aliases expand one field (typed as anything) to 10**7 values:
+    read as plain YAML it was validated and keyed by ``repr`` downstream, about 160 MB and seconds of
+    the serving process per paste (a level more, ten times that). It gets the limits files get."""
+    from tests.api.helpers import laughs
+
+    bomb = "".join(f"        {line}\n" for line in laughs(7).splitlines())
+    text = (f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {{name: w, namespace: team}}\n"
+            f"spec:\n  queueName: spare\n  podSets:\n  - name: main\n    count: 1\n    template:\n      spec:\n"
+            f"        containers: [{{name: c, image: i, resources: {{requests: {{cpu: '1'}}}}}}]\n"
+            f"        hostAliases:\n{bomb}")
+    assert len(text) < 800
+    with pytest.raises(WhatIfError, match="^YAML error: aliases expand the document to more than 131072 values$"):
+        Answers().what_if(live(), text, NOW)

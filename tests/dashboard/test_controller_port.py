@@ -69,6 +69,12 @@ def test_pages_are_authenticated_and_authorized_per_path_and_verb() -> None:
                 assert (await get("/", "alice-token"))[0] == 200  # "/" is checked as /dashboard
                 status, text = await get("/what-if", "alice-token", data={"manifest": job("x", "spare")})
                 assert status == 403 and 'cannot post path \\"/dashboard/what-if\\"' in text
+                # the security headers, on a page and on the authentication's own refusal alike
+                for headers in ({"Authorization": "Bearer alice-token"}, {}):
+                    async with http.get(url + "/", headers=headers) as r:
+                        assert r.headers["X-Frame-Options"] == "DENY", r.status
+                        assert r.headers["X-Content-Type-Options"] == "nosniff"
+                        assert "frame-ancestors 'none'" in r.headers["Content-Security-Policy"]
         finally:
             await served.stop()
         posts = [body["spec"]["nonResourceAttributes"] for path, body in api.calls if "nonResourceAttributes"

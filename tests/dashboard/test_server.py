@@ -8,6 +8,7 @@ import asyncio
 import re
 from html.parser import HTMLParser
 
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from pykueue.dashboard import view
@@ -244,4 +245,102 @@ def test_a_pod_groups_page_reads_its_pods_when_asked() -> None:
             assert "<p>Pod p1 (not readable)</p>" in text and "<p>and 2 more</p>" in text
             assert text.count('<th scope="row">scheduling gates</th><td>kueue.x-k8s.io/admission</td>') == 9
             assert '<th scope="row">requests</th><td>c: cpu=1</td>' in text
+    asyncio.run(main())
+
+
+def crowded(count: int = 500) -> dict:
+    """live() and ``count`` more pending workloads: an explain of some tens of milliseconds or more."""
+    objs = live()
+    for i in range(count):
+        objs["workloads"][f"team/w{i:04d}"] = o.workload(f"w{i:04d}", created=f"2026-01-01T00:03:{i % 60:02d}Z")
+    return objs
+
+
+def test_a_query_the_page_does_not_read_is_the_same_page() -> None:
+    """``?x=N`` used to be a new cache key, so a new explain each time."""
+    objs = live()
+
+    async def main() -> None:
+        dashboard = Dashboard(lambda: objs, Hub(), clock=lambda: NOW)
+        answered = []
+        run = dashboard.offload.run
+
+        async def counted(*args):
+            answered.append(args[2])
+            return await run(*args)
+        dashboard.offload.run = counted  # type: ignore[method-assign]
+        async with TestClient(TestServer(dashboard.app())) as client:
+            for n in range(20):
+                resp = await client.get(f"/workloads/team/small?x={n}&fragment={n % 2}")
+                assert resp.status == 200 and "Position 0 of 1" in await resp.text()
+            assert len(answered) == 1
+            pages = [await (await client.get(f"/queues/solo?page={p}&x={p}")).text() for p in ("0", "00", "7", "-3")]
+            assert len(set(pages)) == 1  # one page of workloads: every number past it is that page
+            rendered = len(dashboard._rendered)
+            for n in range(20):  # names nobody has: nothing rendered to keep, nothing computed
+                missing = await (await client.get(f"/queues/nope-{n}")).text()
+                assert f"<h2>ClusterQueue nope-{n}</h2><p>No such ClusterQueue" in missing
+                assert "No such Workload" in await (await client.get(f"/workloads/team/nope-{n}")).text()
+            assert len(dashboard._rendered) == rendered and answered == ["explain"]
+    asyncio.run(main())
+
+
+def test_a_burst_of_page_requests_never_stalls_the_event_loop() -> None:
+    """The controller's loop also renews its lease and answers /healthz: while 50 requests for a
+    workload's page (each with its own ``?x=N``) arrive at once, then 20 different what-if pastes, a
+    /healthz served on the same loop answers within 1 s every time, and a 0.1 s ticker (the lease
+    renewal's stand-in) never waits 1 s. The pages share one answer; the pastes past the engine's
+    queue are refused at once with a clear 503."""
+    objs = crowded()
+
+    async def main() -> None:
+        dashboard = Dashboard(lambda: objs, Hub(), clock=lambda: NOW)
+        probes = web.Application()
+        async def healthz(_: web.Request) -> web.Response:
+            return web.Response(text="ok")
+
+        probes.router.add_get("/healthz", healthz)
+        async with TestClient(TestServer(dashboard.app())) as client, \
+                TestClient(TestServer(probes)) as health:
+            loop = asyncio.get_running_loop()
+            gaps: list[float] = []
+            latencies: list[float] = []
+            done = asyncio.Event()
+
+            async def ticker() -> None:
+                last = loop.time()
+                while not done.is_set():
+                    await asyncio.sleep(0.1)
+                    gaps.append(loop.time() - last - 0.1)
+                    last = loop.time()
+
+            async def prober() -> None:
+                while not done.is_set():
+                    started = loop.time()
+                    resp = await health.get("/healthz")
+                    assert (resp.status, await resp.text()) == (200, "ok")
+                    latencies.append(loop.time() - started)
+                    await asyncio.sleep(0.05)
+
+            async def page(n: int) -> tuple[int, str]:
+                resp = await client.get(f"/workloads/team/small?x={n}")
+                return resp.status, await resp.text()
+
+            async def paste(n: int) -> tuple[int, str]:
+                resp = await client.post("/what-if", data={"manifest": job(f"new-{n}", "spare")})
+                return resp.status, await resp.text()
+
+            background = [asyncio.create_task(ticker()), asyncio.create_task(prober())]
+            await asyncio.sleep(0.3)
+            pages = await asyncio.gather(*(page(n) for n in range(50)))
+            pastes = await asyncio.gather(*(paste(n) for n in range(20)))
+            done.set()
+            await asyncio.gather(*background)
+        assert latencies and max(latencies) < 1.0, max(latencies)
+        assert gaps and max(gaps) < 1.0, max(gaps)
+        assert all(status == 200 and "Position 0 of 501 " in text for status, text in pages), pages[0]
+        assert {status for status, _ in pastes} <= {200, 503}
+        assert any(status == 200 and "Admitted now" in text for status, text in pastes)
+        refused = [text for status, text in pastes if status == 503]
+        assert refused and set(refused) == {"the engine is busy answering other pages: try again shortly\n"}
     asyncio.run(main())

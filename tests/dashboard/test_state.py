@@ -63,3 +63,50 @@ def test_a_slow_page_keeps_only_the_newest_version() -> None:
         hub.publish()
         assert queue.empty() and hub.subscribers == 0
     asyncio.run(main())
+
+
+def event(name: str, kind: str, form: str = "involvedObject") -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": name, "namespace": "team"},
+            form: {"kind": kind, "name": "x"}, "reason": "R"}
+
+
+class EventsKube(FakeKube):
+    """Serves events too: a list, then one watch that adds and changes some."""
+
+    def __init__(self, items: dict[str, list[dict[str, Any]]], changes: list[dict[str, Any]]) -> None:
+        super().__init__(items)
+        self.changes = changes
+
+    async def list(self, res: Resource, **query: Any) -> dict[str, Any]:
+        self.lists.append(res.plural)
+        return {"items": [dict(i) for i in self.items.get(res.plural, [])], "metadata": {"resourceVersion": "5"}}
+
+    async def watch(self, res: Resource, version: str, timeout: int = 300, **kw: Any):
+        if res.plural == "events":
+            for change in self.changes:
+                yield change
+        await asyncio.Event().wait()
+
+
+def test_only_the_events_of_kueues_and_its_integrations_objects_are_kept() -> None:
+    """The feed used to keep every Event in the cluster (nodes, deployments, every Pod's pulls)."""
+    listed = [event("wl", "Workload"), event("cq", "ClusterQueue"), event("job", "Job"), event("pod", "Pod"),
+              event("node", "Node"), event("rs", "ReplicaSet"), event("new-form", "Workload", "regarding")]
+    changes = [{"type": "ADDED", "object": event("later-node", "Node")},
+               {"type": "MODIFIED", "object": event("rs", "ReplicaSet")},
+               {"type": "ADDED", "object": event("ns", "Namespace")},
+               {"type": "ADDED", "object": event("later-lq", "LocalQueue")}]  # the last: then all are read
+    kube = EventsKube({"events": listed}, changes)
+
+    async def main() -> None:
+        feed = Feed(kube, Hub(coalesce=0.01))  # type: ignore[arg-type]
+        await feed.start(timeout=10)
+        try:
+            store = feed.objects["events"]
+            deadline = asyncio.get_running_loop().time() + 10
+            while "team/later-lq" not in store and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.01)
+            assert sorted(store) == ["team/cq", "team/job", "team/later-lq", "team/new-form", "team/pod", "team/wl"]
+        finally:
+            await feed.stop()
+    asyncio.run(main())

@@ -1,7 +1,9 @@
 """The dashboard in a real browser: headless Chromium (Debian's package) driven by Playwright against
-`pykueue dashboard` on the tier 2 cluster, with the controller admitting. One page stays open for the
-whole story, so every change it shows arrived over the live feed, never by a reload. Then the same
-pages served by the controller (`--dashboard-port`) behind its delegated authentication.
+`pykueue dashboard` on the tier 2 cluster, with the controller admitting. The browser opens the URL the
+command printed (its token becomes a cookie); without it, under a foreign Host, or posted from another
+site, nothing is served. One page stays open for the whole story, so every change it shows arrived over
+the live feed, never by a reload. Then the same pages served by the controller (`--dashboard-port`)
+behind its delegated authentication.
 
 The screenshot goes to the test's directory; with PYKUEUE_UPDATE_SCREENSHOTS=1 it replaces
 docs/images/dashboard.png, which the README shows."""
@@ -47,14 +49,14 @@ def chromium() -> str:
 
 @pytest.fixture
 def dashboard(kueue: Kueue, tmp_path: Path) -> Iterator[str]:
-    """`pykueue dashboard` on a free port; its base URL."""
+    """`pykueue dashboard` on a free port; the URL it printed (``http://127.0.0.1:PORT/?token=...``)."""
     log = tmp_path / "dashboard.log"
     with open(log, "w") as out:
         process = subprocess.Popen([sys.executable, "-m", "pykueue.cli", "dashboard", "--kubeconfig",
                                     str(kueue.cluster.kubeconfig), "--listen", "127.0.0.1:0"],
                                    stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
     try:
-        line = eventually(lambda: re.search(r"serving (http://\S+)", log.read_text())
+        line = eventually(lambda: re.search(r"serving (http://127\.0\.0\.1:\d+/\?token=[\w-]{40,})", log.read_text())
                           or process.poll() is not None, 60, what="dashboard serving")
         assert process.poll() is None, log.read_text()
         yield line.group(1)
@@ -64,9 +66,39 @@ def dashboard(kueue: Kueue, tmp_path: Path) -> Iterator[str]:
         print("\n--- dashboard log ---\n" + log.read_text()[-3000:])
 
 
+def refusals(printed: str) -> None:
+    """The printed URL without its token, a foreign Host (DNS rebinding), and a POST from another site
+    that carries the cookie are all refused."""
+    base = printed.split("?")[0]
+    token = printed.split("token=")[1]
+    port = base.rsplit(":", 1)[1].strip("/")
+    cookie = f"pykueue-dashboard-{port}={token}"
+    assert http(base) == 401
+    assert http(base, {"Cookie": cookie}) == 200
+    assert http(base, {"Cookie": cookie, "Host": f"rebound.example:{port}"}) == 403
+    assert http(f"{base}what-if", {"Cookie": cookie, "Origin": "http://evil.example"}, b"manifest=kind%3A+Job") == 403
+    assert http(f"{base}what-if", {"Cookie": cookie, "Sec-Fetch-Site": "cross-site"}, b"manifest=kind%3A+Job") == 403
+
+
+def http(url: str, headers: dict[str, str] | None = None, form: bytes | None = None) -> int:
+    import urllib.error
+    import urllib.request
+
+    extra = {"Content-Type": "application/x-www-form-urlencoded"} if form is not None else {}
+    request = urllib.request.Request(url, data=form, headers={**(headers or {}), **extra})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - a URL the test built
+            return int(response.status)
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
 def test_pending_then_admitted_then_preempted_without_a_reload(kueue: Kueue, ns: str, dashboard: str,
                                                                  tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
+
+    refusals(dashboard)
+    printed, dashboard = dashboard, dashboard.split("?")[0]
 
     kueue.apply(PLAIN_FLAVOR)
     kueue.apply(priority_classes(ns))
@@ -75,7 +107,12 @@ def test_pending_then_admitted_then_preempted_without_a_reload(kueue: Kueue, ns:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium(), args=["--no-sandbox", "--disable-gpu"])
         try:
+            stranger = browser.new_page()  # no token, no cookie: refused
+            assert (response := stranger.goto(dashboard)) is not None and response.status == 401
+            stranger.close()
             page = browser.new_page(viewport={"width": 1280, "height": 900})
+            opened = page.goto(printed)  # the cookie, then the same URL without the token
+            assert opened is not None and opened.status == 200 and page.url == dashboard
             page.goto(f"{dashboard}queues/{ns}")
             expect(page.locator("h2")).to_have_text(f"ClusterQueue {ns}")
             page.evaluate("window.__sameDocument = true")  # gone if the page ever reloads
@@ -181,4 +218,114 @@ def test_the_controller_serves_it_behind_its_authentication(kueue: Kueue, ns: st
         own.stop()
         cluster.kubectl("delete", "clusterrolebinding", f"{ns}-viewer", check=False)
         cluster.kubectl("delete", "clusterrole", viewers, check=False)
+        kueue.start()
+
+
+def pending_workloads(ns: str, count: int) -> list[dict]:
+    """``count`` Workloads of 1 cpu each in LocalQueue lq: enough live objects that one engine answer
+    takes a noticeable time (tens of milliseconds or more on a shared machine)."""
+    return [{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+             "metadata": {"name": f"w{i:04d}", "namespace": ns},
+             "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 1, "template": {"spec": {
+                 "restartPolicy": "Never",
+                 "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]}}}]}}
+            for i in range(count)]
+
+
+def test_a_burst_of_dashboard_requests_never_stalls_the_controller(kueue: Kueue, ns: str) -> None:
+    """The dashboard served by an elected controller, 300 pending Workloads: 50 requests at once for one
+    workload's page, each with its own ``?x=N``, then 20 different what-if pastes at once (over kept-alive
+    connections). Throughout, /healthz answers within 1 s every time and the controller keeps renewing
+    its Lease (every 2 s)."""
+    import http.client
+    import ssl
+    import threading
+    import time
+    import urllib.parse
+    import urllib.request
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tests.e2e.test_leader_election import LEASE
+
+    cluster = kueue.cluster
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(cluster_queue(ns, "1"))
+    kueue.apply(local_queue(ns, ns))
+    kueue.apply(pending_workloads(ns, 300))
+    port, probe = free_port(), free_port()
+    kueue.stop()  # two controllers without leader election would both admit
+    own = Kueue(cluster, kueue.log.with_name("controller-burst.log"),
+                args=(f"--dashboard-port={port}", "--dashboard-host=127.0.0.1",
+                      f"--health-probe-bind-address=127.0.0.1:{probe}", "--leader-elect",
+                      f"--leader-election-namespace={ns}"))
+    pki = cluster.directory / "pki"
+    context = ssl._create_unverified_context()  # noqa: S323 - the controller's self-signed certificate
+    context.load_cert_chain(str(pki / "admin.crt"), str(pki / "admin.key"))
+
+    local = threading.local()  # one kept-alive connection per thread
+
+    def call(path: str, form: dict[str, str] | None = None) -> tuple[int, str]:
+        if getattr(local, "connection", None) is None:
+            local.connection = http.client.HTTPSConnection("127.0.0.1", port, context=context, timeout=60)
+        body = None if form is None else urllib.parse.urlencode(form)
+        headers = {} if form is None else {"Content-Type": "application/x-www-form-urlencoded"}
+        local.connection.request("GET" if form is None else "POST", path, body=body, headers=headers)
+        response = local.connection.getresponse()
+        return response.status, response.read().decode()
+
+    connected = threading.Barrier(50)
+
+    def connect(_: int) -> int:
+        """Each of the pool's threads opens its connection before the burst: 50 TLS handshakes at once
+        cost the serving loop about as much on a busy 2-core machine, which the server bounds (its
+        connection caps) are for; what is measured here is the pages' own work."""
+        status, _ = call("/what-if")
+        connected.wait(60)
+        return status
+
+    latencies: list[float] = []
+    renewals: set[str] = set()
+    done = threading.Event()
+
+    def probing() -> None:
+        while not done.is_set():
+            started = time.monotonic()
+            with urllib.request.urlopen(f"http://127.0.0.1:{probe}/healthz", timeout=10) as response:  # noqa: S310
+                assert response.read() == b"ok"
+            latencies.append(time.monotonic() - started)
+            time.sleep(0.1)
+
+    def leasing() -> None:
+        while not done.is_set():
+            spec = (kueue.get("lease.coordination.k8s.io", LEASE, ns) or {}).get("spec") or {}
+            renewals.add(str(spec.get("renewTime")))
+            time.sleep(0.5)
+
+    try:
+        own.start()
+        page = f"/workloads/{ns}/w0299"
+        eventually(lambda: (r := call(page))[0] == 200 and "Position " in r[1], 90, what="w0299's page, listed")
+        watchers = [threading.Thread(target=probing), threading.Thread(target=leasing)]
+        with ThreadPoolExecutor(50) as pool:
+            assert set(pool.map(connect, range(50))) == {200}
+            for thread in watchers:
+                thread.start()
+            time.sleep(1.0)
+            burst_started = len(renewals)
+            pages = list(pool.map(lambda n: call(f"{page}?x={n}"), range(50)))
+            pastes = list(pool.map(lambda n: call("/what-if", {"manifest": job(f"maybe-{n}", ns, "1")}), range(20)))
+            time.sleep(4.5)  # two more renewals at least
+        done.set()
+        for thread in watchers:
+            thread.join(timeout=30)
+        print(f"/healthz: {len(latencies)} probes, slowest {sorted(latencies)[-5:]}; renewals seen {len(renewals)}")
+        assert latencies and max(latencies) < 1.0, sorted(latencies)[-5:]
+        assert all(status == 200 and "Position " in text for status, text in pages), {s for s, _ in pages}
+        assert {status for status, _ in pastes} <= {200, 503}, [t for s, t in pastes if s not in (200, 503)]
+        assert any(status == 200 and "verdict" in text for status, text in pastes)
+        assert len(renewals) >= burst_started + 2, renewals  # renewed through the burst and after it
+        assert b"leader election lost" not in own.log.read_bytes()
+    finally:
+        done.set()
+        own.stop()
         kueue.start()

@@ -1,0 +1,121 @@
+"""Who may use a dashboard, and what a browser may do with its pages.
+
+``pykueue dashboard`` serves everything its caller's kubeconfig can read, so only that person may use
+it: as Jupyter guards a notebook server, each start draws a random token, printed in the URL; the
+first request that carries it gets a ``SameSite=Strict``, ``HttpOnly`` cookie and a redirect to the
+same URL without it. Other users of the machine cannot read the token, and another web page cannot
+send the cookie (``SameSite=Strict``) nor reach the server under a name of its own (DNS rebinding:
+only loopback ``Host`` values, or the address it was told to listen on, are served). A POST whose
+``Origin`` or ``Sec-Fetch-Site`` says it came from another site is refused as well.
+
+Both front ends send the same response headers: a content security policy that lets the page run its
+own inline script (by hash) and talk to its own origin only, no framing, no content sniffing.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import ipaddress
+import secrets
+from collections.abc import Awaitable, Callable
+from urllib.parse import urlsplit
+
+from aiohttp import web
+
+from pykueue.dashboard.render import SCRIPT
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+LOOPBACK_NAMES = frozenset(("127.0.0.1", "localhost", "[::1]"))
+_SCRIPT_HASH = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
+HEADERS = {
+    "Content-Security-Policy": (
+        f"default-src 'none'; script-src 'sha256-{_SCRIPT_HASH}'; style-src 'unsafe-inline'; "
+        "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",  # no-referrer would make a browser send "Origin: null" on the form's POST
+}
+
+
+async def add_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """``on_response_prepare``: every response, errors and the event stream included."""
+    for name, value in HEADERS.items():
+        response.headers.setdefault(name, value)
+
+
+def _refuse(status: type[web.HTTPException], text: str) -> web.HTTPException:
+    return status(text=text + "\n", content_type="text/plain")
+
+
+class Guard:
+    """The standalone dashboard's middleware: the token (or its cookie), the ``Host``, the origin of
+    a POST. ``port`` is set once the listener is bound (``--listen HOST:0`` picks it then)."""
+
+    def __init__(self, listen_host: str, port: int = 0, token: str | None = None) -> None:
+        self.token = token or secrets.token_urlsafe(32)
+        self.listen_host = listen_host
+        self.port = port
+
+    @property
+    def cookie(self) -> str:
+        """One name per port: browsers send a host's cookies to all its ports, so two dashboards on one
+        machine must not overwrite each other's."""
+        return f"pykueue-dashboard-{self.port}"
+
+    def url(self, host: str) -> str:
+        shown = f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{self.port}/?token={self.token}"
+
+    def host_allowed(self, header: str) -> bool:
+        """A loopback name with the port, or the address it listens on (any address literal when that
+        is 0.0.0.0 or ::): names an attacker controls (DNS rebinding) are never served."""
+        name, sep, port = header.lower().rpartition(":")
+        if not sep or "]" in port or port != str(self.port):
+            return False
+        if name in LOOPBACK_NAMES:
+            return True
+        try:
+            address = ipaddress.ip_address(name.strip("[]"))
+            listening = ipaddress.ip_address(self.listen_host)
+        except ValueError:
+            return False
+        if (":" in name) != name.startswith("["):
+            return False  # an IPv6 address in a Host header is bracketed
+        return listening.is_unspecified or address == listening
+
+    @staticmethod
+    def _same_site(request: web.Request) -> bool:
+        """``Sec-Fetch-Site`` when the browser sends it (a page cannot set it); otherwise ``Origin``,
+        which must be this server's (a missing one is a client that is no browser)."""
+        fetch_site = request.headers.get("Sec-Fetch-Site")
+        if fetch_site is not None:
+            return fetch_site in ("same-origin", "none")
+        origin = request.headers.get("Origin")
+        if origin is None:
+            return True
+        parts = urlsplit(origin)
+        return parts.scheme == "http" and parts.netloc.lower() == request.host.lower()
+
+    def _token_is(self, given: str) -> bool:
+        return hmac.compare_digest(given.encode(), self.token.encode())
+
+    @web.middleware
+    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        if not self.host_allowed(request.host):
+            raise _refuse(web.HTTPForbidden, f"Host {request.host!r} is not served: open the URL "
+                          "pykueue dashboard printed")
+        given = request.query.get("token")
+        if given is not None:
+            if not self._token_is(given) or request.method not in ("GET", "HEAD"):
+                raise _refuse(web.HTTPForbidden, "wrong token: open the URL pykueue dashboard printed")
+            response = web.HTTPSeeOther(request.rel_url.with_query(
+                {k: v for k, v in request.query.items() if k != "token"}))
+            response.set_cookie(self.cookie, self.token, httponly=True, samesite="Strict", path="/")
+            raise response
+        if not self._token_is(request.cookies.get(self.cookie, "")):
+            raise _refuse(web.HTTPUnauthorized, "open the URL pykueue dashboard printed (with its token)")
+        if request.method not in ("GET", "HEAD") and not self._same_site(request):
+            raise _refuse(web.HTTPForbidden, "a request from another site is refused")
+        return await handler(request)
