@@ -139,6 +139,28 @@ def test_job_default_suspends_exactly_the_managed_jobs() -> None:
     assert "patch" in admission.mutate_job({"uid": "3", "operation": "CREATE", "object": _job()}, True)
 
 
+def test_a_job_without_queue_goes_to_its_namespaces_default_local_queue() -> None:
+    """Upstream's LocalQueueDefaulting: where a LocalQueue named `default` exists, a Job without a
+    queue label gets `default` and is suspended; not in another namespace, not a RayJob's child."""
+    def patch_of(job: dict[str, Any], namespace: str = "team") -> list[dict[str, Any]]:
+        out = admission.mutate_job({"uid": "1", "operation": "CREATE", "namespace": namespace, "object": job}, False,
+                                   lambda ns: ns == "team")
+        return json.loads(base64.b64decode(out["patch"])) if "patch" in out else []
+    assert patch_of(_job()) == [
+        {"op": "add", "path": "/metadata/labels/kueue.x-k8s.io~1queue-name", "value": "default"},
+        {"op": "add", "path": "/spec/suspend", "value": True}]
+    unlabelled = _job()
+    del unlabelled["metadata"]["labels"]
+    assert patch_of(unlabelled)[0] == {"op": "add", "path": "/metadata/labels",
+                                       "value": {"kueue.x-k8s.io/queue-name": "default"}}
+    assert patch_of(_job(), "elsewhere") == []
+    assert patch_of(_job({"kueue.x-k8s.io/queue-name": "mine"}))[0]["path"] == "/spec/suspend"  # its own queue
+    child = _job()
+    child["metadata"]["ownerReferences"] = [{"apiVersion": "ray.io/v1", "kind": "RayJob", "name": "r", "uid": "u",
+                                             "controller": True}]
+    assert patch_of(child) == []
+
+
 def test_refusal_lists_validates_problems_as_upstreams_aggregate(tmp_path: Path) -> None:
     cq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "two-problems"},
           "spec": {"resourceGroups": [
@@ -260,6 +282,36 @@ def test_a_job_upstreams_webhook_refuses_is_refused_at_create_and_on_update(webh
     relabelled = webhooks.cluster.kubectl("label", "job", "waits", "-n", ns, "kueue.x-k8s.io/queue-name=other",
                                           "--overwrite", check=False)
     assert relabelled.returncode == 0, relabelled.stderr
+
+
+@pytest.mark.e2e
+def test_a_job_without_queue_is_queued_in_the_namespaces_default_local_queue(webhooks: Kueue, ns: str) -> None:
+    """LocalQueueDefaulting on the cluster: once `default` exists, a Job created without a queue label
+    is labelled, suspended, queued there and admitted; dropping the label afterwards is refused."""
+    from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, local_queue
+
+    webhooks.apply(PLAIN_FLAVOR)
+    webhooks.apply(cluster_queue(ns, "2"))
+    webhooks.apply(local_queue(ns, ns, "default"))
+    attempts = iter(range(1000))
+
+    def defaulted() -> dict[str, Any] | None:
+        # the webhook learns of the LocalQueue through its own watch: a Job made before that is not labelled
+        name = f"plain-{next(attempts)}"
+        created = _create(webhooks, _namespace_job(name, ns), "-o", "json")
+        assert created.returncode == 0, created.stderr
+        job = json.loads(created.stdout)
+        if job["metadata"].get("labels", {}).get("kueue.x-k8s.io/queue-name") == "default":
+            return job
+        webhooks.cluster.kubectl("delete", "job", name, "-n", ns, "--wait=false")
+        return None
+    job = eventually(defaulted, 30, interval=1.0, what="a Job labelled with the default LocalQueue")
+    assert job["spec"]["suspend"] is True
+    name = job["metadata"]["name"]
+    eventually(lambda: is_true(webhooks.workload_of(name, ns), "Admitted"), what="its workload admitted in default")
+    assert webhooks.workload_of(name, ns)["spec"]["queueName"] == "default"
+    dropped = webhooks.cluster.kubectl("label", "job", name, "-n", ns, "kueue.x-k8s.io/queue-name-", check=False)
+    assert dropped.returncode != 0 and "queue-name must not be empty in namespace with default queue" in dropped.stderr
 
 
 CQ = "kueue.x-k8s.io/v1beta2"

@@ -26,6 +26,7 @@ from typing import Any
 from pykueue.api import validation
 from pykueue.api.loader import load_documents, read_workload
 from pykueue.controller.translate import clean
+from pykueue.controller.webhooks.default_queues import DEFAULT_QUEUE
 from pykueue.jobs import batch, job_update, pods, ray_live
 
 KEEP_STATUS = ("Workload",)  # the kinds whose status carries what validation checks (the admission)
@@ -100,7 +101,7 @@ def validate_job(request: dict[str, Any], default_queue_exists: Callable[[str], 
 
 
 def no_default_queue(_namespace: str) -> bool:
-    """LocalQueueDefaulting needs the LocalQueues: until the webhook reads them, no namespace has one."""
+    """No namespace has a default LocalQueue (a webhook that does not watch them)."""
     return False
 
 
@@ -117,15 +118,42 @@ def should_suspend(job: dict[str, Any], manage_without_queue_name: bool) -> bool
     return batch.is_managed(job) or manage_without_queue_name
 
 
-def mutate_job(request: dict[str, Any], manage_without_queue_name: bool) -> dict[str, Any]:
-    """``spec.suspend: true`` on a managed Job that would start right away; anything else as sent."""
+# Owners whose Jobs are their children, queued with them and never by themselves (IsOwnerManagedByKueue).
+_INTEGRATION_OWNERS = frozenset({("batch", "Job"), ("ray.io", "RayJob"), ("ray.io", "RayCluster")})
+
+
+def _owned_by_an_integration(obj: dict[str, Any]) -> bool:
+    for owner in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if isinstance(owner, dict) and owner.get("controller"):
+            group = str(owner.get("apiVersion") or "").rpartition("/")[0]
+            return (group, owner.get("kind")) in _INTEGRATION_OWNERS
+    return False
+
+
+def mutate_job(request: dict[str, Any], manage_without_queue_name: bool,
+               default_queue_exists: Callable[[str], bool] = no_default_queue) -> dict[str, Any]:
+    """Upstream's Job ``Default``: a Job without a queue label in a namespace with a LocalQueue named
+    ``default`` is put in it (LocalQueueDefaulting; not a Job an integration's object owns), then a
+    managed Job that would start right away gets ``spec.suspend: true``; anything else as sent."""
     job = request.get("object")
     if request.get("operation") != "CREATE" or not isinstance(job, dict):
         return response(request, True)
     spec = job.get("spec") if isinstance(job.get("spec"), dict) else None
-    if spec is None or spec.get("suspend") is True or not should_suspend(job, manage_without_queue_name):
+    if spec is None:
         return response(request, True)
-    return response(request, True, patch=[{"op": "add", "path": "/spec/suspend", "value": True}])
+    patch: list[dict[str, Any]] = []
+    namespace = request.get("namespace") or (job.get("metadata") or {}).get("namespace") or ""
+    if (not batch.is_managed(job) and default_queue_exists(namespace) and not _owned_by_an_integration(job)):
+        labels = (job.get("metadata") or {}).get("labels")
+        if isinstance(labels, dict):
+            patch.append({"op": "add", "path": "/metadata/labels/kueue.x-k8s.io~1queue-name", "value": DEFAULT_QUEUE})
+        else:
+            patch.append({"op": "add", "path": "/metadata/labels", "value": {batch.QUEUE_NAME_LABEL: DEFAULT_QUEUE}})
+        job = {**job, "metadata": {**(job.get("metadata") or {}),
+                                   "labels": {**(labels or {}), batch.QUEUE_NAME_LABEL: DEFAULT_QUEUE}}}
+    if spec.get("suspend") is not True and should_suspend(job, manage_without_queue_name):
+        patch.append({"op": "add", "path": "/spec/suspend", "value": True})
+    return response(request, True, patch=patch or None)
 
 
 def mutate_ray(request: dict[str, Any], manage_without_queue_name: bool) -> dict[str, Any]:
@@ -148,13 +176,16 @@ def _patched(request: dict[str, Any], build) -> dict[str, Any]:
     return response(request, True, patch=ops or None)
 
 
-def mutator(kind: str, frameworks: tuple[str, ...], manage_without_queue_name: bool):
+def mutator(kind: str, frameworks: tuple[str, ...], manage_without_queue_name: bool,
+            default_queue_exists: Callable[[str], bool] = no_default_queue):
     """The mutating handler for ``kind``; one that lets everything through when its integration is off."""
     def allow(request: dict[str, Any]) -> dict[str, Any]:
         return response(request, True)
 
     if kind == "Job":
-        return (lambda req: mutate_job(req, manage_without_queue_name)) if "batch/job" in frameworks else allow
+        if "batch/job" not in frameworks:
+            return allow
+        return lambda req: mutate_job(req, manage_without_queue_name, default_queue_exists)
     if kind == "Pod":
         def pod(req: dict[str, Any]) -> dict[str, Any]:
             if req.get("operation") != "CREATE":

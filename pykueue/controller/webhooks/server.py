@@ -34,6 +34,7 @@ import orjson
 from aiohttp import web
 
 from pykueue.controller.webhooks import admission, certs, conversion, names
+from pykueue.controller.webhooks.default_queues import DefaultQueues
 from pykueue.kube.client import ApiError, Kube
 from pykueue.kube.resources import Resource
 
@@ -254,6 +255,8 @@ class WebhookServer:
         self.runner: web.AppRunner | None = None
         self.port = options.port
         self.listeners: list[Callable[[], None]] = []  # called after the certificate files changed
+        # LocalQueueDefaulting for the job webhooks: which namespaces have a LocalQueue named default
+        self.default_queues = DefaultQueues(kube) if options.serve and "batch/job" in options.frameworks else None
         self._task: asyncio.Task | None = None
 
     def app(self) -> web.Application:
@@ -262,13 +265,13 @@ class WebhookServer:
         frameworks = self.options.frameworks
         for hook in names.MUTATING:
             # a kind whose integration is off is let through as sent (upstream's no-op webhook)
-            mutate = admission.mutator(hook.kind, frameworks, manage_all)
+            mutate = admission.mutator(hook.kind, frameworks, manage_all, self.default_queue_exists)
             app.router.add_post(hook.path, self._admission(mutate))
         for hook in names.VALIDATING:
             app.router.add_post(hook.path, self._admission(admission.validate))
         for hook in names.VALIDATING_JOBS:
             # the Job's rules while its integration is on; a hook left registered for it otherwise allows
-            validate_job = admission.validator_for_jobs(hook.kind, frameworks)
+            validate_job = admission.validator_for_jobs(hook.kind, frameworks, self.default_queue_exists)
             app.router.add_post(hook.path, self._admission(validate_job))
         app.router.add_post(names.CONVERT_PATH, self._review(conversion.review))
         app.router.add_get("/healthz", self._healthz)
@@ -314,9 +317,15 @@ class WebhookServer:
         directory = self.directory
         self.context.load_cert_chain(str(directory / "tls.crt"), str(directory / "tls.key"))
 
+    def default_queue_exists(self, namespace: str) -> bool:
+        return self.default_queues is not None and self.default_queues.exists(namespace)
+
     async def start(self) -> None:
-        """Certificates first (the server cannot start without them), then HTTPS, then the CA bundles."""
+        """Certificates first (the server cannot start without them), then the LocalQueues the job
+        webhooks read, then HTTPS, then the CA bundles."""
         await self.certs.ensure()
+        if self.default_queues is not None:
+            await self.default_queues.start()
         if self.options.serve:
             self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             self.context.minimum_version = ssl.TLSVersion.TLSv1_2
@@ -353,6 +362,8 @@ class WebhookServer:
                 log.warning("webhook certificates not synced; retrying", extra={"fields": {"error": str(exc)}})
 
     async def stop(self) -> None:
+        if self.default_queues is not None:
+            await self.default_queues.stop()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
