@@ -2,14 +2,18 @@
 `kueue`), so upstream's dashboards and alerts work unchanged.
 
 Counters and histograms follow the engine's events as the controller handles them; the gauges
-(pending, reserving, quota, usage, status) are read from the engine when `/metrics` is scraped. The
-scrape runs on the controller's asyncio loop (health.py serves it there), so reading the engine needs
-no lock and costs nothing between scrapes. Each `Metrics` has its own registry, not the process-wide
-one, so several controllers can live in one process (tests).
+(pending, reserving, quota, usage, status, weighted share) are read from the engine when `/metrics` is
+scraped. The scrape runs on the controller's asyncio loop (health.py serves it there), so reading the
+engine needs no lock and costs nothing between scrapes. A scrape also drops the counters and
+histograms of queues that are gone, as upstream's ClearClusterQueueMetrics / ClearLocalQueueMetrics
+do. Which optional series appear follows the Configuration (``model.Metrics``). Each `Metrics` has
+its own registry, not the process-wide one, so several controllers can live in one process (tests).
+docs/metrics.md lists every upstream series beside this module's.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -17,6 +21,7 @@ from typing import TYPE_CHECKING
 from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import generate_latest
+from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.registry import Collector
 
 from pykueue.controller import views
@@ -28,6 +33,9 @@ if TYPE_CHECKING:
 NAMESPACE = "kueue"
 SUCCESS, INADMISSIBLE = "success", "inadmissible"  # AdmissionResult
 CQ_STATUSES = ("pending", "active", "terminating")
+LQ_ACTIVE = ("True", "False", "Unknown")
+LQ = ["name", "namespace"]  # upstream's LocalQueue labels, in its order
+Owner = tuple[str, str]  # ("cq", NAME) or ("lq", NAMESPACE/NAME): whose deletion clears a series
 
 
 def _buckets(count: int = 14) -> tuple[float, ...]:
@@ -50,48 +58,92 @@ class Metrics:
         disable_created_metrics()  # no `*_created` series: upstream's Go client exposes none
         self.registry = CollectorRegistry(auto_describe=True)
         reg = self.registry
-        self.admission_attempts = Counter(
+
+        def counter(name: str, doc: str, labels: list[str]) -> Counter:
+            return Counter(name, doc, labels, namespace=NAMESPACE, registry=reg)
+
+        def waited(name: str, doc: str, labels: list[str]) -> Histogram:
+            """A wait-time histogram, with upstream's exponential buckets."""
+            return Histogram(name, doc, labels, namespace=NAMESPACE, registry=reg, buckets=_buckets())
+
+        cq, lq = ["cluster_queue"], LQ
+        since_created = "The time between a workload was created or requeued until "
+        since_reserved = "The time from when a workload got the quota reservation until admission, per "
+        self.admission_attempts = counter(
             "admission_attempts_total", "The total number of attempts to admit workloads. 'result' is "
-            "'success' when at least one workload was admitted, 'inadmissible' otherwise.",
-            ["result"], namespace=NAMESPACE, registry=reg)
+            "'success' when at least one workload was admitted, 'inadmissible' otherwise.", ["result"])
         self.admission_attempt_duration = Histogram(
             "admission_attempt_duration_seconds", "The latency of an admission attempt, per 'result'.",
-            ["result"], namespace=NAMESPACE, registry=reg)
-        self.quota_reserved = Counter(
-            "quota_reserved_workloads_total", "The total number of quota reserved workloads per 'cluster_queue'",
-            ["cluster_queue"], namespace=NAMESPACE, registry=reg)
-        self.quota_reserved_wait = Histogram(
-            "quota_reserved_wait_time_seconds", "The time between a workload was created or requeued until "
-            "it got quota reservation, per 'cluster_queue'",
-            ["cluster_queue"], namespace=NAMESPACE, registry=reg, buckets=_buckets())
-        self.admitted = Counter(
-            "admitted_workloads_total", "The total number of admitted workloads per 'cluster_queue'",
-            ["cluster_queue"], namespace=NAMESPACE, registry=reg)
-        self.admission_wait = Histogram(
-            "admission_wait_time_seconds", "The time between a workload was created or requeued until "
-            "admission, per 'cluster_queue'", ["cluster_queue"], namespace=NAMESPACE, registry=reg,
-            buckets=_buckets())
-        self.evicted = Counter(
-            "evicted_workloads_total", "The number of evicted workloads per 'cluster_queue', 'reason' "
-            "(Preempted, PodsReadyTimeout, AdmissionCheck, ClusterQueueStopped, LocalQueueStopped, "
-            "Deactivated) and 'underlying_cause' (empty, or why Kueue deactivated it: AdmissionCheck, "
-            "RequeuingLimitExceeded)", ["cluster_queue", "reason", "underlying_cause"],
-            namespace=NAMESPACE, registry=reg)
-        self.preempted = Counter(
+            ["result"], namespace=NAMESPACE, registry=reg)  # the client's default buckets, as upstream
+        self.quota_reserved = counter(
+            "quota_reserved_workloads_total", "The total number of quota reserved workloads per 'cluster_queue'", cq)
+        self.quota_reserved_wait = waited(
+            "quota_reserved_wait_time_seconds", f"{since_created}it got quota reservation, per 'cluster_queue'", cq)
+        self.admitted = counter(
+            "admitted_workloads_total", "The total number of admitted workloads per 'cluster_queue'", cq)
+        self.admission_wait = waited(
+            "admission_wait_time_seconds", f"{since_created}admission, per 'cluster_queue'", cq)
+        self.admission_checks_wait = waited("admission_checks_wait_time_seconds", f"{since_reserved}'cluster_queue'", cq)
+        evicted_doc = ("'reason' (Preempted, PodsReadyTimeout, AdmissionCheck, ClusterQueueStopped, "
+                       "LocalQueueStopped, Deactivated) and 'underlying_cause' (empty, or why Kueue deactivated "
+                       "it: AdmissionCheck, RequeuingLimitExceeded)")
+        causes = ["reason", "underlying_cause"]
+        self.evicted = counter(
+            "evicted_workloads_total", f"The number of evicted workloads per 'cluster_queue', {evicted_doc}",
+            [*cq, *causes])
+        self.evicted_once = counter(
+            "evicted_workloads_once_total", "The number of unique workload evictions (a workload counts once "
+            f"per reason and cause) per 'cluster_queue', {evicted_doc}", [*cq, *causes])
+        self.preempted = counter(
             "preempted_workloads_total", "The number of preempted workloads per 'preempting_cluster_queue' "
             "and 'reason' (InClusterQueue, InCohortReclamation, InCohortFairSharing, "
-            "InCohortReclaimWhileBorrowing)", ["preempting_cluster_queue", "reason"],
-            namespace=NAMESPACE, registry=reg)
+            "InCohortReclaimWhileBorrowing)", ["preempting_cluster_queue", "reason"])
+        # LocalQueueMetrics: the same per 'local_queue' (labels 'name' and 'namespace')
+        self.lq_quota_reserved = counter(
+            "local_queue_quota_reserved_workloads_total", "The total number of quota reserved workloads per "
+            "'local_queue'", lq)
+        self.lq_quota_reserved_wait = waited(
+            "local_queue_quota_reserved_wait_time_seconds", f"{since_created}it got quota reservation, per "
+            "'local_queue'", lq)
+        self.lq_admitted = counter(
+            "local_queue_admitted_workloads_total", "The total number of admitted workloads per 'local_queue'", lq)
+        self.lq_admission_wait = waited(
+            "local_queue_admission_wait_time_seconds", f"{since_created}admission, per 'local_queue'", lq)
+        self.lq_admission_checks_wait = waited(
+            "local_queue_admission_checks_wait_time_seconds", f"{since_reserved}'local_queue'", lq)
+        self.lq_evicted = counter(
+            "local_queue_evicted_workloads_total", f"The number of evicted workloads per 'local_queue', {evicted_doc}",
+            [*lq, *causes])
         self.registry.register(_EngineGauges(self))
         self.controller: ReadSource | None = None
         self._queued_since: dict[str, float] = {}  # last eviction or requeue, per workload
+        self._evictions_seen: dict[str, set[tuple[str, str]]] = {}  # (reason, cause) counted once, per workload
+        # the labelled series each queue owns: cleared with the queue
+        self._owned: dict[Owner, set[tuple[MetricWrapperBase, tuple[str, ...]]]] = {}
 
     def attach(self, controller: ReadSource) -> None:
         """The controller whose engine the gauges report (the leader's, once it has synced)."""
         self.controller = controller
 
     def exposition(self) -> bytes:
+        self.prune()
         return generate_latest(self.registry)
+
+    def prune(self) -> None:
+        """Drop the counters and histograms of deleted queues (and of LocalQueues whose ClusterQueue is
+        gone), as upstream clears them; O(queues), nothing while the controller has not synced."""
+        controller = self.controller
+        if controller is None or not controller.ready.is_set() or not self._owned:
+            return
+        cqs, lqs = views.live_queues(controller.engine)
+        for owner in [o for o in self._owned if o[1] not in (cqs if o[0] == "cq" else lqs)]:
+            for metric, labels in self._owned.pop(owner):
+                with contextlib.suppress(KeyError):  # already gone
+                    metric.remove(*labels)
+
+    def _child(self, metric: MetricWrapperBase, owner: Owner, *labels: str):  # noqa: ANN202 - a labelled child
+        self._owned.setdefault(owner, set()).add((metric, labels))
+        return metric.labels(*labels)
 
     # ---- hooks ------------------------------------------------------------------------------------
 
@@ -100,26 +152,52 @@ class Metrics:
         self.admission_attempt_duration.labels(result).observe(seconds)
 
     def on_event(self, event: ev.Event, controller: ReadSource) -> None:
-        """Count one engine event as upstream counts the decision it stands for."""
+        """Count one engine event as upstream counts the decision it stands for (per LocalQueue too
+        when the LocalQueueMetrics gate is on)."""
         now = controller.clock()
+        engine = controller.engine
         key, cq = event.workload, event.cluster_queue or ""
+        lq = views.local_queue_of(engine, key) if views.metrics_config(engine).local_queues else None
+        # the ClusterQueue's series, then (LocalQueueMetrics) its LocalQueue's twin
+        targets: list[tuple[Owner, tuple[str, ...]]] = [(("cq", cq), (cq,))]
+        if lq is not None:
+            targets.append((("lq", f"{lq[0]}/{lq[1]}"), (lq[1], lq[0])))
+
+        def record(metrics: tuple[MetricWrapperBase, MetricWrapperBase], observed: float | None = None,
+                   *extra: str) -> None:
+            for metric, (owner, labels) in zip(metrics, targets, strict=False):
+                child = self._child(metric, owner, *labels, *extra)
+                child.inc() if observed is None else child.observe(observed)
+
         if event.type == ev.QUOTA_RESERVED:
-            self.quota_reserved.labels(cq).inc()
-            self.quota_reserved_wait.labels(cq).observe(self._waited(key, controller, now))
+            waited = self._waited(key, controller, now)
+            record((self.quota_reserved, self.lq_quota_reserved))
+            record((self.quota_reserved_wait, self.lq_quota_reserved_wait), waited)
         elif event.type == ev.ADMITTED:
-            self.admitted.labels(cq).inc()
-            self.admission_wait.labels(cq).observe(self._waited(key, controller, now))
+            waited = self._waited(key, controller, now)
+            record((self.admitted, self.lq_admitted))
+            record((self.admission_wait, self.lq_admission_wait), waited)
+            reserved = views.reserved_time(engine, key)
+            if views.has_admission_checks(engine, key) and reserved is not None:
+                # upstream observes it only for a workload with admission checks
+                record((self.admission_checks_wait, self.lq_admission_checks_wait), max(0.0, now - reserved))
         elif event.type == ev.PREEMPTED:
-            preempting = views.cluster_queue_of(controller.engine, event.by or "") or ""
-            self.preempted.labels(preempting, event.reason or "").inc()
+            preempting = views.cluster_queue_of(engine, event.by or "") or ""
+            self._child(self.preempted, ("cq", preempting), preempting, event.reason or "").inc()
         elif event.type == ev.EVICTED:
-            self.evicted.labels(cq, event.reason or "", event.underlying_cause or "").inc()
+            reason, cause = event.reason or "", event.underlying_cause or ""
+            record((self.evicted, self.lq_evicted), None, reason, cause)
+            seen = self._evictions_seen.setdefault(key, set())
+            if (reason, cause) not in seen:
+                seen.add((reason, cause))
+                self._child(self.evicted_once, ("cq", cq), cq, reason, cause).inc()
             self._queued_since[key] = now
         elif event.type == ev.REQUEUED:
             self._queued_since[key] = now
 
     def forget(self, key: str) -> None:
         self._queued_since.pop(key, None)
+        self._evictions_seen.pop(key, None)
 
     def _waited(self, key: str, controller: ReadSource, now: float) -> float:
         """upstream's QueuedWaitTime: since the workload was created, or last requeued (the Requeued
@@ -149,43 +227,60 @@ class _EngineGauges(Collector):
         return []  # families are only known at collect time; no name clash is possible with the others
 
     def collect(self) -> Iterator[Metric]:
-        def family(name: str, doc: str, labels: list[str]) -> GaugeMetricFamily:
-            return GaugeMetricFamily(f"{NAMESPACE}_{name}", doc, labels=labels)
-
-        frl = ["cohort", "cluster_queue", "flavor", "resource"]
-        pending = family("pending_workloads", "The number of pending workloads, per 'cluster_queue' and "
-                         "'status' (active: in the admission queue; inadmissible: set aside until cluster "
-                         "conditions change)", ["cluster_queue", "status"])
-        reserving = family("reserving_active_workloads", "The number of Workloads that are reserving quota, "
-                           "per 'cluster_queue'", ["cluster_queue"])
-        admitted = family("admitted_active_workloads", "The number of admitted Workloads that are active "
-                          "(unsuspended and not finished), per 'cluster_queue'", ["cluster_queue"])
-        status = family("cluster_queue_status", "Reports 'cluster_queue' with its 'status' (pending, active "
-                        "or terminating); 1 for the current one", ["cluster_queue", "status"])
-        nominal = family("cluster_queue_nominal_quota", "Reports the cluster_queue's resource nominal quota "
-                         "within all the flavors", frl)
-        borrowing = family("cluster_queue_borrowing_limit", "Reports the cluster_queue's resource borrowing "
-                           "limit within all the flavors", frl)
-        lending = family("cluster_queue_lending_limit", "Reports the cluster_queue's resource lending limit "
-                         "within all the flavors", frl)
-        reservation = family("cluster_queue_resource_reservation", "Reports the cluster_queue's total "
-                             "resource reservation within all the flavors", frl)
-        usage = family("cluster_queue_resource_usage", "Reports the cluster_queue's total resource usage "
-                       "within all the flavors", frl)
-        families = [pending, reserving, admitted, status, nominal, borrowing, lending, reservation, usage]
         controller = self.metrics.controller
         if controller is None or not controller.ready.is_set():
             return
+        engine = controller.engine
+        config = views.metrics_config(engine)
+        yield from self._cluster_queues(controller, config.cluster_queue_resources)
+        if config.local_queues:
+            yield from _local_queues(views.local_queue_metrics(engine))
+
+    def _cluster_queues(self, controller: ReadSource, resources: bool) -> Iterator[Metric]:
+        frl = ["cohort", "cluster_queue", "flavor", "resource"]
+        pending = _family("pending_workloads", "The number of pending workloads, per 'cluster_queue' and "
+                          "'status' (active: in the admission queue; inadmissible: set aside until cluster "
+                          "conditions change)", ["cluster_queue", "status"])
+        reserving = _family("reserving_active_workloads", "The number of Workloads that are reserving quota, "
+                            "per 'cluster_queue'", ["cluster_queue"])
+        admitted = _family("admitted_active_workloads", "The number of admitted Workloads that are active "
+                           "(unsuspended and not finished), per 'cluster_queue'", ["cluster_queue"])
+        status = _family("cluster_queue_status", "Reports 'cluster_queue' with its 'status' (pending, active "
+                         "or terminating); 1 for the current one", ["cluster_queue", "status"])
+        skips = _family("admission_cycle_preemption_skips", "The number of Workloads in the ClusterQueue that "
+                        "got preemption candidates but had to be skipped because other ClusterQueues needed "
+                        "the same resources in the same cycle", ["cluster_queue"])
+        nominal = _family("cluster_queue_nominal_quota", "Reports the cluster_queue's resource nominal quota "
+                          "within all the flavors", frl)
+        borrowing = _family("cluster_queue_borrowing_limit", "Reports the cluster_queue's resource borrowing "
+                            "limit within all the flavors", frl)
+        lending = _family("cluster_queue_lending_limit", "Reports the cluster_queue's resource lending limit "
+                          "within all the flavors", frl)
+        reservation = _family("cluster_queue_resource_reservation", "Reports the cluster_queue's total "
+                              "resource reservation within all the flavors", frl)
+        usage = _family("cluster_queue_resource_usage", "Reports the cluster_queue's total resource usage "
+                        "within all the flavors", frl)
+        share = _family("cluster_queue_weighted_share", "Reports the maximum, among the resources the "
+                        "cluster_queue provides, of the ratio of its usage above nominal quota to what the "
+                        "cohort can lend, divided by its weight; 0 below nominal quota, NaN for a weight of 0 "
+                        "while borrowing", ["cluster_queue", "cohort"])
+        families = [pending, reserving, admitted, status, skips]
+        if resources:  # metrics.enableClusterQueueResources
+            families += [nominal, borrowing, lending, reservation, usage]
+            if views.fair_sharing_enabled(controller.engine):
+                families.append(share)
         for q in views.queue_metrics(controller.engine):
             pending.add_metric([q.name, "active"], q.pending_active)
             pending.add_metric([q.name, "inadmissible"], q.pending_inadmissible)
             reserving.add_metric([q.name], q.reserving)
             admitted.add_metric([q.name], q.admitted)
+            skips.add_metric([q.name], q.preemption_skips)
             obj = controller.cached("clusterqueues", q.name)
             current = ("terminating" if obj and obj["metadata"].get("deletionTimestamp")
                        else "active" if q.active else "pending")
             for s in CQ_STATUSES:
                 status.add_metric([q.name, s], 1.0 if s == current else 0.0)
+            share.add_metric([q.name, q.cohort], q.weighted_share)
             for flavor, resource, quota in q.quotas:
                 labels = [q.cohort, q.name, flavor, resource]
                 nominal.add_metric(labels, resource_value(resource, quota.nominal))
@@ -194,3 +289,39 @@ class _EngineGauges(Collector):
                 reservation.add_metric(labels, resource_value(resource, q.reserved.get((flavor, resource), 0)))
                 usage.add_metric(labels, resource_value(resource, q.in_use.get((flavor, resource), 0)))
         yield from families
+
+
+def _family(name: str, doc: str, labels: list[str]) -> GaugeMetricFamily:
+    return GaugeMetricFamily(f"{NAMESPACE}_{name}", doc, labels=labels)
+
+
+def _local_queues(queues: list[views.LocalQueueMetrics]) -> Iterator[Metric]:
+    """upstream's LocalQueueMetrics gauges. Pending counts stay while the LocalQueue exists; the rest
+    go with its ClusterQueue, as upstream's cache clears them."""
+    lfr = [*LQ, "flavor", "resource"]
+    pending = _family("local_queue_pending_workloads", "The number of pending workloads, per 'local_queue' "
+                      "and 'status' (active or inadmissible)", [*LQ, "status"])
+    reserving = _family("local_queue_reserving_active_workloads", "The number of Workloads that are "
+                        "reserving quota, per 'localQueue'", LQ)
+    admitted = _family("local_queue_admitted_active_workloads", "The number of admitted Workloads that are "
+                       "active (unsuspended and not finished), per 'localQueue'", LQ)
+    status = _family("local_queue_status", "Reports 'localQueue' with its 'active' status (True, False or "
+                     "Unknown); 1 for the current one", [*LQ, "active"])
+    reservation = _family("local_queue_resource_reservation", "Reports the localQueue's total resource "
+                          "reservation within all the flavors", lfr)
+    usage = _family("local_queue_resource_usage", "Reports the localQueue's total resource usage within all "
+                    "the flavors", lfr)
+    for q in queues:
+        pending.add_metric([q.name, q.namespace, "active"], q.pending_active)
+        pending.add_metric([q.name, q.namespace, "inadmissible"], q.pending_inadmissible)
+        if not q.cluster_queue_exists:
+            continue
+        reserving.add_metric([q.name, q.namespace], q.reserving)
+        admitted.add_metric([q.name, q.namespace], q.admitted)
+        for a in LQ_ACTIVE:
+            status.add_metric([q.name, q.namespace, a], 1.0 if a == q.active else 0.0)
+        for flavor, resource in q.flavors:
+            labels = [q.name, q.namespace, flavor, resource]
+            reservation.add_metric(labels, resource_value(resource, q.reserved.get((flavor, resource), 0)))
+            usage.add_metric(labels, resource_value(resource, q.in_use.get((flavor, resource), 0)))
+    yield from (pending, reserving, admitted, status, reservation, usage)
