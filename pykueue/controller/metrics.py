@@ -66,7 +66,8 @@ class Metrics:
             """A wait-time histogram, with upstream's exponential buckets."""
             return Histogram(name, doc, labels, namespace=NAMESPACE, registry=reg, buckets=_buckets())
 
-        cq, lq = ["cluster_queue"], LQ
+        # upstream labels each workload count and wait by the workload's priority class ("" for none)
+        cq, lq = ["cluster_queue", "priority_class"], [*LQ, "priority_class"]
         since_created = "The time between a workload was created or requeued until "
         since_reserved = "The time from when a workload got the quota reservation until admission, per "
         self.admission_attempts = counter(
@@ -87,13 +88,13 @@ class Metrics:
         evicted_doc = ("'reason' (Preempted, PodsReadyTimeout, AdmissionCheck, ClusterQueueStopped, "
                        "LocalQueueStopped, Deactivated) and 'underlying_cause' (empty, or why Kueue deactivated "
                        "it: AdmissionCheck, RequeuingLimitExceeded)")
-        causes = ["reason", "underlying_cause"]
+        causes = ["reason", "underlying_cause", "priority_class"]
         self.evicted = counter(
             "evicted_workloads_total", f"The number of evicted workloads per 'cluster_queue', {evicted_doc}",
-            [*cq, *causes])
+            ["cluster_queue", *causes])
         self.evicted_once = counter(
             "evicted_workloads_once_total", "The number of unique workload evictions (a workload counts once "
-            f"per reason and cause) per 'cluster_queue', {evicted_doc}", [*cq, *causes])
+            f"per reason and cause) per 'cluster_queue', {evicted_doc}", ["cluster_queue", *causes])
         self.preempted = counter(
             "preempted_workloads_total", "The number of preempted workloads per 'preempting_cluster_queue' "
             "and 'reason' (InClusterQueue, InCohortReclamation, InCohortFairSharing, "
@@ -113,7 +114,7 @@ class Metrics:
             "local_queue_admission_checks_wait_time_seconds", f"{since_reserved}'local_queue'", lq)
         self.lq_evicted = counter(
             "local_queue_evicted_workloads_total", f"The number of evicted workloads per 'local_queue', {evicted_doc}",
-            [*lq, *causes])
+            [*LQ, *causes])
         self.registry.register(_EngineGauges(self))
         self.controller: ReadSource | None = None
         self._queued_since: dict[str, float] = {}  # last eviction or requeue, per workload
@@ -158,6 +159,7 @@ class Metrics:
         engine = controller.engine
         key, cq = event.workload, event.cluster_queue or ""
         lq = views.local_queue_of(engine, key) if views.metrics_config(engine).local_queues else None
+        pc = views.priority_class_of(engine, key)
         # the ClusterQueue's series, then (LocalQueueMetrics) its LocalQueue's twin
         targets: list[tuple[Owner, tuple[str, ...]]] = [(("cq", cq), (cq,))]
         if lq is not None:
@@ -171,26 +173,26 @@ class Metrics:
 
         if event.type == ev.QUOTA_RESERVED:
             waited = self._waited(key, controller, now)
-            record((self.quota_reserved, self.lq_quota_reserved))
-            record((self.quota_reserved_wait, self.lq_quota_reserved_wait), waited)
+            record((self.quota_reserved, self.lq_quota_reserved), None, pc)
+            record((self.quota_reserved_wait, self.lq_quota_reserved_wait), waited, pc)
         elif event.type == ev.ADMITTED:
             waited = self._waited(key, controller, now)
-            record((self.admitted, self.lq_admitted))
-            record((self.admission_wait, self.lq_admission_wait), waited)
+            record((self.admitted, self.lq_admitted), None, pc)
+            record((self.admission_wait, self.lq_admission_wait), waited, pc)
             reserved = views.reserved_time(engine, key)
             if views.has_admission_checks(engine, key) and reserved is not None:
                 # upstream observes it only for a workload with admission checks
-                record((self.admission_checks_wait, self.lq_admission_checks_wait), max(0.0, now - reserved))
+                record((self.admission_checks_wait, self.lq_admission_checks_wait), max(0.0, now - reserved), pc)
         elif event.type == ev.PREEMPTED:
             preempting = views.cluster_queue_of(engine, event.by or "") or ""
             self._child(self.preempted, ("cq", preempting), preempting, event.reason or "").inc()
         elif event.type == ev.EVICTED:
             reason, cause = event.reason or "", event.underlying_cause or ""
-            record((self.evicted, self.lq_evicted), None, reason, cause)
+            record((self.evicted, self.lq_evicted), None, reason, cause, pc)
             seen = self._evictions_seen.setdefault(key, set())
             if (reason, cause) not in seen:
                 seen.add((reason, cause))
-                self._child(self.evicted_once, ("cq", cq), cq, reason, cause).inc()
+                self._child(self.evicted_once, ("cq", cq), cq, reason, cause, pc).inc()
             self._queued_since[key] = now
         elif event.type == ev.REQUEUED:
             self._queued_since[key] = now

@@ -271,6 +271,12 @@ def local_queue_of(engine: Engine, key: str) -> tuple[str, str] | None:
     return None if w is None else (w.spec.namespace, w.spec.queue_name)
 
 
+def priority_class_of(engine: Engine, key: str) -> str:
+    """The Workload's priority class name (WorkloadPriorityClass or PriorityClass), "" for none."""
+    w = engine.workload_status(key)
+    return (w.spec.priority_class_name or "") if w is not None else ""
+
+
 def has_admission_checks(engine: Engine, key: str) -> bool:
     w = engine.workload_status(key)
     return w is not None and bool(w.check_states)

@@ -46,23 +46,23 @@ def test_a_reservation_counts_and_observes_the_wait_since_creation() -> None:
     ctl, metrics = world()
     metrics.on_event(ev.Event(ev.QUOTA_RESERVED, "ns/a", "cq"), ctl)
     metrics.on_event(ev.Event(ev.ADMITTED, "ns/a", "cq"), ctl)
-    assert value(metrics, "kueue_quota_reserved_workloads_total", cluster_queue="cq") == 1.0
-    assert value(metrics, "kueue_admitted_workloads_total", cluster_queue="cq") == 1.0
-    assert value(metrics, "kueue_quota_reserved_wait_time_seconds_sum", cluster_queue="cq") == NOW - CREATED
-    assert value(metrics, "kueue_admission_wait_time_seconds_count", cluster_queue="cq") == 1.0
+    assert value(metrics, "kueue_quota_reserved_workloads_total", priority_class="", cluster_queue="cq") == 1.0
+    assert value(metrics, "kueue_admitted_workloads_total", priority_class="", cluster_queue="cq") == 1.0
+    assert value(metrics, "kueue_quota_reserved_wait_time_seconds_sum", priority_class="", cluster_queue="cq") == NOW - CREATED
+    assert value(metrics, "kueue_admission_wait_time_seconds_count", priority_class="", cluster_queue="cq") == 1.0
 
 
 def test_after_an_eviction_the_wait_counts_from_the_eviction() -> None:
     ctl, metrics = world()
     metrics.on_event(ev.Event(ev.EVICTED, "ns/a", "cq", reason=ev.EVICTED_DEACTIVATED,
                               underlying_cause=ev.CAUSE_REQUEUING_LIMIT), ctl)
-    assert value(metrics, "kueue_evicted_workloads_total", cluster_queue="cq", reason="Deactivated",
+    assert value(metrics, "kueue_evicted_workloads_total", priority_class="", cluster_queue="cq", reason="Deactivated",
                  underlying_cause="RequeuingLimitExceeded") == 1.0
     ctl.clock = lambda: NOW + 90
     metrics.on_event(ev.Event(ev.QUOTA_RESERVED, "ns/a", "cq"), ctl)
-    assert value(metrics, "kueue_quota_reserved_wait_time_seconds_sum", cluster_queue="cq") == 90.0
-    assert value(metrics, "kueue_quota_reserved_wait_time_seconds_bucket", cluster_queue="cq", le="80.0") == 0.0
-    assert value(metrics, "kueue_quota_reserved_wait_time_seconds_bucket", cluster_queue="cq", le="160.0") == 1.0
+    assert value(metrics, "kueue_quota_reserved_wait_time_seconds_sum", priority_class="", cluster_queue="cq") == 90.0
+    assert value(metrics, "kueue_quota_reserved_wait_time_seconds_bucket", priority_class="", cluster_queue="cq", le="80.0") == 0.0
+    assert value(metrics, "kueue_quota_reserved_wait_time_seconds_bucket", priority_class="", cluster_queue="cq", le="160.0") == 1.0
 
 
 def test_a_workload_requeued_before_this_process_waits_from_its_requeued_condition() -> None:
@@ -70,7 +70,7 @@ def test_a_workload_requeued_before_this_process_waits_from_its_requeued_conditi
     ctl.informers["workloads"].objects["ns/b"]["status"] = {"conditions": [  # type: ignore[attr-defined]
         {"type": "Requeued", "status": "True", "lastTransitionTime": "2027-01-15T07:59:00Z"}]}  # NOW - 60
     metrics.on_event(ev.Event(ev.QUOTA_RESERVED, "ns/b", "cq"), ctl)
-    assert value(metrics, "kueue_quota_reserved_wait_time_seconds_sum", cluster_queue="cq") == 60.0
+    assert value(metrics, "kueue_quota_reserved_wait_time_seconds_sum", priority_class="", cluster_queue="cq") == 60.0
 
 
 def test_a_preemption_counts_against_the_preemptors_cluster_queue() -> None:
@@ -155,19 +155,19 @@ def test_local_queue_counters_follow_the_events() -> None:
     lq = {"name": "lq", "namespace": "ns"}
     metrics.on_event(ev.Event(ev.QUOTA_RESERVED, "ns/a", "cq"), ctl)
     metrics.on_event(ev.Event(ev.ADMITTED, "ns/a", "cq"), ctl)
-    assert value(metrics, "kueue_local_queue_quota_reserved_workloads_total", **lq) == 1.0
-    assert value(metrics, "kueue_local_queue_quota_reserved_wait_time_seconds_sum", **lq) == NOW - CREATED
-    assert value(metrics, "kueue_local_queue_admitted_workloads_total", **lq) == 1.0
-    assert value(metrics, "kueue_local_queue_admission_wait_time_seconds_count", **lq) == 1.0
+    assert value(metrics, "kueue_local_queue_quota_reserved_workloads_total", priority_class="", **lq) == 1.0
+    assert value(metrics, "kueue_local_queue_quota_reserved_wait_time_seconds_sum", priority_class="", **lq) == NOW - CREATED
+    assert value(metrics, "kueue_local_queue_admitted_workloads_total", priority_class="", **lq) == 1.0
+    assert value(metrics, "kueue_local_queue_admission_wait_time_seconds_count", priority_class="", **lq) == 1.0
     # a has no admission checks: upstream observes no admission-checks wait for it
-    assert value(metrics, "kueue_admission_checks_wait_time_seconds_count", cluster_queue="cq") is None
+    assert value(metrics, "kueue_admission_checks_wait_time_seconds_count", priority_class="", cluster_queue="cq") is None
     for _ in range(2):  # evicted twice for the same reason: counted twice, once "once"
         metrics.on_event(ev.Event(ev.EVICTED, "ns/a", "cq", reason="Preempted"), ctl)
-    assert value(metrics, "kueue_local_queue_evicted_workloads_total", reason="Preempted", underlying_cause="",
+    assert value(metrics, "kueue_local_queue_evicted_workloads_total", priority_class="", reason="Preempted", underlying_cause="",
                  **lq) == 2.0
-    assert value(metrics, "kueue_evicted_workloads_total", cluster_queue="cq", reason="Preempted",
+    assert value(metrics, "kueue_evicted_workloads_total", priority_class="", cluster_queue="cq", reason="Preempted",
                  underlying_cause="") == 2.0
-    assert value(metrics, "kueue_evicted_workloads_once_total", cluster_queue="cq", reason="Preempted",
+    assert value(metrics, "kueue_evicted_workloads_once_total", priority_class="", cluster_queue="cq", reason="Preempted",
                  underlying_cause="") == 1.0
 
 
@@ -177,7 +177,7 @@ def test_without_the_local_queue_metrics_gate_no_local_queue_series() -> None:
     metrics.on_event(ev.Event(ev.QUOTA_RESERVED, "ns/a", "cq"), ctl)
     assert b"kueue_local_queue_" not in b"\n".join(
         line for line in metrics.exposition().splitlines() if not line.startswith(b"#"))
-    assert value(metrics, "kueue_quota_reserved_workloads_total", cluster_queue="cq") == 1.0
+    assert value(metrics, "kueue_quota_reserved_workloads_total", priority_class="", cluster_queue="cq") == 1.0
 
 
 def test_the_admission_checks_wait_runs_from_the_reservation() -> None:
@@ -193,8 +193,8 @@ def test_the_admission_checks_wait_runs_from_the_reservation() -> None:
     metrics.on_event(ev.Event(ev.QUOTA_RESERVED, "ns/a", "cq"), ctl)
     ctl.clock = lambda: NOW + 30
     metrics.on_event(ev.Event(ev.ADMITTED, "ns/a", "cq"), ctl)
-    assert value(metrics, "kueue_admission_checks_wait_time_seconds_sum", cluster_queue="cq") == 30.0
-    assert value(metrics, "kueue_local_queue_admission_checks_wait_time_seconds_sum", name="lq",
+    assert value(metrics, "kueue_admission_checks_wait_time_seconds_sum", priority_class="", cluster_queue="cq") == 30.0
+    assert value(metrics, "kueue_local_queue_admission_checks_wait_time_seconds_sum", priority_class="", name="lq",
                  namespace="ns") == 30.0
 
 
@@ -236,7 +236,7 @@ def test_a_deleted_cluster_queue_takes_its_series_and_its_local_queues_but_their
     metrics.on_event(ev.Event(ev.QUOTA_RESERVED, "ns/a", "cq"), ctl)
     metrics.on_event(ev.Event(ev.EVICTED, "ns/a", "cq", reason="Preempted"), ctl)
     lq = {"name": "lq", "namespace": "ns"}
-    assert value(metrics, "kueue_local_queue_quota_reserved_workloads_total", **lq) == 1.0
+    assert value(metrics, "kueue_local_queue_quota_reserved_workloads_total", priority_class="", **lq) == 1.0
     for key in ("ns/a", "ns/b"):
         obj = ctl.informers["workloads"].objects.pop(key)  # type: ignore[attr-defined]
         ctl.on_workload("DELETED", obj, None)
@@ -252,3 +252,24 @@ def test_a_deleted_cluster_queue_takes_its_series_and_its_local_queues_but_their
         assert gone not in text, gone
     assert value(metrics, "kueue_local_queue_pending_workloads", status="active", **lq) == 0.0
     assert value(metrics, "kueue_local_queue_pending_workloads", status="inadmissible", **lq) == 0.0
+
+
+def test_workload_counts_carry_the_workloads_priority_class() -> None:
+    """A Workload of WorkloadPriorityClass `high` is counted under priority_class="high"."""
+    ctl, _ = controller_with(config=RESOURCES)
+    ctl.on_priority_class("ADDED", None, {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass",
+                                          "metadata": {"name": "high"}, "value": 100})
+    w = workload("p", "1")
+    w["spec"]["priorityClassRef"] = {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "high"}
+    w["spec"]["priority"] = 100
+    ctl.informers["workloads"].objects["ns/p"] = w  # type: ignore[attr-defined]
+    ctl.on_workload("ADDED", None, w)
+    metrics = Metrics()
+    metrics.attach(ctl)
+    metrics.on_event(ev.Event(ev.QUOTA_RESERVED, "ns/p", "cq"), ctl)
+    metrics.on_event(ev.Event(ev.EVICTED, "ns/p", "cq", reason="Preempted"), ctl)
+    assert value(metrics, "kueue_quota_reserved_workloads_total", cluster_queue="cq", priority_class="high") == 1.0
+    assert value(metrics, "kueue_local_queue_quota_reserved_workloads_total", name="lq", namespace="ns",
+                 priority_class="high") == 1.0
+    assert value(metrics, "kueue_evicted_workloads_total", cluster_queue="cq", reason="Preempted",
+                 underlying_cause="", priority_class="high") == 1.0

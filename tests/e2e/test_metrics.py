@@ -154,14 +154,16 @@ def test_metrics_after_admission_pending_and_preemption(ports: tuple[int, int, K
 
     series = eventually(settled, 30, what="both pending set aside")
     cq = {"cluster_queue": ns}
-    assert value(series, "kueue_quota_reserved_workloads_total", **cq) == 2
-    assert value(series, "kueue_admitted_workloads_total", **cq) == 2
-    assert value(series, "kueue_evicted_workloads_total", **cq, reason="Preempted", underlying_cause="") == 1
+    low, high = {**cq, "priority_class": f"{ns}-low"}, {**cq, "priority_class": f"{ns}-high"}
+    for klass in (low, high):  # one reservation and admission each, under the Job's PriorityClass
+        assert value(series, "kueue_quota_reserved_workloads_total", **klass) == 1
+        assert value(series, "kueue_admitted_workloads_total", **klass) == 1
+        assert value(series, "kueue_admission_wait_time_seconds_count", **klass) == 1
+        assert value(series, "kueue_quota_reserved_wait_time_seconds_count", **klass) == 1
+        assert value(series, "kueue_admission_wait_time_seconds_bucket", **klass, le="+Inf") == 1
+    assert value(series, "kueue_evicted_workloads_total", **low, reason="Preempted", underlying_cause="") == 1
     assert value(series, "kueue_preempted_workloads_total", preempting_cluster_queue=ns,
                  reason="InClusterQueue") == 1
-    assert value(series, "kueue_admission_wait_time_seconds_count", **cq) == 2
-    assert value(series, "kueue_quota_reserved_wait_time_seconds_count", **cq) == 2
-    assert value(series, "kueue_admission_wait_time_seconds_bucket", **cq, le="+Inf") == 2
     assert value(series, "kueue_reserving_active_workloads", **cq) == 1
     assert value(series, "kueue_admitted_active_workloads", **cq) == 1
     assert [value(series, "kueue_cluster_queue_status", **cq, status=s)
@@ -183,7 +185,7 @@ def test_metrics_after_admission_pending_and_preemption(ports: tuple[int, int, K
     stopped = eventually(lambda: (s := scrape(metrics_port)) and value(
         s, "kueue_cluster_queue_status", **cq, status="pending") == 1 and s, 30, what="the queue pending")
     assert value(stopped, "kueue_cluster_queue_status", **cq, status="active") == 0
-    eventually(lambda: value(scrape(metrics_port), "kueue_evicted_workloads_total", **cq,
+    eventually(lambda: value(scrape(metrics_port), "kueue_evicted_workloads_total", **high,
                              reason="ClusterQueueStopped", underlying_cause="") == 1, 30, what="drained")
 
 
@@ -286,10 +288,16 @@ spec: {{controllerName: test.pykueue.dev/check}}
     eventually(lambda: not missing(), 30, what="every series of upstream's spec")
     series = scrape(metrics_port)
     lq = {"name": "lq", "namespace": ns}
-    assert value(series, "kueue_admission_checks_wait_time_seconds_count", cluster_queue=ns) == 1  # low's
+    low, high = {"priority_class": f"{ns}-low"}, {"priority_class": f"{ns}-high"}
+    assert value(series, "kueue_admission_checks_wait_time_seconds_count", cluster_queue=ns, **low) == 1
+    assert value(series, "kueue_local_queue_admission_checks_wait_time_seconds_count", **lq, **low) == 1
     assert value(series, "kueue_local_queue_evicted_workloads_total", **lq, reason="Preempted",
-                 underlying_cause="") == 1
-    assert value(series, "kueue_local_queue_quota_reserved_workloads_total", **lq) == 2  # low, then high
+                 underlying_cause="", **low) == 1
+    assert value(series, "kueue_evicted_workloads_once_total", cluster_queue=ns, reason="Preempted",
+                 underlying_cause="", **low) == 1
+    for klass in (low, high):  # low reserved, then high
+        assert value(series, "kueue_local_queue_quota_reserved_workloads_total", **lq, **klass) == 1
+    assert value(series, "kueue_preempted_workloads_total", preempting_cluster_queue=ns, reason="InClusterQueue") == 1
     assert value(series, "kueue_local_queue_resource_reservation", **lq, flavor="plain", resource="cpu") == 3
     assert value(series, "kueue_local_queue_resource_usage", **lq, flavor="plain", resource="cpu") == 0  # checks
 
