@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics
@@ -35,6 +35,8 @@ SUCCESS, INADMISSIBLE = "success", "inadmissible"  # AdmissionResult
 CQ_STATUSES = ("pending", "active", "terminating")
 LQ_ACTIVE = ("True", "False", "Unknown")
 LQ = ["name", "namespace"]  # upstream's LocalQueue labels, in its order
+ROLE = "replica_role"  # upstream's last label on every series: leader, follower or standalone
+STANDALONE = "standalone"  # no leader election
 Owner = tuple[str, str]  # ("cq", NAME) or ("lq", NAMESPACE/NAME): whose deletion clears a series
 
 
@@ -54,17 +56,19 @@ def resource_value(resource: str, value: int | None) -> float:
 class Metrics:
     """The registry `/metrics` serves, and the hooks the controller calls."""
 
-    def __init__(self) -> None:
+    def __init__(self, role: Callable[[], str] = lambda: STANDALONE) -> None:
+        """``role``: this replica's replica_role now (leader or follower under leader election)."""
+        self.role = role
         disable_created_metrics()  # no `*_created` series: upstream's Go client exposes none
         self.registry = CollectorRegistry(auto_describe=True)
         reg = self.registry
 
         def counter(name: str, doc: str, labels: list[str]) -> Counter:
-            return Counter(name, doc, labels, namespace=NAMESPACE, registry=reg)
+            return Counter(name, doc, [*labels, ROLE], namespace=NAMESPACE, registry=reg)
 
         def waited(name: str, doc: str, labels: list[str]) -> Histogram:
             """A wait-time histogram, with upstream's exponential buckets."""
-            return Histogram(name, doc, labels, namespace=NAMESPACE, registry=reg, buckets=_buckets())
+            return Histogram(name, doc, [*labels, ROLE], namespace=NAMESPACE, registry=reg, buckets=_buckets())
 
         # upstream labels each workload count and wait by the workload's priority class ("" for none)
         cq, lq = ["cluster_queue", "priority_class"], [*LQ, "priority_class"]
@@ -75,7 +79,7 @@ class Metrics:
             "'success' when at least one workload was admitted, 'inadmissible' otherwise.", ["result"])
         self.admission_attempt_duration = Histogram(
             "admission_attempt_duration_seconds", "The latency of an admission attempt, per 'result'.",
-            ["result"], namespace=NAMESPACE, registry=reg)  # the client's default buckets, as upstream
+            ["result", ROLE], namespace=NAMESPACE, registry=reg)  # the client's default buckets, as upstream
         self.quota_reserved = counter(
             "quota_reserved_workloads_total", "The total number of quota reserved workloads per 'cluster_queue'", cq)
         self.quota_reserved_wait = waited(
@@ -143,14 +147,17 @@ class Metrics:
                     metric.remove(*labels)
 
     def _child(self, metric: MetricWrapperBase, owner: Owner, *labels: str):  # noqa: ANN202 - a labelled child
+        """``metric``'s series for ``labels`` and this replica's role, owned by the queue ``owner``."""
+        labels = (*labels, self.role())
         self._owned.setdefault(owner, set()).add((metric, labels))
         return metric.labels(*labels)
 
     # ---- hooks ------------------------------------------------------------------------------------
 
     def admission_attempt(self, result: str, seconds: float) -> None:
-        self.admission_attempts.labels(result).inc()
-        self.admission_attempt_duration.labels(result).observe(seconds)
+        role = self.role()
+        self.admission_attempts.labels(result, role).inc()
+        self.admission_attempt_duration.labels(result, role).observe(seconds)
 
     def on_event(self, event: ev.Event, controller: ReadSource) -> None:
         """Count one engine event as upstream counts the decision it stands for (per LocalQueue too
@@ -234,38 +241,39 @@ class _EngineGauges(Collector):
             return
         engine = controller.engine
         config = views.metrics_config(engine)
-        yield from self._cluster_queues(controller, config.cluster_queue_resources)
+        role = self.metrics.role()
+        yield from self._cluster_queues(controller, config.cluster_queue_resources, role)
         if config.local_queues:
-            yield from _local_queues(views.local_queue_metrics(engine))
+            yield from _local_queues(views.local_queue_metrics(engine), role)
 
-    def _cluster_queues(self, controller: ReadSource, resources: bool) -> Iterator[Metric]:
+    def _cluster_queues(self, controller: ReadSource, resources: bool, role: str) -> Iterator[Metric]:
         frl = ["cohort", "cluster_queue", "flavor", "resource"]
-        pending = _family("pending_workloads", "The number of pending workloads, per 'cluster_queue' and "
+        pending = _Gauges("pending_workloads", "The number of pending workloads, per 'cluster_queue' and "
                           "'status' (active: in the admission queue; inadmissible: set aside until cluster "
-                          "conditions change)", ["cluster_queue", "status"])
-        reserving = _family("reserving_active_workloads", "The number of Workloads that are reserving quota, "
-                            "per 'cluster_queue'", ["cluster_queue"])
-        admitted = _family("admitted_active_workloads", "The number of admitted Workloads that are active "
-                           "(unsuspended and not finished), per 'cluster_queue'", ["cluster_queue"])
-        status = _family("cluster_queue_status", "Reports 'cluster_queue' with its 'status' (pending, active "
-                         "or terminating); 1 for the current one", ["cluster_queue", "status"])
-        skips = _family("admission_cycle_preemption_skips", "The number of Workloads in the ClusterQueue that "
+                          "conditions change)", ["cluster_queue", "status"], role)
+        reserving = _Gauges("reserving_active_workloads", "The number of Workloads that are reserving quota, "
+                            "per 'cluster_queue'", ["cluster_queue"], role)
+        admitted = _Gauges("admitted_active_workloads", "The number of admitted Workloads that are active "
+                           "(unsuspended and not finished), per 'cluster_queue'", ["cluster_queue"], role)
+        status = _Gauges("cluster_queue_status", "Reports 'cluster_queue' with its 'status' (pending, active "
+                         "or terminating); 1 for the current one", ["cluster_queue", "status"], role)
+        skips = _Gauges("admission_cycle_preemption_skips", "The number of Workloads in the ClusterQueue that "
                         "got preemption candidates but had to be skipped because other ClusterQueues needed "
-                        "the same resources in the same cycle", ["cluster_queue"])
-        nominal = _family("cluster_queue_nominal_quota", "Reports the cluster_queue's resource nominal quota "
-                          "within all the flavors", frl)
-        borrowing = _family("cluster_queue_borrowing_limit", "Reports the cluster_queue's resource borrowing "
-                            "limit within all the flavors", frl)
-        lending = _family("cluster_queue_lending_limit", "Reports the cluster_queue's resource lending limit "
-                          "within all the flavors", frl)
-        reservation = _family("cluster_queue_resource_reservation", "Reports the cluster_queue's total "
-                              "resource reservation within all the flavors", frl)
-        usage = _family("cluster_queue_resource_usage", "Reports the cluster_queue's total resource usage "
-                        "within all the flavors", frl)
-        share = _family("cluster_queue_weighted_share", "Reports the maximum, among the resources the "
+                        "the same resources in the same cycle", ["cluster_queue"], role)
+        nominal = _Gauges("cluster_queue_nominal_quota", "Reports the cluster_queue's resource nominal quota "
+                          "within all the flavors", frl, role)
+        borrowing = _Gauges("cluster_queue_borrowing_limit", "Reports the cluster_queue's resource borrowing "
+                            "limit within all the flavors", frl, role)
+        lending = _Gauges("cluster_queue_lending_limit", "Reports the cluster_queue's resource lending limit "
+                          "within all the flavors", frl, role)
+        reservation = _Gauges("cluster_queue_resource_reservation", "Reports the cluster_queue's total "
+                              "resource reservation within all the flavors", frl, role)
+        usage = _Gauges("cluster_queue_resource_usage", "Reports the cluster_queue's total resource usage "
+                        "within all the flavors", frl, role)
+        share = _Gauges("cluster_queue_weighted_share", "Reports the maximum, among the resources the "
                         "cluster_queue provides, of the ratio of its usage above nominal quota to what the "
                         "cohort can lend, divided by its weight; 0 below nominal quota, NaN for a weight of 0 "
-                        "while borrowing", ["cluster_queue", "cohort"])
+                        "while borrowing", ["cluster_queue", "cohort"], role)
         families = [pending, reserving, admitted, status, skips]
         if resources:  # metrics.enableClusterQueueResources
             families += [nominal, borrowing, lending, reservation, usage]
@@ -293,26 +301,34 @@ class _EngineGauges(Collector):
         yield from families
 
 
-def _family(name: str, doc: str, labels: list[str]) -> GaugeMetricFamily:
-    return GaugeMetricFamily(f"{NAMESPACE}_{name}", doc, labels=labels)
+class _Gauges(GaugeMetricFamily):
+    """A gauge family whose samples all carry this replica's role as their last label."""
+
+    def __init__(self, name: str, doc: str, labels: list[str], role: str) -> None:
+        super().__init__(f"{NAMESPACE}_{name}", doc, labels=[*labels, ROLE])
+        self.role = role
+
+    def add_metric(self, labels, value, timestamp=None) -> None:  # noqa: ANN001 - prometheus_client's signature
+        super().add_metric([*labels, self.role], value, timestamp)
 
 
-def _local_queues(queues: list[views.LocalQueueMetrics]) -> Iterator[Metric]:
+def _local_queues(queues: list[views.LocalQueueMetrics], role: str) -> Iterator[Metric]:
     """upstream's LocalQueueMetrics gauges. Pending counts stay while the LocalQueue exists; the rest
     go with its ClusterQueue, as upstream's cache clears them."""
     lfr = [*LQ, "flavor", "resource"]
-    pending = _family("local_queue_pending_workloads", "The number of pending workloads, per 'local_queue' "
-                      "and 'status' (active or inadmissible)", [*LQ, "status"])
-    reserving = _family("local_queue_reserving_active_workloads", "The number of Workloads that are "
-                        "reserving quota, per 'localQueue'", LQ)
-    admitted = _family("local_queue_admitted_active_workloads", "The number of admitted Workloads that are "
-                       "active (unsuspended and not finished), per 'localQueue'", LQ)
-    status = _family("local_queue_status", "Reports 'localQueue' with its 'active' status (True, False or "
-                     "Unknown); 1 for the current one", [*LQ, "active"])
-    reservation = _family("local_queue_resource_reservation", "Reports the localQueue's total resource "
-                          "reservation within all the flavors", lfr)
-    usage = _family("local_queue_resource_usage", "Reports the localQueue's total resource usage within all "
-                    "the flavors", lfr)
+    reserving_doc, admitted_doc = "Workloads that are reserving quota", "admitted Workloads that are active"
+    pending, reserving, admitted, status, reservation, usage = (_Gauges(f"local_queue_{name}", doc, labels, role)
+        for name, doc, labels in (
+            ("pending_workloads", "The number of pending workloads, per 'local_queue' and 'status' (active or "
+             "inadmissible)", [*LQ, "status"]),
+            ("reserving_active_workloads", f"The number of {reserving_doc}, per 'localQueue'", LQ),
+            ("admitted_active_workloads", f"The number of {admitted_doc} (unsuspended and not finished), per "
+             "'localQueue'", LQ),
+            ("status", "Reports 'localQueue' with its 'active' status (True, False or Unknown); 1 for the "
+             "current one", [*LQ, "active"]),
+            ("resource_reservation", "Reports the localQueue's total resource reservation within all the "
+             "flavors", lfr),
+            ("resource_usage", "Reports the localQueue's total resource usage within all the flavors", lfr)))
     for q in queues:
         pending.add_metric([q.name, q.namespace, "active"], q.pending_active)
         pending.add_metric([q.name, q.namespace, "inadmissible"], q.pending_inadmissible)

@@ -31,7 +31,8 @@ def world(config: model.Config = RESOURCES) -> tuple[Controller, Metrics]:
 
 
 def value(metrics: Metrics, metric: str, /, **labels: str) -> float | None:
-    return metrics.registry.get_sample_value(metric, labels)
+    """The sample of ``metric`` with ``labels`` and replica_role standalone (no leader election)."""
+    return metrics.registry.get_sample_value(metric, {"replica_role": "standalone", **labels})
 
 
 def test_buckets_and_resource_values_are_upstreams() -> None:
@@ -273,3 +274,21 @@ def test_workload_counts_carry_the_workloads_priority_class() -> None:
                  priority_class="high") == 1.0
     assert value(metrics, "kueue_evicted_workloads_total", cluster_queue="cq", reason="Preempted",
                  underlying_cause="", priority_class="high") == 1.0
+
+
+def test_every_series_carries_the_replicas_role() -> None:
+    """Under leader election the leader's series say replica_role="leader" (upstream's roletracker)."""
+    ctl, _ = world()
+    ctl.ready.set()
+    metrics = Metrics(role=lambda: "leader")
+    metrics.attach(ctl)
+    metrics.admission_attempt("success", 0.25)
+    metrics.on_event(ev.Event(ev.ADMITTED, "ns/a", "cq"), ctl)
+    get = metrics.registry.get_sample_value
+    assert get("kueue_admission_attempts_total", {"result": "success", "replica_role": "leader"}) == 1.0
+    assert get("kueue_admitted_workloads_total", {"cluster_queue": "cq", "priority_class": "",
+                                                  "replica_role": "leader"}) == 1.0
+    assert get("kueue_reserving_active_workloads", {"cluster_queue": "cq", "replica_role": "leader"}) == 1.0
+    assert get("kueue_local_queue_admitted_active_workloads", {"name": "lq", "namespace": "ns",
+                                                               "replica_role": "leader"}) == 1.0
+    assert b'replica_role="standalone"' not in metrics.exposition()

@@ -73,7 +73,8 @@ def scrape(port: int) -> Series:
 
 
 def value(series: Series, metric: str, /, **labels: str) -> float | None:
-    return series.get((metric, frozenset(labels.items())))
+    """The sample of ``metric`` with ``labels`` and replica_role standalone (no leader election here)."""
+    return series.get((metric, frozenset({"replica_role": "standalone", **labels}.items())))
 
 
 CONFIG = """
