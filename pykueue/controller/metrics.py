@@ -88,6 +88,7 @@ class Metrics:
             "admitted_workloads_total", "The total number of admitted workloads per 'cluster_queue'", cq)
         self.admission_wait = waited(
             "admission_wait_time_seconds", f"{since_created}admission, per 'cluster_queue'", cq)
+        self.finished = counter("finished_workloads_total", "The total number of finished workloads per 'cluster_queue'", cq)
         self.admission_checks_wait = waited("admission_checks_wait_time_seconds", f"{since_reserved}'cluster_queue'", cq)
         evicted_doc = ("'reason' (Preempted, PodsReadyTimeout, AdmissionCheck, ClusterQueueStopped, "
                        "LocalQueueStopped, Deactivated) and 'underlying_cause' (empty, or why Kueue deactivated "
@@ -112,6 +113,8 @@ class Metrics:
             "'local_queue'", lq)
         self.lq_admitted = counter(
             "local_queue_admitted_workloads_total", "The total number of admitted workloads per 'local_queue'", lq)
+        self.lq_finished = counter(
+            "local_queue_finished_workloads_total", "The total number of finished workloads per 'local_queue'", lq)
         self.lq_admission_wait = waited(
             "local_queue_admission_wait_time_seconds", f"{since_created}admission, per 'local_queue'", lq)
         self.lq_admission_checks_wait = waited(
@@ -141,7 +144,8 @@ class Metrics:
         if controller is None or not controller.ready.is_set() or not self._owned:
             return
         cqs, lqs = views.live_queues(controller.engine)
-        for owner in [o for o in self._owned if o[1] not in (cqs if o[0] == "cq" else lqs)]:
+        # "" is no queue (a workload that finished unadmitted): nothing deletes it
+        for owner in [o for o in self._owned if o[1] and o[1] not in (cqs if o[0] == "cq" else lqs)]:
             for metric, labels in self._owned.pop(owner):
                 with contextlib.suppress(KeyError):  # already gone
                     metric.remove(*labels)
@@ -201,6 +205,10 @@ class Metrics:
                 seen.add((reason, cause))
                 self._child(self.evicted_once, ("cq", cq), cq, reason, cause, pc).inc()
             self._queued_since[key] = now
+        elif event.type == ev.FINISHED:
+            admitted_to = views.finished_under(engine, key)
+            targets[0] = (("cq", admitted_to), (admitted_to,))
+            record((self.finished, self.lq_finished), None, pc)
         elif event.type == ev.REQUEUED:
             self._queued_since[key] = now
 

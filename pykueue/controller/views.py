@@ -277,6 +277,13 @@ def priority_class_of(engine: Engine, key: str) -> str:
     return (w.spec.priority_class_name or "") if w is not None else ""
 
 
+def finished_under(engine: Engine, key: str) -> str:
+    """The ClusterQueue a finished Workload was admitted to ("" when it never was), as upstream
+    counts a finished workload under status.admission.clusterQueue."""
+    w = engine.workload_status(key)
+    return w.admission.cluster_queue if w is not None and w.admission is not None else ""
+
+
 def has_admission_checks(engine: Engine, key: str) -> bool:
     w = engine.workload_status(key)
     return w is not None and bool(w.check_states)

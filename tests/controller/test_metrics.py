@@ -292,3 +292,23 @@ def test_every_series_carries_the_replicas_role() -> None:
     assert get("kueue_local_queue_admitted_active_workloads", {"name": "lq", "namespace": "ns",
                                                                "replica_role": "leader"}) == 1.0
     assert b'replica_role="standalone"' not in metrics.exposition()
+
+
+def test_a_finished_workload_is_counted_per_queue() -> None:
+    ctl, metrics = world()
+    metrics.on_event(ev.Event(ev.FINISHED, "ns/a", "cq"), ctl)
+    assert value(metrics, "kueue_finished_workloads_total", cluster_queue="cq", priority_class="") == 1.0
+    assert value(metrics, "kueue_local_queue_finished_workloads_total", name="lq", namespace="ns",
+                 priority_class="") == 1.0
+
+
+def test_a_workload_finished_before_admission_counts_under_no_cluster_queue() -> None:
+    """As upstream, which reads status.admission.clusterQueue: b (set aside) finishes unadmitted."""
+    ctl, metrics = world()
+    ctl.engine.finish_workload("ns/b", ctl.now_us())
+    metrics.on_event(ev.Event(ev.FINISHED, "ns/b", "cq"), ctl)
+    assert value(metrics, "kueue_finished_workloads_total", cluster_queue="", priority_class="") == 1.0
+    assert value(metrics, "kueue_finished_workloads_total", cluster_queue="cq", priority_class="") is None
+    ctl.ready.set()
+    metrics.exposition()  # a scrape prunes the series of deleted queues: "" is none
+    assert value(metrics, "kueue_finished_workloads_total", cluster_queue="", priority_class="") == 1.0
