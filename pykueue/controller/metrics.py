@@ -29,6 +29,7 @@ from pykueue.engine import events as ev
 
 if TYPE_CHECKING:
     from pykueue.controller.readsource import ReadSource
+    from pykueue.engine.engine import Engine
 
 NAMESPACE = "kueue"
 SUCCESS, INADMISSIBLE = "success", "inadmissible"  # AdmissionResult
@@ -89,6 +90,10 @@ class Metrics:
         self.admission_wait = waited(
             "admission_wait_time_seconds", f"{since_created}admission, per 'cluster_queue'", cq)
         self.finished = counter("finished_workloads_total", "The total number of finished workloads per 'cluster_queue'", cq)
+        self.ready_wait = waited("ready_wait_time_seconds", f"{since_created}ready, per 'cluster_queue'", cq)
+        self.admitted_until_ready = waited(
+            "admitted_until_ready_wait_time_seconds", "The time between a workload was admitted until ready, "
+            "per 'cluster_queue'", cq)
         self.admission_checks_wait = waited("admission_checks_wait_time_seconds", f"{since_reserved}'cluster_queue'", cq)
         evicted_doc = ("'reason' (Preempted, PodsReadyTimeout, AdmissionCheck, ClusterQueueStopped, "
                        "LocalQueueStopped, Deactivated) and 'underlying_cause' (empty, or why Kueue deactivated "
@@ -115,6 +120,11 @@ class Metrics:
             "local_queue_admitted_workloads_total", "The total number of admitted workloads per 'local_queue'", lq)
         self.lq_finished = counter(
             "local_queue_finished_workloads_total", "The total number of finished workloads per 'local_queue'", lq)
+        self.lq_ready_wait = waited(
+            "local_queue_ready_wait_time_seconds", f"{since_created}ready, per 'local_queue'", lq)
+        self.lq_admitted_until_ready = waited(
+            "local_queue_admitted_until_ready_wait_time_seconds", "The time between a workload was admitted "
+            "until ready, per 'local_queue'", lq)
         self.lq_admission_wait = waited(
             "local_queue_admission_wait_time_seconds", f"{since_created}admission, per 'local_queue'", lq)
         self.lq_admission_checks_wait = waited(
@@ -126,6 +136,7 @@ class Metrics:
         self.controller: ReadSource | None = None
         self._queued_since: dict[str, float] = {}  # last eviction or requeue, per workload
         self._evictions_seen: dict[str, set[tuple[str, str]]] = {}  # (reason, cause) counted once, per workload
+        self._ready_after: dict[str, float] = {}  # the admission whose PodsReady was observed, per workload
         # the labelled series each queue owns: cleared with the queue
         self._owned: dict[Owner, set[tuple[MetricWrapperBase, tuple[str, ...]]]] = {}
 
@@ -169,18 +180,12 @@ class Metrics:
         now = controller.clock()
         engine = controller.engine
         key, cq = event.workload, event.cluster_queue or ""
-        lq = views.local_queue_of(engine, key) if views.metrics_config(engine).local_queues else None
         pc = views.priority_class_of(engine, key)
-        # the ClusterQueue's series, then (LocalQueueMetrics) its LocalQueue's twin
-        targets: list[tuple[Owner, tuple[str, ...]]] = [(("cq", cq), (cq,))]
-        if lq is not None:
-            targets.append((("lq", f"{lq[0]}/{lq[1]}"), (lq[1], lq[0])))
+        targets = self._targets(engine, key, cq)
 
         def record(metrics: tuple[MetricWrapperBase, MetricWrapperBase], observed: float | None = None,
                    *extra: str) -> None:
-            for metric, (owner, labels) in zip(metrics, targets, strict=False):
-                child = self._child(metric, owner, *labels, *extra)
-                child.inc() if observed is None else child.observe(observed)
+            self._record(targets, metrics, observed, *extra)
 
         if event.type == ev.QUOTA_RESERVED:
             waited = self._waited(key, controller, now)
@@ -212,9 +217,40 @@ class Metrics:
         elif event.type == ev.REQUEUED:
             self._queued_since[key] = now
 
+    def pods_ready(self, key: str, controller: ReadSource) -> None:
+        """The admitted workload's PodsReady turned True: with waitForPodsReady, observe the waits
+        until ready (since queued, since admitted), once per admission."""
+        engine = controller.engine
+        admitted = views.admitted_time(engine, key)
+        if not views.waits_for_pods_ready(engine) or admitted is None or self._ready_after.get(key) == admitted:
+            return
+        self._ready_after[key] = admitted
+        now = controller.clock()
+        cq = views.cluster_queue_of(engine, key) or ""
+        targets, pc = self._targets(engine, key, cq), views.priority_class_of(engine, key)
+        self._record(targets, (self.ready_wait, self.lq_ready_wait), self._waited(key, controller, now), pc)
+        self._record(targets, (self.admitted_until_ready, self.lq_admitted_until_ready), max(0.0, now - admitted), pc)
+
+    def _targets(self, engine: Engine, key: str, cq: str) -> list[tuple[Owner, tuple[str, ...]]]:
+        """Where a workload's counts go: its ClusterQueue's series, then (LocalQueueMetrics) its
+        LocalQueue's twin."""
+        targets: list[tuple[Owner, tuple[str, ...]]] = [(("cq", cq), (cq,))]
+        lq = views.local_queue_of(engine, key) if views.metrics_config(engine).local_queues else None
+        if lq is not None:
+            targets.append((("lq", f"{lq[0]}/{lq[1]}"), (lq[1], lq[0])))
+        return targets
+
+    def _record(self, targets: list[tuple[Owner, tuple[str, ...]]],
+                metrics: tuple[MetricWrapperBase, MetricWrapperBase], observed: float | None, *extra: str) -> None:
+        """Count (``observed`` None) or observe in each target's series."""
+        for metric, (owner, labels) in zip(metrics, targets, strict=False):
+            child = self._child(metric, owner, *labels, *extra)
+            child.inc() if observed is None else child.observe(observed)
+
     def forget(self, key: str) -> None:
         self._queued_since.pop(key, None)
         self._evictions_seen.pop(key, None)
+        self._ready_after.pop(key, None)
 
     def _waited(self, key: str, controller: ReadSource, now: float) -> float:
         """upstream's QueuedWaitTime: since the workload was created, or last requeued (the Requeued

@@ -295,6 +295,16 @@ def reserved_time(engine: Engine, key: str) -> float | None:
     return None if w is None or w.reserved_us is None else w.reserved_us / 1_000_000
 
 
+def admitted_time(engine: Engine, key: str) -> float | None:
+    """When the Workload was last admitted, in Unix seconds."""
+    w = engine.workload_status(key)
+    return None if w is None or w.admitted_us is None else w.admitted_us / 1_000_000
+
+
+def waits_for_pods_ready(engine: Engine) -> bool:
+    return engine.config.wait_for_pods_ready.enable
+
+
 def has_candidates(engine: Engine) -> bool:
     """Some ClusterQueue has a workload the next scheduling pass will try (an admission attempt)."""
     return engine.has_candidates()

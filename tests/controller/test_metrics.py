@@ -312,3 +312,25 @@ def test_a_workload_finished_before_admission_counts_under_no_cluster_queue() ->
     ctl.ready.set()
     metrics.exposition()  # a scrape prunes the series of deleted queues: "" is none
     assert value(metrics, "kueue_finished_workloads_total", cluster_queue="", priority_class="") == 1.0
+
+
+def test_with_wait_for_pods_ready_the_waits_until_ready_are_observed_once_per_admission() -> None:
+    """a, created at CREATED and admitted at NOW, has its pods ready 45 s later (twice: once counted)."""
+    config = model.Config(wait_for_pods_ready=model.WaitForPodsReady(enable=True, timeout_seconds=300.0))
+    ctl, metrics = world(config)
+    ctl.clock = lambda: NOW + 45
+    metrics.pods_ready("ns/a", ctl)
+    metrics.pods_ready("ns/a", ctl)  # PodsReady flapped back: the same admission
+    cq = {"cluster_queue": "cq", "priority_class": ""}
+    assert value(metrics, "kueue_admitted_until_ready_wait_time_seconds_sum", **cq) == 45.0
+    assert value(metrics, "kueue_admitted_until_ready_wait_time_seconds_count", **cq) == 1.0
+    assert value(metrics, "kueue_ready_wait_time_seconds_sum", **cq) == NOW + 45 - CREATED
+    assert value(metrics, "kueue_local_queue_admitted_until_ready_wait_time_seconds_sum", name="lq", namespace="ns",
+                 priority_class="") == 45.0
+
+
+def test_without_wait_for_pods_ready_no_ready_waits() -> None:
+    ctl, metrics = world()
+    metrics.pods_ready("ns/a", ctl)
+    assert value(metrics, "kueue_admitted_until_ready_wait_time_seconds_count", cluster_queue="cq",
+                 priority_class="") is None
