@@ -105,6 +105,9 @@ class Metrics:
         self.evicted_once = counter(
             "evicted_workloads_once_total", "The number of unique workload evictions (a workload counts once "
             f"per reason and cause) per 'cluster_queue', {evicted_doc}", ["cluster_queue", *causes])
+        self.ready_to_evicted = waited(
+            "pods_ready_to_evicted_time_seconds", "The number of seconds between a workload's pods being ready "
+            f"and its eviction, per 'cluster_queue', {evicted_doc}", ["cluster_queue", "reason", "underlying_cause"])
         self.preempted = counter(
             "preempted_workloads_total", "The number of preempted workloads per 'preempting_cluster_queue' "
             "and 'reason' (InClusterQueue, InCohortReclamation, InCohortFairSharing, "
@@ -205,6 +208,9 @@ class Metrics:
         elif event.type == ev.EVICTED:
             reason, cause = event.reason or "", event.underlying_cause or ""
             record((self.evicted, self.lq_evicted), None, reason, cause, pc)
+            ready_since = _pods_ready_since(controller.cached("workloads", key))
+            if ready_since is not None:  # its pods were ready when it was evicted
+                self._child(self.ready_to_evicted, ("cq", cq), cq, reason, cause).observe(max(0.0, now - ready_since))
             seen = self._evictions_seen.setdefault(key, set())
             if (reason, cause) not in seen:
                 seen.add((reason, cause))
@@ -267,6 +273,16 @@ class Metrics:
         if since is None:
             since = views.creation_time(controller.engine, key)
         return max(0.0, now - since) if since else 0.0
+
+
+def _pods_ready_since(obj: dict | None) -> float | None:
+    """When the Workload's PodsReady condition turned True, None unless it is True (the cache's copy,
+    as the API server last showed it: before the eviction's own status write)."""
+    from pykueue.controller.translate import parse_time
+
+    cond = next((c for c in ((obj or {}).get("status") or {}).get("conditions") or [] if c.get("type") == "PodsReady"),
+                None)
+    return parse_time(cond.get("lastTransitionTime")) if cond and cond.get("status") == "True" else None
 
 
 class _EngineGauges(Collector):

@@ -334,3 +334,15 @@ def test_without_wait_for_pods_ready_no_ready_waits() -> None:
     metrics.pods_ready("ns/a", ctl)
     assert value(metrics, "kueue_admitted_until_ready_wait_time_seconds_count", cluster_queue="cq",
                  priority_class="") is None
+
+
+def test_an_eviction_after_pods_ready_observes_how_long_they_were_ready() -> None:
+    """a's PodsReady turned True 120 s before its preemption; b's pods were never ready."""
+    ctl, metrics = world()
+    ctl.informers["workloads"].objects["ns/a"]["status"] = {"conditions": [  # type: ignore[attr-defined]
+        {"type": "PodsReady", "status": "True", "lastTransitionTime": "2027-01-15T07:58:00Z"}]}  # NOW - 120
+    metrics.on_event(ev.Event(ev.EVICTED, "ns/a", "cq", reason="Preempted"), ctl)
+    metrics.on_event(ev.Event(ev.EVICTED, "ns/b", "cq", reason="Preempted"), ctl)
+    labels = {"cluster_queue": "cq", "reason": "Preempted", "underlying_cause": ""}
+    assert value(metrics, "kueue_pods_ready_to_evicted_time_seconds_sum", **labels) == 120.0
+    assert value(metrics, "kueue_pods_ready_to_evicted_time_seconds_count", **labels) == 1.0
