@@ -94,6 +94,8 @@ def _frameworks(integrations: object) -> tuple[str, ...]:
 
 def _metrics(metrics: object, gates: dict[str, bool] | None, errors: Errors) -> model.Metrics:
     """``metrics.enableClusterQueueResources`` and the ``LocalQueueMetrics`` feature gate."""
+    if metrics is not None and not isinstance(metrics, dict):
+        errors.append(("metrics", f"Invalid value: {metrics!r}: must be an object"))
     resources = metrics.get("enableClusterQueueResources") if isinstance(metrics, dict) else None
     if resources is not None and not isinstance(resources, bool):
         errors.append(("metrics.enableClusterQueueResources", f"Invalid value: {resources!r}: must be a boolean"))

@@ -118,6 +118,7 @@ def test_configuration_among_inputs(load: Loader) -> None:
             "metrics.enableClusterQueueResources",
             "must be a boolean",
         ),
+        (V2 + "metrics: [enableClusterQueueResources]\n", "metrics", "must be an object"),
     ],
 )
 def test_invalid_configuration(load: Loader, text: str, path: str, message: str) -> None:
