@@ -92,8 +92,21 @@ def _frameworks(integrations: object) -> tuple[str, ...]:
     return tuple(f for f in frameworks if isinstance(f, str))
 
 
+def _metrics(metrics: object, gates: dict[str, bool] | None, errors: Errors) -> model.Metrics:
+    """``metrics.enableClusterQueueResources`` and the ``LocalQueueMetrics`` feature gate."""
+    if metrics is not None and not isinstance(metrics, dict):
+        errors.append(("metrics", f"Invalid value: {metrics!r}: must be an object"))
+    resources = metrics.get("enableClusterQueueResources") if isinstance(metrics, dict) else None
+    if resources is not None and not isinstance(resources, bool):
+        errors.append(("metrics.enableClusterQueueResources", f"Invalid value: {resources!r}: must be a boolean"))
+        resources = None
+    local = (gates or {}).get("LocalQueueMetrics")
+    return model.Metrics(cluster_queue_resources=bool(resources),
+                         local_queues=model.Metrics().local_queues if local is None else local)
+
+
 def _config(wait: model.WaitForPodsReady, strategies: list[str] | None, fair_on: bool, manage: object,
-            errors: Errors, integrations: object = None) -> model.Config:
+            errors: Errors, integrations: object, metrics: model.Metrics) -> model.Config:
     fair = model.FairSharing()
     if fair_on:
         fair = model.FairSharing(
@@ -101,7 +114,7 @@ def _config(wait: model.WaitForPodsReady, strategies: list[str] | None, fair_on:
             preemption_strategies=_strategies(strategies, "fairSharing.preemptionStrategies", errors),
         )
     return model.Config(wait_for_pods_ready=wait, fair_sharing=fair, manage_jobs_without_queue_name=bool(manage),
-                        frameworks=_frameworks(integrations))
+                        frameworks=_frameworks(integrations), metrics=metrics)
 
 
 def config_v1beta2(cfg: ConfigurationV1beta2) -> tuple[model.Config, Errors]:
@@ -111,7 +124,8 @@ def config_v1beta2(cfg: ConfigurationV1beta2) -> tuple[model.Config, Errors]:
     wait = _wait_for_pods_ready(w, None, False, errors) if w is not None else model.WaitForPodsReady()
     fs = cfg.fair_sharing
     config = _config(wait, fs.preemption_strategies if fs else None, fs is not None,
-                     cfg.manage_jobs_without_queue_name, errors, cfg.integrations)
+                     cfg.manage_jobs_without_queue_name, errors, cfg.integrations,
+                     _metrics(cfg.metrics, cfg.feature_gates, errors))
     return config, errors
 
 
@@ -123,5 +137,6 @@ def config_v1beta1(cfg: ConfigurationV1beta1) -> tuple[model.Config, Errors]:
     wait = _wait_for_pods_ready(w, DEFAULT_PODS_READY_TIMEOUT, True, errors) if enabled else model.WaitForPodsReady()
     fs = cfg.fair_sharing
     config = _config(wait, fs.preemption_strategies if fs else None, fs is not None and bool(fs.enable),
-                     cfg.manage_jobs_without_queue_name, errors, cfg.integrations)
+                     cfg.manage_jobs_without_queue_name, errors, cfg.integrations,
+                     _metrics(cfg.metrics, cfg.feature_gates, errors))
     return config, errors

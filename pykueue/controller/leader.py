@@ -253,9 +253,14 @@ async def run_replica(kube: Kube, config: Any, *, metrics_address: str = ":8443"
     from pykueue.controller.manager import Controller
     from pykueue.controller.metrics import Metrics
 
-    metrics, probes = Metrics(), Probes()
     controllers = [] if controllers is None else controllers
     elector = LeaderElector(kube, namespace or default_namespace()) if leader_elect else None
+
+    def role() -> str:
+        """upstream's replica_role: standalone without leader election, else leader or follower."""
+        return "standalone" if elector is None else "leader" if elector.leading else "follower"
+
+    metrics, probes = Metrics(role), Probes()
 
     def ready() -> bool:
         """controller-runtime's: a synced leader, or a standby that reaches the API server."""

@@ -324,6 +324,7 @@ class Controller:
             if state is State.ADMITTED and ready != w.pods_ready:
                 if ready:
                     engine.mark_pods_ready(key, now)
+                    self.metrics.pods_ready(key, self)
                 else:
                     engine.mark_pods_not_ready(key, now)
                 changed = True

@@ -199,10 +199,13 @@ class QueueMetrics:
     quotas: tuple[tuple[str, str, model.ResourceQuota], ...]
     reserved: dict[FR, int]  # quota held by QuotaReserved and Admitted workloads
     in_use: dict[FR, int]  # quota held by Admitted workloads only
+    weighted_share: float  # unrounded; NaN for a queue of weight 0 that borrows
+    preemption_skips: int  # heads skipped in the last cycle: their preemption targets were taken
 
 
 def queue_metrics(engine: Engine) -> list[QueueMetrics]:
     out = []
+    skips = engine.preemption_skips()
     for name in engine.cluster_queue_names():
         cq = engine.cluster_queue_status(name)
         assert cq is not None
@@ -213,8 +216,93 @@ def queue_metrics(engine: Engine) -> list[QueueMetrics]:
             pending_active=cq.pending - cq.pending_inadmissible, pending_inadmissible=cq.pending_inadmissible,
             reserving=cq.reserving, admitted=cq.admitted, quotas=quotas,
             reserved=dict(cq.usage), in_use=dict(cq.in_use),
+            weighted_share=engine.precise_weighted_share(name), preemption_skips=skips.get(name, 0),
         ))
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class LocalQueueMetrics:
+    """One LocalQueue as upstream's queue manager and cache report it. ``flavors`` lists its
+    ClusterQueue's (flavor, resource) pairs; empty when that ClusterQueue does not exist, and upstream
+    then reports nothing but the pending counts."""
+
+    namespace: str
+    name: str
+    active: str  # the status of its Active condition: True or False
+    pending_active: int
+    pending_inadmissible: int
+    reserving: int
+    admitted: int
+    cluster_queue_exists: bool
+    flavors: tuple[FR, ...]
+    reserved: dict[FR, int]
+    in_use: dict[FR, int]
+
+
+def local_queue_metrics(engine: Engine) -> list[LocalQueueMetrics]:
+    """Every LocalQueue; walks the set-aside pending workloads and those holding quota, no others."""
+    inadmissible = engine.local_queue_inadmissible()
+    usage = engine.local_queue_usage()
+    flavors: dict[str, tuple[FR, ...]] = {}
+    out = []
+    for key, lq in engine.local_queue_statuses().items():
+        cq_name = lq.spec.cluster_queue
+        if lq.cluster_queue_exists and cq_name not in flavors:
+            cq = engine.cluster_queue_status(cq_name)
+            flavors[cq_name] = () if cq is None else tuple(
+                (fq.name, resource) for group in cq.spec.resource_groups for fq in group.flavors
+                for resource in fq.resources)
+        parked = inadmissible.get(key, 0)
+        reserved, in_use = usage.get(key, ({}, {}))
+        namespace, _, name = key.partition("/")
+        out.append(LocalQueueMetrics(
+            namespace=namespace, name=name, active=local_queue_active(lq)["status"],
+            pending_active=lq.pending - parked, pending_inadmissible=parked, reserving=lq.reserving,
+            admitted=lq.admitted, cluster_queue_exists=lq.cluster_queue_exists,
+            flavors=flavors.get(cq_name, ()) if lq.cluster_queue_exists else (), reserved=reserved, in_use=in_use,
+        ))
+    return out
+
+
+def local_queue_of(engine: Engine, key: str) -> tuple[str, str] | None:
+    """(namespace, LocalQueue name) of a Workload."""
+    w = engine.workload_status(key)
+    return None if w is None else (w.spec.namespace, w.spec.queue_name)
+
+
+def priority_class_of(engine: Engine, key: str) -> str:
+    """The Workload's priority class name (WorkloadPriorityClass or PriorityClass), "" for none."""
+    w = engine.workload_status(key)
+    return (w.spec.priority_class_name or "") if w is not None else ""
+
+
+def finished_under(engine: Engine, key: str) -> str:
+    """The ClusterQueue a finished Workload was admitted to ("" when it never was), as upstream
+    counts a finished workload under status.admission.clusterQueue."""
+    w = engine.workload_status(key)
+    return w.admission.cluster_queue if w is not None and w.admission is not None else ""
+
+
+def has_admission_checks(engine: Engine, key: str) -> bool:
+    w = engine.workload_status(key)
+    return w is not None and bool(w.check_states)
+
+
+def reserved_time(engine: Engine, key: str) -> float | None:
+    """When the Workload last got its quota reservation, in Unix seconds."""
+    w = engine.workload_status(key)
+    return None if w is None or w.reserved_us is None else w.reserved_us / 1_000_000
+
+
+def admitted_time(engine: Engine, key: str) -> float | None:
+    """When the Workload was last admitted, in Unix seconds."""
+    w = engine.workload_status(key)
+    return None if w is None or w.admitted_us is None else w.admitted_us / 1_000_000
+
+
+def waits_for_pods_ready(engine: Engine) -> bool:
+    return engine.config.wait_for_pods_ready.enable
 
 
 def has_candidates(engine: Engine) -> bool:
@@ -231,3 +319,18 @@ def creation_time(engine: Engine, key: str) -> float | None:
     """The Workload's creationTimestamp in Unix seconds."""
     w = engine.workload_status(key)
     return None if w is None else w.spec.creation_time
+
+
+def metrics_config(engine: Engine) -> model.Metrics:
+    return engine.config.metrics
+
+
+def fair_sharing_enabled(engine: Engine) -> bool:
+    return engine.config.fair_sharing.enable
+
+
+def live_queues(engine: Engine) -> tuple[set[str], set[str]]:
+    """(the ClusterQueues, the NAMESPACE/NAME of the LocalQueues whose ClusterQueue exists): whose
+    series `/metrics` keeps; upstream clears the others' series."""
+    lqs = {key for key, lq in engine.local_queue_statuses().items() if lq.cluster_queue_exists}
+    return set(engine.cluster_queue_names()), lqs

@@ -8,6 +8,7 @@ number of microseconds (``model.US``) on the caller's clock, and every time it r
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -17,7 +18,7 @@ from pykueue.engine import events as ev
 from pykueue.engine import hierarchy, model
 from pykueue.engine.cluster import ClusterQueueState, CohortState
 from pykueue.engine.events import Event
-from pykueue.engine.fair_sharing import weighted_share
+from pykueue.engine.fair_sharing import drs, weighted_share
 from pykueue.engine.model import seconds_to_us
 from pykueue.engine.preemption import ClusterState, Preemptor, add_workload_usage, remove_workload_usage
 from pykueue.engine.queue_manager import QueueManager
@@ -1008,6 +1009,30 @@ class Engine:
                                         cluster_queue_active=cq is not None and cq.active)
         return out
 
+    def local_queue_inadmissible(self) -> dict[str, int]:
+        """Per NAMESPACE/LOCALQUEUE: its pending workloads set aside until capacity changes. Walks only
+        the set-aside classes (what upstream's per-LocalQueue count of inadmissible workloads walks)."""
+        out: dict[str, int] = {}
+        for cq in self.cqs.values():
+            for info in cq.pending.parked_members():
+                out[info.lq_key] = out.get(info.lq_key, 0) + 1
+        return out
+
+    def local_queue_usage(self) -> dict[str, tuple[dict[FR, int], dict[FR, int]]]:
+        """Per NAMESPACE/LOCALQUEUE: (quota reserved by its workloads holding quota, quota used by its
+        admitted ones), as a LocalQueue's flavorsReservation and flavorsUsage count them. Walks the
+        workloads holding quota, never the pending ones."""
+        out: dict[str, tuple[dict[FR, int], dict[FR, int]]] = {}
+        for cq in self.cqs.values():
+            for holders in (cq.admitted, cq.stopping):
+                for w in holders.values():
+                    reserved, in_use = out.setdefault(w.lq_key, ({}, {}))
+                    for fr, v in w.usage.items():
+                        reserved[fr] = reserved.get(fr, 0) + v
+                        if w.state is State.ADMITTED:
+                            in_use[fr] = in_use.get(fr, 0) + v
+        return out
+
     def workload_keys(self, state: State | None = None) -> list[str]:
         """Keys of every workload, or of those in ``state``."""
         return [k for k, i in self.workloads.items() if state is None or i.state is state]
@@ -1100,6 +1125,18 @@ class Engine:
         if not self.config.fair_sharing.enable:
             return 0
         return weighted_share(self.cqs[cq_name].node, self.state)
+
+    def preemption_skips(self) -> dict[str, int]:
+        """Per ClusterQueue, heads of the last scheduling cycle skipped for overlapping preemption targets."""
+        return dict(self.scheduler.preemption_skips)
+
+    def precise_weighted_share(self, cq_name: str) -> float:
+        """The weighted share before rounding, as upstream's metric reports it: NaN for a queue of
+        weight 0 that borrows (an infinite share); 0 unless fair sharing is enabled."""
+        if not self.config.fair_sharing.enable:
+            return 0.0
+        zero_weight_borrows, value = drs(self.cqs[cq_name].node, self.state)
+        return math.nan if zero_weight_borrows else value
 
     def pending_count(self, cq_name: str) -> int:
         cq = self.cqs[cq_name]

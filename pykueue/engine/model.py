@@ -333,6 +333,16 @@ class FairSharing:
 
 
 @dataclass(slots=True, frozen=True)
+class Metrics:
+    """Which optional series `/metrics` exports (the controller reads this, the engine does not)."""
+
+    # metrics.enableClusterQueueResources: quota, reservation, usage and weighted share per ClusterQueue
+    cluster_queue_resources: bool = False
+    # the LocalQueueMetrics feature gate (beta and on by default since upstream v0.17): the kueue_local_queue_* series
+    local_queues: bool = True
+
+
+@dataclass(slots=True, frozen=True)
 class Config:
     """The parts of Kueue's Configuration the engine reads."""
 
@@ -342,3 +352,4 @@ class Config:
     # integrations.frameworks: the kinds Kueue manages, by upstream's names (the drivers read it; the
     # engine only queues what they give it). Upstream's default: batch/job alone.
     frameworks: tuple[str, ...] = ("batch/job",)
+    metrics: Metrics = Metrics()

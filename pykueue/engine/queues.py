@@ -16,6 +16,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import deque
+from collections.abc import Iterator
 
 from pykueue.engine.model import BEST_EFFORT_FIFO
 from pykueue.engine.workload import Stamps, WorkloadInfo
@@ -204,6 +205,13 @@ class PendingQueue:
     def parked_count(self) -> int:
         """Members whose class is set aside (inadmissible): counted by class, not by member."""
         return sum(len(cls.live) for cls in self._classes.values() if cls.parked)
+
+    def parked_members(self) -> Iterator[WorkloadInfo]:
+        """The members whose class is set aside (inadmissible)."""
+        for cls in self._classes.values():
+            if cls.parked:
+                for e in cls.live.values():
+                    yield e[4]
 
     def members(self) -> list[WorkloadInfo]:
         return [e[4] for cls in self._classes.values() for e in cls.live.values()]

@@ -77,6 +77,10 @@ class Scheduler:
         # The flavor assigner's requests per pod-set tuple (flavors.prepared): a Shared of its own, as
         # the engine's keys the scheduling hash's pod-set part by the same tuples.
         self.prepared = Shared()
+        # Per ClusterQueue, the heads of the last cycle that had any which were skipped because another
+        # workload of that cycle had picked the same preemption targets (upstream's
+        # admission_cycle_preemption_skips); a queue absent here skipped none.
+        self.preemption_skips: dict[str, int] = {}
 
     def run(self, now: int) -> None:
         engine = self.engine
@@ -109,6 +113,7 @@ class Scheduler:
             heads.append((cq, info))
         if not heads:
             return False
+        self.preemption_skips = {}
         progressed = False
         entries: list[Entry] = []
         awaiting = engine.awaiting
@@ -160,6 +165,7 @@ class Scheduler:
                 reservations.append((cq, usage))
             return self._requeue(cq, info, Putback.PARK)
         if any(t.workload.key in preempted for t in entry.targets):
+            self.preemption_skips[cq.name] = self.preemption_skips.get(cq.name, 0) + 1
             info.set_reason(WAITING_FOR_QUOTA, "Workload has overlapping preemption targets with another workload")
             return self._requeue(cq, info, Putback.IMMEDIATE)
         targets = [t for t in entry.targets if t.workload.has_quota]

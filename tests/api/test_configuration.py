@@ -55,6 +55,14 @@ V1 = "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
             V2 + "integrations:\n  frameworks: [batch/job]\nfeatureGates: {PartialAdmission: true}\n",
             model.Config(),
         ),
+        (
+            V2 + "metrics:\n  bindAddress: :8443\n  enableClusterQueueResources: true\n",
+            model.Config(metrics=model.Metrics(cluster_queue_resources=True, local_queues=True)),
+        ),
+        (
+            V1 + "featureGates: {LocalQueueMetrics: false}\n",
+            model.Config(metrics=model.Metrics(cluster_queue_resources=False, local_queues=False)),
+        ),
     ],
     ids=[
         "empty",
@@ -66,6 +74,8 @@ V1 = "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
         "v1beta1 fair sharing defaults",
         "v1beta1 fair sharing off",
         "unused sections are accepted",
+        "cluster queue resource metrics",
+        "local queue metrics gated off",
     ],
 )
 def test_configuration_from_flag(load: Loader, text: str, expected: model.Config) -> None:
@@ -103,6 +113,12 @@ def test_configuration_among_inputs(load: Loader) -> None:
             "Unsupported value",
         ),
         (V2 + "waitForPodReady: {}\n", "waitForPodReady", "unknown field"),
+        (
+            V2 + "metrics:\n  enableClusterQueueResources: maybe\n",
+            "metrics.enableClusterQueueResources",
+            "must be a boolean",
+        ),
+        (V2 + "metrics: [enableClusterQueueResources]\n", "metrics", "must be an object"),
     ],
 )
 def test_invalid_configuration(load: Loader, text: str, path: str, message: str) -> None:

@@ -47,9 +47,9 @@ def workload(name: str, cpu: str) -> dict[str, Any]:
     return obj
 
 
-def controller_with(*workloads: dict[str, Any]) -> tuple[Controller, RecordingKube]:
+def controller_with(*workloads: dict[str, Any], config: model.Config | None = None) -> tuple[Controller, RecordingKube]:
     kube = RecordingKube()
-    ctl = Controller(kube, model.Config(), clock=lambda: 1_800_000_000.0)  # type: ignore[arg-type]
+    ctl = Controller(kube, config or model.Config(), clock=lambda: 1_800_000_000.0)  # type: ignore[arg-type]
     queue_objects = [
         (r.RESOURCE_FLAVOR, "default", kueue("ResourceFlavor", "default", {})),
         (r.CLUSTER_QUEUE, "cq", kueue("ClusterQueue", "cq", {
