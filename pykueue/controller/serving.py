@@ -27,8 +27,11 @@ Every TLS context comes from ``server_context`` (TLS 1.2 at least, no renegotiat
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import ssl
+import threading
+import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -292,6 +295,47 @@ class Listener:
             self.runner = None
 
 
+class _CollectorPause:
+    """The cyclic garbage collector held off while any ``Work`` thread works. A review allocates some
+    hundred thousand dicts, which set off collections of the whole heap from inside the work (some
+    inside orjson's parse): each holds the GIL, and so stalls the event loop, for up to a second here.
+    A review's objects hold no cycles (parsed JSON): reference counting frees them all when it ends,
+    and the counts that start collections fall back as they are freed."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._holders = 0
+        self._was_enabled = False
+
+    def __enter__(self) -> None:
+        with self._lock:
+            if self._holders == 0:
+                self._was_enabled = gc.isenabled()
+                gc.disable()
+            self._holders += 1
+
+    def __exit__(self, *_: object) -> None:
+        with self._lock:
+            self._holders -= 1
+            if self._holders == 0 and self._was_enabled:
+                gc.enable()
+
+
+_COLLECTOR_PAUSE = _CollectorPause()
+
+
+def _without_collector(work: Callable[[I], T], value: I) -> T:
+    with _COLLECTOR_PAUSE:
+        return work(value)
+
+
+def let_loop_run() -> None:
+    """Called now and then by long pure-Python work on a ``Work`` thread: it gives up the GIL, so the
+    event loop runs at once instead of waiting out the interpreter's switch interval (5 ms) at each of
+    its steps, which made a probe wait over a second behind one big conversion."""
+    time.sleep(0)
+
+
 class Work:
     """A few threads for request work too heavy for the event loop. A request first waits for a
     thread, and only then reads its input (``read``): at most ``workers`` bodies are held and worked
@@ -309,7 +353,8 @@ class Work:
         slots = self._slots
         await slots.acquire()
         try:
-            job = asyncio.get_running_loop().run_in_executor(self._executor, work, await read())
+            job = asyncio.get_running_loop().run_in_executor(self._executor, _without_collector, work,
+                                                             await read())
         except BaseException:
             slots.release()
             raise

@@ -296,7 +296,7 @@ class WebhookServer:
             # the Job's rules while its integration is on; a hook left registered for it otherwise allows
             validate_job = admission.validator_for_jobs(hook.kind, frameworks, self.default_queue_exists)
             app.router.add_post(hook.path, self._admission(validate_job))
-        app.router.add_post(names.CONVERT_PATH, self._review(conversion.review))
+        app.router.add_post(names.CONVERT_PATH, self._review(lambda r: conversion.review(r, serving.let_loop_run)))
         app.router.add_get("/healthz", self._healthz)
         return app
 
