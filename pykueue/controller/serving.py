@@ -20,7 +20,9 @@ What bounds a server, and where the figures come from (each server's own choice 
 - a body above ``max_body`` is ``413`` before it is read (by its Content-Length) or as it is read.
 
 ``Work`` moves CPU-heavy handling (a large JSON parse, a conversion of many objects) to a few threads,
-with at most as many requests' bodies read as there are threads, so one request never stalls the loop.
+with at most as many requests' bodies read as there are threads, so one request never stalls the loop
+(its thread hands the loop the GIL now and then, ``let_loop_run``, and holds the cyclic collector off
+while it works on a large body, ``_CollectorPause``).
 Every TLS context comes from ``server_context`` (TLS 1.2 at least, no renegotiation).
 """
 
@@ -295,38 +297,62 @@ class Listener:
             self.runner = None
 
 
-class _CollectorPause:
-    """The cyclic garbage collector held off while any ``Work`` thread works. A review allocates some
-    hundred thousand dicts, which set off collections of the whole heap from inside the work (some
-    inside orjson's parse): each holds the GIL, and so stalls the event loop, for up to a second here.
-    A review's objects hold no cycles (parsed JSON): reference counting frees them all when it ends,
-    and the counts that start collections fall back as they are freed."""
+COLLECTOR_PAUSE_BYTES = 1 * MIB  # inputs this large are worked on with the collector held off
+COLLECTOR_PAUSE_LIMIT = 5.0  # seconds a pause may last before new work stops joining it
 
-    def __init__(self) -> None:
+
+class _CollectorPause:
+    """The cyclic garbage collector held off while a ``Work`` thread works on a large input. Such a
+    review allocates some hundred thousand dicts, which set off collections of the whole heap from
+    inside the work (some inside orjson's parse): each holds the GIL, and so stalls the event loop,
+    for up to a second here. A review's objects hold no cycles (parsed JSON): reference counting frees
+    them when it ends. So that a stream of large reviews cannot keep the collector off (and the
+    process's cyclic garbage growing), work joins a pause only within ``COLLECTOR_PAUSE_LIMIT`` of its
+    start, and after a pause the collector stays on at least as long as the pause lasted."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
         self._lock = threading.Lock()
         self._holders = 0
+        self._since = 0.0
+        self._resume_after = 0.0
         self._was_enabled = False
 
-    def __enter__(self) -> None:
+    def acquire(self) -> bool:
+        """Hold the collector off (True), or not now (False: the work runs with it on)."""
         with self._lock:
+            now = self.clock()
             if self._holders == 0:
-                self._was_enabled = gc.isenabled()
+                if now < self._resume_after:
+                    return False
+                self._since, self._was_enabled = now, gc.isenabled()
                 gc.disable()
+            elif now - self._since > COLLECTOR_PAUSE_LIMIT:
+                return False
             self._holders += 1
+            return True
 
-    def __exit__(self, *_: object) -> None:
+    def release(self) -> None:
         with self._lock:
             self._holders -= 1
-            if self._holders == 0 and self._was_enabled:
-                gc.enable()
+            if self._holders == 0:
+                now = self.clock()
+                self._resume_after = now + (now - self._since)
+                if self._was_enabled:
+                    gc.enable()
 
 
 _COLLECTOR_PAUSE = _CollectorPause()
 
 
 def _without_collector(work: Callable[[I], T], value: I) -> T:
-    with _COLLECTOR_PAUSE:
+    if not isinstance(value, bytes | bytearray) or len(value) < COLLECTOR_PAUSE_BYTES \
+            or not _COLLECTOR_PAUSE.acquire():
         return work(value)
+    try:
+        return work(value)
+    finally:
+        _COLLECTOR_PAUSE.release()
 
 
 def let_loop_run() -> None:

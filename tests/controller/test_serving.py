@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import logging
 import ssl
 import threading
@@ -337,3 +338,34 @@ def test_a_failing_admission_handler_answers_a_fixed_message_and_logs_the_error(
     assert "attribute" not in response["status"]["message"]  # the exception's text stays in the log
     [record] = caplog.records
     assert record.getMessage() == "webhook failed" and "has no attribute" in record.fields["error"]
+
+
+def test_the_collector_pause_cannot_be_held_open_by_a_stream_of_large_reviews(monkeypatch) -> None:
+    """Work on a large input holds the cyclic collector off; new work joins a pause only in its first
+    5 s, and after it the collector stays on as long as the pause lasted (so at least half the time)."""
+    clock = [0.0]
+    pause = serving._CollectorPause(lambda: clock[0])
+    assert gc.isenabled()
+    try:
+        assert pause.acquire() and not gc.isenabled()
+        clock[0] = 4.0
+        assert pause.acquire()  # joins the running pause
+        clock[0] = 6.0
+        assert not pause.acquire()  # past the limit: runs with the collector on... once it is on again
+        pause.release()
+        assert not gc.isenabled()
+        clock[0] = 8.0
+        pause.release()
+        assert gc.isenabled()
+        clock[0] = 15.0
+        assert not pause.acquire()  # 8 s paused: on until 16 s
+        clock[0] = 16.0
+        assert pause.acquire() and not gc.isenabled()
+        pause.release()
+    finally:
+        gc.enable()
+    assert gc.isenabled()
+    monkeypatch.setattr(serving, "_COLLECTOR_PAUSE", serving._CollectorPause())  # none paused before
+    small = serving._without_collector(lambda raw: gc.isenabled(), b"{}")
+    large = serving._without_collector(lambda raw: gc.isenabled(), b" " * serving.COLLECTOR_PAUSE_BYTES)
+    assert (small, large) == (True, False) and gc.isenabled()
