@@ -179,6 +179,16 @@ class AuthConfig:
                    extra_prefixes=_names(data.get("requestheader-extra-headers-prefix")))
 
 
+    def front_proxy_open(self) -> bool:
+        """The request-header CA is one of the client CAs and no allowed names narrow it: then every
+        client certificate it signs (a user's, a node's) passes as the front proxy, whose headers say
+        who the caller is."""
+        if self.allowed_names or not self.request_header_cas:
+            return False
+        clients = {cert.fingerprint(hashes.SHA256()) for cert in self.client_cas}
+        return any(cert.fingerprint(hashes.SHA256()) in clients for cert in self.request_header_cas)
+
+
 MAX_CHAIN = 8  # certificates between a client's leaf and its root, as far as any real PKI goes
 
 
@@ -327,6 +337,11 @@ class Delegated:
             log.info("client certificate authentication configured", extra={"fields": {
                 "clientCAs": len(config.client_cas), "requestHeaderCAs": len(config.request_header_cas),
                 "allowedNames": ",".join(sorted(config.allowed_names))}})
+            if config.front_proxy_open():
+                log.warning("the front-proxy CA also signs client certificates and no "
+                            "requestheader-allowed-names are set: any client certificate of that CA can "
+                            "send X-Remote-User and act as anyone on the visibility and dashboard ports; set "
+                            "--requestheader-allowed-names on the API server (e.g. front-proxy-client)")
 
     async def start(self) -> None:
         """Read the ConfigMap once (so the first requests already see it), then follow it."""

@@ -5,7 +5,8 @@ and authorization by default, as controller-runtime's secure metrics server), `/
 Served by aiohttp on the controller's own asyncio loop: an answer to `/healthz` proves that loop is
 turning (a wedged loop answers nothing, so the kubelet restarts the pod), and `/metrics` can read the
 engine without a lock. Addresses are controller-runtime's: `:8443` every interface, `HOST:PORT`,
-`[::1]:PORT`, and `0` for off.
+`[::1]:PORT`, and `0` for off. Each port is bounded by ``serving`` (``serving.METRICS``,
+``serving.PROBES``): anything in the cluster can reach them, and a flood must not stop the probes.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 from aiohttp import web
 
-from pykueue.controller import supervise
+from pykueue.controller import serving, supervise
 
 log = logging.getLogger("pykueue.controller")
 
@@ -44,12 +45,14 @@ class Server:
     """One listener; `routes` maps a path to a handler returning (status, body, content type)."""
 
     def __init__(self, name: str, address: str,
-                 routes: dict[str, Callable[[], tuple[int, bytes, str]]], secure: SecureServing | None = None) -> None:
+                 routes: dict[str, Callable[[], tuple[int, bytes, str]]], *, bounds: serving.Bounds,
+                 secure: SecureServing | None = None) -> None:
         self.name = name
         self.bind = parse_bind(address)
         self.routes = routes
         self.secure = secure  # HTTPS, every path behind authentication and authorization
-        self.runner: web.AppRunner | None = None
+        self.limits = serving.Limits(bounds)
+        self.listener: serving.Listener | None = None
         self.port = 0  # the bound port, once listening
 
     async def start(self) -> None:
@@ -66,25 +69,22 @@ class Server:
                 return auth.Attributes(verb, path=request.path)
 
             middlewares.append(auth.middleware(self.secure.auth, guard, certificates=False))
-        app = web.Application(middlewares=middlewares)
+        app = self.limits.application(*middlewares)
         for path, handler in self.routes.items():
             app.router.add_get(path, self._wrap(handler))
-        self.runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self.runner.setup()
         host, port = self.bind
         context = self.secure.context if self.secure is not None else None
-        site = web.TCPSite(self.runner, host, port, reuse_address=True, ssl_context=context)
-        await site.start()
-        if self.runner.addresses:
-            self.port = self.runner.addresses[0][1]
+        self.listener = serving.Listener(app, self.limits, host, port, ssl_context=context)
+        await self.listener.start()
+        self.port = self.listener.port
         log.info("serving", extra={"fields": {"server": self.name, "address": f"{host or ''}:{self.port}",
                                               "scheme": "https" if context else "http",
                                               "paths": ",".join(self.routes)}})
 
     async def stop(self) -> None:
-        if self.runner is not None:
-            await self.runner.cleanup()
-            self.runner = None
+        if self.listener is not None:
+            await self.listener.stop()
+            self.listener = None
         if self.secure is not None:
             self.secure.close()
 
@@ -127,16 +127,15 @@ class SecureServing:
         from pykueue.controller.webhooks import certs
 
         directory = certs.fresh_dir(certs.default_parent(), prefix="metrics-certs-")
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
-        serving = cls(context, auth, directory, (*names, socket.gethostname(), *certs.LOCAL_NAMES),
-                      validity=validity or certs.CERT_VALIDITY, lookahead=certs.LOOKAHEAD if lookahead is None
-                      else lookahead)
+        context = serving.server_context()
+        made = cls(context, auth, directory, (*names, socket.gethostname(), *certs.LOCAL_NAMES),
+                   validity=validity or certs.CERT_VALIDITY, lookahead=certs.LOOKAHEAD if lookahead is None
+                   else lookahead)
         if now is not None:
-            serving.now = now
-        serving._renew()
-        context.sni_callback = serving._on_hello
-        return serving
+            made.now = now
+        made._renew()
+        context.sni_callback = made._on_hello
+        return made
 
     def _renew(self) -> None:
         from cryptography import x509
@@ -164,9 +163,8 @@ class SecureServing:
         return True
 
     def _on_hello(self, connection: Any, _server_name: str | None, _context: ssl.SSLContext) -> None:
-        if self.check():  # this connection too: a context of its own with the new certificate
-            fresh = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            fresh.minimum_version = self.context.minimum_version
+        if self.check():  # this connection too: a context of its own with the new certificate, and
+            fresh = serving.context_like(self.context)  # the client CAs the listener's has (the dashboard's)
             fresh.load_cert_chain(str(self.directory / "tls.crt"), str(self.directory / "tls.key"))
             connection.context = fresh
 

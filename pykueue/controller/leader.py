@@ -249,6 +249,7 @@ async def run_replica(kube: Kube, config: Any, *, metrics_address: str = ":8443"
     ``controllers`` (when given) receives the Controller once this replica runs one (the visibility API's).
     ``metrics_secure`` (a health.SecureServing): /metrics over HTTPS behind authentication and
     authorization; None for plain HTTP."""
+    from pykueue.controller import serving
     from pykueue.controller.health import CONTENT_TYPE_PROMETHEUS, Probes, Server
     from pykueue.controller.manager import Controller
     from pykueue.controller.metrics import Metrics
@@ -271,8 +272,8 @@ async def run_replica(kube: Kube, config: Any, *, metrics_address: str = ":8443"
     probes.ready = ready
     servers = [
         Server("metrics", metrics_address, {"/metrics": lambda: (200, metrics.exposition(), CONTENT_TYPE_PROMETHEUS)},
-               secure=metrics_secure),
-        Server("health", probe_address, {"/healthz": probes.healthz, "/readyz": probes.readyz}),
+               bounds=serving.METRICS, secure=metrics_secure),
+        Server("health", probe_address, {"/healthz": probes.healthz, "/readyz": probes.readyz}, bounds=serving.PROBES),
     ]
 
     async def work() -> None:

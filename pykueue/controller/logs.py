@@ -13,14 +13,18 @@ import time
 from typing import Any
 
 FORMATS = ("logfmt", "json")
-_QUOTED = re.compile(r'[ "=\\\n\t]')
+# what a bare value may not hold: logfmt's own syntax, and every control or line-breaking character (C0,
+# DEL, C1, U+2028/9), so an object's name or a message cannot start a forged line or rewrite a terminal
+_QUOTED = re.compile('[ "=\\\\\x00-\x1f\x7f-\x9f\u2028\u2029]')
 
 
 def _value(value: Any) -> str:
+    """The value bare when that is safe, else a JSON string: every control character escaped (DEL too,
+    which json.dumps leaves), non-ASCII as \\u escapes, so a record is always one line."""
     text = "" if value is None else str(value)
     if text and not _QUOTED.search(text):
         return text
-    return json.dumps(text)
+    return json.dumps(text).replace("\x7f", "\\u007f")
 
 
 _second: list[Any] = [None, ""]  # the last whole second formatted, and its text

@@ -11,7 +11,7 @@ known path or not, is authenticated and authorized (``auth.middleware`` with
 ``Visibility.attributes``, built from the route that will serve it) before a handler runs: 401 for
 nobody, 403 without the right, then the route (404 for an unknown path). A path with an encoded
 slash (``%2F``) is refused first (400): no name holds a slash, and the route and the attributes
-must read the same segments.
+must read the same segments. Its bounds are ``serving.VISIBILITY``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from pykueue.controller import auth, visibility, visibility_discovery
+from pykueue.controller import auth, serving, visibility, visibility_discovery
 
 if TYPE_CHECKING:
     from pykueue.controller.webhooks.server import WebhookServer
@@ -60,7 +60,8 @@ class VisibilityServer:
         self.auth = authenticator
         self.source = source
         self.context: ssl.SSLContext | None = None
-        self.runner: web.AppRunner | None = None
+        self.limits = serving.Limits(serving.VISIBILITY)
+        self.listener: serving.Listener | None = None
         self.port = options.port
 
     @property
@@ -69,7 +70,7 @@ class VisibilityServer:
 
     def app(self) -> web.Application:
         routes = visibility.Visibility(self.source)
-        app = web.Application(middlewares=[no_encoded_slash, auth.middleware(self.auth, routes.attributes)])
+        app = self.limits.application(no_encoded_slash, auth.middleware(self.auth, routes.attributes))
         routes.register(app)
         return app
 
@@ -79,24 +80,20 @@ class VisibilityServer:
 
     async def start(self) -> None:
         """Listen with the current certificate; follow its renewals and the ConfigMap's CAs."""
-        self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)  # no system CAs: clients are the ConfigMap's
-        self.context.minimum_version = ssl.TLSVersion.TLSv1_2
+        self.context = serving.server_context()  # no system CAs: clients are the ConfigMap's
         self._load()
         auth.trust_client_cas(self.context, self.auth)
         self.certificates.listeners.append(self._load)
-        self.runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, self.options.host or None, self.options.port, ssl_context=self.context,
-                           reuse_address=True)
-        await site.start()
-        if self.runner.addresses:  # the bound port, when 0 asked for any
-            self.port = self.runner.addresses[0][1]
+        self.listener = serving.Listener(self.app(), self.limits, self.options.host, self.options.port,
+                                         ssl_context=self.context)
+        await self.listener.start()
+        self.port = self.listener.port  # the bound port, when 0 asked for any
         log.info("visibility server ready", extra={"fields": {
             "address": f"{self.options.host}:{self.port}", "service": self.certificates.options.visibility_service}})
 
     async def stop(self) -> None:
         if self._load in self.certificates.listeners:
             self.certificates.listeners.remove(self._load)
-        if self.runner is not None:
-            await self.runner.cleanup()
-            self.runner = None
+        if self.listener is not None:
+            await self.listener.stop()
+            self.listener = None

@@ -71,8 +71,7 @@ async def _serve(kubeconfig: str | None, context: str | None, host: str, port: i
     import asyncio
     import signal
 
-    from aiohttp import web
-
+    from pykueue.controller import serving
     from pykueue.dashboard.guard import Guard
     from pykueue.dashboard.server import Dashboard
     from pykueue.dashboard.state import Feed, Hub
@@ -94,17 +93,16 @@ async def _serve(kubeconfig: str | None, context: str | None, host: str, port: i
         dashboard = Dashboard(lambda: feed.objects, hub, config, unreadable=lambda: feed.unreadable,
                               pod=feed.pod)
         guard = Guard(host, port)
-        runner = web.AppRunner(dashboard.app((guard.middleware,)), access_log=None, handle_signals=False,
-                               shutdown_timeout=1.0)
-        await runner.setup()
+        limits = serving.Limits(serving.DASHBOARD)
+        listener = serving.Listener(dashboard.app((limits.middleware, guard.middleware)), limits, host, port,
+                                    shutdown_timeout=1.0)
         try:
-            site = web.TCPSite(runner, host, port, reuse_address=True)
             try:
-                await site.start()
+                await listener.start()
             except OSError as exc:
                 return _fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
             await feed.start()
-            guard.port = runner.addresses[0][1] if runner.addresses else port
+            guard.port = listener.port
             print(f"pykueue dashboard: serving {guard.url(host)} (read-only; Ctrl-C stops)", flush=True)
             stop = asyncio.Event()
             loop = asyncio.get_running_loop()
@@ -113,7 +111,7 @@ async def _serve(kubeconfig: str | None, context: str | None, host: str, port: i
             await stop.wait()
         finally:
             await feed.stop()
-            await runner.cleanup()
+            await listener.stop()
     finally:
         await session.close()
     return 0

@@ -11,8 +11,7 @@ from __future__ import annotations
 import ssl
 from typing import Any
 
-from aiohttp import web
-
+from pykueue.controller import serving
 from pykueue.dashboard.server import Dashboard
 from pykueue.dashboard.state import Feed, Hub
 from pykueue.engine import model
@@ -22,14 +21,14 @@ from pykueue.kube.client import Kube
 class Served:
     """A running dashboard: its watches and its listener, stopped together."""
 
-    def __init__(self, feed: Feed, runner: web.AppRunner, port: int) -> None:
+    def __init__(self, feed: Feed, listener: serving.Listener) -> None:
         self.feed = feed
-        self.runner = runner
-        self.port = port
+        self.listener = listener
+        self.port = listener.port
 
     async def stop(self) -> None:
         await self.feed.stop()
-        await self.runner.cleanup()
+        await self.listener.stop()
 
 
 async def serve(kube: Kube, config: model.Config, *, host: str, port: int, middlewares: tuple[Any, ...] = (),
@@ -40,13 +39,9 @@ async def serve(kube: Kube, config: model.Config, *, host: str, port: int, middl
     feed = Feed(kube, hub)
     dashboard = Dashboard(lambda: feed.objects, hub, config, unreadable=lambda: feed.unreadable,
                           pod=feed.pod)
-    runner = web.AppRunner(dashboard.app(middlewares), access_log=None, handle_signals=False, shutdown_timeout=1.0)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, host or None, port, reuse_address=True, ssl_context=ssl_context).start()
-    except OSError:
-        await runner.cleanup()
-        raise
+    limits = serving.Limits(serving.DASHBOARD)
+    listener = serving.Listener(dashboard.app((limits.middleware, *middlewares)), limits, host, port,
+                                ssl_context=ssl_context, shutdown_timeout=1.0)
+    await listener.start()
     feed.begin()
-    bound = runner.addresses[0][1] if runner.addresses else port
-    return Served(feed, runner, bound)
+    return Served(feed, listener)

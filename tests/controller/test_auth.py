@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import logging
 from typing import Any
 
 import pytest
@@ -225,6 +226,24 @@ def test_one_ca_for_front_proxy_and_clients_tries_each_in_turn() -> None:
     proxy = _der(_cert("front-proxy-client", issuer=CLIENT_CA)[0])
     assert d.from_certificate(proxy, forged).name == "pykueue-admin"
     assert d.from_certificate(proxy, _headers()) == auth.User("front-proxy-client")
+
+
+def test_a_front_proxy_ca_that_signs_client_certificates_without_allowed_names_is_warned_of(caplog) -> None:
+    """With one CA for both and no allowed names, any client certificate is believed as the front
+    proxy (its X-Remote-User headers): the configuration is logged as a warning, once per change."""
+    shared = _pem(CLIENT_CA[0])
+    open_data = {**CONFIG_DATA, "requestheader-client-ca-file": shared, "requestheader-allowed-names": ""}
+    d = _delegated(FakeApi(), Clock())
+    with caplog.at_level(logging.WARNING, logger="pykueue.auth"):
+        d.set_config(auth.AuthConfig.from_data({**CONFIG_DATA, "requestheader-client-ca-file": shared}))
+        d.set_config(auth.AuthConfig.from_data({**CONFIG_DATA, "requestheader-allowed-names": ""}))
+        assert caplog.records == []  # allowed names set, or two different CAs: nothing to warn of
+        d.set_config(auth.AuthConfig.from_data(open_data))
+        d.set_config(auth.AuthConfig.from_data(open_data))  # unchanged: not again
+    assert [r.getMessage().split(":")[0] for r in caplog.records] == [
+        "the front-proxy CA also signs client certificates and no requestheader-allowed-names are set"]
+    dave = _der(_cert("dave", issuer=CLIENT_CA)[0])  # why: dave's own certificate now speaks for anyone
+    assert d.from_certificate(dave, _headers(X_Remote_User="admin")) == auth.User("admin")
 
 
 def test_listeners_hear_of_a_changed_config_only() -> None:

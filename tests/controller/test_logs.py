@@ -34,3 +34,25 @@ def test_logfmt_and_json_carry_the_same_fields() -> None:
     assert json.loads(Formatter("json").format(record)) == {
         "time": "2025-11-23T12:13:20.250Z", "level": "info", "logger": "pykueue.controller",
         "msg": "decision", "decision": "Admitted", "workload": "ns/w"}
+
+
+FORGERIES = ["job\nlevel=info msg=admitted", "job\rtime=0 level=error", "a\x1b[2Jb", "x\x85y", "p\u2028q", "del\x7f",
+             "nul\x00", "tab\there"]
+
+
+@given(st.text())
+def test_no_value_can_break_or_forge_a_line(text: str) -> None:
+    """Object names and messages come from users: whatever they hold, a record stays one line with no
+    control character in it, and a quoted value reads back as it was."""
+    line = logfmt({"workload": text, "msg": "decision"})
+    assert not any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f or c in "\u2028\u2029" for c in line)
+    value = line[len("workload="):-len(" msg=decision")]
+    assert (json.loads(value) if value.startswith('"') else value) == text
+
+
+def test_control_characters_are_escaped_not_written() -> None:
+    for text in FORGERIES:
+        value = logfmt({"name": text})[len("name="):]
+        assert value.startswith('"') and json.loads(value) == text, text
+    assert logfmt({"name": "job\rtime=0"}) == 'name="job\\rtime=0"'
+    assert logfmt({"name": "del\x7f"}) == 'name="del\\u007f"'

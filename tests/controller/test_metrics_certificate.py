@@ -60,3 +60,60 @@ def test_a_short_lived_metrics_certificate_is_renewed_at_the_first_handshake_wit
     finally:
         serving.close()
     assert not serving.directory.exists()
+
+
+def test_a_renewed_certificate_still_asks_for_and_checks_client_certificates(tmp_path) -> None:
+    """The dashboard's port trusts the ConfigMap's client CAs (auth.trust_client_cas). The handshake that
+    renews its certificate switches to a fresh context: that context must ask for, and verify, a client
+    certificate as the listener's does (without the CAs the client's certificate was refused)."""
+    from cryptography.hazmat.primitives import serialization
+
+    from pykueue.controller import auth
+    from tests.controller.test_auth import CONFIG_DATA, FakeApi
+    from tests.controller.test_visibility_server import _cert, _pem
+
+    root = _cert("client-ca", None, True)
+    leaf, key = _cert("erin", root, False)
+    (tmp_path / "leaf.crt").write_text(_pem(leaf))
+    (tmp_path / "leaf.key").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                          serialization.NoEncryption()))
+    delegated = auth.Delegated(None, reviewer=FakeApi())
+    delegated.set_config(auth.AuthConfig.from_data({**CONFIG_DATA, "client-ca-file": _pem(root[0])}))
+    clock = Clock()
+    serving = SecureServing.self_signed(delegated, validity=datetime.timedelta(hours=1),
+                                        lookahead=datetime.timedelta(minutes=10), now=clock)
+    auth.trust_client_cas(serving.context, delegated)
+
+    def handshake(port: int) -> tuple[int, str]:
+        """The served certificate's serial, and the client's CN as the server verified it."""
+        context = ssl._create_unverified_context()  # noqa: S323 - the self-signed serving certificate
+        context.load_cert_chain(str(tmp_path / "leaf.crt"), str(tmp_path / "leaf.key"))
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as raw, context.wrap_socket(raw) as tls:
+            served = x509.load_der_x509_certificate(tls.getpeercert(binary_form=True)).serial_number
+            return served, tls.recv(100).decode()
+
+    async def echo_peer(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peercert") or {}
+        writer.write(next((v for rdn in peer.get("subject", ()) for k, v in rdn if k == "commonName"), "-").encode())
+        await writer.drain()
+        writer.close()
+
+    async def scenario() -> tuple[tuple[int, str], tuple[int, str], tuple[int, str]]:
+        server = await asyncio.start_server(echo_peer, "127.0.0.1", 0, ssl=serving.context)
+        port = server.sockets[0].getsockname()[1]
+        try:
+            before = await asyncio.to_thread(handshake, port)
+            clock.t += datetime.timedelta(minutes=51)  # within the lookahead: this handshake renews
+            renewing = await asyncio.to_thread(handshake, port)
+            after = await asyncio.to_thread(handshake, port)
+            return before, renewing, after
+        finally:
+            server.close()
+            await server.wait_closed()
+
+    try:
+        before, renewing, after = asyncio.run(scenario())
+    finally:
+        serving.close()
+    assert before[1] == renewing[1] == after[1] == "erin"
+    assert renewing[0] != before[0] and after[0] == renewing[0]

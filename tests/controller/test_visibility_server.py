@@ -180,7 +180,7 @@ def test_with_the_webhook_port_off_the_certificates_are_kept_for_the_visibility_
                                       auth.Delegated(None, reviewer=FakeApi()), lambda: None)
         await visibility.start()
         try:
-            assert webhooks.runner is None and webhooks.context is None
+            assert webhooks.listener is None and webhooks.context is None
             assert webhooks.certs._missing == {"v1beta2.visibility.kueue.x-k8s.io", "v1beta1.visibility.kueue.x-k8s.io"}
             async with aiohttp.ClientSession() as session:
                 context = ssl.create_default_context(cafile=str(tmp_path / "serving" / "ca.crt"))

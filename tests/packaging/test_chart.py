@@ -354,6 +354,31 @@ def test_helm_template_dashboard(helm_bin: Path) -> None:
 
 
 @pytest.mark.cluster
+def test_helm_template_network_policy(helm_bin: Path) -> None:
+    """networkPolicy.enabled: the webhook and visibility ports from the API server's CIDRs only, the
+    others from anywhere; none by default, and a clear refusal without the CIDRs."""
+    def rendered(*args: str) -> dict[str, list[dict[str, Any]]]:
+        return by_kind(documents(helm(helm_bin, "template", "kq", str(CHART), *args).stdout))
+
+    assert "NetworkPolicy" not in rendered()
+    (policy,) = rendered("--set", "networkPolicy.enabled=true", "--set",
+                         "networkPolicy.apiServerCIDRs={10.0.0.0/24,192.168.1.5/32}")["NetworkPolicy"]
+    spec = policy["spec"]
+    assert spec["podSelector"]["matchLabels"]["app.kubernetes.io/component"] == "controller"
+    assert spec["policyTypes"] == ["Ingress"]
+    api_server, anyone = spec["ingress"]
+    assert api_server["from"] == [{"ipBlock": {"cidr": "10.0.0.0/24"}}, {"ipBlock": {"cidr": "192.168.1.5/32"}}]
+    assert [p["port"] for p in api_server["ports"]] == ["webhook-server", "visibility"]
+    assert "from" not in anyone and [p["port"] for p in anyone["ports"]] == ["metrics", "health"]
+    (with_dashboard,) = rendered("--set", "networkPolicy.enabled=true", "--set", "networkPolicy.apiServerCIDRs={10.0.0.0/24}",
+                                 "--set", "dashboard.port=8090")["NetworkPolicy"]
+    assert [p["port"] for p in with_dashboard["spec"]["ingress"][1]["ports"]] == ["metrics", "health", "dashboard"]
+    refused = helm(helm_bin, "template", "kq", str(CHART), "--set", "networkPolicy.enabled=true", check=False)
+    assert refused.returncode != 0
+    assert "networkPolicy.apiServerCIDRs: the API server's source addresses (CIDRs) are required" in refused.stderr
+
+
+@pytest.mark.cluster
 def test_helm_refuses_two_replicas_without_leader_election(helm_bin: Path) -> None:
     result = helm(helm_bin, "template", "pykueue", str(CHART), "--set", "replicaCount=2",
                   "--set", "leaderElection.enabled=false", check=False)

@@ -14,7 +14,10 @@ instead of the Service. The TLS context is reloaded in place when the certificat
 made after that get the new certificate, open ones are not cut.
 
 The webhook port asks no client for a certificate: its callers are the API server's admission and
-conversion calls, which the webhook configurations authorize.
+conversion calls, which the webhook configurations authorize. Anything that reaches the port may send
+to it, so it is bounded (``serving.WEBHOOKS``: 7 MiB bodies as controller-runtime's, header and idle
+timeouts, connection and in-flight caps), and each review is parsed, handled and encoded on one of two
+worker threads (``serving.Work``), never on the event loop the lease renewal and probes share.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
+from pykueue.controller import serving
 from pykueue.controller.webhooks import admission, certs, conversion, names
 from pykueue.controller.webhooks.default_queues import DefaultQueues
 from pykueue.kube.client import ApiError, Kube
@@ -48,7 +52,8 @@ VALIDATING = Resource("admissionregistration.k8s.io", "v1", "validatingwebhookco
 CRD = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False)
 API_SERVICE = Resource("apiregistration.k8s.io", "v1", "apiservices", "APIService", False)
 JSON_PATCH = "application/json-patch+json"
-MAX_BODY = 64 << 20  # a ConversionReview of a long list is big; the API server's own limit is lower
+WORKERS = 2  # threads for reviews: a long conversion on one leaves the other for admission
+INTERNAL_ERROR = "internal error in the webhook; the controller's log has the details"
 
 
 @dataclass
@@ -242,6 +247,22 @@ class CertManager:
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 
 
+def answer(raw: bytes, handle: Handler, path: str) -> tuple[int, bytes]:
+    """A review's body in, (status, body) out: 400 with the reason for what is not a review, else the
+    review with ``handle``'s response. Runs on a worker thread."""
+    try:
+        review = orjson.loads(raw)
+        request = review["request"]
+    except (ValueError, KeyError, TypeError) as exc:
+        return 400, f"not a review: {exc}".encode()
+    del raw
+    started = time.perf_counter()
+    out = handle(request)
+    log.debug("webhook", extra={"fields": {"path": path, "uid": request.get("uid"),
+                                           "ms": round((time.perf_counter() - started) * 1000, 1)}})
+    return 200, orjson.dumps({"apiVersion": review.get("apiVersion"), "kind": review.get("kind"), "response": out})
+
+
 class WebhookServer:
     """The HTTPS server and the certificate loop, started before the controller's informers."""
 
@@ -252,7 +273,9 @@ class WebhookServer:
             certs.fresh_dir(certs.default_parent())
         self.certs = CertManager(kube, options, self.directory)
         self.context: ssl.SSLContext | None = None
-        self.runner: web.AppRunner | None = None
+        self.listener: serving.Listener | None = None
+        self.limits = serving.Limits(serving.WEBHOOKS)
+        self.work = serving.Work(WORKERS, "webhook")
         self.port = options.port
         self.listeners: list[Callable[[], None]] = []  # called after the certificate files changed
         # LocalQueueDefaulting for the job webhooks: which namespaces have a LocalQueue named default
@@ -261,7 +284,7 @@ class WebhookServer:
 
     def app(self) -> web.Application:
         manage_all = self.options.manage_jobs_without_queue_name
-        app = web.Application(client_max_size=MAX_BODY)
+        app = self.limits.application()
         frameworks = self.options.frameworks
         for hook in names.MUTATING:
             # a kind whose integration is off is let through as sent (upstream's no-op webhook)
@@ -273,7 +296,7 @@ class WebhookServer:
             # the Job's rules while its integration is on; a hook left registered for it otherwise allows
             validate_job = admission.validator_for_jobs(hook.kind, frameworks, self.default_queue_exists)
             app.router.add_post(hook.path, self._admission(validate_job))
-        app.router.add_post(names.CONVERT_PATH, self._review(conversion.review))
+        app.router.add_post(names.CONVERT_PATH, self._review(lambda r: conversion.review(r, serving.let_loop_run)))
         app.router.add_get("/healthz", self._healthz)
         return app
 
@@ -282,19 +305,14 @@ class WebhookServer:
         return web.Response(text="ok")
 
     def _review(self, handle: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
-        """An AdmissionReview or ConversionReview endpoint: the request's ``request``, our ``response``."""
+        """An AdmissionReview or ConversionReview endpoint: the request's ``request``, our ``response``;
+        the body is read once a worker thread is free, and parsed, handled and encoded there."""
         async def endpoint(http: web.Request) -> web.Response:
-            try:
-                review = orjson.loads(await http.read())
-                request = review["request"]
-            except (ValueError, KeyError, TypeError) as exc:
-                return web.Response(status=400, text=f"not a review: {exc}")
-            started = time.perf_counter()
-            out = handle(request)
-            log.debug("webhook", extra={"fields": {"path": http.path, "uid": request.get("uid"),
-                                                   "ms": round((time.perf_counter() - started) * 1000, 1)}})
-            body = {"apiVersion": review.get("apiVersion"), "kind": review.get("kind"), "response": out}
-            return web.Response(body=orjson.dumps(body), content_type="application/json")
+            path = http.path
+            status, body = await self.work.run(http.read, lambda raw: answer(raw, handle, path))
+            if status != 200:
+                return web.Response(status=status, body=body, content_type="text/plain")
+            return web.Response(body=body, content_type="application/json")
         return endpoint
 
     def _admission(self, handle: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
@@ -302,8 +320,8 @@ class WebhookServer:
             try:
                 out = handle(request)
             except Exception as exc:  # noqa: BLE001 - a bug answers 500 (the failurePolicy decides), not a hang
-                log.exception("webhook failed")
-                return admission.response(request, False, f"internal error: {exc!r}", code=500)
+                log.exception("webhook failed", extra={"fields": {"error": str(exc)}})
+                return admission.response(request, False, INTERNAL_ERROR, code=500)
             if not out["allowed"]:
                 obj = request.get("object") or {}
                 log.info("admission refused", extra={"fields": {
@@ -327,16 +345,12 @@ class WebhookServer:
         if self.default_queues is not None:
             await self.default_queues.start()
         if self.options.serve:
-            self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-            self.context.minimum_version = ssl.TLSVersion.TLSv1_2
+            self.context = serving.server_context()
             self._load()
-            self.runner = web.AppRunner(self.app(), access_log=None, handle_signals=False)
-            await self.runner.setup()
-            site = web.TCPSite(self.runner, self.options.host or None, self.options.port,
-                               ssl_context=self.context, reuse_address=True)
-            await site.start()
-            if self.runner.addresses:  # the bound port, when 0 asked for any
-                self.port = self.runner.addresses[0][1]
+            self.listener = serving.Listener(self.app(), self.limits, self.options.host, self.options.port,
+                                             ssl_context=self.context)
+            await self.listener.start()
+            self.port = self.listener.port  # the bound port, when 0 asked for any
         await self.certs.inject()
         self._task = asyncio.create_task(self._loop(), name="webhook-certs")
         log.info("webhook server ready" if self.options.serve else "serving certificates ready",
@@ -368,8 +382,9 @@ class WebhookServer:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-        if self.runner is not None:
-            await self.runner.cleanup()
-            self.runner = None
+        if self.listener is not None:
+            await self.listener.stop()
+            self.listener = None
+        self.work.close()
         if self.fresh:
             shutil.rmtree(self.directory, ignore_errors=True)

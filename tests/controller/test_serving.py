@@ -1,0 +1,371 @@
+"""The bounds every server has (``pykueue.controller.serving``), against the real aiohttp servers on
+loopback: the webhook server's body cap and conversion cap, its work off the event loop (the probe port
+answers while a big conversion runs), the header timeout, the connection and in-flight caps, and
+renegotiation off on every TLS context."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import gc
+import logging
+import ssl
+import threading
+import time
+import tracemalloc
+import urllib.request
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+from aiohttp import web
+
+from pykueue.controller import serving
+from pykueue.controller.health import Probes, SecureServing, Server
+from pykueue.controller.webhooks import conversion, names
+from pykueue.controller.webhooks.server import INTERNAL_ERROR, Options, WebhookServer
+from tests.controller.fakes import until
+from tests.controller.test_visibility_server import _NoCluster
+
+V1BETA1 = "kueue.x-k8s.io/v1beta1"
+
+
+def _workload(i: int, padding: int = 0) -> dict[str, Any]:
+    return {"apiVersion": V1BETA1, "kind": "Workload",
+            "metadata": {"name": f"job-{i}", "namespace": "team-a", "annotations": {"note": "x" * padding}},
+            "spec": {"queueName": "user-queue", "priorityClassName": "high",
+                     "podSets": [{"name": "main", "count": 1, "template": {"spec": {"containers": [
+                         {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]}}}]}}
+
+
+def _conversion_review(objects: list[dict[str, Any]]) -> bytes:
+    return orjson.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview", "request": {
+        "uid": "u1", "desiredAPIVersion": "kueue.x-k8s.io/v1beta2", "objects": objects}})
+
+
+class _Webhooks:
+    """A WebhookServer on loopback with certificates in ``tmp``, and a client context trusting them."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.server = WebhookServer(_NoCluster(), Options(port=0, host="127.0.0.1", cert_dir=tmp / "serving"))  # type: ignore[arg-type]
+        self.tmp = tmp
+
+    async def __aenter__(self) -> _Webhooks:
+        await self.server.start()
+        self.client = ssl.create_default_context(cafile=str(self.tmp / "serving" / "ca.crt"))
+        self.url = f"https://127.0.0.1:{self.server.port}"
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.server.stop()
+
+
+async def _status_line(reader: asyncio.StreamReader) -> bytes:
+    return await asyncio.wait_for(reader.readline(), 10)
+
+
+def test_an_admission_review_above_seven_mib_is_413_before_its_body_is_read(tmp_path: Path) -> None:
+    """Content-Length 8 MiB, no body sent: the answer comes at once (the server did not wait to read)."""
+    async def scenario() -> bytes:
+        async with _Webhooks(tmp_path) as hooks:
+            reader, writer = await asyncio.open_connection("127.0.0.1", hooks.server.port, ssl=hooks.client,
+                                                           server_hostname="127.0.0.1")
+            writer.write(f"POST {names.VALIDATING[0].path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         f"Content-Length: {8 << 20}\r\n\r\n".encode())
+            try:
+                return await _status_line(reader)
+            finally:
+                writer.close()
+    assert asyncio.run(scenario()).startswith(b"HTTP/1.1 413")
+
+
+def test_a_chunked_body_above_seven_mib_is_413_and_never_held_whole(tmp_path: Path) -> None:
+    """Without a Content-Length the cap applies as the body is read: an 8 MiB ConversionReview (valid
+    JSON, so with the old 64 MiB cap it was read, parsed and converted) is refused, and the process's
+    Python memory peaks at less than twice the cap (the body is never all held, nor parsed)."""
+    body = _conversion_review([_workload(i, padding=1200) for i in range(6000)])
+    assert len(body) > 8 << 20
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for start in range(0, len(body), 1 << 16):
+            yield body[start:start + (1 << 16)]
+
+    async def scenario() -> tuple[int, int]:
+        async with _Webhooks(tmp_path) as hooks, aiohttp.ClientSession() as session:
+            tracemalloc.start()
+            try:
+                async with session.post(hooks.url + names.CONVERT_PATH, data=chunks(), ssl=hooks.client,
+                                        headers={"Content-Type": "application/json"}) as r:
+                    status = r.status
+                return status, tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+
+    status, peak = asyncio.run(scenario())
+    assert status == 413
+    assert peak < 14 << 20, f"peak {peak / 2 ** 20:.1f} MiB"
+
+
+def test_a_conversion_review_of_too_many_objects_is_refused_with_the_limit_in_its_message(tmp_path: Path) -> None:
+    tiny = {"apiVersion": V1BETA1, "kind": "Workload", "metadata": {"name": "a"}}
+
+    async def scenario() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with _Webhooks(tmp_path) as hooks, aiohttp.ClientSession() as session:
+            answers = []
+            for count in (conversion.MAX_OBJECTS, conversion.MAX_OBJECTS + 1):
+                async with session.post(hooks.url + names.CONVERT_PATH, data=_conversion_review([tiny] * count),
+                                        ssl=hooks.client, headers={"Content-Type": "application/json"}) as r:
+                    assert r.status == 200
+                    answers.append((await r.json())["response"])
+            return answers[0], answers[1]
+
+    allowed, refused = asyncio.run(scenario())
+    assert allowed["result"] == {"status": "Success"} and len(allowed["convertedObjects"]) == conversion.MAX_OBJECTS
+    assert refused["uid"] == "u1" and "convertedObjects" not in refused
+    assert refused["result"] == {"status": "Failure", "message": (
+        f"a ConversionReview of {conversion.MAX_OBJECTS + 1} objects: at most {conversion.MAX_OBJECTS} are "
+        "converted per request (list in pages, e.g. kubectl --chunk-size)")}
+
+
+def test_the_probe_port_answers_within_a_second_while_a_big_conversion_is_handled(tmp_path: Path) -> None:
+    """A ConversionReview at the object cap (5000 objects of 20 conditions each, ~5 MiB: on the event
+    loop its parse and conversion stalled it for 1.2 to 3 s here) runs on a worker thread; /healthz, on
+    the same loop as the controller's lease renewal, keeps answering meanwhile."""
+    objects = [_workload(i) for i in range(conversion.MAX_OBJECTS)]
+    for obj in objects:  # many small values: the conversion's deep copy is the long part
+        obj["status"] = {"conditions": [{"type": f"Check{j}", "status": "True"} for j in range(20)]}
+    body = _conversion_review(objects)
+    assert 4 << 20 < len(body) < 7 << 20
+
+    def poll(port: int, stop: threading.Event) -> tuple[float, int]:
+        """/healthz from a thread of its own, so a stalled server loop shows as a slow answer."""
+        slowest, answered = 0.0, 0
+        while not stop.is_set():
+            started = time.perf_counter()
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=30) as r:
+                assert r.status == 200
+            slowest, answered = max(slowest, time.perf_counter() - started), answered + 1
+            stop.wait(0.01)
+        return slowest, answered
+
+    async def scenario() -> tuple[float, int, dict[str, Any]]:
+        probes = Server("health", "127.0.0.1:0", {"/healthz": Probes().healthz}, bounds=serving.PROBES)
+        await probes.start()
+        stop = threading.Event()
+        poller = asyncio.create_task(asyncio.to_thread(poll, probes.port, stop))
+        try:
+            async with _Webhooks(tmp_path) as hooks, aiohttp.ClientSession() as session, session.post(
+                    hooks.url + names.CONVERT_PATH, data=body, ssl=hooks.client,
+                    headers={"Content-Type": "application/json"}) as r:
+                response = (await r.json())["response"]
+        finally:
+            stop.set()
+            slowest, answered = await poller
+            await probes.stop()
+        return slowest, answered, response
+
+    slowest, answered, response = asyncio.run(scenario())
+    assert response["result"] == {"status": "Success"}
+    assert len(response["convertedObjects"]) == conversion.MAX_OBJECTS
+    assert answered >= 3  # the probe really ran beside the conversion
+    assert slowest < 1.0, f"/healthz took {slowest:.2f}s"
+
+
+def _probe_server(**bounds: Any) -> Server:
+    return Server("health", "127.0.0.1:0", {"/healthz": Probes().healthz},
+                  bounds=dataclasses.replace(serving.PROBES, **bounds))
+
+
+async def _closed(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, trickle: bytes, deadline: float) -> float:
+    """Send ``trickle`` a byte at a time (every 50 ms) until the server closes; the seconds it took."""
+    started = time.monotonic()
+    for byte in (trickle[i:i + 1] for i in range(len(trickle))):
+        if reader.at_eof() or time.monotonic() - started > deadline:
+            break
+        try:
+            writer.write(byte)
+            await writer.drain()
+        except ConnectionError:
+            break
+        try:
+            if await asyncio.wait_for(reader.read(1), 0.05) == b"":
+                break
+        except TimeoutError:
+            pass
+    return time.monotonic() - started
+
+
+def test_a_client_that_trickles_its_headers_is_cut_off_at_the_header_timeout() -> None:
+    """Slow loris: a byte every 50 ms never finishes the head. The connection is closed after the
+    header timeout (1 s here, 10 s on the probe port), on a first request and on one that follows a
+    whole request on the same keep-alive connection; an idle keep-alive connection outlives it."""
+    head = b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"X-Slow: " + b"a" * 400
+
+    async def scenario() -> tuple[float, float, bytes]:
+        server = _probe_server(header_timeout=1.0)
+        await server.start()
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            first = await _closed(reader, writer, head, deadline=15)
+            writer.close()
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert (await _status_line(reader)).startswith(b"HTTP/1.1 200")
+            await reader.readuntil(b"ok")
+            await asyncio.sleep(1.5)  # idle longer than the header timeout: still open (idle is 90 s)
+            writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            again = await _status_line(reader)
+            await reader.readuntil(b"ok")
+            second = await _closed(reader, writer, head, deadline=15)
+            writer.close()
+            return first, second, again
+        finally:
+            await server.stop()
+
+    first, second, again = asyncio.run(scenario())
+    assert again.startswith(b"HTTP/1.1 200")
+    assert 0.9 <= first < 10, first
+    assert 0.9 <= second < 10, second
+
+
+def test_connections_above_the_cap_get_503_and_are_closed_until_one_ends() -> None:
+    async def scenario() -> None:
+        server = _probe_server(max_connections=2)
+        await server.start()
+        try:
+            held = [await asyncio.open_connection("127.0.0.1", server.port) for _ in range(2)]
+            await until(lambda: server.limits.connections == 2)
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            refusal = await asyncio.wait_for(reader.read(), 10)  # everything, then the close
+            assert refusal.startswith(b"HTTP/1.1 503") and b"Retry-After: 1" in refusal, refusal
+            writer.close()
+            assert server.limits.refused == 1
+            held[0][1].close()
+            await until(lambda: server.limits.connections == 1)
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert (await _status_line(reader)).startswith(b"HTTP/1.1 200")
+            writer.close()
+            held[1][1].close()
+        finally:
+            await server.stop()
+
+    asyncio.run(scenario())
+
+
+def test_requests_above_the_in_flight_cap_get_429_and_slow_ones_504() -> None:
+    """The second concurrent request on a server that allows one is 429 with Retry-After, as the API
+    server's max-in-flight filter answers; a handler past the request timeout is 504; a long-running
+    path (a stream) is neither counted nor timed."""
+    async def scenario() -> None:
+        limits = serving.Limits(dataclasses.replace(serving.DASHBOARD, max_inflight=1, request_timeout=0.5,
+                                                    long_running=frozenset({"/stream"})))
+        release = asyncio.Event()
+
+        async def wait(_: web.Request) -> web.Response:
+            await release.wait()
+            return web.Response(text="done")
+
+        app = limits.application()
+        app.router.add_get("/wait", wait)
+        app.router.add_get("/stream", wait)
+        listener = serving.Listener(app, limits, "127.0.0.1", 0)
+        await listener.start()
+        base = f"http://127.0.0.1:{listener.port}"
+        try:
+            async with aiohttp.ClientSession() as session:
+                async def get(path: str) -> tuple[int, str, str]:
+                    async with session.get(base + path) as r:
+                        return r.status, r.headers.get("Retry-After", ""), await r.text()
+
+                first = asyncio.create_task(get("/wait"))
+                await until(lambda: limits.inflight == 1)
+                stream = asyncio.create_task(get("/stream"))
+                assert await get("/wait") == (429, "1", "Too many requests, please try again later.\n")
+                assert (await first)[0] == 504  # nobody released it within 0.5 s
+                await asyncio.sleep(0.6)
+                assert not stream.done()  # not timed
+                release.set()
+                assert (await stream)[0] == 200
+        finally:
+            await listener.stop()
+
+    asyncio.run(scenario())
+
+
+def test_every_tls_context_refuses_renegotiation(tmp_path: Path) -> None:
+    assert serving.server_context().options & ssl.OP_NO_RENEGOTIATION
+    metrics = SecureServing.self_signed(None)
+    try:
+        assert metrics.context.options & ssl.OP_NO_RENEGOTIATION
+        assert serving.context_like(metrics.context).options & ssl.OP_NO_RENEGOTIATION
+    finally:
+        metrics.close()
+
+    async def scenario() -> None:
+        async with _Webhooks(tmp_path) as hooks:
+            assert hooks.server.context is not None and hooks.server.context.options & ssl.OP_NO_RENEGOTIATION
+
+    asyncio.run(scenario())
+
+
+def test_each_server_keeps_to_the_upstream_anchors() -> None:
+    assert (serving.WEBHOOKS.max_body, serving.WEBHOOKS.request_timeout) == (7 << 20, 30.0)
+    for bounds in (serving.WEBHOOKS, serving.VISIBILITY, serving.METRICS, serving.PROBES, serving.DASHBOARD):
+        assert bounds.header_timeout <= 32 and bounds.idle_timeout == 90
+        assert bounds.max_inflight <= serving.MAX_INFLIGHT and bounds.max_connections <= 1024
+
+
+def test_a_failing_admission_handler_answers_a_fixed_message_and_logs_the_error(tmp_path: Path, caplog) -> None:
+    """A ClusterQueue whose metadata is not an object makes the validator raise: the API client gets
+    500 with a fixed message (no exception text, which may hold internals), the log has the error."""
+    review = orjson.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": "u2", "operation": "CREATE",
+        "object": {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": 5}}})
+    path = next(h.path for h in names.VALIDATING if h.kind == "ClusterQueue")
+
+    async def scenario() -> dict[str, Any]:
+        async with _Webhooks(tmp_path) as hooks, aiohttp.ClientSession() as session, session.post(
+                hooks.url + path, data=review, ssl=hooks.client, headers={"Content-Type": "application/json"}) as r:
+            return (await r.json())["response"]
+
+    with caplog.at_level(logging.ERROR, logger="pykueue.webhooks"):
+        response = asyncio.run(scenario())
+    assert response == {"uid": "u2", "allowed": False, "status": {
+        "code": 500, "reason": response["status"]["reason"], "message": INTERNAL_ERROR}}
+    assert "attribute" not in response["status"]["message"]  # the exception's text stays in the log
+    [record] = caplog.records
+    assert record.getMessage() == "webhook failed" and "has no attribute" in record.fields["error"]
+
+
+def test_the_collector_pause_cannot_be_held_open_by_a_stream_of_large_reviews(monkeypatch) -> None:
+    """Work on a large input holds the cyclic collector off; new work joins a pause only in its first
+    5 s, and after it the collector stays on as long as the pause lasted (so at least half the time)."""
+    clock = [0.0]
+    pause = serving._CollectorPause(lambda: clock[0])
+    assert gc.isenabled()
+    try:
+        assert pause.acquire() and not gc.isenabled()
+        clock[0] = 4.0
+        assert pause.acquire()  # joins the running pause
+        clock[0] = 6.0
+        assert not pause.acquire()  # past the limit: runs with the collector on... once it is on again
+        pause.release()
+        assert not gc.isenabled()
+        clock[0] = 8.0
+        pause.release()
+        assert gc.isenabled()
+        clock[0] = 15.0
+        assert not pause.acquire()  # 8 s paused: on until 16 s
+        clock[0] = 16.0
+        assert pause.acquire() and not gc.isenabled()
+        pause.release()
+    finally:
+        gc.enable()
+    assert gc.isenabled()
+    monkeypatch.setattr(serving, "_COLLECTOR_PAUSE", serving._CollectorPause())  # none paused before
+    small = serving._without_collector(lambda raw: gc.isenabled(), b"{}")
+    large = serving._without_collector(lambda raw: gc.isenabled(), b" " * serving.COLLECTOR_PAUSE_BYTES)
+    assert (small, large) == (True, False) and gc.isenabled()
