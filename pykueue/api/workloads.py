@@ -8,6 +8,7 @@ validated, normalised and converted to engine pod sets once and shared (engine o
 from __future__ import annotations
 
 import copy
+import hashlib
 from typing import Any, NamedTuple
 
 from pydantic import ValidationError
@@ -54,12 +55,15 @@ class WorkloadBody(NamedTuple):
     status: None = None
 
 
+MAX_KEPT_TEXT = 4096  # characters of a spec's repr the cache keeps as its key; longer ones as a digest
+
+
 class WorkloadReader:
     """Caches keyed by object identity; each entry keeps its key object alive so ids stay unique."""
 
     def __init__(self) -> None:
         self._specs: dict[int, tuple[object, str, v2.WorkloadSpec | None, Errors]] = {}
-        self._specs_by_text: dict[tuple[str, str], tuple[v2.WorkloadSpec | None, Errors]] = {}
+        self._specs_by_text: dict[tuple[str, str | bytes], tuple[v2.WorkloadSpec | None, Errors]] = {}
         self._pod_sets: dict[int, tuple[v2.WorkloadSpec, tuple[model.PodSet, ...]]] = {}
 
     def spec(self, api_version: str, raw: object) -> tuple[v2.WorkloadSpec | None, Errors]:
@@ -69,9 +73,13 @@ class WorkloadReader:
         cached = self._specs.get(id(raw))
         if cached is not None and cached[0] is raw and cached[1] == api_version:
             return cached[2], cached[3]
-        # equal content in a different object (manifests built in memory): repr of JSON-like data is
-        # a faithful fingerprint, and far cheaper than validating again
-        text_key = (api_version, repr(raw))
+        # equal content in a different object (manifests built in memory): the repr of JSON-like data
+        # is a faithful fingerprint, far cheaper than validating again. The cache keeps a long one only
+        # as its 16-byte digest (the text's size is the sender's; the document limits bound it while
+        # it lives), a short one as it is (hashing every small spec would cost more than it saves).
+        text = repr(raw)
+        text_key = (api_version, text if len(text) <= MAX_KEPT_TEXT
+                    else hashlib.blake2b(text.encode(), digest_size=16).digest())
         by_text = self._specs_by_text.get(text_key)
         if by_text is not None:
             self._specs[id(raw)] = (raw, api_version, *by_text)
