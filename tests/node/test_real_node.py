@@ -1,0 +1,153 @@
+"""Tier 3: a real kubelet with containerd beside kwok's nodes, the project's image on it, and the
+chart installed with helm as Kueue's users install it; its controller pod runs on the real node."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pykueue.devcluster import helm, image, node
+from pykueue.devcluster.cluster import FAKE_NODE_TAINT, DevCluster
+
+pytestmark = pytest.mark.e2e
+
+REPO = Path(__file__).resolve().parents[2]
+RELEASE_NS = "pykueue-system"
+
+
+def eventually(check, timeout: float = 120.0, what: str = ""):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}; last: {last!r}")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevCluster]:
+    c = DevCluster(tmp_path_factory.mktemp("tier3"), tier=3)
+    try:
+        c.start(timeout=240)
+        yield c
+    finally:
+        c.stop()
+
+
+def _get(cluster: DevCluster, *args: str) -> dict[str, Any]:
+    return json.loads(cluster.kubectl("get", *args, "-o", "json").stdout)
+
+
+def _pod(name: str, namespace: str, args: list[str]) -> str:
+    """A pod running the project's image under the chart's security context."""
+    return yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "restartPolicy": "Never",
+            "securityContext": {"runAsNonRoot": True, "runAsUser": 65532, "runAsGroup": 65532},
+            "containers": [{
+                "name": "main", "image": image.ref(), "imagePullPolicy": "Never", "args": args,
+                "securityContext": {"readOnlyRootFilesystem": True, "allowPrivilegeEscalation": False,
+                                    "capabilities": {"drop": ["ALL"]}},
+                "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+            }],
+            "volumes": [{"name": "tmp", "emptyDir": {}}],
+        },
+    })
+
+
+def test_the_real_node_runs_the_projects_image_and_kwoks_nodes_are_tainted(cluster: DevCluster) -> None:
+    nodes = {n["metadata"]["name"]: n for n in _get(cluster, "nodes")["items"]}
+    real = nodes.pop(node.NAME)
+    assert real["status"]["nodeInfo"]["containerRuntimeVersion"].startswith("containerd://")
+    assert nodes and all(FAKE_NODE_TAINT in n["spec"].get("taints", []) for n in nodes.values())
+    cluster.kubectl("apply", "-f", "-", input=_pod("version", "default", ["--version"]))
+    done = eventually(lambda: (p := _get(cluster, "pod", "version", "-n", "default"))["status"].get("phase")
+                      in ("Succeeded", "Failed") and p, what="the pod to finish")
+    assert done["spec"]["nodeName"] == node.NAME
+    assert done["status"]["phase"] == "Succeeded"
+    assert done["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 0
+    logs = cluster.kubectl("logs", "version", "-n", "default").stdout
+    assert image.version() in logs
+
+
+def test_fake_nodes_hold_a_lease_that_kwok_renews(cluster: DevCluster) -> None:
+    """Without a node Lease kube-controller-manager marked kwok's nodes Unknown 50 s after their last
+    status heartbeat (every 10-20 min in the stages) and set their pods' Ready to False."""
+    fake = [n["metadata"]["name"] for n in _get(cluster, "nodes")["items"] if n["metadata"]["name"] != node.NAME]
+    first = {n: _get(cluster, "lease", n, "-n", "kube-node-lease")["spec"]["renewTime"] for n in fake}
+    eventually(lambda: all(_get(cluster, "lease", n, "-n", "kube-node-lease")["spec"]["renewTime"] != first[n]
+                           for n in fake), timeout=60, what="kwok to renew every fake node's Lease")
+
+
+def test_helm_install_runs_the_controller_on_the_real_node_and_admits_a_job(cluster: DevCluster) -> None:
+    env = {"KUBECONFIG": str(cluster.kubeconfig), "PATH": "/usr/bin:/bin", "HOME": str(cluster.directory)}
+    result = subprocess.run([str(helm.ensure()), "install", "pykueue", str(REPO / "charts" / "pykueue"),
+                             "-n", RELEASE_NS, "--create-namespace", "--wait", "--timeout", "240s"],
+                            capture_output=True, text=True, env=env, timeout=300)
+    pods = _get(cluster, "pods", "-n", RELEASE_NS)["items"]
+    assert result.returncode == 0, (result.stderr.strip(), [p.get("status") for p in pods],
+                                    cluster.kubectl("logs", "-n", RELEASE_NS, "-l", "app.kubernetes.io/name=pykueue",
+                                                    "--tail=20", check=False).stdout)
+    assert [p["spec"]["nodeName"] for p in pods] == [node.NAME]
+    ns = "smoke"
+    cluster.kubectl("create", "namespace", ns)
+    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all([
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "default"}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cq"},
+         "spec": {"namespaceSelector": {}, "resourceGroups": [{
+             "coveredResources": ["cpu", "memory"],
+             "flavors": [{"name": "default", "resources": [{"name": "cpu", "nominalQuota": "2"},
+                                                          {"name": "memory", "nominalQuota": "1Gi"}]}]}]}},
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": ns},
+         "spec": {"clusterQueue": "cq"}},
+    ]))
+    pod = yaml.safe_load(_pod("unused", ns, ["--version"]))["spec"]
+    pod["containers"][0]["resources"] = {"requests": {"cpu": "100m", "memory": "64Mi"}}
+    job = {"apiVersion": "batch/v1", "kind": "Job",
+           "metadata": {"name": "smoke", "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+           "spec": {"backoffLimit": 0, "template": {"spec": pod}}}
+    eventually(lambda: cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(job), check=False).returncode == 0,
+               timeout=60, what="the webhooks to accept the Job")
+    assert _get(cluster, "job", "smoke", "-n", ns)["spec"]["suspend"] is True  # the controller's webhook
+    cluster.kubectl("wait", "--for=condition=Complete", "job/smoke", "-n", ns, "--timeout=180s", timeout=200)
+    wl = _get(cluster, "workloads", "-n", ns)["items"]
+    assert len(wl) == 1 and any(c["type"] == "Admitted" and c["status"] == "True" for c in wl[0]["status"]["conditions"])
+    job_pods = _get(cluster, "pods", "-n", ns)["items"]
+    assert [(p["spec"]["nodeName"], p["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"])
+            for p in job_pods] == [(node.NAME, 0)]
+
+
+def test_down_leaves_no_container_mount_or_bridge(cluster: DevCluster) -> None:
+    """Last in the module: stopping the cluster undoes the node (the fixture's own stop then finds
+    nothing). Its containers, containerd's shims, the mounts under DIR/node (pod volumes, snapshots,
+    network namespaces), the bridge and kube-proxy's chains are all gone."""
+    directory = cluster.directory / "node"
+    assert node._mounts_under(directory), "the node's pods should have left mounts while it runs"
+    address = str(directory / "containerd" / "containerd.sock").encode()
+    stopped = cluster.stop()
+    assert {"kubelet", "containerd", "kube-proxy"} <= set(stopped)
+    node.wait_gone(directory)
+    assert node._mounts_under(directory) == []
+    assert not directory.exists()
+    assert not Path(f"/sys/class/net/{node.BRIDGE}").exists()
+    shims = [pid for pid in node._pids() if address in _cmdline(pid)]
+    assert shims == []
+    nat = subprocess.run(["iptables", "-t", "nat", "-S"], capture_output=True, text=True).stdout
+    assert "KUBE-SERVICES" not in nat
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
