@@ -127,6 +127,96 @@ def test_helm_install_runs_the_controller_on_the_real_node_and_admits_a_job(clus
             for p in job_pods] == [(node.NAME, 0)]
 
 
+def _controller_pods(cluster: DevCluster) -> list[dict[str, Any]]:
+    return [p for p in _get(cluster, "pods", "-n", RELEASE_NS)["items"] if not p["metadata"].get("deletionTimestamp")]
+
+
+def _ready(pod: dict[str, Any]) -> bool:
+    return any(c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions", []))
+
+
+def test_a_restarted_pod_keeps_the_ca_and_stops_on_sigterm_within_its_grace(cluster: DevCluster) -> None:
+    """After the install test: the certificate lives in its Secret, so a new pod serves the same CA
+    the webhook configurations carry; the old pod ends on SIGTERM well before the kubelet's SIGKILL."""
+    secret = _get(cluster, "secret", "pykueue-webhook-server-cert", "-n", RELEASE_NS)["data"]["ca.crt"]
+    (old,) = _controller_pods(cluster)
+    grace = old["spec"]["terminationGracePeriodSeconds"]
+    started = time.monotonic()
+    cluster.kubectl("delete", "pod", old["metadata"]["name"], "-n", RELEASE_NS, "--wait=true", timeout=grace + 60)
+    took = time.monotonic() - started
+    assert took < min(grace, 20), f"the pod took {took:.1f} s to stop (grace {grace} s): SIGTERM not handled"
+    new = eventually(lambda: [p for p in _controller_pods(cluster) if _ready(p)], what="a new Ready controller pod")
+    assert new[0]["metadata"]["name"] != old["metadata"]["name"] and new[0]["spec"]["nodeName"] == node.NAME
+    assert _get(cluster, "secret", "pykueue-webhook-server-cert", "-n", RELEASE_NS)["data"]["ca.crt"] == secret
+    hooks = _get(cluster, "validatingwebhookconfigurations")["items"]
+    bundles = {w["clientConfig"].get("caBundle") for h in hooks for w in h["webhooks"]
+               if h["metadata"]["name"].startswith("pykueue")}
+    assert bundles == {secret}
+
+
+def test_two_replicas_one_leads_and_the_other_takes_over(cluster: DevCluster) -> None:
+    env = {"KUBECONFIG": str(cluster.kubeconfig), "PATH": "/usr/bin:/bin", "HOME": str(cluster.directory)}
+    result = subprocess.run([str(helm.ensure()), "upgrade", "pykueue", str(REPO / "charts" / "pykueue"),
+                             "-n", RELEASE_NS, "--reuse-values", "--set", "replicaCount=2", "--wait",
+                             "--timeout", "240s"], capture_output=True, text=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr.strip()
+    pods = eventually(lambda: len(ps := [p for p in _controller_pods(cluster) if _ready(p)]) == 2 and ps,
+                      what="two Ready replicas")
+
+    def holder() -> str:
+        lease = _get(cluster, "lease", "c1f6bfd2.kueue.x-k8s.io", "-n", RELEASE_NS)
+        return lease["spec"].get("holderIdentity") or ""
+
+    leader_id = eventually(holder, what="a leader")
+    names = [p["metadata"]["name"] for p in pods]
+    leader = next(n for n in names if leader_id.startswith(n + "_"))
+    other = next(n for n in names if n != leader)
+    cluster.kubectl("delete", "pod", leader, "-n", RELEASE_NS, "--wait=false")
+    started = time.monotonic()
+    eventually(lambda: holder().startswith(other + "_"), timeout=40, what=f"{other} to take the Lease")
+    assert time.monotonic() - started < 15 + 5  # the lease duration, plus a renew period
+    ns = "handover"
+    cluster.kubectl("create", "namespace", ns)
+    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": ns},
+         "spec": {"clusterQueue": "cq"}}))
+    pod = yaml.safe_load(_pod("unused", ns, ["--version"]))["spec"]
+    pod["containers"][0]["resources"] = {"requests": {"cpu": "100m", "memory": "64Mi"}}
+    job = {"apiVersion": "batch/v1", "kind": "Job",
+           "metadata": {"name": "after", "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+           "spec": {"backoffLimit": 0, "template": {"spec": pod}}}
+    eventually(lambda: cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(job), check=False).returncode == 0,
+               timeout=60, what="the webhooks to accept the Job")
+    cluster.kubectl("wait", "--for=condition=Complete", "job/after", "-n", ns, "--timeout=180s", timeout=200)
+    (wl,) = _get(cluster, "workloads", "-n", ns)["items"]
+    admitted = [c for c in wl["status"]["conditions"] if c["type"] == "Admitted"]
+    assert len(admitted) == 1 and admitted[0]["status"] == "True"
+    assert _get(cluster, "job", "after", "-n", ns)["status"].get("succeeded") == 1
+
+
+def test_the_release_manifest_installs_the_same_controller(cluster: DevCluster) -> None:
+    """`kubectl apply --server-side -f config/manifests.yaml`, the other way Kueue is installed, after
+    the helm release is gone: the controller pod Ready on the real node, its webhooks serving."""
+    env = {"KUBECONFIG": str(cluster.kubeconfig), "PATH": "/usr/bin:/bin", "HOME": str(cluster.directory)}
+    subprocess.run([str(helm.ensure()), "uninstall", "pykueue", "-n", RELEASE_NS, "--wait"], check=True,
+                   capture_output=True, env=env, timeout=120)
+    cluster.kubectl("delete", "namespace", RELEASE_NS, "--wait=true", timeout=120)
+    cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(REPO / "config" / "manifests.yaml"))
+    cluster.kubectl("rollout", "status", "deployment/pykueue-controller", "-n", RELEASE_NS, "--timeout=180s",
+                    timeout=200)
+    (pod,) = _controller_pods(cluster)
+    assert _ready(pod) and pod["spec"]["nodeName"] == node.NAME
+    ns = "manifest"
+    cluster.kubectl("create", "namespace", ns)
+    pod_spec = yaml.safe_load(_pod("unused", ns, ["--version"]))["spec"]
+    job = {"apiVersion": "batch/v1", "kind": "Job",
+           "metadata": {"name": "held", "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": "none"}},
+           "spec": {"backoffLimit": 0, "template": {"spec": pod_spec}}}
+    eventually(lambda: cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(job), check=False).returncode == 0,
+               timeout=60, what="the webhooks to accept the Job")
+    assert _get(cluster, "job", "held", "-n", ns)["spec"]["suspend"] is True  # the mutating webhook's doing
+
+
 def test_down_leaves_no_container_mount_or_bridge(cluster: DevCluster) -> None:
     """Last in the module: stopping the cluster undoes the node (the fixture's own stop then finds
     nothing). Its containers, containerd's shims, the mounts under DIR/node (pod volumes, snapshots,
