@@ -20,6 +20,7 @@ pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
 RELEASE_NS = "pykueue-system"
+LONG_POD_READY: list[float] = []  # when kwok's long-running pod became Ready (monotonic)
 
 
 def eventually(check, timeout: float = 120.0, what: str = ""):
@@ -87,6 +88,15 @@ def test_fake_nodes_hold_a_lease_that_kwok_renews(cluster: DevCluster) -> None:
     first = {n: _get(cluster, "lease", n, "-n", "kube-node-lease")["spec"]["renewTime"] for n in fake}
     eventually(lambda: all(_get(cluster, "lease", n, "-n", "kube-node-lease")["spec"]["renewTime"] != first[n]
                            for n in fake), timeout=60, what="kwok to renew every fake node's Lease")
+    # A pod kwok runs for ten minutes: checked again by the test after the install tests, minutes later.
+    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "long", "namespace": "default",
+                     "annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "10m"}},
+        "spec": {"nodeName": fake[0], "tolerations": [{**FAKE_NODE_TAINT, "operator": "Equal"}],
+                 "containers": [{"name": "main", "image": "busybox"}]}}))
+    eventually(lambda: _ready(_get(cluster, "pod", "long", "-n", "default")), what="kwok's pod to be Ready")
+    LONG_POD_READY.append(time.monotonic())
 
 
 def test_helm_install_runs_the_controller_on_the_real_node_and_admits_a_job(cluster: DevCluster) -> None:
@@ -118,11 +128,14 @@ def test_helm_install_runs_the_controller_on_the_real_node_and_admits_a_job(clus
            "spec": {"backoffLimit": 0, "template": {"spec": pod}}}
     eventually(lambda: cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(job), check=False).returncode == 0,
                timeout=60, what="the webhooks to accept the Job")
-    assert _get(cluster, "job", "smoke", "-n", ns)["spec"]["suspend"] is True  # the controller's webhook
     cluster.kubectl("wait", "--for=condition=Complete", "job/smoke", "-n", ns, "--timeout=180s", timeout=200)
     wl = _get(cluster, "workloads", "-n", ns)["items"]
-    assert len(wl) == 1 and any(c["type"] == "Admitted" and c["status"] == "True" for c in wl[0]["status"]["conditions"])
+    assert len(wl) == 1
+    (admitted,) = [c for c in wl[0]["status"]["conditions"] if c["type"] == "Admitted"]
+    assert admitted["status"] == "True"
     job_pods = _get(cluster, "pods", "-n", ns)["items"]
+    # the webhook created the Job suspended: its pod appeared only once the controller admitted it
+    assert all(p["metadata"]["creationTimestamp"] >= admitted["lastTransitionTime"] for p in job_pods)
     assert [(p["spec"]["nodeName"], p["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"])
             for p in job_pods] == [(node.NAME, 0)]
 
@@ -215,6 +228,20 @@ def test_the_release_manifest_installs_the_same_controller(cluster: DevCluster) 
     eventually(lambda: cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(job), check=False).returncode == 0,
                timeout=60, what="the webhooks to accept the Job")
     assert _get(cluster, "job", "held", "-n", ns)["spec"]["suspend"] is True  # the mutating webhook's doing
+
+
+def test_kwoks_nodes_and_pods_stay_ready_past_the_node_grace_period(cluster: DevCluster) -> None:
+    """Minutes after the lease test: kube-controller-manager (node-monitor-grace-period 50 s) saw the
+    Leases, so the fake nodes never went Unknown and kwok's pod is still Ready."""
+    assert LONG_POD_READY, "test_fake_nodes_hold_a_lease_that_kwok_renews must run first"
+    waited = time.monotonic() - LONG_POD_READY[0]
+    assert waited > 60, f"only {waited:.0f} s since the pod was Ready: not past the 50 s grace"
+    pod = _get(cluster, "pod", "long", "-n", "default")
+    assert _ready(pod), pod["status"]
+    for n in _get(cluster, "nodes")["items"]:
+        ready = next(c for c in n["status"]["conditions"] if c["type"] == "Ready")
+        assert ready["status"] == "True", (n["metadata"]["name"], ready)
+    print(f"kwok's pod Ready for {waited:.0f} s")
 
 
 def test_down_leaves_no_container_mount_or_bridge(cluster: DevCluster) -> None:
