@@ -175,7 +175,20 @@ def ensure(log=sys.stderr) -> Path:
             )
             oci.write_archive(root, config, ref(), out)
         print(f"pykueue: built {ref()} in {time.monotonic() - started:.0f} s: {out}", file=log, flush=True)
+    _prune(keep=KEEP_IMAGES)
     return out
+
+
+KEEP_IMAGES = 3  # each is about 330 MB; older keys are of sources no clone has any more, most likely
+
+
+def _prune(keep: int) -> None:
+    """Remove all but the ``keep`` newest built images (another clone's newest may go too: it is
+    then built again, never used half-removed, as each is one archive renamed into place)."""
+    built = sorted((d for d in binaries.cache_root().glob("image-*") if (d / "pykueue.tar").exists()),
+                   key=lambda d: (d / "pykueue.tar").stat().st_mtime, reverse=True)
+    for old in built[keep:]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def main() -> int:
