@@ -47,3 +47,4 @@ def test_the_archive_is_reproducible_and_named(tmp_path: Path) -> None:
     assert docker[0]["RepoTags"] == ["pykueue:0.1.0"]
     assert members["bin/tool"].mode & 0o777 == 0o755 and members["link"].issym()
     assert {m.mtime for m in members.values()} == {0}
+
