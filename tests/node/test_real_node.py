@@ -20,7 +20,7 @@ pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
 RELEASE_NS = "pykueue-system"
-LONG_POD_READY: list[float] = []  # when kwok's long-running pod became Ready (monotonic)
+LONG_POD_READY: list[Any] = []  # kwok's long-running pod: when it was seen Ready (monotonic), and since when
 
 
 def eventually(check, timeout: float = 120.0, what: str = ""):
@@ -95,8 +95,9 @@ def test_fake_nodes_hold_a_lease_that_kwok_renews(cluster: DevCluster) -> None:
                      "annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "10m"}},
         "spec": {"nodeName": fake[0], "tolerations": [{**FAKE_NODE_TAINT, "operator": "Equal"}],
                  "containers": [{"name": "main", "image": "busybox"}]}}))
-    eventually(lambda: _ready(_get(cluster, "pod", "long", "-n", "default")), what="kwok's pod to be Ready")
-    LONG_POD_READY.append(time.monotonic())
+    pod = eventually(lambda: (p := _get(cluster, "pod", "long", "-n", "default")) and _ready(p) and p,
+                     what="kwok's pod to be Ready")
+    LONG_POD_READY.extend([time.monotonic(), _ready_since(pod)])
 
 
 def test_helm_install_runs_the_controller_on_the_real_node_and_admits_a_job(cluster: DevCluster) -> None:
@@ -148,11 +149,16 @@ def _ready(pod: dict[str, Any]) -> bool:
     return any(c["type"] == "Ready" and c["status"] == "True" for c in pod["status"].get("conditions", []))
 
 
+def _ready_since(obj: dict[str, Any]) -> str:
+    return next(c["lastTransitionTime"] for c in obj["status"]["conditions"] if c["type"] == "Ready")
+
+
 def test_a_restarted_pod_keeps_the_ca_and_stops_on_sigterm_within_its_grace(cluster: DevCluster) -> None:
     """After the install test: the certificate lives in its Secret, so a new pod serves the same CA
     the webhook configurations carry; the old pod ends on SIGTERM well before the kubelet's SIGKILL."""
     secret = _get(cluster, "secret", "pykueue-webhook-server-cert", "-n", RELEASE_NS)["data"]["ca.crt"]
     (old,) = _controller_pods(cluster)
+    assert old["status"]["containerStatuses"][0]["restartCount"] == 0  # the liveness probe never failed
     grace = old["spec"]["terminationGracePeriodSeconds"]
     started = time.monotonic()
     cluster.kubectl("delete", "pod", old["metadata"]["name"], "-n", RELEASE_NS, "--wait=true", timeout=grace + 60)
@@ -238,6 +244,7 @@ def test_kwoks_nodes_and_pods_stay_ready_past_the_node_grace_period(cluster: Dev
     assert waited > 60, f"only {waited:.0f} s since the pod was Ready: not past the 50 s grace"
     pod = _get(cluster, "pod", "long", "-n", "default")
     assert _ready(pod), pod["status"]
+    assert _ready_since(pod) == LONG_POD_READY[1]  # never False in between
     for n in _get(cluster, "nodes")["items"]:
         ready = next(c for c in n["status"]["conditions"] if c["type"] == "Ready")
         assert ready["status"] == "True", (n["metadata"]["name"], ready)
