@@ -44,13 +44,16 @@ TOOLS = (
         "k8s.io/kubernetes",
         tuple(
             (name, f"k8s.io/kubernetes/cmd/{name}")
-            for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
+            for name in ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl",
+                         "kubelet", "kube-proxy")
         ),
     ),
     GoTool("etcd", "go.etcd.io/etcd/server/v3", (("etcd", "go.etcd.io/etcd/server/v3"),)),
     GoTool("kwok", "sigs.k8s.io/kwok", (("kwok", "sigs.k8s.io/kwok/cmd/kwok"),)),
 )
-BINARIES = tuple(name for tool in TOOLS for name, _ in tool.packages)
+# The real node's (tier 3): built only when a tier 3 cluster asks for them.
+NODE_BINARIES = ("kubelet", "kube-proxy")
+BINARIES = tuple(name for tool in TOOLS for name, _ in tool.packages if name not in NODE_BINARIES)
 
 
 def pinned_version(tool: GoTool) -> str:
@@ -83,10 +86,10 @@ def bin_dir() -> Path:
     return cache_root() / f"k8s-{v['kubernetes']}-etcd-{v['etcd']}-kwok-{v['kwok']}" / "bin"
 
 
-def missing(directory: Path | None = None) -> list[str]:
-    """Binaries not yet in the cache."""
+def missing(directory: Path | None = None, names: tuple[str, ...] = BINARIES) -> list[str]:
+    """Binaries (of ``names``) not yet in the cache."""
     directory = directory or bin_dir()
-    return [name for name in BINARIES if not os.access(directory / name, os.X_OK)]
+    return [name for name in names if not os.access(directory / name, os.X_OK)]
 
 
 def _kubernetes_ldflags(version: str) -> str:
@@ -109,7 +112,7 @@ def _go() -> str:
         raise BuildError(
             "building the test cluster's Kubernetes binaries needs Go "
             f"{MIN_GO[0]}.{MIN_GO[1]} or newer on PATH (https://go.dev/doc/install); "
-            f"missing from {bin_dir()}: {', '.join(missing())}"
+            f"missing from {bin_dir()}: {', '.join(missing(names=BINARIES + NODE_BINARIES))}"
         )
     out = subprocess.run([go, "env", "GOVERSION"], capture_output=True, text=True).stdout.strip()
     match = re.match(r"go(\d+)\.(\d+)", out)
@@ -121,14 +124,15 @@ def _go() -> str:
     return go
 
 
-def ensure(log=sys.stderr) -> Path:
+def ensure(log=sys.stderr, *, node: bool = False) -> Path:
     """Return the binary directory, building whatever is missing first (under a lock, so that
-    concurrent callers build once)."""
+    concurrent callers build once); with ``node``, the real node's binaries too."""
     target = bin_dir()
-    if not missing(target):
+    names = BINARIES + NODE_BINARIES if node else BINARIES
+    if not missing(target, names):
         return target
     if os.environ.get("PYKUEUE_K8S_BIN"):
-        raise BuildError(f"PYKUEUE_K8S_BIN={target} lacks {', '.join(missing(target))}")
+        raise BuildError(f"PYKUEUE_K8S_BIN={target} lacks {', '.join(missing(target, names))}")
     if not MODULES_DIR.is_dir():
         raise BuildError(
             f"the Kubernetes binaries are missing from {target} and the Go wrapper modules that build "
@@ -139,7 +143,7 @@ def ensure(log=sys.stderr) -> Path:
     with open(target.parent / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         for tool in TOOLS:
-            wanted = [(name, pkg) for name, pkg in tool.packages if name in missing(target)]
+            wanted = [(name, pkg) for name, pkg in tool.packages if name in missing(target, names)]
             if wanted:
                 _build(go, tool, wanted, target, log)
     return target
@@ -185,9 +189,11 @@ def report(build: Callable[[], Path]) -> int:
     return 0
 
 
-def main() -> int:
-    """`python -m pykueue.devcluster.binaries`: build or reuse, print the directory."""
-    return report(ensure)
+def main(argv: list[str] | None = None) -> int:
+    """`python -m pykueue.devcluster.binaries [--node]`: build or reuse, print the directory; with
+    ``--node``, the real node's kubelet and kube-proxy too (tier 3)."""
+    node = "--node" in (sys.argv[1:] if argv is None else argv)
+    return report(lambda: ensure(node=node))
 
 
 if __name__ == "__main__":

@@ -34,15 +34,18 @@ from typing import Any
 
 import yaml
 
-from pykueue.devcluster import binaries, kuberay, pki
+from pykueue.devcluster import binaries, image, kuberay, node, pki
 
 STAGES = Path(__file__).with_name("kwok-stages.yaml")
 STATE_FILE = "cluster.json"
 FAKE_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
+# Tier 3: kwok's nodes are tainted so that an ordinary pod (the chart's) lands on the real node; a pod
+# meant for a fake node tolerates it.
+FAKE_NODE_TAINT = {"key": FAKE_NODE_ANNOTATION[0], "value": FAKE_NODE_ANNOTATION[1], "effect": "NoSchedule"}
 DEFAULT_CAPACITY = {"cpu": "32", "memory": "256Gi", "pods": "110"}
 ADDONS = ("ray",)
 # Reverse start order: the processes that depend on the API server go first.
-STOP_ORDER = ("ray-operator", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd")
+STOP_ORDER = ("ray-operator", "kubelet", "kube-proxy", "containerd", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd")
 
 
 def stages_for(pod_run_time: float) -> str:
@@ -76,10 +79,15 @@ def default_nodes(count: int = 2) -> list[dict[str, Any]]:
     return [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"kwok-node-{i}"}} for i in range(count)]
 
 
-def fake_node(node: dict[str, Any]) -> dict[str, Any]:
+def fake_node(node: dict[str, Any], *, tainted: bool = False) -> dict[str, Any]:
     """A Node manifest as kwok manages it: its annotation, a hostname label, and a capacity
-    (the caller's, else a roomy default) that the scheduler can fit pods into."""
+    (the caller's, else a roomy default) that the scheduler can fit pods into; ``tainted`` (tier 3)
+    adds FAKE_NODE_TAINT, so that only pods that tolerate it land there."""
     node = json.loads(json.dumps(node))
+    if tainted:
+        taints = node.setdefault("spec", {}).setdefault("taints", [])
+        if FAKE_NODE_TAINT not in taints:
+            taints.append(dict(FAKE_NODE_TAINT))
     meta = node.setdefault("metadata", {})
     meta.setdefault("annotations", {})[FAKE_NODE_ANNOTATION[0]] = FAKE_NODE_ANNOTATION[1]
     meta.setdefault("labels", {}).setdefault("kubernetes.io/hostname", meta.get("name", ""))
@@ -163,6 +171,7 @@ class DevCluster:
     apiserver_flags: tuple[str, ...] = ()  # appended last, so they override (benchmarks: profiling)
     pod_run_time: float = 0.0  # tier 2: seconds a Job's pod runs before kwok completes it (see stages_for)
     addons: tuple[str, ...] = ()  # tier 2: extra operators started with the cluster (ADDONS)
+    images: tuple[Path, ...] = ()  # tier 3: OCI archives loaded into the node's containerd
     _children: list[subprocess.Popen] = field(default_factory=list)
 
     @property
@@ -187,12 +196,22 @@ class DevCluster:
         `detach` leaves the processes running after this Python process exits (the CLI's `up`);
         otherwise they are killed with it, so a crashed test run leaves nothing behind.
         """
-        if self.tier not in (1, 2):
-            raise ClusterError(f"tier must be 1 or 2, not {self.tier}")
+        if self.tier not in (1, 2, 3):
+            raise ClusterError(f"tier must be 1, 2 or 3, not {self.tier}")
         check_addons(self.addons, self.tier)
-        self.bin_dir = self.bin_dir or binaries.ensure()
+        if self.tier == 3:
+            try:
+                node.check_machine()
+            except node.NodeError as exc:
+                raise ClusterError(str(exc)) from None
+        self.bin_dir = self.bin_dir or binaries.ensure(node=self.tier == 3)
         if "ray" in self.addons:
             kuberay.ensure()  # built before anything starts: a failed build leaves nothing running
+        if self.tier == 3:  # built before anything starts, too
+            try:
+                self.images = (image.pause_archive(), image.ensure())
+            except image.ImageError as exc:
+                raise ClusterError(str(exc)) from None
         self.directory.mkdir(parents=True, exist_ok=True)
         existing = self.directory / STATE_FILE
         if existing.exists() and any(p.alive() for p in DevCluster.load(self.directory).processes):
@@ -203,8 +222,10 @@ class DevCluster:
             certs = pki.make_cluster_pki(self.directory / "pki")
             self._start_etcd(detach, deadline)
             self._start_apiserver(certs, detach, deadline)
-            if self.tier == 2:
+            if self.tier >= 2:
                 self._start_tier2(certs, nodes if nodes is not None else default_nodes(), detach, deadline)
+            if self.tier == 3:
+                self._start_node(certs, detach, deadline)
             if "ray" in self.addons:
                 self.start_ray(detach=detach, timeout=max(1.0, deadline - time.monotonic()))
         except BaseException:
@@ -287,6 +308,17 @@ class DevCluster:
         if self.tier == 1:
             # No controller manager creates the `default` ServiceAccounts; envtest drops the plugin too.
             args.append("--disable-admission-plugins=ServiceAccount")
+        if self.tier == 3:
+            # Pods reach it through the `kubernetes` Service (kube-proxy, to this machine's address);
+            # the Node authorizer serves the kubelet; webhooks and aggregated APIs are called at their
+            # pods' addresses, as the aggregator-routing flag says.
+            args = [a for a in args if not a.startswith(("--bind-address", "--advertise-address",
+                                                         "--endpoint-reconciler-type", "--authorization-mode"))]
+            args += ["--bind-address=0.0.0.0", f"--advertise-address={node.host_ip()}",
+                     "--endpoint-reconciler-type=lease", "--authorization-mode=Node,RBAC",
+                     "--enable-aggregator-routing=true",
+                     f"--kubelet-client-certificate={certs.admin.cert}", f"--kubelet-client-key={certs.admin.key}",
+                     "--kubelet-preferred-address-types=InternalIP,Hostname"]
         args += self.apiserver_flags
         proc = self._spawn("kube-apiserver", args, detach)
         _kubeconfig(self.kubeconfig, self.server, certs.ca.cert, certs.admin, "pykueue-admin")
@@ -338,6 +370,10 @@ class DevCluster:
             "--manage-all-nodes=false",
             "--manage-nodes-with-annotation-selector=" + "=".join(FAKE_NODE_ANNOTATION),
             "--cidr=10.244.0.1/16",
+            # A node Lease per fake node, renewed by kwok: without it kube-controller-manager saw no
+            # heartbeat for the stages' 10-20 min and marked every node Unknown (and its pods not Ready)
+            # after its 50 s grace period.
+            "--node-lease-duration-seconds=40",
             "--node-ip=10.0.0.2",
             f"--server-address=127.0.0.1:{kwok_port}",
         ], detach)
@@ -350,11 +386,56 @@ class DevCluster:
         self._wait(kcm, lambda: self.kubectl("get", "serviceaccount", "default", check=False).returncode == 0,
                    deadline)
 
+    def _start_node(self, certs: pki.ClusterPKI, detach: bool, deadline: float) -> None:
+        """Tier 3: containerd (with the sandbox and project images loaded), kube-proxy and a kubelet
+        registering the node ``node.NAME``; returns once that node is Ready."""
+        assert self.bin_dir is not None
+        real = node.Node(self.directory / "node")
+        config = real.containerd_config()
+        containerd = self._spawn("containerd", ["--config", str(config)], detach,
+                                 binary=Path(shutil.which("containerd") or "containerd"))
+        self._wait(containerd, lambda: real.socket.is_socket(), deadline)
+        try:
+            for archive in self.images:
+                real.import_image(archive)
+        except node.NodeError as exc:
+            raise ClusterError(str(exc)) from None
+        kubelet_cert, proxy_cert = real.certificates(self.directory / "pki")
+        kubelet_conf = self.directory / "kubelet.kubeconfig"
+        _kubeconfig(kubelet_conf, self.server, certs.ca.cert, kubelet_cert, f"system:node:{node.NAME}")
+        proxy_conf = self.directory / "kube-proxy.kubeconfig"
+        _kubeconfig(proxy_conf, self.server, certs.ca.cert, proxy_cert, "system:kube-proxy")
+        proxy_health, proxy_metrics = free_port(), free_port()
+        self.ports.update({"kube-proxy": proxy_health})
+        proxy = self._spawn("kube-proxy", [
+            f"--kubeconfig={proxy_conf}",
+            f"--hostname-override={node.NAME}",
+            "--proxy-mode=iptables",
+            f"--cluster-cidr={node.POD_SUBNET}",
+            f"--healthz-bind-address=127.0.0.1:{proxy_health}",
+            f"--metrics-bind-address=127.0.0.1:{proxy_metrics}",
+            "--conntrack-max-per-core=0",  # leave the machine's conntrack sysctls alone
+        ], detach)
+        kubelet_port, kubelet_health = free_port(), free_port()
+        self.ports.update({"kubelet": kubelet_port, "kubelet-healthz": kubelet_health})
+        kubelet = self._spawn("kubelet", [
+            f"--config={real.kubelet_config(certs.ca.cert, kubelet_port, kubelet_health, node.host_ip())}",
+            f"--kubeconfig={kubelet_conf}",
+            f"--root-dir={real.directory / 'kubelet'}",
+            f"--cert-dir={real.directory / 'kubelet-pki'}",
+            f"--hostname-override={node.NAME}",
+            f"--node-ip={node.host_ip()}",
+        ], detach)
+        self._wait(kubelet, lambda: _get(f"http://127.0.0.1:{kubelet_health}/healthz") == b"ok", deadline)
+        self._wait(proxy, lambda: bool(_get(f"http://127.0.0.1:{proxy_health}/healthz")), deadline)
+        self._wait(kubelet, lambda: self.kubectl("get", "node", node.NAME, check=False).returncode == 0, deadline)
+        self.wait_for("Ready", f"node/{node.NAME}", timeout=max(1.0, deadline - time.monotonic()))
+
     def start_ray(self, *, detach: bool = False, timeout: float = 90.0) -> Process:
         """The ``ray`` addon on a running tier-2 cluster: KubeRay's CRDs installed (server-side: the
         RayJob CRD is too large for the last-applied annotation), then its operator started against
         the admin kubeconfig, without leader election, on loopback ports; ready once its probe is."""
-        if self.tier != 2:
+        if self.tier < 2:
             raise ClusterError("the ray addon needs a tier 2 cluster (its operator's Pods need kwok's nodes)")
         home = kuberay.ensure()
         deadline = time.monotonic() + timeout
@@ -386,9 +467,9 @@ class DevCluster:
 
     def add_nodes(self, nodes: list[dict[str, Any]], timeout: float = 60.0) -> list[str]:
         """Create Nodes that kwok fakes (tier 2) and wait until they are Ready; return their names."""
-        if self.tier != 2:
+        if self.tier < 2:
             raise ClusterError("fake nodes need a tier 2 cluster (kwok runs only there)")
-        manifests = [fake_node(n) for n in nodes]
+        manifests = [fake_node(n, tainted=self.tier == 3) for n in nodes]
         names = [m["metadata"]["name"] for m in manifests]
         self.kubectl("create", "-f", "-", input=yaml.safe_dump_all(manifests, sort_keys=False))
         self.wait_for("Ready", *(f"node/{n}" for n in names), timeout=timeout)
@@ -496,6 +577,8 @@ class DevCluster:
         order = {name: i for i, name in enumerate(STOP_ORDER)}
         stopped = [p.name for p in sorted(self.processes, key=lambda p: order.get(p.name, -1)) if self._end(p, grace)]
         self._reap()
+        if self.tier == 3:
+            node.teardown(self.directory / "node", self.bin_dir / "kube-proxy" if self.bin_dir else None)
         if self.etcd_data:
             shutil.rmtree(self.etcd_data, ignore_errors=True)
         with contextlib.suppress(FileNotFoundError):
@@ -551,7 +634,7 @@ def check_addons(addons: tuple[str, ...] | list[str], tier: int) -> None:
     unknown = [a for a in addons if a not in ADDONS]
     if unknown:
         raise ClusterError(f"unknown addon {', '.join(unknown)} (known: {', '.join(ADDONS)})")
-    if addons and tier != 2:
+    if addons and tier < 2:
         raise ClusterError(f"--addons {','.join(addons)} needs --tier 2 (the operators' Pods need kwok's nodes)")
 
 

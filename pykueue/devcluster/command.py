@@ -17,8 +17,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     verbs = p.add_subparsers(dest="verb", required=True)
     up = verbs.add_parser("up", help="build what is missing, start the cluster in the background")
     up.add_argument("--dir", required=True, type=Path, help="where its kubeconfig, certificates and logs go")
-    up.add_argument("--tier", type=int, choices=(1, 2), default=1,
-                    help="1: etcd + kube-apiserver; 2: plus controller manager, scheduler and kwok nodes")
+    up.add_argument("--tier", type=int, choices=(1, 2, 3), default=1,
+                    help="1: etcd + kube-apiserver; 2: plus controller manager, scheduler and kwok nodes; "
+                         "3: plus one real node (containerd, kubelet, kube-proxy; root) with the project's image")
     up.add_argument("--nodes", type=Path, metavar="FILE",
                     help="tier 2: Node manifests (labels, taints, capacity) that kwok fakes")
     up.add_argument("--pod-run-time", metavar="DURATION", default="0s",
@@ -28,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                     help="tier 2: comma-separated operators to run too; 'ray': KubeRay's CRDs and operator "
                          "(built from its Go module on first use)")
     up.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for readiness")
-    env = verbs.add_parser("env", help="print shell lines that set KUBECONFIG and put kubectl on PATH")
+    env = verbs.add_parser("env", help="print shell lines that set KUBECONFIG and put kubectl and helm on PATH")
     env.add_argument("--dir", required=True, type=Path)
     down = verbs.add_parser("down", help="stop every process the cluster started")
     down.add_argument("--dir", required=True, type=Path)
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     """Exit 0 on success, 2 with one `pykueue: error:` line otherwise."""
     # Imported here, not at the top: every CLI run imports this module for its arguments, and the
     # builders bring subprocess, shutil and tempfile, which ``simulate`` never needs.
-    from pykueue.devcluster import binaries, kuberay
+    from pykueue.devcluster import binaries, helm, kuberay
     from pykueue.devcluster.cluster import ClusterError, DevCluster, check_addons, load_nodes  # cryptography
 
     try:
@@ -68,11 +69,11 @@ def run(args: argparse.Namespace) -> int:
             if "ray" in addons:
                 print(kuberay.ensure())
         elif args.verb == "up":
-            if args.nodes and args.tier != 2:
+            if args.nodes and args.tier < 2:
                 raise ClusterError("--nodes needs --tier 2 (tier 1 has no kubelets, fake or real)")
             nodes = load_nodes(args.nodes) if args.nodes else None
             run_time = _run_time(args.pod_run_time)
-            if run_time and args.tier != 2:
+            if run_time and args.tier < 2:
                 raise ClusterError("--pod-run-time needs --tier 2 (tier 1 runs no pods)")
             addons = _addons(args.addons)
             check_addons(addons, args.tier)
@@ -82,7 +83,9 @@ def run(args: argparse.Namespace) -> int:
         elif args.verb == "env":
             cluster = DevCluster.load(args.dir.resolve())
             print(f"export KUBECONFIG={shlex.quote(str(cluster.kubeconfig))}")
-            print(f"export PATH={shlex.quote(str(cluster.bin_dir))}:\"$PATH\"")
+            helm_dir = helm.ensure(log=sys.stderr).parent  # built once into the cache, like kubectl
+            dirs = ":".join(shlex.quote(str(d)) for d in (cluster.bin_dir, helm_dir) if d is not None)
+            print(f"export PATH={dirs}:\"$PATH\"")
         elif args.verb == "down":
             cluster = DevCluster.load(args.dir.resolve())
             stopped = cluster.stop()

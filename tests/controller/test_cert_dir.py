@@ -75,3 +75,44 @@ def test_default_parent_is_never_shared_tmp_outside_a_pod(tmp_path: Path) -> Non
     first = certs.fresh_dir(tmp_path / "p")
     second = certs.fresh_dir(tmp_path / "p")
     assert first != second and _mode(first) == _mode(second) == _mode(tmp_path / "p") == 0o700
+
+
+_AS_POD_USER = """
+import os, stat, sys
+from pathlib import Path
+from pykueue.controller.webhooks import certs
+bundle = certs.renew(None, ("svc.ns.svc",))  # as root: the interpreter's files may be closed to 65532
+os.setgroups([]); os.setgid(65532); os.setuid(65532)
+parent = Path(sys.argv[1])
+made = certs.fresh_dir(parent)
+certs.write_dir(made, bundle)
+st = os.lstat(made)
+print(made.parent == parent, st.st_uid, oct(stat.S_IMODE(st.st_mode)), oct(stat.S_IMODE(os.lstat(parent).st_mode)),
+      certs.read_dir(made) == bundle)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="becoming uid 65532 needs root")
+@pytest.mark.parametrize("mode", [0o1777, 0o777], ids=["tmpfs-1777", "disk-0777"])
+def test_the_pods_root_owned_shared_tmp_takes_a_private_subdirectory(mode: int) -> None:
+    """The chart's pod runs as uid 65532 with /tmp an emptyDir: root's, world-writable (tmpfs: 1777;
+    on the node's disk the kubelet makes it 0777). The controller must not try to own or close it (it
+    cannot) but make its own 0700 directory inside, as upstream's certificate writer does."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    outer = Path(tempfile.mkdtemp(prefix="pykueue-pod-tmp-", dir="/dev/shm"))  # pytest's tmp_path is 0700
+    try:
+        os.chmod(outer, 0o755)  # uid 65532 must reach the directory below
+        shared = outer / "tmp"
+        shared.mkdir()
+        os.chmod(shared, mode)
+        result = subprocess.run([sys.executable, "-c", _AS_POD_USER, str(shared)], capture_output=True,
+                                text=True, cwd="/", timeout=60,
+                                env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    finally:
+        shutil.rmtree(outer)
+    assert result.returncode == 0, result.stderr.strip().splitlines()[-1:]
+    assert result.stdout.split() == ["True", "65532", "0o700", oct(mode), "True"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -97,3 +98,34 @@ def test_pki_chain_and_identities(tmp_path: Path) -> None:
 def test_state_of_a_directory_without_cluster(tmp_path: Path) -> None:
     with pytest.raises(ClusterError, match="no cluster was started"):
         DevCluster.load(tmp_path)
+
+
+def test_env_puts_helm_beside_kubectl(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`pykueue dev-cluster env`: KUBECONFIG, then kubectl's and helm's directories on PATH."""
+    from pykueue.cli import main
+
+    helm = tmp_path / "helm-bin" / "helm"
+    helm.parent.mkdir()
+    helm.write_text("#!/bin/sh\n")
+    helm.chmod(0o755)
+    monkeypatch.setenv("PYKUEUE_HELM", str(helm))
+    cluster = tmp_path / "kc"
+    cluster.mkdir()
+    (cluster / "cluster.json").write_text(json.dumps({"tier": 3, "binDir": "/k8s/bin", "ports": {}, "processes": []}))
+    assert main(["dev-cluster", "env", "--dir", str(cluster)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [f"export KUBECONFIG={cluster / 'kubeconfig'}", f'export PATH=/k8s/bin:{helm.parent}:"$PATH"']
+
+
+def test_tier_3_taints_kwoks_nodes_and_keeps_their_annotation() -> None:
+    """Tier 3: an ordinary pod must land on the real node, so kwok's nodes carry a NoSchedule taint
+    (once, beside the caller's own) and still the annotation kwok selects them by."""
+    from pykueue.devcluster.cluster import FAKE_NODE_ANNOTATION, FAKE_NODE_TAINT
+
+    own = {"key": "gpu", "value": "h100", "effect": "NoSchedule"}
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "spec": {"taints": [own]}}
+    tainted = fake_node(fake_node(node, tainted=True), tainted=True)
+    assert tainted["spec"]["taints"] == [own, FAKE_NODE_TAINT]
+    assert tainted["metadata"]["annotations"][FAKE_NODE_ANNOTATION[0]] == FAKE_NODE_ANNOTATION[1]
+    assert "taints" not in fake_node({"metadata": {"name": "m"}}).get("spec", {})  # tier 2: as declared

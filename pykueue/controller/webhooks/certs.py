@@ -229,9 +229,27 @@ def default_parent(environ: dict[str, str] | None = None, in_pod: bool | None = 
 
 
 def fresh_dir(parent: Path, prefix: str = "serving-certs-") -> Path:
-    """A new directory only this process knows, created 0700 under ``parent`` (made private too)."""
-    private_dir(parent)
-    return Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+    """A new directory only this process knows, created 0700 under ``parent``. ``parent`` is made
+    private too, unless it is a shared scratch directory (``_shared``), such as the pod's ``/tmp``:
+    an emptyDir the kubelet makes root's and world-writable (1777 on tmpfs, 0777 on the node's disk)
+    while the container runs as uid 65532. That one is left as it is and only the new directory
+    inside is private, as upstream's certificate writer does with its own directory under /tmp."""
+    if not _shared(parent):
+        private_dir(parent)
+    return private_dir(Path(tempfile.mkdtemp(prefix=prefix, dir=parent)))
+
+
+def _shared(directory: Path) -> bool:
+    """A real, world-writable directory of root or of this user (``/tmp``, a pod's emptyDir), whose
+    own parents pass ``private_dir``'s check: a place to make a private directory in, not to close."""
+    try:
+        st = os.lstat(directory)
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid not in (0, os.geteuid()) or not st.st_mode & stat.S_IWOTH:
+        return False
+    _check_parents(Path(os.path.abspath(directory)))
+    return True
 
 
 def private_dir(directory: Path) -> Path:
@@ -240,13 +258,7 @@ def private_dir(directory: Path) -> Path:
     could swap it for one of theirs."""
     directory = Path(os.path.abspath(directory))
     uid = os.geteuid()
-    for parent in reversed(directory.parents):
-        try:
-            st = os.lstat(parent)
-        except FileNotFoundError:
-            break
-        if stat.S_ISDIR(st.st_mode) and st.st_uid not in (0, uid) and not st.st_mode & stat.S_ISVTX:
-            raise CertDirError(f"{directory}: its parent {parent} belongs to another user (uid {st.st_uid})")
+    _check_parents(directory)
     directory.parent.mkdir(parents=True, exist_ok=True)
     with contextlib.suppress(FileExistsError):
         os.mkdir(directory, 0o700)
@@ -258,6 +270,18 @@ def private_dir(directory: Path) -> Path:
     if stat.S_IMODE(st.st_mode) != 0o700:
         os.chmod(directory, 0o700)
     return directory
+
+
+def _check_parents(directory: Path) -> None:
+    """No existing parent of ``directory`` may belong to another (non-root) user unless it is sticky."""
+    uid = os.geteuid()
+    for parent in reversed(directory.parents):
+        try:
+            st = os.lstat(parent)
+        except FileNotFoundError:
+            break
+        if stat.S_ISDIR(st.st_mode) and st.st_uid not in (0, uid) and not st.st_mode & stat.S_ISVTX:
+            raise CertDirError(f"{directory}: its parent {parent} belongs to another user (uid {st.st_uid})")
 
 
 def _write_file(dir_fd: int, name: str, value: bytes) -> None:

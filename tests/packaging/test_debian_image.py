@@ -1,0 +1,39 @@
+"""The image built from Debian's packages (`pykueue.devcluster.image`) is the Dockerfile's image: the
+same user, entrypoint, command, virtualenv and environment, read from the OCI archive itself."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import tarfile
+
+import pytest
+
+from pykueue.devcluster import image
+from tests.packaging.test_dockerfile import instructions
+
+pytestmark = pytest.mark.e2e  # builds the image (root, mmdebstrap) on first use; .ci/run builds it first
+
+
+def _config() -> dict:
+    with tarfile.open(image.ensure()) as tar:
+        index = json.load(tar.extractfile("index.json"))
+        manifest = json.load(tar.extractfile(f"blobs/sha256/{index['manifests'][0]['digest'].split(':')[1]}"))
+        assert index["manifests"][0]["annotations"]["org.opencontainers.image.ref.name"] == image.ref()
+        return json.load(tar.extractfile(f"blobs/sha256/{manifest['config']['digest'].split(':')[1]}"))["config"]
+
+
+def test_the_debian_image_runs_what_the_dockerfile_runs() -> None:
+    final = instructions()[max(i for i, (w, _) in enumerate(instructions()) if w == "FROM"):]
+    docker = {w: r for w, r in final}
+    config = _config()
+    assert config["User"] == docker["USER"]
+    assert config["Entrypoint"] == json.loads(docker["ENTRYPOINT"])
+    assert config["Cmd"] == json.loads(docker["CMD"])
+    env = dict(e.split("=", 1) for e in config["Env"])
+    for pair in shlex.split(docker["ENV"]):
+        name, _, value = pair.partition("=")
+        if name == "PATH":
+            assert env["PATH"].startswith(value.split(":")[0] + ":")  # /opt/pykueue/bin first
+        else:
+            assert env[name] == value
