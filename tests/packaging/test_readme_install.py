@@ -44,7 +44,8 @@ def test_readme_install_admits_seed_001_smoke_job(workdir: Path) -> None:  # noq
     assert re.search(r"^team-a\s+research\s+0\b", out, re.MULTILINE), out[-1000:]  # nothing pending
     assert "secrets" not in out  # `kubectl auth can-i --list` as the ServiceAccount
     assert "without a token: 401" in out
-    assert re.search(r'^kueue_admitted_workloads_total\{cluster_queue="team-a"\} 1\.0$', out, re.MULTILINE), out[-3000:]
+    assert re.search(r'^kueue_admitted_workloads_total\{cluster_queue="team-a",priority_class="",'
+                     r'replica_role="(standalone|leader)"\} 1\.0$', out, re.MULTILINE), out[-3000:]
     log = (workdir / "kc" / "controller.log").read_text()
     assert "controller ready" in log
     assert not [line for line in log.splitlines() if ": 403 " in line or "Forbidden" in line]
