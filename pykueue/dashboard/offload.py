@@ -17,6 +17,8 @@ runs, and one worker serves the process (a test's many dashboards share it).
 from __future__ import annotations
 
 import asyncio
+import copyreg
+import dataclasses
 import multiprocessing
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -25,11 +27,31 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
+from pykueue.engine import model
+
 T = TypeVar("T")
 TIMEOUT_SECONDS = 20.0
 WAITING = 3  # answers queued behind the running one before more are refused
 START_SECONDS = 120.0  # for a new worker to import what it runs
 _POOL: list[ProcessPoolExecutor] = []  # the process's worker, started on first use
+
+
+def _by_constructor(obj: Any) -> tuple[type, tuple[Any, ...]]:
+    cls = type(obj)
+    return cls, tuple(getattr(obj, f.name) for f in dataclasses.fields(cls))
+
+
+def _engine_values_travel_by_constructor() -> None:
+    """The engine's frozen dataclasses (the Config sent with each answer) cross to the worker as their
+    constructor call: a compiled (mypyc) frozen class refuses the attribute-by-attribute restore that
+    pickle does by default."""
+    for value in vars(model).values():
+        if (isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == model.__name__
+                and all(f.init for f in dataclasses.fields(value))):
+            copyreg.pickle(value, _by_constructor)
+
+
+_engine_values_travel_by_constructor()
 
 
 def _unavailable(text: str, retry: int) -> web.HTTPServiceUnavailable:
