@@ -32,7 +32,7 @@ NAME = "pykueue"
 PAUSE_REF = "pykueue.dev/pause:catatonit"  # the node's sandbox image: Debian's static catatonit, run as -P
 
 
-class ImageError(RuntimeError):
+class ImageError(binaries.BuildError):
     """The image cannot be built here; the message says what failed and where its log is."""
 
 
@@ -193,12 +193,7 @@ def _prune(keep: int) -> None:
 
 def main() -> int:
     """`python -m pykueue.devcluster.image`: build or reuse the image, print its archive's path."""
-    try:
-        print(ensure())
-    except ImageError as exc:
-        print(f"pykueue: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+    return binaries.report(ensure)
 
 
 if __name__ == "__main__":

@@ -123,14 +123,7 @@ def test_helm_install_runs_the_controller_on_the_real_node_and_admits_a_job(clus
         {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": ns},
          "spec": {"clusterQueue": "cq"}},
     ]))
-    pod = yaml.safe_load(_pod("unused", ns, ["--version"]))["spec"]
-    pod["containers"][0]["resources"] = {"requests": {"cpu": "100m", "memory": "64Mi"}}
-    job = {"apiVersion": "batch/v1", "kind": "Job",
-           "metadata": {"name": "smoke", "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
-           "spec": {"backoffLimit": 0, "template": {"spec": pod}}}
-    eventually(lambda: cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(job), check=False).returncode == 0,
-               timeout=60, what="the webhooks to accept the Job")
-    cluster.kubectl("wait", "--for=condition=Complete", "job/smoke", "-n", ns, "--timeout=180s", timeout=200)
+    _run_version_job(cluster, "smoke", ns)
     wl = _get(cluster, "workloads", "-n", ns)["items"]
     assert len(wl) == 1
     (admitted,) = [c for c in wl[0]["status"]["conditions"] if c["type"] == "Admitted"]
@@ -196,6 +189,19 @@ def test_the_installed_controller_serves_visibility_and_metrics_through_its_serv
                for line in text.splitlines()), [line for line in text.splitlines() if "admitted" in line][:5]
 
 
+def _run_version_job(cluster: DevCluster, name: str, ns: str) -> None:
+    """A Job in LocalQueue `lq` whose pod runs `pykueue --version`, created once the webhooks answer,
+    then waited on until Complete."""
+    pod = yaml.safe_load(_pod("unused", ns, ["--version"]))["spec"]
+    pod["containers"][0]["resources"] = {"requests": {"cpu": "100m", "memory": "64Mi"}}
+    job = {"apiVersion": "batch/v1", "kind": "Job",
+           "metadata": {"name": name, "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+           "spec": {"backoffLimit": 0, "template": {"spec": pod}}}
+    eventually(lambda: cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(job), check=False).returncode == 0,
+               timeout=60, what="the webhooks to accept the Job")
+    cluster.kubectl("wait", "--for=condition=Complete", f"job/{name}", "-n", ns, "--timeout=180s", timeout=200)
+
+
 def _controller_pods(cluster: DevCluster) -> list[dict[str, Any]]:
     return [p for p in _get(cluster, "pods", "-n", RELEASE_NS)["items"] if not p["metadata"].get("deletionTimestamp")]
 
@@ -254,14 +260,7 @@ def test_two_replicas_one_leads_and_the_other_takes_over(cluster: DevCluster) ->
     cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(
         {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": ns},
          "spec": {"clusterQueue": "cq"}}))
-    pod = yaml.safe_load(_pod("unused", ns, ["--version"]))["spec"]
-    pod["containers"][0]["resources"] = {"requests": {"cpu": "100m", "memory": "64Mi"}}
-    job = {"apiVersion": "batch/v1", "kind": "Job",
-           "metadata": {"name": "after", "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
-           "spec": {"backoffLimit": 0, "template": {"spec": pod}}}
-    eventually(lambda: cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(job), check=False).returncode == 0,
-               timeout=60, what="the webhooks to accept the Job")
-    cluster.kubectl("wait", "--for=condition=Complete", "job/after", "-n", ns, "--timeout=180s", timeout=200)
+    _run_version_job(cluster, "after", ns)
     (wl,) = _get(cluster, "workloads", "-n", ns)["items"]
     admitted = [c for c in wl["status"]["conditions"] if c["type"] == "Admitted"]
     assert len(admitted) == 1 and admitted[0]["status"] == "True"
