@@ -27,30 +27,26 @@ from typing import Any, TypeVar
 
 from pykueue.api.priority import PriorityClasses
 from pykueue.api.validation import SYSTEM_PRIORITY_CLASSES
-from pykueue.controller import decisions, supervise, translate, views
+from pykueue.controller import decisions, supervise, views
 from pykueue.controller.events import Recorder
 from pykueue.controller.jobs import JobKeys, JobReconciler, PodKeys, RayKeys
 from pykueue.controller.metrics import INADMISSIBLE, SUCCESS, Metrics
 from pykueue.controller.queue_objects import KINDS as QUEUE_KINDS
 from pykueue.controller.queue_objects import QueueObjects
 from pykueue.controller.queue_status import QueueStatusWriter
-from pykueue.controller.workload_status import (
-    MANAGER,
-    apply_body,
-    rfc3339,
-)
+from pykueue.controller.workload_reconciler import WorkloadReconciler
+from pykueue.controller.workload_records import WorkloadRecords
 from pykueue.controller.workload_writer import WorkloadStatusWriter
 from pykueue.engine import events as ev
 from pykueue.engine import model
 from pykueue.engine.engine import Engine
 from pykueue.engine.events import EngineError
 from pykueue.engine.model import US
-from pykueue.engine.workload import MISCONFIGURED, State
+from pykueue.engine.workload import State
 from pykueue.jobs import pods as pod_rules
 from pykueue.jobs import ray_live
-from pykueue.jobs.batch import RESOURCE_IN_USE_FINALIZER
 from pykueue.kube import resources as r
-from pykueue.kube.client import ApiError, Kube
+from pykueue.kube.client import Kube
 from pykueue.kube.informer import DELETED, MODIFIED, Informer, key_of
 from pykueue.kube.workqueue import WorkQueue
 
@@ -59,7 +55,6 @@ log = logging.getLogger("pykueue.controller")
 BURST_SECONDS = 0.1  # how long a scheduling pass waits for the rest of a burst of changes
 RETRY_BASE_SECONDS = supervise.BASE_SECONDS
 RESYNC_SECONDS = 30.0  # every cached object is checked against the engine again (level-triggered)
-INVALID_WORKLOAD = "InvalidSpec"  # a Workload that bypassed validation: its Warning event's reason
 T = TypeVar("T")
 
 
@@ -73,13 +68,6 @@ class Controller:
         self.informers: dict[str, Informer] = {}
         self._handler_failures: dict[tuple[str, str], int] = {}
         self.classes_by_key: dict[str, dict[str, Any]] = {}
-        self.converted: dict[bytes, model.Workload] = {}  # translate.workload's cache, by shape
-        self.invalid: dict[str, str] = {}  # Workloads that bypassed validation: what validation says
-        self.deactivation_seen: set[str] = set()  # Kueue deactivated these and the API has shown it
-        self.unevaluated: dict[str, None] = {}  # new pending workloads: their status waits for a pass
-        # metadata.generation of each Workload's spec as the engine last took it: a status-only update
-        # keeps it, so only a real spec change is converted again (upstream reads every update)
-        self.generations: dict[str, int] = {}
         self.kick_wake = asyncio.Event()
         self.jobs = WorkQueue()
         self.pod_work = WorkQueue()  # plain Pods and pod groups (PodKeys)
@@ -89,10 +77,6 @@ class Controller:
         self.ray_keys = {kind: RayKeys(kind, {}, config.manage_jobs_without_queue_name)
                          for fw, kind in ray_live.KINDS.items() if fw in config.frameworks}
         self.ray_work = {kind: WorkQueue() for kind in self.ray_keys}
-        # Writes that must land, level-triggered from the caches: spec.active=false for a workload Kueue
-        # deactivated, the resource-in-use finalizer off a finished or deleted Workload, the condition of
-        # an invalid one. A key that fails comes back with backoff; nothing is fire-and-forget.
-        self.workload_writes = WorkQueue()
         self.cycles = 0
         self.admissions = 0
         self.rebuilds = 0  # the engine started afresh from the caches after a failure inside it
@@ -100,11 +84,17 @@ class Controller:
         self.job_sync: JobReconciler | None = None
         self.pod_sync: JobReconciler | None = None
         self.recorder = Recorder(kube)
-        self.status_writer = WorkloadStatusWriter(self.engine, kube, self.informers, self.recorder, clock, self.kick)
+        self.records = WorkloadRecords()  # each Workload object's memory, one record per UID
+        self.status_writer = WorkloadStatusWriter(self.engine, kube, self.informers, self.recorder, clock, self.kick,
+                                                  self.records)
         self.queue_objects = QueueObjects(self.engine, kube, self.recorder, self.informers, self._queues_changed)
         self.queue_status = QueueStatusWriter(self.engine, kube, self.informers, clock)
         self.queues_dirty = self.queue_status.dirty
         self.metrics = metrics or Metrics()
+        self.workload_sync = WorkloadReconciler(
+            self.engine, kube, self.informers, self.records, self.status_writer, self.recorder, clock,
+            priority_objects=lambda: list(self.classes_by_key.values()), queues_changed=self._queues_changed,
+            pods_ready=lambda key: self.metrics.pods_ready(key, self), jobs=self)
         self.metrics.attach(self)
 
     # ---- wiring ----------------------------------------------------------------------------------
@@ -146,14 +136,14 @@ class Controller:
                 inf = self._informer(res, self.on_priority_class)
                 tasks.append(supervise.start(f"informer-{res.plural}", inf.run))
             await asyncio.gather(*(i.synced.wait() for i in self.informers.values()))
-            workloads = self._informer(r.WORKLOAD, self.on_workload)
+            workloads = self._informer(r.WORKLOAD, self.workload_sync.handle)
             tasks.append(supervise.start("informer-workloads", workloads.run))
             await workloads.synced.wait()
             flavors = self.informers["resourceflavors"].store
             jobs = self._informer(r.JOB, self.on_job)
             self.job_keys.jobs = jobs.store
             self.job_sync = JobReconciler(self.kube, self.job_keys, workloads.store, flavors,
-                                          self.priority_classes, self.clock, self.job_stopped)
+                                          self.priority_classes, self.clock, self.workload_sync.job_stopped)
             tasks.append(supervise.start("informer-jobs", jobs.run))
             await jobs.synced.wait()
             if self.manages_pods():
@@ -161,7 +151,7 @@ class Controller:
                 pods = self._informer(r.POD, self.on_pod, label_selector=f"{pod_rules.MANAGED_LABEL}=true")
                 self.pod_keys.pods = pods.store
                 self.pod_sync = JobReconciler(self.kube, self.pod_keys, workloads.store, flavors,
-                                              self.priority_classes, self.clock, self.job_stopped)
+                                              self.priority_classes, self.clock, self.workload_sync.job_stopped)
                 tasks.append(supervise.start("informer-pods", pods.run))
                 await pods.synced.wait()
                 tasks.append(supervise.start("pods", lambda: self.pod_work.run(self.pod_sync.reconcile, self._job_error)))
@@ -176,14 +166,14 @@ class Controller:
                 supervise.start("jobs", lambda: self.jobs.run(self.job_sync.reconcile, self._job_error)),
                 supervise.start("finalizers", lambda: self.queue_objects.finalizers.run(
                     self.queue_objects.reconcile_finalizer, self.queue_objects.finalizer_error)),
-                supervise.start("workload-writes", lambda: self.workload_writes.run(
-                    self._reconcile_workload_write, self._write_error)),
+                supervise.start("workload-writes", lambda: self.workload_sync.writes.run(
+                    self.workload_sync.write, self.workload_sync.write_error)),
                 supervise.start("resync", self.resync_loop),
             ]
             self.ready.set()
             for key in self.engine.workload_keys(State.STOPPING):  # restored evicted, decided now
                 if (obj := workloads.get(key)) is not None:
-                    self._release_if_nothing_runs(key, obj)
+                    self.workload_sync.release_if_nothing_runs(key, obj)
             log.info("controller ready", extra={"fields": {
                 "workloads": len(self.engine.workload_keys()), "clusterQueues": len(self.engine.cluster_queue_names())}})
             await asyncio.gather(*tasks)
@@ -216,7 +206,7 @@ class Controller:
         obj = new or old
         assert obj is not None
         key = f"{obj.get('kind')}/{obj['metadata']['name']}"
-        self.converted.clear()  # priorities resolve differently now
+        self.workload_sync.converted.clear()  # priorities resolve differently now
         if kind == DELETED:
             self.classes_by_key.pop(key, None)
         else:
@@ -234,173 +224,18 @@ class Controller:
                     classes.default_pod_class = obj["metadata"]["name"]
         return classes
 
-    def on_workload(self, kind: str, old: dict | None, new: dict | None) -> None:
-        obj = new or old
-        assert obj is not None
-        key, engine, now = key_of(obj), self.engine, self.now_us()
-        self._enqueue_owner(obj)
-        if kind == DELETED or obj["metadata"].get("deletionTimestamp"):
-            held = None if kind == DELETED or engine.has_workload(key) else translate.held_invalid(obj)
-            if held is not None:
-                # first seen being deleted (a restart) while it holds quota: counted until it is gone
-                converted, _ = translate.workload(obj, list(self.classes_by_key.values()), self.converted)
-                engine.add_workload(converted if converted is not None else held, now)
-            if engine.has_workload(key):
-                if kind == DELETED:
-                    engine.delete_workload(key)  # gone: whatever it held is released
-                else:
-                    # Being deleted: its job is stopped first, and its quota counts until it is gone.
-                    engine.workload_deleting(key, now)
-                    self._release_if_nothing_runs(key, obj)
-                self.queues_dirty.set()
-                self.kick()
-            self._forget(key)
-            if kind != DELETED and RESOURCE_IN_USE_FINALIZER in (obj["metadata"].get("finalizers") or []):
-                self.workload_writes.add(key)
-            return
-        finished = translate.is_true(obj, "Finished")
-        if not engine.has_workload(key):
-            if finished:
-                if RESOURCE_IN_USE_FINALIZER in (obj["metadata"].get("finalizers") or []):
-                    self.workload_writes.add(key)
-                return
-            converted, problems = translate.workload(obj, list(self.classes_by_key.values()), self.converted)
-            if converted is None:
-                self._report_invalid(key, obj, "; ".join(problems))
-                held = translate.held_invalid(obj)
-                if held is not None:  # invalid, but its quota is in use: it stays counted while it runs
-                    engine.add_workload(held, now)
-                    self.generations[key] = obj["metadata"].get("generation") or 0
-                    self._queues_changed()
-                return
-            self.invalid.pop(key, None)
-            engine.add_workload(converted, now)
-            self.generations[key] = obj["metadata"].get("generation") or 0
-            if engine.state_of(key) is State.STOPPING:
-                self._release_if_nothing_runs(key, obj)  # restored evicted: its job may be gone already
-            if engine.state_of(key) is not State.ADMITTED:
-                # Written after the next pass has tried it, with the scheduler's message, as upstream
-                # does; a workload that pass admits gets one write, its admission.
-                self.unevaluated[key] = None
-            self.queues_dirty.set()  # the queues count it pending even if no decision follows
-            self.kick()
-            return
-        self._sync_workload(key, obj, now, finished)
-
-    def _sync_workload(self, key: str, obj: dict[str, Any], now: int, finished: bool) -> None:
-        """Make the engine agree with the cached Workload (level-triggered: the copy alone decides)."""
-        engine = self.engine
-        state = views.admitted_state(engine, key)
-        changed = False
-        if finished and state is not State.FINISHED:
-            if state in (State.QUOTA_RESERVED, State.ADMITTED):
-                engine.finish_workload(key, now)
-            else:
-                engine.delete_workload(key)
-            if RESOURCE_IN_USE_FINALIZER in (obj["metadata"].get("finalizers") or []):
-                self.workload_writes.add(key)
-            changed = True
-        if (obj["metadata"].get("generation") or 0) != self.generations.get(key) and state is not State.FINISHED:
-            changed |= self._spec_changed(key, obj, now)
-            state = views.admitted_state(engine, key)
-        w = views.snapshot(engine, key)  # one snapshot for the rest: each step below moves its own field
-        if w is not None:
-            # spec.active, level-triggered: the engine follows the API, except while Kueue's own
-            # deactivation (the engine says so) has not been seen in the API yet: a copy older than
-            # Kueue's spec.active=false must not undo it.
-            active = _active(obj)
-            ours = _deactivated_by_kueue(w)
-            if ours and not active:
-                self.deactivation_seen.add(key)
-            if ours and key not in self.deactivation_seen:
-                pass  # our spec.active=false is on its way (workload_writes)
-            elif active != w.spec.active and w.state is not State.FINISHED:
-                self.deactivation_seen.discard(key)
-                engine.set_active(key, active, now)
-                changed = True
-            # PodsReady, level-triggered: ready takes the pods-ready deadline away; no longer ready
-            # starts recoveryTimeout. The engine keeps both deadlines; the scheduling loop wakes for them.
-            ready = translate.is_true(obj, "PodsReady")
-            if state is State.ADMITTED and ready != w.pods_ready:
-                if ready:
-                    engine.mark_pods_ready(key, now)
-                    self.metrics.pods_ready(key, self)
-                else:
-                    engine.mark_pods_not_ready(key, now)
-                changed = True
-            reclaimable = translate.reclaimable_pods(obj)
-            if reclaimable != dict(w.spec.reclaimable_pods) and w.state is not State.FINISHED:
-                engine.set_reclaimable_pods(key, reclaimable, now)  # succeeded pods give their quota back
-                changed = True
-            states = w.check_states
-            for check in (obj.get("status") or {}).get("admissionChecks") or []:
-                name, value = check.get("name"), check.get("state")
-                if name in states and value and states[name] != value:
-                    engine.set_check_state(key, name, value, now)
-                    changed = True
-        if engine.state_of(key) is State.STOPPING:
-            changed |= self._release_if_nothing_runs(key, obj)
-        if changed:
-            self.status_writer.mark(key)
-            self.queues_dirty.set()  # usage and counts moved even when no scheduling decision follows
-            self.kick()
-
-    def _spec_changed(self, key: str, obj: dict[str, Any], now: int) -> bool:
-        """A new generation of the Workload's spec: the engine takes the new queue, priority, pod sets
-        and execution limit (``Engine.update_workload``). One that fails validation now is reported on
-        itself; while it holds quota it stays counted as it was, otherwise it leaves the queues."""
-        self.generations[key] = obj["metadata"].get("generation") or 0
-        converted, problems = translate.workload(obj, list(self.classes_by_key.values()), self.converted)
-        if converted is None:
-            self._report_invalid(key, obj, "; ".join(problems))
-            if not views.holds_quota(self.engine, key) and self.engine.state_of(key) is not State.STOPPING:
-                self.engine.delete_workload(key)
-                return True
-            return False
-        self.invalid.pop(key, None)
-        w = views.snapshot(self.engine, key)
-        if w is not None and w.spec.kind == translate.HELD_INVALID and not views.holds_usage(self.engine, key):
-            self.engine.delete_workload(key)  # the stand-in goes: the valid Workload queues as itself
-            self.engine.add_workload(converted, now)
-            return True
-        return self.engine.update_workload(converted, now)
-
-    def job_stopped(self, key: str) -> bool:
-        """The job side saw the job of an evicted (or deleted) Workload stopped: its quota is released
-        (a deleted one's only once the object is gone; its finalizer may go now). Whether it changed."""
-        if not self.engine.job_stopped(key, self.now_us()):
-            return False
-        self._drop_held_invalid(key)
-        if not self.engine.has_workload(key) or self.engine.state_of(key) is State.STOPPING:
-            self.workload_writes.add(key)  # being deleted: the resource-in-use finalizer may go
-            return True
-        log.info("job stopped; quota released", extra={"fields": {"workload": key}})
-        self.status_writer.mark(key)
-        self._queues_changed()
-        return True
-
-    def _drop_held_invalid(self, key: str) -> None:
-        """An invalid Workload's stand-in that no longer holds quota leaves the engine: it must never be
-        admitted as the stand-in (it queues again once its spec is valid)."""
-        w = views.snapshot(self.engine, key)
-        if w is not None and w.spec.kind == translate.HELD_INVALID and not views.holds_usage(self.engine, key):
-            self.engine.delete_workload(key)
-
-    def _release_if_nothing_runs(self, key: str, obj: dict[str, Any]) -> bool:
-        """A STOPPING Workload with no job of a managed kind behind it in the caches (a bare Workload,
-        or its owners gone): nothing of it runs, so its quota goes now. Otherwise the job side reports
-        the stop once it sees it (``job_stopped``)."""
+    def job_present(self, obj: dict[str, Any]) -> bool | None:
+        """Whether a job of a managed kind behind the Workload ``obj`` is in the caches; None while a
+        cache it could be in is not filled yet (``workload_reconciler.JobSide``)."""
         if not self.ready.is_set():
-            return False  # the job caches may not be filled yet: decided once they are (run)
+            return None  # the job caches may not be filled yet: decided once they are (run)
         for kind, keys in self.ray_keys.items():
             res = r.RAY_CLUSTER if kind == ray_live.RAY_CLUSTER else r.RAY_JOB
             inf = self.informers.get(res.plural)
             if keys.keys_for_workload(obj) and (inf is None or not inf.synced.is_set()):
-                return False  # its kind's cache is not filled yet
+                return None  # its kind's cache is not filled yet
         integrations: list[Any] = [self.job_keys, self.pod_keys, *self.ray_keys.values()]
-        if any(keys.load(k) is not None for keys in integrations for k in keys.keys_for_workload(obj)):
-            return False
-        return self.job_stopped(key)
+        return any(keys.load(k) is not None for keys in integrations for k in keys.keys_for_workload(obj))
 
     def on_job(self, kind: str, old: dict | None, new: dict | None) -> None:
         obj = new or old
@@ -427,7 +262,7 @@ class Controller:
         inf = self._informer(res, lambda t, o, n: None if t == DELETED else work.add(key_of(n or o)))
         self.ray_keys[kind].objects = inf.store
         sync = JobReconciler(self.kube, self.ray_keys[kind], workloads, flavors, self.priority_classes, self.clock,
-                             self.job_stopped)
+                             self.workload_sync.job_stopped)
 
         async def watch() -> None:
             await self._served(res)
@@ -451,7 +286,7 @@ class Controller:
             await asyncio.sleep(supervise.retry_delay(failures, 1.0))
             failures += 1
 
-    def _enqueue_owner(self, workload: dict[str, Any]) -> None:
+    def enqueue_owner(self, workload: dict[str, Any]) -> None:
         for key in self.job_keys.keys_for_workload(workload):
             self.jobs.add(key)
         for kind, keys in self.ray_keys.items():
@@ -491,14 +326,9 @@ class Controller:
         self.engine.reset()
         self.queue_objects.seen.clear()
         self.queue_objects.problems.clear()
-        self.generations.clear()
-        self.unevaluated.clear()
-        self.invalid.clear()
         with self.engine.bulk():
             self.queue_objects.resync()
-            workloads = self.informers.get("workloads")
-            for obj in list(workloads.store.values()) if workloads is not None else []:
-                self.on_workload(MODIFIED, None, obj)
+            self.workload_sync.reload()
         for key in self.engine.workload_keys():
             self.status_writer.mark(key)
         self._queues_changed()
@@ -519,10 +349,7 @@ class Controller:
             self.metrics.admission_attempt(SUCCESS if reserved else INADMISSIBLE, time.perf_counter() - started)
         for event in events:
             self.on_event(event)
-        if self.unevaluated:
-            for key in self.unevaluated:
-                self.status_writer.mark(key)
-            self.unevaluated.clear()
+        self.workload_sync.flush_unevaluated()
         self.queue_objects.recheck_terminating()  # a deleted queue's last workload may have left
 
     def on_event(self, event: ev.Event) -> None:
@@ -533,66 +360,12 @@ class Controller:
         self.metrics.on_event(event, self)
         workloads = self.informers.get("workloads")
         decisions.record(self.recorder, workloads.get(key) if workloads else None, event, reason)
-        if event.type == ev.DEACTIVATED:
-            self.workload_writes.add(key)
-        if key in self.invalid:
-            self._drop_held_invalid(key)
-        if event.type == ev.EVICTED and self.engine.state_of(key) is State.STOPPING and workloads is not None:
-            obj = workloads.get(key)
-            if obj is not None:
-                self._release_if_nothing_runs(key, obj)
+        self.workload_sync.on_event(event)
         self.status_writer.note(event, reason)
         if event.type == ev.ADMITTED:
             self.admissions += 1
         self.status_writer.mark(key)
         self.queues_dirty.set()
-
-    def _report_invalid(self, key: str, obj: dict[str, Any], message: str) -> None:
-        """A Workload that bypassed validation is told on itself (QuotaReserved=False naming the field,
-        a Warning event), not only in a log line; it queues once it is valid."""
-        if self.invalid.get(key) != message:
-            log.warning("invalid workload not queued", extra={"fields": {"workload": key, "problems": message}})
-            self.recorder.emit(obj, INVALID_WORKLOAD, message[:1024], "Warning")
-        self.invalid[key] = message
-        self.workload_writes.add(key)
-
-    async def _reconcile_workload_write(self, key: str) -> None:
-        """The writes a Workload's cached copy may still need; each is checked against the cache first,
-        so running it twice writes nothing twice. A failure raises: the work queue retries the key."""
-        obj = self.informers["workloads"].get(key)
-        if obj is None:
-            return
-        meta = obj["metadata"]
-        namespace, name = key.split("/", 1)
-        w = views.snapshot(self.engine, key)
-        if (w is not None and _deactivated_by_kueue(w) and _active(obj)
-                and key not in self.deactivation_seen):
-            # Kueue deactivated it (requeuing limit, a check Rejected, the execution limit).
-            await self.kube.merge_patch(r.WORKLOAD, name, {"metadata": {"uid": meta.get("uid")}, "spec": {"active": False}},
-                                        namespace)  # the uid: a precondition (never a successor's)
-        finalizers = meta.get("finalizers") or []
-        done = meta.get("deletionTimestamp") or translate.is_true(obj, "Finished")
-        if (RESOURCE_IN_USE_FINALIZER in finalizers and done and not views.holds_quota(self.engine, key)
-                and self.engine.deleted_job_stopped(key)):
-            kept = [f for f in finalizers if f != RESOURCE_IN_USE_FINALIZER]
-            patch = {"metadata": {"finalizers": kept, "resourceVersion": meta["resourceVersion"], "uid": meta.get("uid")}}
-            try:
-                await self.kube.merge_patch(r.WORKLOAD, name, patch, namespace)
-            except ApiError as exc:
-                if exc.status != 404:
-                    raise
-        message = self.invalid.get(key)
-        if message is not None and not self.engine.has_workload(key) and not done:
-            shown = translate.condition(obj, "QuotaReserved") or {}
-            text = f"The workload is invalid: {message}"
-            if (shown.get("reason"), shown.get("message")) != (MISCONFIGURED, text):
-                status = {"conditions": [{"type": "QuotaReserved", "status": "False", "reason": MISCONFIGURED,
-                                          "message": text[:32768], "lastTransitionTime": rfc3339(self.clock())}]}
-                await self.kube.apply(r.WORKLOAD, apply_body(obj, status), manager=MANAGER, subresource="status")
-
-    def _write_error(self, key: str, exc: Exception) -> None:
-        level = logging.DEBUG if isinstance(exc, ApiError) and exc.status == 409 else logging.WARNING
-        log.log(level, "workload not updated; retrying", extra={"fields": {"workload": key, "error": str(exc)}})
 
     async def resync_loop(self) -> None:
         """Level-triggered safety net, as controller-runtime's periodic resync: every cached object is
@@ -604,41 +377,10 @@ class Controller:
 
     def resync(self) -> None:
         self.queue_objects.resync()
-        workloads = self.informers["workloads"]
-        for key, obj in list(workloads.store.items()):
-            known = self.engine.has_workload(key)
-            if not known and not translate.is_true(obj, "Finished") and not obj["metadata"].get("deletionTimestamp"):
-                self.on_workload(MODIFIED, None, obj)
-            elif key in self.invalid or (self.engine.state_of(key) in (State.INACTIVE, State.STOPPING)
-                                         and key not in self.deactivation_seen):
-                self.workload_writes.add(key)
-        for key in self.engine.workload_keys(State.STOPPING):  # a stop the job side has not reported yet
-            if (obj := workloads.get(key)) is not None:
-                self._enqueue_owner(obj)
-                self._release_if_nothing_runs(key, obj)
-        for key in [k for k in self.engine.workload_keys() if k not in workloads.store]:
-            self.engine.delete_workload(key)
-            self._forget(key)
-            self._queues_changed()
+        self.workload_sync.resync()
 
     # ---- odds and ends ---------------------------------------------------------------------------
-
-    def _forget(self, key: str) -> None:
-        self.metrics.forget(key)
-        self.status_writer.forget(key)
-        self.deactivation_seen.discard(key)
-        self.unevaluated.pop(key, None)
-        self.invalid.pop(key, None)
-        self.generations.pop(key, None)
 
     def _job_error(self, key: str, exc: Exception) -> None:
         log.warning("job not reconciled; retrying", extra={"fields": {"job": key, "error": str(exc)}})
 
-
-def _deactivated_by_kueue(w: Any) -> bool:
-    """Kueue itself deactivated it (not the user): Inactive, or its job still stopping on the way there."""
-    return w.deactivated_by is not None and not w.spec.active and w.state in (State.INACTIVE, State.STOPPING)
-
-
-def _active(obj: dict[str, Any]) -> bool:
-    return (obj.get("spec") or {}).get("active", True) is not False

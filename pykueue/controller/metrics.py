@@ -137,9 +137,6 @@ class Metrics:
             [*LQ, *causes])
         self.registry.register(_EngineGauges(self))
         self.controller: ReadSource | None = None
-        self._queued_since: dict[str, float] = {}  # last eviction or requeue, per workload
-        self._evictions_seen: dict[str, set[tuple[str, str]]] = {}  # (reason, cause) counted once, per workload
-        self._ready_after: dict[str, float] = {}  # the admission whose PodsReady was observed, per workload
         # the labelled series each queue owns: cleared with the queue
         self._owned: dict[Owner, set[tuple[MetricWrapperBase, tuple[str, ...]]]] = {}
 
@@ -211,26 +208,27 @@ class Metrics:
             ready_since = _pods_ready_since(controller.cached("workloads", key))
             if ready_since is not None:  # its pods were ready when it was evicted
                 self._child(self.ready_to_evicted, ("cq", cq), cq, reason, cause).observe(max(0.0, now - ready_since))
-            seen = self._evictions_seen.setdefault(key, set())
-            if (reason, cause) not in seen:
-                seen.add((reason, cause))
+            rec = controller.records.at(key)  # what a workload's metrics remember is in its record
+            if (reason, cause) not in rec.evictions_seen:
+                rec.evictions_seen.add((reason, cause))
                 self._child(self.evicted_once, ("cq", cq), cq, reason, cause, pc).inc()
-            self._queued_since[key] = now
+            rec.queued_since = now
         elif event.type == ev.FINISHED:
             admitted_to = views.finished_under(engine, key)
             targets[0] = (("cq", admitted_to), (admitted_to,))
             record((self.finished, self.lq_finished), None, pc)
         elif event.type == ev.REQUEUED:
-            self._queued_since[key] = now
+            controller.records.at(key).queued_since = now
 
     def pods_ready(self, key: str, controller: ReadSource) -> None:
         """The admitted workload's PodsReady turned True: with waitForPodsReady, observe the waits
         until ready (since queued, since admitted), once per admission."""
         engine = controller.engine
         admitted = views.admitted_time(engine, key)
-        if not views.waits_for_pods_ready(engine) or admitted is None or self._ready_after.get(key) == admitted:
+        rec = controller.records.at(key)
+        if not views.waits_for_pods_ready(engine) or admitted is None or rec.ready_after == admitted:
             return
-        self._ready_after[key] = admitted
+        rec.ready_after = admitted
         now = controller.clock()
         cq = views.cluster_queue_of(engine, key) or ""
         targets, pc = self._targets(engine, key, cq), views.priority_class_of(engine, key)
@@ -253,15 +251,11 @@ class Metrics:
             child = self._child(metric, owner, *labels, *extra)
             child.inc() if observed is None else child.observe(observed)
 
-    def forget(self, key: str) -> None:
-        self._queued_since.pop(key, None)
-        self._evictions_seen.pop(key, None)
-        self._ready_after.pop(key, None)
-
     def _waited(self, key: str, controller: ReadSource, now: float) -> float:
         """upstream's QueuedWaitTime: since the workload was created, or last requeued (the Requeued
         condition's transition, for a workload this process has not seen evicted)."""
-        since = self._queued_since.get(key)
+        rec = controller.records.get(key)
+        since = rec.queued_since if rec is not None else None
         if since is None:
             obj = controller.cached("workloads", key)
             cond = next((c for c in ((obj or {}).get("status") or {}).get("conditions") or []

@@ -15,7 +15,7 @@ from typing import Any
 
 from pykueue.api.quantity import format_quantity
 from pykueue.engine import model
-from pykueue.engine.workload import State
+from pykueue.engine.workload import MISCONFIGURED, State
 
 MANAGER = "kueue-admission"
 OWNED_CONDITIONS = ("QuotaReserved", "Admitted", "Evicted", "Preempted", "Requeued")
@@ -91,6 +91,31 @@ def comparable(status: dict[str, Any]) -> dict[str, Any]:
     if "conditions" in out:
         out["conditions"] = [{k: v for k, v in c.items() if k != "lastTransitionTime"} for c in out["conditions"]]
     return out
+
+
+def invalid_status(obj: dict[str, Any], message: str, now: float) -> dict[str, Any]:
+    """The status of a Workload that bypassed validation: QuotaReserved=False, Misconfigured, naming
+    what validation says (it queues once it is valid)."""
+    text = f"The workload is invalid: {message}"
+    return {"conditions": [_condition("QuotaReserved", False, MISCONFIGURED, text, conditions_by_type(obj),
+                                      rfc3339(now), None)]}
+
+
+# The status fields besides conditions that this manager writes when it has them.
+_OWNED_FIELDS = ("admission", "accumulatedPastExecutionTimeSeconds", "requeueState")
+
+
+def shows(obj: dict[str, Any], wanted: dict[str, Any]) -> bool:
+    """The object's status already says ``wanted`` (a ``comparable`` status): the same owned
+    conditions, no more and no fewer, and the same owned fields. Anything else is a difference."""
+    status = obj.get("status") or {}
+    if any(status.get(f) != wanted.get(f) for f in _OWNED_FIELDS):
+        return False
+    if "admissionChecks" in wanted and status.get("admissionChecks") != wanted["admissionChecks"]:
+        return False
+    shown = {c.get("type"): {k: v for k, v in c.items() if k != "lastTransitionTime"}
+             for c in status.get("conditions") or () if c.get("type") in OWNED_CONDITIONS}
+    return shown == {c["type"]: c for c in wanted.get("conditions") or ()}
 
 
 def preempted_message(uids: tuple[str, str] | None, preemption_reason: str | None) -> str:

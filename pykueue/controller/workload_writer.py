@@ -24,13 +24,17 @@ from pykueue.controller import translate, views
 from pykueue.controller.events import Recorder
 from pykueue.controller.parallel import WRITE_CONCURRENCY, in_parallel
 from pykueue.controller.supervise import retry_delay
+from pykueue.controller.workload_records import WorkloadRecord, WorkloadRecords
 from pykueue.controller.workload_status import (
     MANAGER,
     Eviction,
+    WorkloadView,
     apply_body,
     comparable,
     desired_status,
+    invalid_status,
     preempted_message,
+    shows,
 )
 from pykueue.engine import events as ev
 from pykueue.engine.engine import Engine
@@ -47,18 +51,15 @@ PENDING_SWEEP_SECONDS = 5.0
 
 class WorkloadStatusWriter:
     def __init__(self, engine: Engine, kube: Kube, informers: dict[str, Informer], recorder: Recorder,
-                 clock: Callable[[], float], kick: Callable[[], None]) -> None:
+                 clock: Callable[[], float], kick: Callable[[], None], records: WorkloadRecords | None = None) -> None:
         self.engine = engine
+        self.records = records if records is not None else WorkloadRecords()
         self.kube = kube
         self.informers = informers
         self.recorder = recorder
         self.clock = clock
         self.kick = kick  # a scheduling pass is due (a write the server refused undid a decision)
-        self.evictions: dict[str, Eviction] = {}
-        self.preemptors: dict[str, str] = {}
-        self.written: dict[str, dict[str, Any]] = {}
-        self.written_pending: dict[str, tuple[str | None, str | None]] = {}  # (reason, message) in the API
-        self.retries: dict[str, int] = {}  # failed status writes in a row, per key: the retry's backoff
+        # The work this writer has, by key (each object's own memory is its WorkloadRecord):
         self.unreleased: set[str] = set()  # releases the API has not taken yet: reservations wait for them
         self.dirty: dict[str, int] = {}  # key -> its latest mark: a key marked again during its write stays
         self._marks = itertools.count()
@@ -70,21 +71,22 @@ class WorkloadStatusWriter:
         which knows no UIDs, by its key); then the workload's status is due."""
         key = event.workload
         if event.type == ev.PREEMPTED:
-            self.preemptors[key] = event.by or ""
-            self.evictions[key] = Eviction(ev.EVICTED_PREEMPTED, "", preemption_reason=event.reason)
+            rec = self.records.at(key)
+            rec.preemptor = event.by or ""
+            rec.eviction = Eviction(ev.EVICTED_PREEMPTED, "", preemption_reason=event.reason)
         elif event.type == ev.EVICTED:
-            previous = self.evictions.get(key)
+            rec = self.records.at(key)
+            previous = rec.eviction
             preemption = previous.preemption_reason if previous and event.reason == ev.EVICTED_PREEMPTED else None
             if event.reason == ev.EVICTED_PREEMPTED:
-                message = preempted_message(self.uids(self.preemptors.get(key, "")), preemption)
+                message = preempted_message(self.uids(rec.preemptor or ""), preemption)
             else:
                 message = event.message or reason or "Evicted"  # the engine's wording, built once
-            self.evictions[key] = Eviction(reason or "", message, preemption)
+            rec.eviction = Eviction(reason or "", message, preemption)
         self.mark(key)
 
     def forget(self, key: str) -> None:
-        for table in (self.evictions, self.preemptors, self.written, self.written_pending, self.retries):
-            table.pop(key, None)
+        """The writer's pending work for ``key`` (its memory goes with its record)."""
         self.unreleased.discard(key)
         self.dirty.pop(key, None)
         self.messages.pop(key, None)
@@ -143,7 +145,7 @@ class WorkloadStatusWriter:
         try:
             await self.write(key)
         except Exception as exc:  # noqa: BLE001 - logged and retried; the request's own errors are write's
-            if key not in self.retries:  # the traceback once per key and streak; _retry_status logs each try
+            if not (rec := self.records.get(key)) or not rec.failures:  # the traceback once per key and streak; _retry_status logs each try
                 log.error("status not built", exc_info=True, extra={"fields": {"workload": key}})
             self._retry_status(key, exc, transient=False)
 
@@ -162,10 +164,13 @@ class WorkloadStatusWriter:
         obj = self.informers["workloads"].get(key)
         if obj is not None and translate.is_true(obj, "QuotaReserved"):
             return True
-        reserved = _written_condition(self.written.get(key), "QuotaReserved")
+        rec = self.records.get(key)
+        if rec is None:
+            return False
+        reserved = _written_condition(rec.written, "QuotaReserved")
         if reserved is not None and reserved.get("status") == "True":
             return True
-        return key in self.retries
+        return rec.failures > 0
 
     def _release_pending(self, key: str) -> bool:
         """The API still shows quota for `key` that the engine has given back."""
@@ -174,18 +179,28 @@ class WorkloadStatusWriter:
                 and translate.is_true(obj, "QuotaReserved") and not translate.is_true(obj, "Finished"))
 
     async def write(self, key: str) -> None:
-        workloads = self.informers["workloads"]
-        obj = workloads.get(key)
-        state = self.engine.state_of(key)
-        if obj is None or state is None or state is State.FINISHED:
+        """Compute ``key``'s status from the cached object and the engine, and apply it only when it
+        differs from what the API shows or what this writer last wrote. The one path for the status
+        Kueue's admission side owns: a decision's conditions and admission, and an invalid
+        Workload's Misconfigured condition alike."""
+        obj = self.informers["workloads"].get(key)
+        rec = self.records.get(key)
+        if obj is None or (rec is not None and rec.uid is not None and obj["metadata"].get("uid") != rec.uid):
             self.unreleased.discard(key)
+            return  # gone, or a successor its informer handler has not taken yet
+        state = self.engine.state_of(key)
+        if state is None or state is State.FINISHED:
+            self.unreleased.discard(key)
+            done = obj["metadata"].get("deletionTimestamp") or translate.is_true(obj, "Finished")
+            if state is None and rec is not None and rec.invalid is not None and not done:
+                await self._apply(key, obj, invalid_status(obj, rec.invalid, self.clock()), None)
             return
         shown = None
         if state is State.PENDING and not views.has_own_answer(self.engine, key):
             # Not tried yet, or set aside with its class: upstream writes no condition for it then, and
             # the API keeps the pending answer it last showed (none, for a new workload). A release is
             # always written, in the engine's words: the API must stop showing the quota.
-            shown = _written_condition(self.written.get(key), "QuotaReserved")
+            shown = _written_condition(rec.written if rec else None, "QuotaReserved")
             if shown is None and not self._may_show_quota(key):
                 return
             if shown is not None and shown.get("status") != "False":
@@ -196,11 +211,25 @@ class WorkloadStatusWriter:
             return  # an invalid Workload's stand-in: its recorded admission stays as the API has it
         if shown is not None:
             view = dataclasses.replace(view, reason=shown.get("reason"), message=shown.get("message", ""))
-        uids = self.uids(self.preemptors[key]) if key in self.preemptors else None
-        status = desired_status(view, obj, self.evictions.get(key), uids, self.clock())
-        if self.written.get(key) == comparable(status):
-            self.unreleased.discard(key)
-            return
+        eviction, preemptor = (rec.eviction, rec.preemptor) if rec else (None, None)
+        uids = self.uids(preemptor) if preemptor is not None else None
+        status = desired_status(view, obj, eviction, uids, self.clock())
+        if await self._apply(key, obj, status, view) and view.state is State.PENDING and shown is None \
+                and view.reason and view.reason != PENDING_EVALUATION:
+            # Upstream's scheduler records each pending answer it writes as a Warning event.
+            self.recorder.emit(obj, view.reason, (view.message or "")[:1024], "Warning")
+
+    async def _apply(self, key: str, obj: dict[str, Any], status: dict[str, Any], view: WorkloadView | None) -> bool:
+        """Apply ``status`` unless it is what this writer last wrote or, before its first write (a
+        restart), what the cached object shows already (once it has written, the cache may lag its
+        own write, so only what it wrote is trusted);
+        whether a write landed. A refused write is retried with backoff (a 404 undoes the decision)."""
+        rec = self.records.at(key)
+        wanted = comparable(status)
+        if rec.written == wanted or (rec.written is None and shows(obj, wanted)):
+            rec.written = wanted
+            self._landed(key, rec, view)
+            return False
         try:
             if _moved(obj, status):
                 # Released and reserved again elsewhere before the release was written: an admission is
@@ -213,29 +242,28 @@ class WorkloadStatusWriter:
                     self.engine.delete_workload(key)  # the write the server refused is undone in the engine
                     self.kick()
                 self.unreleased.discard(key)
-                return
+                return False
             # The server refused the content (4xx): retrying will not help the releases behind it.
             self._retry_status(key, exc, transient=exc.status >= 500 or exc.status in (408, 429))
-            return
+            return False
         except Exception as exc:  # noqa: BLE001 - transport errors: retry, never stop the loop
             self._retry_status(key, exc, transient=True)
-            return
-        self.written[key] = comparable(status)
-        if view.state is State.PENDING:
-            self.written_pending[key] = (view.reason, view.message or None)
-            if shown is None and view.reason and view.reason != PENDING_EVALUATION:
-                # Upstream's scheduler records each pending answer it writes as a Warning event.
-                self.recorder.emit(obj, view.reason, (view.message or "")[:1024], "Warning")
-        else:
-            self.written_pending.pop(key, None)
-        self.retries.pop(key, None)
+            return False
+        rec.written = wanted
+        self._landed(key, rec, view)
+        return True
+
+    def _landed(self, key: str, rec: WorkloadRecord, view: WorkloadView | None) -> None:
+        rec.written_pending = (view.reason, view.message or None) if view and view.state is State.PENDING else None
+        rec.failures = 0
         self.unreleased.discard(key)
 
     def _retry_status(self, key: str, exc: Exception, *, transient: bool) -> None:
         """Write `key` again after a growing delay; a release that failed for a passing reason holds
         the reservations back until it gets through."""
-        failures = self.retries.get(key, 0)
-        self.retries[key] = failures + 1
+        rec = self.records.at(key)
+        failures = rec.failures
+        rec.failures = failures + 1
         delay = retry_delay(failures)
         if transient and self._release_pending(key):
             self.unreleased.add(key)
@@ -252,9 +280,11 @@ class WorkloadStatusWriter:
         every few seconds rather than on every cycle."""
         while True:
             await asyncio.sleep(PENDING_SWEEP_SECONDS)
-            engine, written = self.engine, self.written_pending
+            engine, records = self.engine, self.records
             for key in views.pending_keys(engine):
-                if views.pending_condition(engine, key) != written.get(key) and views.has_own_answer(engine, key):
+                rec = records.get(key)
+                shown = rec.written_pending if rec is not None else None
+                if views.pending_condition(engine, key) != shown and views.has_own_answer(engine, key):
                     self.mark(key)
 
     def uids(self, key: str) -> tuple[str, str]:

@@ -240,7 +240,7 @@ def test_a_deleted_cluster_queue_takes_its_series_and_its_local_queues_but_their
     assert value(metrics, "kueue_local_queue_quota_reserved_workloads_total", priority_class="", **lq) == 1.0
     for key in ("ns/a", "ns/b"):
         obj = ctl.informers["workloads"].objects.pop(key)  # type: ignore[attr-defined]
-        ctl.on_workload("DELETED", obj, None)
+        ctl.workload_sync.handle("DELETED", obj, None)
     for key in list(ctl.engine.workloads):
         ctl.engine.job_stopped(key, ctl.now_us())
     sync(ctl, r.CLUSTER_QUEUE, "cq", None)
@@ -264,7 +264,7 @@ def test_workload_counts_carry_the_workloads_priority_class() -> None:
     w["spec"]["priorityClassRef"] = {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "high"}
     w["spec"]["priority"] = 100
     ctl.informers["workloads"].objects["ns/p"] = w  # type: ignore[attr-defined]
-    ctl.on_workload("ADDED", None, w)
+    ctl.workload_sync.handle("ADDED", None, w)
     metrics = Metrics()
     metrics.attach(ctl)
     metrics.on_event(ev.Event(ev.QUOTA_RESERVED, "ns/p", "cq"), ctl)

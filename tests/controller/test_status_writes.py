@@ -63,8 +63,14 @@ def controller_with(*workloads: dict[str, Any], config: model.Config | None = No
     store = {f"ns/{w['metadata']['name']}": w for w in workloads}
     ctl.informers["workloads"] = Store(store)  # type: ignore[assignment]
     for w in workloads:
-        ctl.on_workload("ADDED", None, w)
+        ctl.workload_sync.handle("ADDED", None, w)
     return ctl, kube
+
+
+def modified(ctl: Controller, obj: dict[str, Any]) -> None:
+    """A watch event, as the informer delivers it: the cache holds the new copy first."""
+    ctl.informers["workloads"].objects[f"ns/{obj['metadata']['name']}"] = obj  # type: ignore[attr-defined]
+    ctl.workload_sync.handle("MODIFIED", None, obj)
 
 
 def quota_reserved(body: dict[str, Any]) -> dict[str, Any]:
@@ -131,12 +137,12 @@ def test_a_new_spec_generation_is_read_and_a_status_update_is_not_converted_agai
     ctl.run_cycle()
     assert ctl.engine.state_of("ns/a") is State.PENDING
     status_only = {**workload("a", "6"), "status": {"conditions": []}}
-    converted = dict(ctl.converted)
-    ctl.on_workload("MODIFIED", None, status_only)
-    assert ctl.converted == converted  # nothing converted for a status update
+    converted = dict(ctl.workload_sync.converted)
+    modified(ctl, status_only)
+    assert ctl.workload_sync.converted == converted  # nothing converted for a status update
     edited = workload("a", "2")
     edited["metadata"]["generation"] = 2
-    ctl.on_workload("MODIFIED", None, edited)
+    modified(ctl, edited)
     ctl.run_cycle()
     assert ctl.engine.state_of("ns/a") is State.ADMITTED
     assert ctl.engine.usage_of("cq") == {("default", "cpu"): 2000}
@@ -153,7 +159,7 @@ def test_an_invalid_workload_that_holds_quota_stays_counted() -> None:
                          {"name": "main", "count": 1, "flavors": {"cpu": "default"}, "resourceUsage": {"cpu": "3"}}]}}
     ctl, kube = controller_with(bad, workload("next", "2"))
     ctl.run_cycle()
-    assert "ns/bad" in ctl.invalid
+    assert ctl.records.get("ns/bad").invalid
     assert ctl.engine.usage_of("cq") == {("default", "cpu"): 3000}
     assert ctl.engine.state_of("ns/next") is State.PENDING
     asyncio.run(ctl.status_writer.write("ns/bad"))

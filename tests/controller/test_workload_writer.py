@@ -85,7 +85,7 @@ def test_an_error_building_one_status_is_retried_and_the_pass_writes_the_others(
         task = asyncio.create_task(writer.run())
         await until(lambda: len(kube.applied) == 2 or task.done())
         assert not task.done()
-        await until(lambda: not writer.dirty and not writer.retries)
+        await until(lambda: not writer.dirty and not failures(writer))
         await stop(task)
 
     asyncio.run(scenario())
@@ -98,7 +98,7 @@ def test_a_write_the_server_fails_stays_due_until_it_lands() -> None:
     ctl.run_cycle()
     writer, kube = writer_of(ctl)
     kube.failures = [ApiError(503, {"reason": "ServiceUnavailable"}, "PATCH", "/a"), ConnectionResetError("reset")]
-    kube.probe = lambda: writer.retries.get("ns/a", 0)
+    kube.probe = lambda: failures(writer).get("ns/a", 0)
 
     async def scenario() -> None:
         task = asyncio.create_task(writer.run())
@@ -109,7 +109,7 @@ def test_a_write_the_server_fails_stays_due_until_it_lands() -> None:
     asyncio.run(scenario())
     assert kube.calls == ["a", "a", "a"]  # two failures, then the write that landed
     assert kube.probed == [0, 1, 2]  # each retry knew the failures before it
-    assert names(kube.applied) == ["a"] and writer.retries == {}
+    assert names(kube.applied) == ["a"] and failures(writer) == {}
 
 
 def test_a_key_marked_again_during_its_write_is_written_again() -> None:
@@ -193,7 +193,7 @@ def test_reservations_wait_until_a_failed_release_lands() -> None:
     ctl.engine.job_stopped("ns/a", ctl.now_us() + 2)  # a bare Workload: nothing of it runs
     b = workload("b", "3")
     store["ns/b"] = b
-    ctl.on_workload("ADDED", None, b)
+    ctl.workload_sync.handle("ADDED", None, b)
     ctl.run_cycle()
     assert set(writer.dirty) == {"ns/a", "ns/b"}
     kube.failures = [ApiError(503, {"reason": "ServiceUnavailable"}, "PATCH", "/a")]
@@ -222,7 +222,7 @@ def test_a_workload_gone_from_the_api_is_moot_and_leaves_the_dirty_set() -> None
         await stop(task)
 
     asyncio.run(scenario())
-    assert kube.calls == [] and writer.retries == {}
+    assert kube.calls == [] and failures(writer) == {}
 
 
 def test_a_status_already_written_is_not_sent_again() -> None:
@@ -252,17 +252,45 @@ def test_an_admission_is_never_changed_in_place() -> None:
     shown = {**workload("a", "3"), "status": kube.applied[-1]["status"]}
     shown["status"]["admission"]["podSetAssignments"][0]["flavors"] = {"cpu": "elsewhere"}
     ctl.informers["workloads"].objects["ns/a"] = shown  # type: ignore[attr-defined]
-    writer.written.clear()
+    writer.records.at("ns/a").written = None  # as after a restart: only the API's copy is known
     kube.applied.clear()
     asyncio.run(writer.write("ns/a"))
     assert [("admission" in b["status"], quota_reserved(b)["status"]) for b in kube.applied] == [
         (False, "False"), (True, "True")]
     kube.applied.clear()
-    ctl.informers["workloads"].objects["ns/a"] = {**workload("a", "3"), "status": shown["status"] | {  # type: ignore[attr-defined]
-        "admission": kube_admission(ctl)}}
-    writer.written.clear()
+    same_placement = {**workload("a", "3"), "status": shown["status"] | {"admission": kube_admission(ctl)}}
+    same_placement["status"]["conditions"] = [{**c, "message": "older words"} for c in shown["status"]["conditions"]]
+    ctl.informers["workloads"].objects["ns/a"] = same_placement  # type: ignore[attr-defined]
+    writer.records.at("ns/a").written = None
     asyncio.run(writer.write("ns/a"))
-    assert len(kube.applied) == 1  # the same placement: one write
+    assert len(kube.applied) == 1 and "admission" in kube.applied[0]["status"]  # the same placement: one write
+
+
+def test_after_a_restart_a_status_the_api_shows_already_is_not_written_again() -> None:
+    """A new record knows nothing of earlier writes: the cached object decides. `a` admitted, its
+    status as the API shows it: nothing is sent; the same with one condition's message changed by
+    someone else: the owned status is applied again."""
+    ctl, _ = controller_with(workload("a", "3"))
+    ctl.run_cycle()
+    writer, kube = writer_of(ctl)
+    asyncio.run(writer.write("ns/a"))
+    shown = {**workload("a", "3"), "status": kube.applied[-1]["status"]}
+    ctl.informers["workloads"].objects["ns/a"] = shown  # type: ignore[attr-defined]
+    writer.records.at("ns/a").written = None  # as after a restart: only the API's copy is known
+    kube.applied.clear()
+    asyncio.run(writer.write("ns/a"))
+    assert kube.applied == []
+    edited = {**shown, "status": {**shown["status"], "conditions": [
+        {**c, "message": "edited"} if c["type"] == "Admitted" else c for c in shown["status"]["conditions"]]}}
+    ctl.informers["workloads"].objects["ns/a"] = edited  # type: ignore[attr-defined]
+    writer.records.at("ns/a").written = None
+    asyncio.run(writer.write("ns/a"))
+    assert [quota_reserved(b)["status"] for b in kube.applied] == ["True"]
+
+
+def failures(writer: WorkloadStatusWriter) -> dict[str, int]:
+    """The keys whose last writes failed, and how many in a row."""
+    return {k: rec.failures for k, rec in writer.records.items() if rec.failures}
 
 
 def kube_admission(ctl: Controller) -> dict[str, Any]:
