@@ -35,7 +35,7 @@ from pykueue.devcluster.binaries import cache_root
 # The modules compiled, relative to the directory that holds the package ``pykueue``.
 COMPILED = (
     *[f"pykueue/engine/{name}.py" for name in (
-        "cluster", "engine", "events", "fair_sharing", "flavors", "hierarchy", "merging", "model", "podset_reducer",
+        "cluster", "engine", "events", "fair_sharing", "flavors", "hierarchy", "host", "merging", "model", "podset_reducer",
         "quantity_text", "queue_manager", "queues", "quota", "scheduler", "selectors", "status", "timers",
         "workload",
     )],
@@ -83,11 +83,12 @@ def ext_suffix() -> str:
     return sysconfig.get_config_var("EXT_SUFFIX") or ".so"
 
 
-def source_hash(root: Path, modules: tuple[str, ...] = COMPILED) -> str:
-    """One hash over the compiled modules' sources, the interpreter and mypy's version: a build is
+def source_hash(root: Path, modules: tuple[str, ...] = COMPILED, mypy_version: str | None = None) -> str:
+    """One hash over the compiled modules' sources, the interpreter and mypy's version (``mypy_version``:
+    the one a build recorded, where mypy need not be installed, as beside a wheel's build): a build is
     reusable exactly when this is unchanged."""
     digest = hashlib.sha256()
-    digest.update(f"{sys.version}\n{ext_suffix()}\n{_mypy_version()}\n".encode())
+    digest.update(f"{sys.version}\n{ext_suffix()}\n{mypy_version or _mypy_version()}\n".encode())
     for rel in modules:
         digest.update(rel.encode() + b"\0" + (root / rel).read_bytes() + b"\0")
     return digest.hexdigest()
@@ -151,8 +152,8 @@ def compile_into(root: Path, out: Path, modules: tuple[str, ...] = COMPILED) -> 
         for stale in installed(out):  # a module an earlier build compiled and this one does not
             if str(stale.relative_to(out)) not in built:
                 stale.unlink()
-    manifest = {"hash": source_hash(root, modules), "modules": list(modules), "extensions": built,
-                "warnings": warnings}
+    manifest = {"hash": source_hash(root, modules), "mypy": _mypy_version(), "modules": list(modules),
+                "extensions": built, "warnings": warnings}
     (out / "pykueue" / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
     return built
 
@@ -245,10 +246,11 @@ def status(root: Path) -> tuple[str, bool]:
         return f"pure Python (no compiled build under {root / 'pykueue'}): {origin}", False
     manifest = root / "pykueue" / MANIFEST
     try:
-        built = json.loads(manifest.read_text())["hash"]
-    except (OSError, ValueError, KeyError):
-        built = None
-    if built != source_hash(root):
+        recorded = json.loads(manifest.read_text())
+        built, mypy_version = recorded["hash"], recorded.get("mypy")
+    except (OSError, ValueError, KeyError, TypeError):
+        built, mypy_version = None, None
+    if built != source_hash(root, mypy_version=mypy_version):
         return (f"STALE compiled build under {root / 'pykueue'}: the sources (or the interpreter or mypy) changed "
                 "since it was built; run `python -m pykueue.compiled build` again or `clean`"), False
     if origin is None or not origin.endswith(ext_suffix()):

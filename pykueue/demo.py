@@ -21,9 +21,9 @@ from rich.text import Text
 
 from pykueue.api.inputs import Inputs
 from pykueue.api.loader import load_paths
-from pykueue.api.quantity import format_quantity
 from pykueue.engine.model import ClusterQueue
 from pykueue.engine.quota import FR
+from pykueue.quantity import format_quantity
 from pykueue.sim.result import build_result
 from pykueue.sim.simulator import US, Run, Simulation
 from pykueue.sim.table import Quotas, nominal_quotas, render, seconds, wrap

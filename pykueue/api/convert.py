@@ -6,18 +6,25 @@ sees pydantic. Quantities become canonical integers here.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import NamedTuple
 
 from pykueue.api.models import kueue_v1beta2 as v2
 from pykueue.api.models import pod as pod_models
-from pykueue.api.quantity import to_canonical
 from pykueue.api.requests import pod_requests
 from pykueue.engine import model
-
-if TYPE_CHECKING:
-    from pykueue.api.workloads import WorkloadBody
+from pykueue.quantity import to_canonical
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+
+class WorkloadBody(NamedTuple):
+    """What the conversion reads of a Workload without status: its spec (one object for equal texts).
+    The loader keeps this instead of the validated model between reading and building, so that a
+    million generated Workloads do not each hold a model with its metadata until the end of loading."""
+
+    spec: v2.WorkloadSpec
+    status: None = None
 
 
 def label_selector(selector: pod_models.LabelSelector | None) -> model.LabelSelector | None:

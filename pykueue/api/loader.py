@@ -41,6 +41,7 @@ from pydantic import ValidationError
 
 from pykueue.api import convert, pod_group, validation
 from pykueue.api.configuration import config_v1beta1, config_v1beta2
+from pykueue.api.convert import WorkloadBody
 from pykueue.api.documents import ReadError, expand_paths, parse_file, read_text
 from pykueue.api.fastyaml import DocumentReader
 from pykueue.api.inputs import Change, Inputs, Problem, Source, SubmittedWorkload, UnmanagedJob
@@ -60,7 +61,7 @@ from pykueue.api.timing import (
     read_timing,
 )
 from pykueue.api.timing import PREFIX as TIMING_PREFIX
-from pykueue.api.workloads import WorkloadBody, WorkloadReader, job_path, join_path
+from pykueue.api.workloads import WorkloadReader, job_path, join_path
 from pykueue.engine import model
 from pykueue.jobs import framework
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from pykueue.api.models.pod import Container, PodSpec, ResourceRequirements
-from pykueue.api.quantity import to_canonical
+from pykueue.quantity import to_canonical
 
 Amounts = dict[str, Fraction]
 

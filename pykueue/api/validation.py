@@ -13,7 +13,7 @@ from pykueue.api import names
 from pykueue.api.models import kueue_v1beta2 as v2
 from pykueue.api.models.core import PriorityClass
 from pykueue.api.models.pod import LabelSelector, PodSpec, Taint, Toleration
-from pykueue.api.quantity import format_decimal, to_canonical
+from pykueue.quantity import format_decimal, to_canonical
 
 Errors = list[tuple[str, str]]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from typing import Any, NamedTuple
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -44,15 +44,6 @@ def pod_path(path: str) -> str:
     if path.startswith("spec.podSets[0].template.spec"):
         return "spec" + path.removeprefix("spec.podSets[0].template.spec")
     return path
-
-
-class WorkloadBody(NamedTuple):
-    """What the conversion reads of a Workload without status: its spec (one object for equal texts).
-    The loader keeps this instead of the validated model between reading and building, so that a
-    million generated Workloads do not each hold a model with its metadata until the end of loading."""
-
-    spec: v2.WorkloadSpec
-    status: None = None
 
 
 MAX_KEPT_TEXT = 4096  # characters of a spec's repr the cache keeps as its key; longer ones as a digest
@@ -196,7 +187,7 @@ class WorkloadReader:
 
     def to_engine(
         self,
-        workload: v2.Workload | WorkloadBody,
+        workload: v2.Workload | convert.WorkloadBody,
         *,
         namespace: str,
         name: str,

@@ -15,8 +15,8 @@ import orjson
 
 from pykueue.api.inputs import Inputs
 from pykueue.api.loader import load_documents
-from pykueue.api.quantity import to_canonical
 from pykueue.engine import model
+from pykueue.quantity import to_canonical
 
 KEPT_METADATA = ("name", "namespace", "labels", "annotations", "generation")
 SIM_ANNOTATION_PREFIX = "pykueue.dev/"

@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pykueue.api.quantity import format_quantity
 from pykueue.controller.workload_status import WorkloadView
 from pykueue.engine import model
 from pykueue.engine.engine import Engine
 from pykueue.engine.quota import FR
 from pykueue.engine.status import ClusterQueueStatus, LocalQueueStatus, WorkloadStatus
 from pykueue.engine.workload import State
+from pykueue.quantity import format_quantity
 
 
 def workload(engine: Engine, key: str) -> WorkloadView | None:

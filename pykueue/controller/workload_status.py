@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from pykueue.api.quantity import format_quantity
 from pykueue.engine import model
 from pykueue.engine.workload import MISCONFIGURED, State
+from pykueue.quantity import format_quantity
 
 MANAGER = "kueue-admission"
 OWNED_CONDITIONS = ("QuotaReserved", "Admitted", "Evicted", "Preempted", "Requeued")

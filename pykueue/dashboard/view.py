@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from pykueue.api.quantity import format_quantity, to_canonical
 from pykueue.kubectl import state as ks
+from pykueue.quantity import format_quantity, to_canonical
 from pykueue.sim.report_plot import color
 
 Obj = dict[str, Any]

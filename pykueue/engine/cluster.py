@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+from dataclasses import dataclass
 
 from pykueue.engine import model
 from pykueue.engine.queues import PendingQueue
@@ -99,3 +100,13 @@ class CohortState:
         self.spec = spec
         self.node.quotas = quotas_of(spec.resource_groups)
         self.explicit = True
+
+
+@dataclass(slots=True, frozen=True)
+class ClusterState:
+    """The part of the engine a preemption policy reads: queues, cohorts and the configuration (the
+    dicts are the engine's own, so the state is always current)."""
+
+    cqs: dict[str, ClusterQueueState]
+    cohorts: dict[str, CohortState]
+    config: model.Config

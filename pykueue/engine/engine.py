@@ -19,6 +19,7 @@ from pykueue.engine import hierarchy, model
 from pykueue.engine.cluster import ClusterQueueState, CohortState
 from pykueue.engine.events import Event
 from pykueue.engine.fair_sharing import drs, weighted_share
+from pykueue.engine.host import SchedulingHost
 from pykueue.engine.model import seconds_to_us
 from pykueue.engine.preemption import ClusterState, Preemptor, add_workload_usage, remove_workload_usage
 from pykueue.engine.queue_manager import QueueManager
@@ -63,7 +64,7 @@ class Stop:
     stopped: bool = False  # deleting, and its job has stopped
 
 
-class Engine:
+class Engine(SchedulingHost):
     """All queues, quota and workloads of one Kueue installation."""
 
     def __init__(self, config: model.Config | None = None, *, jobs_stop_at_once: bool = True) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from pykueue.engine.quota import FR, QuotaNode, add_usage, potential_available, remove_usage
 
 if TYPE_CHECKING:
-    from pykueue.engine.preemption.common import ClusterState
+    from pykueue.engine.cluster import ClusterState
 
 LESS_THAN_OR_EQUAL_TO_FINAL_SHARE = "LessThanOrEqualToFinalShare"
 LESS_THAN_INITIAL_SHARE = "LessThanInitialShare"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
 
 from pykueue.engine import events as ev
 from pykueue.engine import model
@@ -20,6 +19,7 @@ from pykueue.engine.cluster import ClusterQueueState
 from pykueue.engine.events import EngineError
 from pykueue.engine.fair_sharing import tournament_order
 from pykueue.engine.flavors import FIT, NO_FIT, PREEMPT, Assignment, FlavorAssigner
+from pykueue.engine.host import SchedulingHost
 from pykueue.engine.podset_reducer import reduce_counts
 from pykueue.engine.preemption import Target, fits, without
 from pykueue.engine.quota import FR, add_usage, remove_usage
@@ -31,9 +31,6 @@ from pykueue.engine.workload import (
     Shared,
     WorkloadInfo,
 )
-
-if TYPE_CHECKING:
-    from pykueue.engine.engine import Engine
 
 # A workload admitted more often than this at one instant is in a loop that would never let the clock
 # move: preempted back and forth, or evicted at once each time (an admission check answering Retry
@@ -66,7 +63,7 @@ class Putback(Enum):
 
 
 class Scheduler:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: SchedulingHost) -> None:
         self.engine = engine
         # Workloads that issued preemptions during this instant. Their victims release quota at once
         # (the simulator's rule), so a victim could otherwise win the next cycle and retake it

@@ -25,7 +25,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pykueue.api.quantity import parse_quantity
 from pykueue.jobs.batch import (
     WORKLOAD_PRIORITY_CLASS_LABEL,
     JobConversionError,
@@ -34,6 +33,7 @@ from pykueue.jobs.batch import (
     owner_workload,
     pod_set_template,
 )
+from pykueue.quantity import parse_quantity
 
 API_VERSION = "ray.io/v1"
 GROUP = "ray.io"

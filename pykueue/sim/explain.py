@@ -18,11 +18,11 @@ from rich.console import Console
 from rich.padding import Padding
 from rich.table import Table
 
-from pykueue.api.quantity import format_quantity
 from pykueue.engine import events as ev
 from pykueue.engine.quota import FR
 from pykueue.engine.status import QuotaAvailability, WorkloadStatus
 from pykueue.engine.workload import State
+from pykueue.quantity import format_quantity
 from pykueue.sim.simulator import US, Run
 
 MAX_AHEAD = 10  # workloads named as ahead in the queue; the rest are counted

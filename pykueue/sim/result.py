@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from pykueue.api.quantity import format_quantity
 from pykueue.engine.model import Admission, seconds_to_us
 from pykueue.engine.quota import FR
 from pykueue.engine.status import WorkloadStatus
 from pykueue.engine.workload import Shared, State
+from pykueue.quantity import format_quantity
 from pykueue.sim.entries import Entries
 from pykueue.sim.result_json import write_json
 from pykueue.sim.result_yaml import write_yaml

@@ -19,9 +19,9 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from pykueue.api.quantity import format_quantity, to_canonical
 from pykueue.engine.engine import Engine
 from pykueue.engine.quota import FR
+from pykueue.quantity import format_quantity, to_canonical
 
 _STYLE = {
     "Admitted": "green",

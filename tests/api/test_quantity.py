@@ -2,7 +2,7 @@ from fractions import Fraction
 
 import pytest
 
-from pykueue.api.quantity import format_quantity, parse_quantity, to_canonical
+from pykueue.quantity import format_quantity, parse_quantity, to_canonical
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pykueue.api.quantity import to_canonical
+from pykueue.quantity import to_canonical
 from tests.e2e.conftest import Kueue
 
 

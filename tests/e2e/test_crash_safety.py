@@ -40,9 +40,9 @@ from typing import Any
 import aiohttp
 import pytest
 
-from pykueue.api.quantity import parse_quantity
 from pykueue.kube import resources as r
 from pykueue.kube.client import ApiError, Kube
+from pykueue.quantity import parse_quantity
 from tests.e2e.conftest import Kueue
 
 pytestmark = pytest.mark.e2e

@@ -23,9 +23,9 @@ from typing import Any
 
 import pytest
 
-from pykueue.api.quantity import to_canonical
 from pykueue.controller.leader import LeaderElectionLost, LeaderElector, run_as_leader
 from pykueue.kube.client import ApiError
+from pykueue.quantity import to_canonical
 from tests.e2e.conftest import Kueue, eventually, is_true, settled
 from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, job, local_queue, running
 

@@ -19,9 +19,9 @@ from pykueue.api.documents import parse_file
 from pykueue.api.loader import load_documents
 from pykueue.api.models import kueue_v1beta2 as v2
 from pykueue.api.models.base import ApiModel, Quantity
-from pykueue.api.quantity import parse_quantity
 from pykueue.controller.webhooks import names as webhook_names
 from pykueue.manifests import command, crds
+from pykueue.quantity import parse_quantity
 from tests.manifests.examples import ROOT, SOURCES, V1BETA2, all_examples
 
 COMMITTED = ROOT / "config" / "crd" / "kueue.x-k8s.io.yaml"

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError
 from pydantic.alias_generators import to_camel
 
-from pykueue.api.quantity import parse_quantity
+from pykueue.quantity import parse_quantity
 
 
 class ApiModel(BaseModel):
@@ -37,7 +37,7 @@ def _quantity(value: object) -> Fraction:
 
 
 Quantity = Annotated[Fraction, PlainValidator(_quantity)]
-"""A resource quantity, read exactly (see ``pykueue.api.quantity``)."""
+"""A resource quantity, read exactly (see ``pykueue.quantity``)."""
 
 Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
 NonNegativeInt32 = Annotated[int, Field(ge=0, le=2**31 - 1)]

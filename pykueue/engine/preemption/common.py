@@ -8,29 +8,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from pykueue.engine.cluster import ClusterQueueState, ClusterState  # noqa: F401 - ClusterState: the package's name for it
 from pykueue.engine.quota import FR, QuotaNode, add_usage, available, remove_usage
 from pykueue.engine.workload import WorkloadInfo
-
-if TYPE_CHECKING:
-    from pykueue.engine import model
-    from pykueue.engine.cluster import ClusterQueueState, CohortState
 
 IN_CLUSTER_QUEUE = "InClusterQueue"
 IN_COHORT_RECLAMATION = "InCohortReclamation"
 IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
 IN_COHORT_FAIR_SHARING = "InCohortFairSharing"
-
-
-@dataclass(slots=True, frozen=True)
-class ClusterState:
-    """The part of the engine a preemption policy reads: queues, cohorts and the configuration (the
-    dicts are the engine's own, so the state is always current)."""
-
-    cqs: dict[str, ClusterQueueState]
-    cohorts: dict[str, CohortState]
-    config: model.Config
 
 
 @dataclass(slots=True, frozen=True)
