@@ -107,13 +107,17 @@ def _base_dir() -> Path:
     return binaries.cache_root() / f"debian-{SUITE}-{base_key()}"
 
 
+def _base_made(target: Path) -> bool:
+    return (target / "rootfs" / "usr" / "bin" / "python3").exists()
+
+
 def _check_can_build() -> None:
     """Before anything is made: root (mmdebstrap's root mode, chroot for pip), and mmdebstrap when the
     Debian tree is not cached yet. Without them the build would fail halfway with a tool's own words."""
     if os.geteuid() != 0:
         raise ImageError(f"building the image needs root (mmdebstrap in root mode, chroot); nothing is cached "
                          f"at {archive_path()} yet")
-    if not (_base_dir() / "rootfs" / "usr" / "bin" / "python3").exists() and shutil.which("mmdebstrap") is None:
+    if not _base_made(_base_dir()) and shutil.which("mmdebstrap") is None:
         raise ImageError("building the image needs Debian's mmdebstrap, not found on PATH "
                          "(apt-get install mmdebstrap)")
 
@@ -121,7 +125,7 @@ def _check_can_build() -> None:
 def _base(log) -> Path:
     """The Debian tree (cached): mmdebstrap as root, the essential variant plus PACKAGES."""
     target = _base_dir()
-    if (target / "rootfs" / "usr" / "bin" / "python3").exists():
+    if _base_made(target):
         return target / "rootfs"
     target.mkdir(parents=True, exist_ok=True)
     logfile = target / "build.log"
