@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from pykueue.controller import command as controller_command
 from pykueue.dashboard import command as dashboard_command
 from pykueue.devcluster import command as devcluster_command
+from pykueue.devcluster import image_command
 from pykueue.kubectl import command as kubectl_command
 from pykueue.manifests import command as manifests_command
 from pykueue.sim import explain_command
@@ -35,6 +36,7 @@ EXTRA_COMMANDS = {
     "controller": controller_command,
     "dashboard": dashboard_command,
     "dev-cluster": devcluster_command,
+    "image": image_command,
     "manifests": manifests_command,
     "explain": explain_command,
     "get": kubectl_command.get,

@@ -103,15 +103,30 @@ def _run(cmd: list[str], log: Path, what: str) -> None:
         raise ImageError(f"{what} failed (exit {result.returncode}); full log in {log}: {' | '.join(tail)}")
 
 
+def _base_dir() -> Path:
+    return binaries.cache_root() / f"debian-{SUITE}-{base_key()}"
+
+
+def _base_made(target: Path) -> bool:
+    return (target / "rootfs" / "usr" / "bin" / "python3").exists()
+
+
+def _check_can_build() -> None:
+    """Before anything is made: root (mmdebstrap's root mode, chroot for pip), and mmdebstrap when the
+    Debian tree is not cached yet. Without them the build would fail halfway with a tool's own words."""
+    if os.geteuid() != 0:
+        raise ImageError(f"building the image needs root (mmdebstrap in root mode, chroot); nothing is cached "
+                         f"at {archive_path()} yet")
+    if not _base_made(_base_dir()) and shutil.which("mmdebstrap") is None:
+        raise ImageError("building the image needs Debian's mmdebstrap, not found on PATH "
+                         "(apt-get install mmdebstrap)")
+
+
 def _base(log) -> Path:
     """The Debian tree (cached): mmdebstrap as root, the essential variant plus PACKAGES."""
-    target = binaries.cache_root() / f"debian-{SUITE}-{base_key()}"
-    if (target / "rootfs" / "usr" / "bin" / "python3").exists():
+    target = _base_dir()
+    if _base_made(target):
         return target / "rootfs"
-    if os.geteuid() != 0:
-        raise ImageError("building the image's Debian tree needs root (mmdebstrap in root mode)")
-    if shutil.which("mmdebstrap") is None:
-        raise ImageError("building the image needs Debian's mmdebstrap (apt-get install mmdebstrap)")
     target.mkdir(parents=True, exist_ok=True)
     logfile = target / "build.log"
     logfile.write_text("")
@@ -130,6 +145,7 @@ def ensure(log=sys.stderr) -> Path:
     out = archive_path()
     if out.exists():
         return out
+    _check_can_build()
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out.parent / ".build.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -192,7 +208,7 @@ def _prune(keep: int) -> None:
 
 
 def main() -> int:
-    """`python -m pykueue.devcluster.image`: build or reuse the image, print its archive's path."""
+    """`python -m pykueue.devcluster.image`, the same as `pykueue image build`."""
     return binaries.report(ensure)
 
 

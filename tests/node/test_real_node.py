@@ -1,27 +1,35 @@
 """Tier 3: a real kubelet with containerd beside kwok's nodes, the project's image on it, and the
-chart installed with helm as Kueue's users install it; its controller pod runs on the real node."""
+controller installed as Kueue's users install it, with helm and then from the release manifest; its
+pod runs on the real node, admits seed 001's smoke Job, whose pods run there too, and serves the
+visibility API and /metrics through its Services; two replicas hand over. Each install is checked by
+the same helpers (`_serves_visibility_and_metrics`, `_two_replicas_hand_over`)."""
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from pykueue.devcluster import helm, image, node
 from pykueue.devcluster.cluster import FAKE_NODE_TAINT, DevCluster
 from tests.e2e.callers import https_get
+from tests.packaging.readme_blocks import seed_001_documents
 
 pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
 RELEASE_NS = "pykueue-system"
 LONG_POD_READY: list[Any] = []  # kwok's long-running pod: when it was seen Ready (monotonic), and since when
+GPU = "nvidia.com/gpu"
+OVER_QUOTA = "train-over-quota"  # seed 001's over-quota Job: pending in team-a from its test to the end
 
 
 def eventually(check, timeout: float = 120.0, what: str = ""):
@@ -101,38 +109,103 @@ def test_fake_nodes_hold_a_lease_that_kwok_renews(cluster: DevCluster) -> None:
     LONG_POD_READY.extend([time.monotonic(), _ready_since(pod)])
 
 
-def test_helm_install_runs_the_controller_on_the_real_node_and_admits_a_job(cluster: DevCluster) -> None:
+def _helm(cluster: DevCluster, *args: str) -> subprocess.CompletedProcess[str]:
     env = {"KUBECONFIG": str(cluster.kubeconfig), "PATH": "/usr/bin:/bin", "HOME": str(cluster.directory)}
-    result = subprocess.run([str(helm.ensure()), "install", "pykueue", str(REPO / "charts" / "pykueue"),
-                             "-n", RELEASE_NS, "--create-namespace", "--wait", "--timeout", "240s"],
-                            capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run([str(helm.ensure()), *args], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_helm_install_runs_the_controller_on_the_real_node(cluster: DevCluster) -> None:
+    result = _helm(cluster, "install", "pykueue", str(REPO / "charts" / "pykueue"), "-n", RELEASE_NS,
+                   "--create-namespace", "--wait", "--timeout", "240s")
     pods = _get(cluster, "pods", "-n", RELEASE_NS)["items"]
     assert result.returncode == 0, (result.stderr.strip(), [p.get("status") for p in pods],
                                     cluster.kubectl("logs", "-n", RELEASE_NS, "-l", "app.kubernetes.io/name=pykueue",
                                                     "--tail=20", check=False).stdout)
     assert [p["spec"]["nodeName"] for p in pods] == [node.NAME]
-    ns = "smoke"
+
+
+def _seed_job(job: dict[str, Any], name: str, gpus: int) -> dict[str, Any]:
+    """Seed 001's smoke Job with its trainer running the project's image (`pykueue --version`, a real
+    container that exits 0) and asking for what the real node has: 100m CPU and 64Mi instead of the
+    seed's 8 CPUs and 64Gi; ``gpus`` of the node's advertised nvidia.com/gpu (the seed's is 1)."""
+    job = copy.deepcopy(job)
+    job["metadata"]["name"] = name
+    (trainer,) = job["spec"]["template"]["spec"]["containers"]
+    del trainer["command"]
+    trainer.update(image=image.ref(), imagePullPolicy="Never", args=["--version"])
+    trainer["resources"] = {"requests": {"cpu": "100m", "memory": "64Mi", GPU: gpus}, "limits": {GPU: gpus}}
+    return job
+
+
+def _workload_of(cluster: DevCluster, ns: str, job: str) -> dict[str, Any] | None:
+    return next((w for w in _get(cluster, "workloads", "-n", ns)["items"]
+                 if any(o["name"] == job for o in w["metadata"].get("ownerReferences") or [])), None)
+
+
+def _conditions(obj: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["type"]: c for c in (obj.get("status") or {}).get("conditions") or []}
+
+
+def _apply_once_the_webhooks_answer(cluster: DevCluster, doc: dict[str, Any]) -> None:
+    eventually(lambda: cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(doc), check=False).returncode == 0,
+               timeout=60, what=f"the webhooks to accept {doc['kind']} {doc['metadata']['name']}")
+
+
+def test_seed_001s_smoke_job_is_admitted_and_runs_on_the_real_node(cluster: DevCluster) -> None:
+    """Seed 001 through the chart-installed controller, its objects as the README's install block
+    applies them. The real node is what the flavor selects: it gets the H100 product label and
+    advertises 8 nvidia.com/gpu (an extended resource in its status, as a device plugin would; nothing
+    uses it). The seed's signals: the Workload gains QuotaReserved then Admitted=True, kueue-admission
+    records an Admitted event, the Job's spec.suspend flips to false and its two trainer pods are
+    scheduled, on the real node, with the flavor's node label as selector, and finish: the Job
+    Complete. A Job asking for more GPUs than nominalQuota + borrowingLimit (48) stays suspended, its
+    Workload not admitted (no Admitted=True), and `kubectl describe` says insufficient quota."""
+    flavor, cq, lq, job = seed_001_documents()
+    ns, name = job["metadata"]["namespace"], job["metadata"]["name"]
+    ((label, product),) = flavor["spec"]["nodeLabels"].items()
+    cluster.kubectl("label", "node", node.NAME, f"{label}={product}")
+    cluster.kubectl("patch", "node", node.NAME, "--subresource=status", "--type=merge",
+                    "-p", json.dumps({"status": {"capacity": {GPU: "8"}, "allocatable": {GPU: "8"}}}))
+    eventually(lambda: _get(cluster, "node", node.NAME)["status"]["allocatable"].get(GPU) == "8", 60,
+               what="the real node to advertise 8 GPUs")
     cluster.kubectl("create", "namespace", ns)
-    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all([
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "default"}},
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cq"},
-         "spec": {"namespaceSelector": {}, "resourceGroups": [{
-             "coveredResources": ["cpu", "memory"],
-             "flavors": [{"name": "default", "resources": [{"name": "cpu", "nominalQuota": "2"},
-                                                          {"name": "memory", "nominalQuota": "1Gi"}]}]}]}},
-        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": ns},
-         "spec": {"clusterQueue": "cq"}},
-    ]))
-    _run_version_job(cluster, "smoke", ns)
-    wl = _get(cluster, "workloads", "-n", ns)["items"]
-    assert len(wl) == 1
-    (admitted,) = [c for c in wl[0]["status"]["conditions"] if c["type"] == "Admitted"]
-    assert admitted["status"] == "True"
-    job_pods = _get(cluster, "pods", "-n", ns)["items"]
-    # the webhook created the Job suspended: its pod appeared only once the controller admitted it
-    assert all(p["metadata"]["creationTimestamp"] >= admitted["lastTransitionTime"] for p in job_pods)
-    assert [(p["spec"]["nodeName"], p["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"])
-            for p in job_pods] == [(node.NAME, 0)]
+    for doc in (flavor, cq, lq, _seed_job(job, name, 1)):
+        _apply_once_the_webhooks_answer(cluster, doc)
+    cluster.kubectl("wait", "--for=jsonpath={.spec.suspend}=false", f"job/{name}", "-n", ns, "--timeout=60s",
+                    timeout=80)
+    cluster.kubectl("wait", "--for=condition=Complete", f"job/{name}", "-n", ns, "--timeout=180s", timeout=200)
+    wl = _workload_of(cluster, ns, name)
+    assert wl is not None
+    conditions = _conditions(wl)
+    reserved, admitted = conditions["QuotaReserved"], conditions["Admitted"]
+    assert reserved["status"] == admitted["status"] == "True"
+    assert reserved["lastTransitionTime"] <= admitted["lastTransitionTime"]
+    (assignment,) = wl["status"]["admission"]["podSetAssignments"]
+    assert wl["status"]["admission"]["clusterQueue"] == cq["metadata"]["name"]
+    assert assignment["flavors"] == {"cpu": "gpu-h100", "memory": "gpu-h100", GPU: "gpu-h100"}
+    events = [e for e in _get(cluster, "events", "-n", ns)["items"]
+              if e["involvedObject"]["kind"] == "Workload" and e["involvedObject"]["name"] == wl["metadata"]["name"]]
+    assert [e["source"].get("component") for e in events if e["reason"] == "Admitted"] == ["kueue-admission"], events
+    done = _get(cluster, "job", name, "-n", ns)
+    assert done["status"].get("succeeded") == 2 and not done["status"].get("failed"), done["status"]
+    pods = _get(cluster, "pods", "-n", ns, "-l", f"job-name={name}")["items"]
+    assert len(pods) == 2
+    for pod in pods:
+        assert pod["spec"]["nodeName"] == node.NAME
+        assert pod["spec"]["nodeSelector"] == {label: product}  # injected from the flavor at admission
+        assert pod["metadata"]["creationTimestamp"] >= admitted["lastTransitionTime"]  # created suspended
+        assert pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 0
+        assert image.version() in cluster.kubectl("logs", pod["metadata"]["name"], "-n", ns).stdout
+
+    _apply_once_the_webhooks_answer(cluster, _seed_job(job, OVER_QUOTA, 32 + 16 + 1))
+    over = eventually(lambda: (w := _workload_of(cluster, ns, OVER_QUOTA))
+                      and _conditions(w).get("QuotaReserved", {}).get("status") == "False" and w, 60,
+                      what="the over-quota Workload's QuotaReserved=False")
+    assert "insufficient quota for nvidia.com/gpu in flavor gpu-h100" in _conditions(over)["QuotaReserved"]["message"]
+    assert _conditions(over).get("Admitted", {}).get("status") != "True"  # Admitted=False, NoReservation
+    assert _get(cluster, "job", OVER_QUOTA, "-n", ns)["spec"]["suspend"] is True
+    described = cluster.kubectl("describe", "workload", over["metadata"]["name"], "-n", ns).stdout
+    assert "insufficient quota" in described
 
 
 AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
@@ -155,18 +228,36 @@ def _visibility_discovered(cluster: DevCluster) -> bool:
         v.get("freshness") != "Stale" and v.get("resources") for v in versions.values())
 
 
-def test_the_installed_controller_serves_visibility_and_metrics_through_its_services(cluster: DevCluster) -> None:
-    """After the install test, in the cluster as a user meets it: the aggregator reads the visibility API
-    through its Service (fresh aggregated discovery, the merged OpenAPI), so kube-controller-manager sees
-    no stale group and an empty namespace deletes in seconds; pending workloads answer through the API
-    server; /metrics answers over HTTPS through its Service to a token bound to the metrics-reader role,
-    and 401 without one."""
+def _metric(text: str, name: str, **labels: str) -> float | None:
+    """The value of the sample ``name`` whose labels include ``labels`` (one at most), else None."""
+    values = [sample.value for family in text_string_to_metric_families(text) for sample in family.samples
+              if sample.name == name and labels.items() <= sample.labels.items()]
+    assert len(values) <= 1, (name, labels, values)
+    return values[0] if values else None
+
+
+def _serves_visibility_and_metrics(cluster: DevCluster, series: list[tuple[str, dict[str, str], float]]) -> None:
+    """What an installed controller serves through its Services, checked as a user meets it: the
+    aggregator reads the visibility API (fresh aggregated discovery, the merged OpenAPI), so
+    kube-controller-manager sees no stale group and an empty namespace deletes in seconds; seed 001's
+    over-quota Workload is team-a's one pending workload through the API server; /metrics answers over
+    HTTPS through its Service to a token bound to the metrics-reader role (401 without one), the leader's
+    ``series`` (name, labels, value) among them."""
     eventually(lambda: _visibility_discovered(cluster), 120, what="the visibility group, fresh, in /apis")
     status, body = _as_admin(cluster, "/openapi/v2")
     assert status == 200 and f"/apis/{VISIBILITY}/v1beta2/clusterqueues/{{name}}/pendingworkloads" in body
-    summary = json.loads(cluster.kubectl(
-        "get", "--raw", f"/apis/{VISIBILITY}/v1beta2/clusterqueues/cq/pendingworkloads").stdout)
-    assert summary["kind"] == "PendingWorkloadsSummary" and summary["items"] == []
+    over = _workload_of(cluster, "team-a", OVER_QUOTA)
+    assert over is not None
+
+    def pending() -> dict[str, Any] | None:
+        answer = cluster.kubectl("get", "--raw", f"/apis/{VISIBILITY}/v1beta2/clusterqueues/team-a/pendingworkloads",
+                                 check=False)
+        found = json.loads(answer.stdout) if answer.returncode == 0 else {}
+        return found if found.get("items") else None
+
+    summary = eventually(pending, 60, what="team-a's pending workloads (a fresh controller lists them once synced)")
+    assert summary["kind"] == "PendingWorkloadsSummary"
+    assert [i["metadata"]["name"] for i in summary["items"]] == [over["metadata"]["name"]]
     kcm_log = cluster.directory / "logs" / "kube-controller-manager.log"
     offset = kcm_log.stat().st_size
     cluster.kubectl("create", "namespace", "empty")
@@ -176,17 +267,38 @@ def test_the_installed_controller_serves_visibility_and_metrics_through_its_serv
     stale = [line for line in kcm_log.read_bytes()[offset:].decode(errors="replace").splitlines()
              if f"stale GroupVersion discovery: {VISIBILITY}" in line]
     assert not stale, stale[:3]
-    cluster.kubectl("create", "serviceaccount", "scraper", "-n", RELEASE_NS)
-    cluster.kubectl("create", "clusterrolebinding", "pykueue-scraper", "--clusterrole=pykueue-metrics-reader",
-                    f"--serviceaccount={RELEASE_NS}:scraper")
+    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all([  # again after the namespace was re-created
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "scraper", "namespace": RELEASE_NS}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": "pykueue-scraper"},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "pykueue-metrics-reader"},
+         "subjects": [{"kind": "ServiceAccount", "name": "scraper", "namespace": RELEASE_NS}]}]))
     token = cluster.kubectl("create", "token", "scraper", "-n", RELEASE_NS).stdout.strip()
     service = _get(cluster, "service", "pykueue-controller-metrics-service", "-n", RELEASE_NS)
     url = f"https://{service['spec']['clusterIP']}:{service['spec']['ports'][0]['port']}/metrics"
     assert https_get(url)[0] == 401
-    status, text = eventually(lambda: (r := https_get(url, token=token))[0] == 200 and r, 60,
-                              what="/metrics for the metrics reader (RBAC takes a moment)")
-    assert any(line.startswith('kueue_admitted_workloads_total{cluster_queue="cq"') and line.endswith(" 1.0")
-               for line in text.splitlines()), [line for line in text.splitlines() if "admitted" in line][:5]
+    eventually(lambda: https_get(url, token=token)[0] == 200, 60,
+               what="/metrics for the metrics reader (RBAC takes a moment)")
+
+    def found() -> list[tuple[str, dict[str, str], float | None]]:
+        status, text = https_get(url, token=token)
+        assert status == 200, text
+        return [(name, labels, _metric(text, name, replica_role="leader", **labels)) for name, labels, _ in series]
+
+    try:
+        eventually(lambda: found() == series, 60, what="the leader's series")
+    except AssertionError:
+        assert found() == series  # shows what differs
+
+
+# The over-quota Workload of seed 001, as every controller that reads team-a counts it.
+PENDING_OVER_QUOTA = ("kueue_pending_workloads", {"cluster_queue": "team-a", "status": "inadmissible"}, 1.0)
+
+
+def test_the_installed_controller_serves_visibility_and_metrics_through_its_services(cluster: DevCluster) -> None:
+    """After the seed test: the helm-installed controller, which admitted seed 001's smoke Job."""
+    _serves_visibility_and_metrics(cluster, [
+        PENDING_OVER_QUOTA, ("kueue_admitted_workloads_total", {"cluster_queue": "team-a"}, 1.0)])
 
 
 def _run_version_job(cluster: DevCluster, name: str, ns: str) -> None:
@@ -194,11 +306,10 @@ def _run_version_job(cluster: DevCluster, name: str, ns: str) -> None:
     then waited on until Complete."""
     pod = yaml.safe_load(_pod("unused", ns, ["--version"]))["spec"]
     pod["containers"][0]["resources"] = {"requests": {"cpu": "100m", "memory": "64Mi"}}
-    job = {"apiVersion": "batch/v1", "kind": "Job",
-           "metadata": {"name": name, "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
-           "spec": {"backoffLimit": 0, "template": {"spec": pod}}}
-    eventually(lambda: cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(job), check=False).returncode == 0,
-               timeout=60, what="the webhooks to accept the Job")
+    _apply_once_the_webhooks_answer(cluster, {
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": name, "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+        "spec": {"backoffLimit": 0, "template": {"spec": pod}}})
     cluster.kubectl("wait", "--for=condition=Complete", f"job/{name}", "-n", ns, "--timeout=180s", timeout=200)
 
 
@@ -234,12 +345,10 @@ def test_a_restarted_pod_keeps_the_ca_and_stops_on_sigterm_within_its_grace(clus
     assert bundles == {secret}
 
 
-def test_two_replicas_one_leads_and_the_other_takes_over(cluster: DevCluster) -> None:
-    env = {"KUBECONFIG": str(cluster.kubeconfig), "PATH": "/usr/bin:/bin", "HOME": str(cluster.directory)}
-    result = subprocess.run([str(helm.ensure()), "upgrade", "pykueue", str(REPO / "charts" / "pykueue"),
-                             "-n", RELEASE_NS, "--reuse-values", "--set", "replicaCount=2", "--wait",
-                             "--timeout", "240s"], capture_output=True, text=True, env=env, timeout=300)
-    assert result.returncode == 0, result.stderr.strip()
+def _two_replicas_hand_over(cluster: DevCluster, scale_to_two: Callable[[], None], ns: str) -> None:
+    """Two replicas: one holds the Lease, the other waits; deleting the leader's pod hands the Lease to
+    the other within the lease duration, which then admits a Job in team-a, once."""
+    scale_to_two()
     pods = eventually(lambda: len(ps := [p for p in _controller_pods(cluster) if _ready(p)]) == 2 and ps,
                       what="two Ready replicas")
 
@@ -255,11 +364,10 @@ def test_two_replicas_one_leads_and_the_other_takes_over(cluster: DevCluster) ->
     started = time.monotonic()
     eventually(lambda: holder().startswith(other + "_"), timeout=40, what=f"{other} to take the Lease")
     assert time.monotonic() - started < 15 + 5  # the lease duration, plus a renew period
-    ns = "handover"
     cluster.kubectl("create", "namespace", ns)
     cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(
         {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": ns},
-         "spec": {"clusterQueue": "cq"}}))
+         "spec": {"clusterQueue": "team-a"}}))
     _run_version_job(cluster, "after", ns)
     (wl,) = _get(cluster, "workloads", "-n", ns)["items"]
     admitted = [c for c in wl["status"]["conditions"] if c["type"] == "Admitted"]
@@ -267,12 +375,21 @@ def test_two_replicas_one_leads_and_the_other_takes_over(cluster: DevCluster) ->
     assert _get(cluster, "job", "after", "-n", ns)["status"].get("succeeded") == 1
 
 
+def test_two_replicas_one_leads_and_the_other_takes_over(cluster: DevCluster) -> None:
+    def upgrade() -> None:
+        result = _helm(cluster, "upgrade", "pykueue", str(REPO / "charts" / "pykueue"), "-n", RELEASE_NS,
+                       "--reuse-values", "--set", "replicaCount=2", "--wait", "--timeout", "240s")
+        assert result.returncode == 0, result.stderr.strip()
+
+    _two_replicas_hand_over(cluster, upgrade, "handover")
+
+
 def test_the_release_manifest_installs_the_same_controller(cluster: DevCluster) -> None:
     """`kubectl apply --server-side -f config/manifests.yaml`, the other way Kueue is installed, after
-    the helm release is gone: the controller pod Ready on the real node, its webhooks serving."""
-    env = {"KUBECONFIG": str(cluster.kubeconfig), "PATH": "/usr/bin:/bin", "HOME": str(cluster.directory)}
-    subprocess.run([str(helm.ensure()), "uninstall", "pykueue", "-n", RELEASE_NS, "--wait"], check=True,
-                   capture_output=True, env=env, timeout=120)
+    the helm release is gone (its CRDs, and so seed 001's objects, stay): the controller pod Ready on
+    the real node, its webhooks serving."""
+    result = _helm(cluster, "uninstall", "pykueue", "-n", RELEASE_NS, "--wait")
+    assert result.returncode == 0, result.stderr.strip()
     cluster.kubectl("delete", "namespace", RELEASE_NS, "--wait=true", timeout=120)
     cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(REPO / "config" / "manifests.yaml"))
     cluster.kubectl("rollout", "status", "deployment/pykueue-controller", "-n", RELEASE_NS, "--timeout=180s",
@@ -282,12 +399,24 @@ def test_the_release_manifest_installs_the_same_controller(cluster: DevCluster) 
     ns = "manifest"
     cluster.kubectl("create", "namespace", ns)
     pod_spec = yaml.safe_load(_pod("unused", ns, ["--version"]))["spec"]
-    job = {"apiVersion": "batch/v1", "kind": "Job",
-           "metadata": {"name": "held", "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": "none"}},
-           "spec": {"backoffLimit": 0, "template": {"spec": pod_spec}}}
-    eventually(lambda: cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(job), check=False).returncode == 0,
-               timeout=60, what="the webhooks to accept the Job")
+    _apply_once_the_webhooks_answer(cluster, {
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": "held", "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": "none"}},
+        "spec": {"backoffLimit": 0, "template": {"spec": pod_spec}}})
     assert _get(cluster, "job", "held", "-n", ns)["spec"]["suspend"] is True  # the mutating webhook's doing
+
+
+def test_the_manifest_installed_controller_serves_visibility_and_metrics(cluster: DevCluster) -> None:
+    """As the helm-installed one: its own Services, the aggregator, /metrics for a metrics reader. It
+    admitted nothing yet; seed 001's over-quota Workload is pending in team-a as before."""
+    _serves_visibility_and_metrics(cluster, [PENDING_OVER_QUOTA])
+
+
+def test_the_manifest_installed_controller_hands_over_between_two_replicas(cluster: DevCluster) -> None:
+    def scale() -> None:
+        cluster.kubectl("scale", "deployment/pykueue-controller", "-n", RELEASE_NS, "--replicas=2")
+
+    _two_replicas_hand_over(cluster, scale, "handover-manifest")
 
 
 def test_kwoks_nodes_and_pods_stay_ready_past_the_node_grace_period(cluster: DevCluster) -> None:

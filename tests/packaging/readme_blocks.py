@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from pykueue.devcluster import binaries
 
@@ -57,3 +58,11 @@ def running(block: str, workdir: Path, timeout: float = 420) -> Iterator[tuple[i
         with contextlib.suppress(ProcessLookupError):  # the block's own group: the controller it started
             os.killpg(proc.pid, signal.SIGTERM)
         proc.wait()
+
+
+def seed_001_documents() -> list[dict]:
+    """Seed 001's objects as the README's install block applies them (the heredoc after its ``# seed 001``
+    line): the ResourceFlavor, team-a's ClusterQueue, its LocalQueue and the smoke Job, in that order."""
+    after = sh_block("Install on a cluster").split("\n# seed 001", 1)[1]
+    body = after.split("<<'EOF'\n", 1)[1].split("\nEOF\n", 1)[0]
+    return list(yaml.safe_load_all(body))
