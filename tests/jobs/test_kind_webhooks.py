@@ -262,3 +262,14 @@ def test_each_kinds_handler_refuses_with_upstreams_aggregate_and_allows_when_its
                                            'is immutable, spec.replicas: Invalid value: 3: field is immutable]')
     going = {**bad["Pod"], "metadata": {**bad["Pod"]["metadata"], "deletionTimestamp": "2026-01-01T00:00:00Z"}}
     assert admission.validator_for_jobs("Pod", frameworks)(review(going))["allowed"] is True
+
+
+def test_a_deployments_priority_class_reaches_its_pods_template() -> None:
+    """Upstream's Deployment ``Default`` copies the WorkloadPriorityClass label to the pod template, so
+    each Pod's Workload has the Deployment's priority (as ``deployment.pods`` builds them for simulate)."""
+    from pykueue.jobs import pods
+
+    deployment = {"metadata": {"name": "web", "namespace": "ns", "labels": {QUEUE: "lq", CLASS: "high"}},
+                  "spec": {"replicas": 2, "template": {"metadata": {"labels": {"app": "web"}}, "spec": {}}}}
+    assert {"op": "add", "path": "/spec/template/metadata/labels/kueue.x-k8s.io~1priority-class",
+            "value": "high"} in pods.deployment_defaults(deployment, False)
