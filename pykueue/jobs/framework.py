@@ -120,8 +120,20 @@ class Note:
     warning: bool = False
 
 
+@dataclass(frozen=True)
+class Warn:
+    """A Warning event on the submitted object: what its owner must fix before Kueue can queue it
+    (upstream's ``ErrWorkloadCompose``), shown by ``kubectl describe`` and not only in the log."""
+
+    obj: Mapping[str, Any]
+    reason: str
+    message: str
+
+
+ERR_WORKLOAD_COMPOSE = "ErrWorkloadCompose"  # jobframework.ReasonErrWorkloadCompose
+
 Action = (CreateWorkload | WorkloadConditions | ReclaimablePods | Patch | Replace | Delete | SetPriority | JobStopped
-          | Note)
+          | Note | Warn)
 
 
 # ---- the interface ---------------------------------------------------------------------------------
@@ -207,6 +219,15 @@ class SuspendFlag(OneObject):
 
 
 # ---- the rule ----------------------------------------------------------------------------------------
+
+
+def _event_target(job: GenericJob) -> Mapping[str, Any] | None:
+    """The object an event about ``job`` is recorded on: the object itself, or a pod group's first Pod
+    (a group is no API object; upstream records on the Pod it reconciles)."""
+    obj = getattr(job, "obj", None)
+    if obj is None:
+        obj = next(iter(getattr(job, "pods", None) or []), None)
+    return obj if isinstance(obj, Mapping) else None
 
 
 def _is_true(workload: Mapping[str, Any], kind: str) -> bool:
@@ -354,7 +375,9 @@ def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
         try:
             built = job.build_workload()
         except ValueError as exc:
-            return [Note("cannot be queued", {"object": job.describe(), "error": str(exc)}, warning=True)]
+            note = Note("cannot be queued", {"object": job.describe(), "error": str(exc)}, warning=True)
+            target = _event_target(job)
+            return [note] if target is None else [note, Warn(target, ERR_WORKLOAD_COMPOSE, str(exc))]
         if built is None:
             return []
         return ([] if job.is_suspended() else job.suspend()) + [CreateWorkload(built, job.describe())]
