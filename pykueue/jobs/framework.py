@@ -271,11 +271,14 @@ def _requests(pod_set: Mapping[str, Any]) -> list[tuple[Any, Any]]:
             for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]]
 
 
-def _built(job: GenericJob) -> Manifest | None:
-    """The Workload the job stands for now, or None when it cannot be turned into one."""
+def _built(job: GenericJob, problems: list[str] | None = None) -> Manifest | None:
+    """The Workload the job stands for now, or None when it cannot be turned into one (why is added
+    to ``problems``)."""
     try:
         return job.build_workload()
-    except ValueError:
+    except ValueError as exc:
+        if problems is not None:
+            problems.append(str(exc))
         return None
 
 
@@ -333,7 +336,22 @@ def priority_changed(built: Manifest, workload: Mapping[str, Any]) -> bool:
 
 def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
               flavors: Mapping[str, Mapping[str, Any]]) -> list[Action]:
-    """The writes that make ``job`` follow ``workload`` (None when there is none yet), in upstream's order."""
+    """The writes that make ``job`` follow ``workload`` (None when there is none yet), in upstream's order.
+
+    A job whose Workload exists but which can no longer be turned into one (changed while the
+    validating webhook was away) keeps its Workload as it is, and a Warning event on the job and on
+    its Workload says why."""
+    problems: list[str] = []
+    actions = _reconcile(job, workload, flavors, problems)
+    if workload is None or not problems:
+        return actions
+    target = _event_target(job)
+    warnings = [Warn(obj, ERR_WORKLOAD_COMPOSE, problems[0]) for obj in (target, workload) if obj is not None]
+    return [*warnings, *actions]
+
+
+def _reconcile(job: GenericJob, workload: Mapping[str, Any] | None, flavors: Mapping[str, Mapping[str, Any]],
+               problems: list[str]) -> list[Action]:
     if workload is not None and releasing(workload) and not _is_true(workload, "Finished"):
         # Upstream's steps 1.1 and 6: stop the job first; its quota goes once nothing of it runs.
         meta = workload["metadata"]
@@ -348,7 +366,7 @@ def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
         return job.finalize()
     if workload is not None and (workload.get("metadata") or {}).get("deletionTimestamp"):
         return []  # going: a new one is made once it is gone
-    if workload is not None and job.kind in EQUIVALENCE_KINDS and (built := _built(job)) is not None:
+    if workload is not None and job.kind in EQUIVALENCE_KINDS and (built := _built(job, problems)) is not None:
         meta = workload["metadata"]
         if (why := mismatch(job, built, workload)) is not None:
             # Upstream's ensureOneWorkload: a running job is stopped, the Workload deleted (its quota counts

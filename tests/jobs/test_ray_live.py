@@ -281,6 +281,21 @@ def test_an_object_upstreams_webhook_would_refuse_is_not_queued_and_says_why() -
     assert warn.message == note.fields["error"]
 
 
+def test_a_queued_object_changed_into_one_kueue_cannot_queue_warns_on_it_and_its_workload() -> None:
+    """Its Workload exists (made while it was valid); turned on autoscaling while the webhook was away,
+    it keeps that Workload untouched and a Warning event on the RayCluster and on the Workload says why."""
+    obj = raycluster()
+    wl = RayObject(obj).build_workload()
+    wl["metadata"]["uid"] = "w1"
+    obj["spec"]["enableInTreeAutoscaling"] = True
+    actions = reconcile(RayObject(obj), wl, FLAVORS)
+    warnings = [a for a in actions if isinstance(a, Warn)]
+    assert [w.obj for w in warnings] == [obj, wl]
+    assert {w.reason for w in warnings} == {"ErrWorkloadCompose"}
+    assert warnings[0].message.startswith("spec.enableInTreeAutoscaling: Invalid value: true")
+    assert not any(isinstance(a, (Delete, CreateWorkload, Replace)) for a in actions)
+
+
 def test_an_evicted_rayjob_is_suspended_with_every_template_restored() -> None:
     """Head, workers and the submitterPodTemplate each get back what the Workload recorded: the big
     group its own zone=a selector, the others none; no flavor toleration is left anywhere."""
