@@ -4,8 +4,8 @@ Both are serving workloads: they count as suspended while none of their replicas
 only the queue-name label is checked (a resource name). On update the label is checked again; a
 WorkloadPriorityClass follows the shared rule (``generic_update.priority_class``); the queue name may
 not change once a replica is ready, nor be dropped at all. A StatefulSet Kueue queues also keeps its
-size while it runs: its replicas change only to or from 0, and not back up while pods of the scale-down
-are still there.
+size: its replicas change only to or from 0, and not back up while pods of the scale-down are still
+there.
 """
 
 from __future__ import annotations
@@ -53,12 +53,12 @@ def validate_deployment_update(old: Mapping[str, Any], new: Mapping[str, Any]) -
 
 def validate_statefulset_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[JobConversionError]:
     """The StatefulSet webhook's ``ValidateUpdate``: the queue rules, then the size rules for one
-    Kueue queues (a queue label) while it runs."""
+    Kueue queues (a queue label): its Workload's pod count is fixed, so it scales only to or from 0."""
     errors = _queue_rules(old, new)
     if not label(old, batch.QUEUE_NAME_LABEL):
         return errors
     before, after = _replicas(old), _replicas(new)
-    if before != 0 and after != 0 and _ready(old) > 0:
+    if before != 0 and after != 0:
         errors += generic_update.immutable("spec.replicas", after, before)
     if before == 0 and after > 0 and _replicas(new, "status") > 0:
         errors.append(JobConversionError("spec.replicas", "Forbidden: scaling down is still in progress"))

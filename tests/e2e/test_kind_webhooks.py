@@ -108,6 +108,14 @@ def test_statefulsets_queue_refused_when_invalid_and_never_dropped(hooks: Kueue,
     assert create(hooks, workload_set("StatefulSet", "db", ns, "lq")).returncode == 0
     refused(hooks.cluster.kubectl("label", "statefulset", "db", "-n", ns, f"{QUEUE}-", check=False),
             "vstatefulset.kb.io", IMMUTABLE)
+    # an update of the object itself (upstream's hook, like this one, does not cover the scale subresource)
+    def resize(replicas: int) -> subprocess.CompletedProcess[str]:
+        return hooks.cluster.kubectl("patch", "statefulset", "db", "-n", ns, "--type=merge", "-p",
+                                     json.dumps({"spec": {"replicas": replicas}}), check=False)
+
+    refused(resize(2), "vstatefulset.kb.io", "spec.replicas: Invalid value: 2: field is immutable")
+    scaled = resize(0)
+    assert scaled.returncode == 0, scaled.stderr
 
 
 def test_rayclusters_autoscaling_refused_at_create_and_on_update(hooks: Kueue, ns: str) -> None:

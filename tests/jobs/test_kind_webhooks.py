@@ -153,11 +153,16 @@ def test_a_serving_workloads_create_checks_the_queue_label() -> None:
     assert msgs(serving_update.validate_create(workload_set("Deployment"))) == []
 
 
-def test_a_running_statefulset_scales_only_to_or_from_zero() -> None:
-    running = workload_set("StatefulSet", ready=2)
-    assert msgs(serving_update.validate_statefulset_update(running, relabel(running, "lq", replicas=3))) == [
-        "spec.replicas: Invalid value: 3: field is immutable"]
-    assert msgs(serving_update.validate_statefulset_update(running, relabel(running, "lq", replicas=0))) == []
+def test_a_queued_statefulset_scales_only_to_or_from_zero() -> None:
+    """As upstream's webhook tests: a queued StatefulSet's replicas are fixed except to or from 0,
+    whether or not a replica is ready yet; one without a queue label scales freely."""
+    for ready in (0, 2):
+        queued = workload_set("StatefulSet", ready=ready)
+        assert msgs(serving_update.validate_statefulset_update(queued, relabel(queued, "lq", replicas=3))) == [
+            "spec.replicas: Invalid value: 3: field is immutable"], ready
+        assert msgs(serving_update.validate_statefulset_update(queued, relabel(queued, "lq", replicas=0))) == []
+    stopped = workload_set("StatefulSet", replicas=0)
+    assert msgs(serving_update.validate_statefulset_update(stopped, relabel(stopped, "lq", replicas=3))) == []
     stopping = workload_set("StatefulSet", replicas=0, status_replicas=1)
     assert msgs(serving_update.validate_statefulset_update(stopping, relabel(stopping, "lq", replicas=2))) == [
         "spec.replicas: Forbidden: scaling down is still in progress"]
