@@ -142,16 +142,16 @@ class Controller:
             flavors = self.informers["resourceflavors"].store
             jobs = self._informer(r.JOB, self.on_job)
             self.job_keys.jobs = jobs.store
-            self.job_sync = JobReconciler(self.kube, self.job_keys, workloads.store, flavors,
-                                          self.priority_classes, self.clock, self.workload_sync.job_stopped, self.recorder)
+            self.job_sync = JobReconciler(self.kube, self.job_keys, workloads.store, flavors, self.priority_classes,
+                                          self.clock, self.workload_sync.job_stopped, self.recorder)
             tasks.append(supervise.start("informer-jobs", jobs.run))
             await jobs.synced.wait()
             if self.manages_pods():
                 # only the Pods Kueue gated carry the managed label: the rest of the cluster's are not watched
                 pods = self._informer(r.POD, self.on_pod, label_selector=f"{pod_rules.MANAGED_LABEL}=true")
                 self.pod_keys.pods = pods.store
-                self.pod_sync = JobReconciler(self.kube, self.pod_keys, workloads.store, flavors,
-                                              self.priority_classes, self.clock, self.workload_sync.job_stopped, self.recorder)
+                self.pod_sync = JobReconciler(self.kube, self.pod_keys, workloads.store, flavors, self.priority_classes,
+                                              self.clock, self.workload_sync.job_stopped, self.recorder)
                 tasks.append(supervise.start("informer-pods", pods.run))
                 await pods.synced.wait()
                 tasks.append(supervise.start("pods", lambda: self.pod_work.run(self.pod_sync.reconcile, self._job_error)))
