@@ -278,3 +278,15 @@ def test_a_deployments_priority_class_reaches_its_pods_template() -> None:
                   "spec": {"replicas": 2, "template": {"metadata": {"labels": {"app": "web"}}, "spec": {}}}}
     assert {"op": "add", "path": "/spec/template/metadata/labels/kueue.x-k8s.io~1priority-class",
             "value": "high"} in pods.deployment_defaults(deployment, False)
+
+
+def test_validate_and_simulate_refuse_a_group_members_count_with_the_webhooks_words() -> None:
+    """``pykueue validate`` (``api.pod_group.member_errors``) and the Pod webhook share the rule."""
+    from pykueue.api import pod_group
+
+    for value in ("abc", "0"):
+        (error,) = pod_update.validate_pod(pod({GROUP: "g"}, {COUNT: value}))
+        assert pod_group.member_errors({COUNT: value}) == [(error.path, error.message)], value
+    (error,) = pod_update.validate_pod(pod({GROUP: "g"}))
+    assert pod_group.member_errors({}) == [(error.path, error.message)]
+    assert pod_group.member_errors({COUNT: "2"}) == []
