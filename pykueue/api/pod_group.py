@@ -7,6 +7,7 @@ group's Pods do."""
 from __future__ import annotations
 
 from pykueue.api.models import kueue_v1beta2 as v2
+from pykueue.jobs import pod_update
 from pykueue.jobs.pods import role_hash
 
 TOTAL_COUNT = "kueue.x-k8s.io/pod-group-total-count"
@@ -14,16 +15,14 @@ Errors = list[tuple[str, str]]
 
 
 def member_errors(annotations: dict[str, str]) -> Errors:
-    """What upstream's pod webhook refuses in a group member: the total count must be a positive int."""
+    """What upstream's pod webhook refuses in a group member's count, in its words (the rule is
+    ``pykueue.jobs.pod_update``'s, which the controller's webhook answers with)."""
     value = annotations.get(TOTAL_COUNT)
     path = f"metadata.annotations[{TOTAL_COUNT}]"
     if value is None:
-        return [(path, "Required value: a Pod of a group must say how many Pods the group has")]
-    try:
-        count = int(value)
-    except ValueError:
-        return [(path, f'Invalid value: "{value}": must be an integer')]
-    return [] if count > 0 else [(path, f'Invalid value: "{value}": must be greater than 0')]
+        return [(path, f"Required value: {pod_update.BOTH}")]
+    problem = pod_update.total_count_error(value)
+    return [] if problem is None else [(path, f'Invalid value: "{value}": {problem}')]
 
 
 def role(pod_spec: object) -> str:

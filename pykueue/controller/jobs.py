@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from pykueue.api.models.kueue_v1beta2 import PriorityClassRef
 from pykueue.api.priority import PriorityClasses, Resolved, resolve
+from pykueue.controller.events import Recorder
 from pykueue.controller.workload_status import rfc3339
 from pykueue.jobs import batch, framework, pods, ray_live
 from pykueue.jobs.framework import GenericJob
@@ -130,8 +131,12 @@ class JobReconciler:
 
     def __init__(self, kube: Kube, integration: Integration, workloads: Store, flavors: Store,
                  classes: Callable[[], PriorityClasses], now: Callable[[], float],
-                 stopped: Callable[[str], object] | None = None) -> None:
+                 stopped: Callable[[str], object] | None = None, recorder: Recorder | None = None) -> None:
         self.kube = kube
+        # Warning events on objects that cannot be queued, each once per (object, message): a job is
+        # reconciled again and again while it waits, and one event says it all.
+        self.recorder = recorder
+        self.warned: dict[str, str] = {}
         # Told NAMESPACE/NAME of a Workload whose evicted job no longer runs: the admission side
         # releases its quota (one writer of the admission: the Workload status writer).
         self.stopped = stopped
@@ -149,9 +154,19 @@ class JobReconciler:
         for action in framework.reconcile(job, workload, self.flavors):
             await self.execute(action)
 
+    def _warn(self, action: framework.Warn) -> None:
+        meta = action.obj.get("metadata") or {}
+        key = f"{action.obj.get('kind')}/{meta.get('namespace')}/{meta.get('name')}/{meta.get('uid')}"
+        if self.recorder is None or self.warned.get(key) == action.message:
+            return
+        self.warned[key] = action.message
+        self.recorder.emit(dict(action.obj), action.reason, action.message, "Warning")
+
     async def execute(self, action: framework.Action) -> None:
         if isinstance(action, framework.Note):
             (log.warning if action.warning else log.info)(action.message, extra={"fields": dict(action.fields)})
+        elif isinstance(action, framework.Warn):
+            self._warn(action)
         elif isinstance(action, framework.JobStopped):
             if self.stopped is not None:
                 self.stopped(f"{action.namespace}/{action.name}")

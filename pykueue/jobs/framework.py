@@ -120,8 +120,20 @@ class Note:
     warning: bool = False
 
 
+@dataclass(frozen=True)
+class Warn:
+    """A Warning event on the submitted object: what its owner must fix before Kueue can queue it
+    (upstream's ``ErrWorkloadCompose``), shown by ``kubectl describe`` and not only in the log."""
+
+    obj: Mapping[str, Any]
+    reason: str
+    message: str
+
+
+ERR_WORKLOAD_COMPOSE = "ErrWorkloadCompose"  # jobframework.ReasonErrWorkloadCompose
+
 Action = (CreateWorkload | WorkloadConditions | ReclaimablePods | Patch | Replace | Delete | SetPriority | JobStopped
-          | Note)
+          | Note | Warn)
 
 
 # ---- the interface ---------------------------------------------------------------------------------
@@ -209,6 +221,15 @@ class SuspendFlag(OneObject):
 # ---- the rule ----------------------------------------------------------------------------------------
 
 
+def _event_target(job: GenericJob) -> Mapping[str, Any] | None:
+    """The object an event about ``job`` is recorded on: the object itself, or a pod group's first Pod
+    (a group is no API object; upstream records on the Pod it reconciles)."""
+    obj = getattr(job, "obj", None)
+    if obj is None:
+        obj = next(iter(getattr(job, "pods", None) or []), None)
+    return obj if isinstance(obj, Mapping) else None
+
+
 def _is_true(workload: Mapping[str, Any], kind: str) -> bool:
     for cond in (workload.get("status") or {}).get("conditions") or []:
         if cond.get("type") == kind:
@@ -250,11 +271,14 @@ def _requests(pod_set: Mapping[str, Any]) -> list[tuple[Any, Any]]:
             for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]]
 
 
-def _built(job: GenericJob) -> Manifest | None:
-    """The Workload the job stands for now, or None when it cannot be turned into one."""
+def _built(job: GenericJob, problems: list[str] | None = None) -> Manifest | None:
+    """The Workload the job stands for now, or None when it cannot be turned into one (why is added
+    to ``problems``)."""
     try:
         return job.build_workload()
-    except ValueError:
+    except ValueError as exc:
+        if problems is not None:
+            problems.append(str(exc))
         return None
 
 
@@ -312,7 +336,22 @@ def priority_changed(built: Manifest, workload: Mapping[str, Any]) -> bool:
 
 def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
               flavors: Mapping[str, Mapping[str, Any]]) -> list[Action]:
-    """The writes that make ``job`` follow ``workload`` (None when there is none yet), in upstream's order."""
+    """The writes that make ``job`` follow ``workload`` (None when there is none yet), in upstream's order.
+
+    A job whose Workload exists but which can no longer be turned into one (changed while the
+    validating webhook was away) keeps its Workload as it is, and a Warning event on the job and on
+    its Workload says why."""
+    problems: list[str] = []
+    actions = _reconcile(job, workload, flavors, problems)
+    if workload is None or not problems:
+        return actions
+    target = _event_target(job)
+    warnings = [Warn(obj, ERR_WORKLOAD_COMPOSE, problems[0]) for obj in (target, workload) if obj is not None]
+    return [*warnings, *actions]
+
+
+def _reconcile(job: GenericJob, workload: Mapping[str, Any] | None, flavors: Mapping[str, Mapping[str, Any]],
+               problems: list[str]) -> list[Action]:
     if workload is not None and releasing(workload) and not _is_true(workload, "Finished"):
         # Upstream's steps 1.1 and 6: stop the job first; its quota goes once nothing of it runs.
         meta = workload["metadata"]
@@ -327,7 +366,7 @@ def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
         return job.finalize()
     if workload is not None and (workload.get("metadata") or {}).get("deletionTimestamp"):
         return []  # going: a new one is made once it is gone
-    if workload is not None and job.kind in EQUIVALENCE_KINDS and (built := _built(job)) is not None:
+    if workload is not None and job.kind in EQUIVALENCE_KINDS and (built := _built(job, problems)) is not None:
         meta = workload["metadata"]
         if (why := mismatch(job, built, workload)) is not None:
             # Upstream's ensureOneWorkload: a running job is stopped, the Workload deleted (its quota counts
@@ -354,7 +393,9 @@ def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
         try:
             built = job.build_workload()
         except ValueError as exc:
-            return [Note("cannot be queued", {"object": job.describe(), "error": str(exc)}, warning=True)]
+            note = Note("cannot be queued", {"object": job.describe(), "error": str(exc)}, warning=True)
+            target = _event_target(job)
+            return [note] if target is None else [note, Warn(target, ERR_WORKLOAD_COMPOSE, str(exc))]
         if built is None:
             return []
         return ([] if job.is_suspended() else job.suspend()) + [CreateWorkload(built, job.describe())]

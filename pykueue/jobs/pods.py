@@ -145,12 +145,15 @@ def _template_ops(obj: Mapping[str, Any], labels: Mapping[str, str], annotations
 
 
 def deployment_defaults(deployment: Mapping[str, Any], manage_without_queue_name: bool) -> list[dict[str, Any]]:
-    """Upstream's Deployment webhook: its Pods carry the queue name and are gated one by one."""
+    """Upstream's Deployment webhook: its Pods carry the queue name and the WorkloadPriorityClass
+    (each Pod is a Workload of its own, with the Deployment's priority) and are gated one by one."""
     queue = batch.queue_name(deployment)
     if (queue is None and not manage_without_queue_name) or _meta(deployment).get("namespace") in UNMANAGED_NAMESPACES:
         return []
-    return _template_ops(deployment, {batch.QUEUE_NAME_LABEL: queue} if queue else {},
-                         {SUSPENDED_BY_PARENT: "deployment"})
+    labels = {batch.QUEUE_NAME_LABEL: queue} if queue else {}
+    if priority_class := _labels(deployment).get(batch.WORKLOAD_PRIORITY_CLASS_LABEL):
+        labels[batch.WORKLOAD_PRIORITY_CLASS_LABEL] = priority_class
+    return _template_ops(deployment, labels, {SUSPENDED_BY_PARENT: "deployment"})
 
 
 def statefulset_defaults(sts: Mapping[str, Any], manage_without_queue_name: bool) -> list[dict[str, Any]]:

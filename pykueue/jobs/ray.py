@@ -33,6 +33,7 @@ from pykueue.jobs.batch import (
     owner_workload,
     pod_set_template,
 )
+from pykueue.jobs.generic_update import elastic
 from pykueue.quantity import parse_quantity
 
 API_VERSION = "ray.io/v1"
@@ -76,7 +77,29 @@ def _template_errors(template: object, path: str) -> Errors:
     return []
 
 
-def cluster_spec_errors(spec: Mapping[str, Any], path: str) -> Errors:
+def kueue_cluster_rules(spec: Mapping[str, Any], path: str, elastic: bool = False) -> Errors:
+    """Kueue's own rules for a RayCluster spec at ``path`` (upstream's ``raycluster.ValidateCreate``):
+    no autoscaling unless the job is elastic, at most seven worker groups, none named ``head``."""
+    errors: Errors = []
+    if spec.get("enableInTreeAutoscaling") is True and not elastic:
+        errors.append(JobConversionError(
+            f"{path}.enableInTreeAutoscaling",
+            "Invalid value: true: a kueue managed job can use autoscaling only when the "
+            "ElasticJobsViaWorkloadSlices feature gate is on and the job is an elastic job"))
+    groups = spec.get("workerGroupSpecs") or []
+    if not isinstance(groups, list):
+        return errors
+    if len(groups) > MAX_WORKER_GROUPS:
+        errors.append(JobConversionError(f"{path}.workerGroupSpecs",
+                                         f"Too many: {len(groups)}: must have at most {MAX_WORKER_GROUPS} items"))
+    for i, group in enumerate(groups):
+        if isinstance(group, Mapping) and group.get("groupName") == HEAD:
+            errors.append(JobConversionError(f"{path}.workerGroupSpecs[{i}].groupName",
+                                             f'Forbidden: "{HEAD}" is reserved for the head group'))
+    return errors
+
+
+def cluster_spec_errors(spec: Mapping[str, Any], path: str, elastic: bool = False) -> Errors:
     """The CRD's required fields and Kueue's ``ValidateCreate`` for a RayCluster spec at ``path``."""
     errors: Errors = []
     head = spec.get("headGroupSpec")
@@ -84,17 +107,10 @@ def cluster_spec_errors(spec: Mapping[str, Any], path: str) -> Errors:
         errors.append(JobConversionError(f"{path}.headGroupSpec", "Required value"))
     else:
         errors += _template_errors(head.get("template"), f"{path}.headGroupSpec.template")
-    if spec.get("enableInTreeAutoscaling") is True:
-        errors.append(JobConversionError(
-            f"{path}.enableInTreeAutoscaling",
-            "Invalid value: true: a kueue managed job can use autoscaling only when the "
-            "ElasticJobsViaWorkloadSlices feature gate is on and the job is an elastic job"))
+    errors += kueue_cluster_rules(spec, path, elastic)
     groups = spec.get("workerGroupSpecs") or []
     if not isinstance(groups, list):
         return [*errors, JobConversionError(f"{path}.workerGroupSpecs", "must be a list")]
-    if len(groups) > MAX_WORKER_GROUPS:
-        errors.append(JobConversionError(f"{path}.workerGroupSpecs",
-                                         f"Too many: {len(groups)}: must have at most {MAX_WORKER_GROUPS} items"))
     seen: set[str] = set()
     for i, group in enumerate(groups):
         gpath = f"{path}.workerGroupSpecs[{i}]"
@@ -104,11 +120,9 @@ def cluster_spec_errors(spec: Mapping[str, Any], path: str) -> Errors:
         name = group.get("groupName")
         if not isinstance(name, str) or not name:
             errors.append(JobConversionError(f"{gpath}.groupName", "Required value"))
-        elif name == HEAD:
-            errors.append(JobConversionError(f"{gpath}.groupName", f'Forbidden: "{HEAD}" is reserved for the head group'))
-        elif name.lower() in seen:
+        elif name != HEAD and name.lower() in seen:
             errors.append(JobConversionError(f"{gpath}.groupName", f'Duplicate value: "{name}"'))
-        else:
+        elif name != HEAD:
             seen.add(name.lower())
         errors += _template_errors(group.get("template"), f"{gpath}.template")
         for key, minimum in (("replicas", 0), ("numOfHosts", 1)):
@@ -219,7 +233,7 @@ def validate(obj: Mapping[str, Any]) -> Errors:
     errors = owner_label_errors(obj)
     spec = _spec(obj)
     if obj.get("kind") != "RayJob":
-        return errors + cluster_spec_errors(spec, "spec")
+        return errors + cluster_spec_errors(spec, "spec", elastic(obj))
     selector, cluster = spec.get("clusterSelector"), spec.get("rayClusterSpec")
     if selector and cluster is not None:
         return [*errors, JobConversionError(
@@ -232,7 +246,7 @@ def validate(obj: Mapping[str, Any]) -> Errors:
         errors.append(JobConversionError(
             "spec.shutdownAfterJobFinishes",
             "Invalid value: false: a kueue managed job should delete the cluster after finishing"))
-    errors += cluster_spec_errors(cluster, "spec.rayClusterSpec")
+    errors += cluster_spec_errors(cluster, "spec.rayClusterSpec", elastic(obj))
     mode = spec.get("submissionMode")
     if mode is not None and mode not in (K8S_JOB_MODE, "HTTPMode", "InteractiveMode", "SidecarMode"):
         errors.append(JobConversionError(

@@ -15,7 +15,16 @@ import pytest
 from pykueue.controller.jobs import RayKeys
 from pykueue.controller.webhooks import admission, names
 from pykueue.jobs import batch
-from pykueue.jobs.framework import CreateWorkload, Delete, Note, Patch, Replace, WorkloadConditions, reconcile
+from pykueue.jobs.framework import (
+    CreateWorkload,
+    Delete,
+    Note,
+    Patch,
+    Replace,
+    Warn,
+    WorkloadConditions,
+    reconcile,
+)
 from pykueue.jobs.ray_live import RayObject, is_managed, with_pod_sets_info
 
 FLAVORS = {
@@ -259,14 +268,32 @@ def test_ray_keys_find_the_object_and_the_workloads_owner() -> None:
 
 
 def test_an_object_upstreams_webhook_would_refuse_is_not_queued_and_says_why() -> None:
-    """No validating webhook for Ray here: autoscaling on a managed RayCluster is reported (a warning
-    naming the field) and nothing is written, so it stays as the mutating webhook left it, suspended."""
+    """Created while the validating webhook was away: autoscaling on a managed RayCluster is reported
+    (a warning naming the field, and a Warning event ErrWorkloadCompose on the RayCluster) and nothing
+    is written, so it stays as the mutating webhook left it, suspended."""
     obj = raycluster()
     obj["spec"]["enableInTreeAutoscaling"] = True
-    (note,) = reconcile(RayObject(obj), None, FLAVORS)
+    note, warn = reconcile(RayObject(obj), None, FLAVORS)
     assert isinstance(note, Note) and note.warning and note.message == "cannot be queued"
     assert note.fields["object"] == "RayCluster ns/rc"
     assert note.fields["error"].startswith("spec.enableInTreeAutoscaling: Invalid value: true")
+    assert isinstance(warn, Warn) and warn.obj is obj and warn.reason == "ErrWorkloadCompose"
+    assert warn.message == note.fields["error"]
+
+
+def test_a_queued_object_changed_into_one_kueue_cannot_queue_warns_on_it_and_its_workload() -> None:
+    """Its Workload exists (made while it was valid); turned on autoscaling while the webhook was away,
+    it keeps that Workload untouched and a Warning event on the RayCluster and on the Workload says why."""
+    obj = raycluster()
+    wl = RayObject(obj).build_workload()
+    wl["metadata"]["uid"] = "w1"
+    obj["spec"]["enableInTreeAutoscaling"] = True
+    actions = reconcile(RayObject(obj), wl, FLAVORS)
+    warnings = [a for a in actions if isinstance(a, Warn)]
+    assert [w.obj for w in warnings] == [obj, wl]
+    assert {w.reason for w in warnings} == {"ErrWorkloadCompose"}
+    assert warnings[0].message.startswith("spec.enableInTreeAutoscaling: Invalid value: true")
+    assert not any(isinstance(a, (Delete, CreateWorkload, Replace)) for a in actions)
 
 
 def test_an_evicted_rayjob_is_suspended_with_every_template_restored() -> None:

@@ -312,6 +312,17 @@ def test_helm_template_pod_integration(helm_bin: Path) -> None:
         for webhook, hook in zip(mutating["webhooks"], wanted, strict=True):
             assert webhook["rules"] == [{"apiGroups": [hook.group], "apiVersions": [hook.version],
                                          "operations": list(hook.operations), "resources": list(hook.resources)}]
+        # the job kinds' validating hooks (names.validating_jobs_for), the Pod's for managed Pods only
+        (validating,) = kinds["ValidatingWebhookConfiguration"]
+        checks = names.validating_jobs_for(tuple(frameworks))
+        got = [w for w in validating["webhooks"] if w["name"] in {h.name for h in names.VALIDATING_JOBS}]
+        assert [(w["name"], w["clientConfig"]["service"]["path"]) for w in got] == [
+            (h.name, h.path) for h in checks], frameworks
+        for webhook, hook in zip(got, checks, strict=True):
+            assert webhook["rules"] == [{"apiGroups": [hook.group], "apiVersions": [hook.version],
+                                         "operations": list(hook.operations), "resources": list(hook.resources)}]
+            assert webhook.get("objectSelector") == (names.MANAGED_PODS if hook.managed_only else None), hook.name
+            assert webhook["namespaceSelector"]["matchExpressions"][0]["values"] == ["kube-system", "default"]
         role = next(r for r in kinds["ClusterRole"] if r["metadata"]["name"] == "kq-pykueue-controller")
         pod_rules = [r for r in role["rules"] if any(x.startswith("pods") for x in r["resources"])]
         if any(h.kind == "Pod" for h in wanted):

@@ -26,8 +26,9 @@ from typing import Any
 from pykueue.api import validation
 from pykueue.api.loader import load_documents, read_workload
 from pykueue.controller.translate import clean
+from pykueue.controller.webhooks import names
 from pykueue.controller.webhooks.default_queues import DEFAULT_QUEUE
-from pykueue.jobs import batch, job_update, pods, ray_live
+from pykueue.jobs import batch, job_update, pod_update, pods, ray_live, ray_update, serving_update
 
 KEEP_STATUS = ("Workload",)  # the kinds whose status carries what validation checks (the admission)
 
@@ -84,20 +85,27 @@ def validate(request: dict[str, Any]) -> dict[str, Any]:
     return response(request, not found, aggregate(found) if found else "")
 
 
+def _refusals(request: dict[str, Any], on_create, on_update) -> dict[str, Any]:
+    """A job kind's validating webhook: ``on_create(obj)`` for a create, ``on_update(old, new)`` for an
+    update, each a list of ``JobConversionError``; an object being deleted always passes."""
+    obj, old = request.get("object"), request.get("oldObject")
+    if request.get("operation") not in ("CREATE", "UPDATE") or not isinstance(obj, dict):
+        return response(request, True)
+    if (obj.get("metadata") or {}).get("deletionTimestamp"):
+        return response(request, True)  # going away: never block the removal of its finalizers
+    if request.get("operation") == "UPDATE" and isinstance(old, dict):
+        found = on_update(old, obj)
+    else:
+        found = on_create(obj)
+    messages = [f"{e.path}: {e.message}" for e in found]
+    return response(request, not messages, aggregate(messages) if messages else "")
+
+
 def validate_job(request: dict[str, Any], default_queue_exists: Callable[[str], bool]) -> dict[str, Any]:
     """Upstream's Job webhook (``vjob``) for every Job it is sent: on create the Job's own rules
     (``batch.validate_job``), on update also what may not change while it runs (``job_update``)."""
-    job, old = request.get("object"), request.get("oldObject")
-    if request.get("operation") not in ("CREATE", "UPDATE") or not isinstance(job, dict):
-        return response(request, True)
-    if (job.get("metadata") or {}).get("deletionTimestamp"):
-        return response(request, True)  # going away: never block the removal of its finalizers
-    if request.get("operation") == "UPDATE" and isinstance(old, dict):
-        found = job_update.validate_job_update(old, job, default_queue_exists)
-    else:
-        found = batch.validate_job(job)
-    messages = [f"{e.path}: {e.message}" for e in found]
-    return response(request, not messages, aggregate(messages) if messages else "")
+    return _refusals(request, batch.validate_job,
+                     lambda old, new: job_update.validate_job_update(old, new, default_queue_exists))
 
 
 def no_default_queue(_namespace: str) -> bool:
@@ -106,10 +114,24 @@ def no_default_queue(_namespace: str) -> bool:
 
 
 def validator_for_jobs(kind: str, frameworks: tuple[str, ...],
-                       default_queue_exists: Callable[[str], bool] = no_default_queue):
-    """The validating handler for a job kind: its rules while its integration is on, else allow."""
-    if kind == "Job" and "batch/job" in frameworks:
+                       default_queue_exists: Callable[[str], bool] = no_default_queue,
+                       manage_without_queue_name: bool = False):
+    """The validating handler for a job kind: upstream's rules while its integration is on (a Pod's
+    while any integration that queues Pods is), else one that allows everything."""
+    on = set(frameworks)
+    if kind == "Job" and "batch/job" in on:
         return lambda req: validate_job(req, default_queue_exists)
+    if kind == "Pod" and on & set(names.POD_FRAMEWORKS):
+        return lambda req: _refusals(req, pod_update.validate_pod,
+                                     lambda old, new: pod_update.validate_pod_update(old, new, default_queue_exists))
+    if kind == "Deployment" and "deployment" in on:
+        return lambda req: _refusals(req, serving_update.validate_create, serving_update.validate_deployment_update)
+    if kind == "StatefulSet" and "statefulset" in on:
+        return lambda req: _refusals(req, serving_update.validate_create, serving_update.validate_statefulset_update)
+    if kind in ray_live.KINDS.values() and {f for f, k in ray_live.KINDS.items() if k == kind} & on:
+        return lambda req: _refusals(
+            req, lambda obj: ray_update.validate_create(obj, manage_without_queue_name),
+            lambda old, new: ray_update.validate_update(old, new, manage_without_queue_name, default_queue_exists))
     return lambda req: response(req, True)
 
 

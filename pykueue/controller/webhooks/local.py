@@ -69,6 +69,8 @@ def _webhook(hook: names.Hook, url: str, ca_bundle: str, failure_policy: str,
     }
     if namespace_selector is not None:
         webhook["namespaceSelector"] = namespace_selector
+    if hook.managed_only:
+        webhook["objectSelector"] = names.MANAGED_PODS
     return webhook
 
 

@@ -54,6 +54,7 @@ class Hook:
     operations: tuple[str, ...]
     kind: str
     frameworks: tuple[str, ...] = ()  # registered while one of these integrations is on (none: always)
+    managed_only: bool = False  # sent only objects labelled kueue.x-k8s.io/managed (MANAGED_PODS)
 
 
 def _path(prefix: str, group: str, version: str, kind: str) -> str:
@@ -102,9 +103,24 @@ def _validating(kind: str, plural: str) -> Hook:
 VALIDATING: tuple[Hook, ...] = tuple(_validating(kind, plural) for kind, plural in VALIDATED_KINDS)
 
 # The job kinds' validating hooks, registered only while their integration is on (as the mutating ones).
+# The Pod's is sent only Pods Kueue manages (the mutating hook labels them ``kueue.x-k8s.io/managed``,
+# and an update matches when the old or the new Pod carries it): a hook failing closed on every Pod would
+# stop the cluster's Pods while the controller is away.
+MANAGED_PODS = {"matchExpressions": [{"key": "kueue.x-k8s.io/managed", "operator": "Exists"}]}
+
 VALIDATING_JOBS: tuple[Hook, ...] = (
     Hook("vjob.kb.io", _path("validate", "batch", "v1", "Job"), "batch", "v1", ("jobs",), ("CREATE", "UPDATE"), "Job",
          ("batch/job",)),
+    Hook("vpod.kb.io", _path("validate", "", "v1", "Pod"), "", "v1", ("pods",), ("CREATE", "UPDATE"), "Pod",
+         POD_FRAMEWORKS, managed_only=True),
+    Hook("vdeployment.kb.io", _path("validate", "apps", "v1", "Deployment"), "apps", "v1", ("deployments",),
+         ("CREATE", "UPDATE"), "Deployment", ("deployment",)),
+    Hook("vstatefulset.kb.io", _path("validate", "apps", "v1", "StatefulSet"), "apps", "v1", ("statefulsets",),
+         ("CREATE", "UPDATE"), "StatefulSet", ("statefulset",)),
+    Hook("vraycluster.kb.io", _path("validate", "ray.io", "v1", "RayCluster"), "ray.io", "v1", ("rayclusters",),
+         ("CREATE", "UPDATE"), "RayCluster", ("ray.io/raycluster",)),
+    Hook("vrayjob.kb.io", _path("validate", "ray.io", "v1", "RayJob"), "ray.io", "v1", ("rayjobs",),
+         ("CREATE", "UPDATE"), "RayJob", ("ray.io/rayjob",)),
 )
 
 

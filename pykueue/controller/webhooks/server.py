@@ -294,7 +294,7 @@ class WebhookServer:
             app.router.add_post(hook.path, self._admission(admission.validate))
         for hook in names.VALIDATING_JOBS:
             # the Job's rules while its integration is on; a hook left registered for it otherwise allows
-            validate_job = admission.validator_for_jobs(hook.kind, frameworks, self.default_queue_exists)
+            validate_job = admission.validator_for_jobs(hook.kind, frameworks, self.default_queue_exists, manage_all)
             app.router.add_post(hook.path, self._admission(validate_job))
         app.router.add_post(names.CONVERT_PATH, self._review(lambda r: conversion.review(r, serving.let_loop_run)))
         app.router.add_get("/healthz", self._healthz)

@@ -1,0 +1,83 @@
+"""What upstream's RayCluster (``vraycluster``) and RayJob (``vrayjob``) webhooks refuse.
+
+Only objects Kueue queues are checked (a queue label, or every object with
+``manageJobsWithoutQueueName``). A RayJob either brings its own cluster (``rayClusterSpec``) or
+selects an existing one (``clusterSelector``: then it is not Kueue's and nothing more is checked),
+never both and never neither; its cluster is deleted when the job finishes. Either kind's cluster
+autoscales only as an elastic job, has at most seven worker groups and none named ``head``. Then the
+rules every integration shares (``generic_update``), suspended meaning ``spec.suspend: true``; an update
+is held to them and to the create rules of the new object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pykueue.jobs import batch, generic_update, ray
+from pykueue.jobs.batch import JobConversionError
+
+
+def _managed(obj: Mapping[str, Any], manage_without_queue_name: bool) -> bool:
+    return manage_without_queue_name or batch.queue_name(obj) is not None
+
+
+def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = obj.get("spec")
+    return spec if isinstance(spec, Mapping) else {}
+
+
+def _job_rules(job: Mapping[str, Any]) -> tuple[list[JobConversionError], bool]:
+    """The RayJob's own rules, and whether upstream stops there (its early returns)."""
+    spec = _spec(job)
+    selector, cluster = spec.get("clusterSelector"), spec.get("rayClusterSpec")
+    if selector and cluster is not None:
+        return [JobConversionError("spec.clusterSelector", f"Invalid value: {_go_map(selector)}: a kueue managed job "
+                                                           "should not use an existing cluster")], True
+    if selector:
+        return [], True  # an existing cluster: not Kueue's to check
+    if not isinstance(cluster, Mapping):
+        return [JobConversionError("spec.rayClusterSpec", "Required value: rayClusterSpec is required for "
+                                                          "Kueue-managed jobs that don't use clusterSelector")], True
+    errors: list[JobConversionError] = []
+    if spec.get("shutdownAfterJobFinishes") is not True:
+        errors.append(JobConversionError("spec.shutdownAfterJobFinishes", "Invalid value: false: a kueue managed job "
+                                                                          "should delete the cluster after finishing"))
+    errors += ray.kueue_cluster_rules(cluster, "spec.rayClusterSpec", generic_update.elastic(job))
+    return errors, False
+
+
+def _go_map(value: object) -> str:
+    """How field.Invalid prints a map[string]string: ``map[k:v ...]``, keys sorted."""
+    if not isinstance(value, Mapping):
+        return str(value)
+    return "map[" + " ".join(f"{k}:{value[k]}" for k in sorted(value)) + "]"
+
+
+def validate_create(obj: Mapping[str, Any], manage_without_queue_name: bool) -> list[JobConversionError]:
+    """``validateCreate`` of the webhook for ``obj``'s kind."""
+    errors: list[JobConversionError] = []
+    if _managed(obj, manage_without_queue_name):
+        if obj.get("kind") == "RayJob":
+            found, stop = _job_rules(obj)
+            if stop:
+                return found
+            errors += found
+        else:
+            errors += ray.kueue_cluster_rules(_spec(obj), "spec", generic_update.elastic(obj))
+    return errors + generic_update.on_create(obj)
+
+
+def _suspended(obj: Mapping[str, Any]) -> bool:
+    return _spec(obj).get("suspend") is True
+
+
+def validate_update(old: Mapping[str, Any], new: Mapping[str, Any], manage_without_queue_name: bool,
+                    default_queue_exists: Callable[[str], bool]) -> list[JobConversionError]:
+    """``ValidateUpdate``: nothing for an object Kueue does not queue; else the shared update rules,
+    then the new object's create rules."""
+    if not _managed(new, manage_without_queue_name):
+        return []
+    errors = generic_update.on_update(old, new, suspended=_suspended(new), was_suspended=_suspended(old),
+                                      default_queue_exists=default_queue_exists)
+    return errors + validate_create(new, manage_without_queue_name)
