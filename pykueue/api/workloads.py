@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pykueue.api import convert, pod_group, validation
+from pykueue.api import convert, validation
 from pykueue.api.kinds import KUEUE_V1BETA1
 from pykueue.api.models import kueue_v1beta1 as v1
 from pykueue.api.models import kueue_v1beta2 as v2
@@ -148,8 +148,7 @@ class WorkloadReader:
                 built = workloads_from_deployment(obj)
                 paths = ["spec.template"]
             elif kind == "StatefulSet":
-                template_spec = ((obj.get("spec") or {}).get("template") or {}).get("spec")
-                group = workload_from_statefulset(obj, pod_group.role(template_spec))
+                group = workload_from_statefulset(obj)
                 built = [] if group is None else [(name, group)]
                 paths = ["spec.template"]
             else:

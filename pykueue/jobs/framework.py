@@ -189,6 +189,10 @@ class GenericJob(Protocol):
     def cleanup(self) -> list[Action]:
         """Writes due whatever the Workload says (a group's replaced Pods losing their finalizer)."""
 
+    def sync_workload(self, workload: Mapping[str, Any]) -> list[Action]:
+        """Writes that keep an existing Workload and the objects behind it matched (upstream's
+        ComposableJob FindMatchingWorkloads: a pod group's excess Pods go, its members own it)."""
+
 
 class OneObject:
     """The part of a GenericJob that stands for one API object (a Job, a Pod, a RayCluster ...): its
@@ -209,6 +213,9 @@ class OneObject:
 
     def deleting(self) -> bool:
         return bool(self.meta.get("deletionTimestamp"))
+
+    def sync_workload(self, workload: Mapping[str, Any]) -> list[Action]:
+        return []  # one object, one owner: nothing to keep matched beyond the equivalence check
 
 
 class SuspendFlag(OneObject):
@@ -366,6 +373,8 @@ def _reconcile(job: GenericJob, workload: Mapping[str, Any] | None, flavors: Map
         return job.finalize()
     if workload is not None and (workload.get("metadata") or {}).get("deletionTimestamp"):
         return []  # going: a new one is made once it is gone
+    if workload is not None and (synced := job.sync_workload(workload)):
+        return synced
     if workload is not None and job.kind in EQUIVALENCE_KINDS and (built := _built(job, problems)) is not None:
         meta = workload["metadata"]
         if (why := mismatch(job, built, workload)) is not None:

@@ -129,7 +129,10 @@ def pod_defaults(pod: Mapping[str, Any], frameworks: Sequence[str], manage_witho
         ops.append(_add("/spec/schedulingGates", [{"name": GATE}]))
     elif not any(g.get("name") == GATE for g in gates):
         ops.append(_add("/spec/schedulingGates/-", {"name": GATE}))
-    if group_name(pod) and ROLE_HASH not in (meta.get("annotations") or {}):
+    owner_labels = statefulset.pod_marks(pod)  # a StatefulSet's Pod: its group is named after its owner's UID
+    if owner_labels:
+        ops += _map_ops(pod, "/metadata/labels", {**(meta.get("labels") or {}), MANAGED_LABEL: "true"}, owner_labels)
+    if (group_name(pod) or owner_labels) and ROLE_HASH not in (meta.get("annotations") or {}):
         ops += _map_ops(pod, "/metadata/annotations", meta.get("annotations"), {ROLE_HASH: role_hash(spec)})
     return ops
 
@@ -157,18 +160,14 @@ def deployment_defaults(deployment: Mapping[str, Any], manage_without_queue_name
 
 
 def statefulset_defaults(sts: Mapping[str, Any], manage_without_queue_name: bool) -> list[dict[str, Any]]:
-    """Upstream's StatefulSet webhook: its Pods are one group of ``replicas``, admitted as soon as the
-    first exists (fast admission: the others are created one after another once it runs)."""
+    """Upstream's StatefulSet webhook: its Pods are one serving group of ``replicas`` in the role
+    ``main``, admitted as soon as the first exists (fast admission: the others are created one after
+    another once it runs). The group's name needs the StatefulSet's UID: the Pod webhook adds it."""
     queue = batch.queue_name(sts)
     if (queue is None and not manage_without_queue_name) or _meta(sts).get("namespace") in UNMANAGED_NAMESPACES:
         return []
-    annotations = {SUSPENDED_BY_PARENT: "statefulset"}
-    labels: dict[str, str] = {}
-    if queue:
-        replicas = (sts.get("spec") or {}).get("replicas")
-        labels = {batch.QUEUE_NAME_LABEL: queue, GROUP_NAME_LABEL: statefulset.group_name(sts)}
-        annotations.update({GROUP_TOTAL_COUNT: str(1 if replicas is None else replicas),
-                            GROUP_FAST_ADMISSION: "true", GROUP_SERVING: "true"})
+    replicas = (sts.get("spec") or {}).get("replicas")
+    labels, annotations = statefulset.template_marks(queue, 1 if replicas is None else replicas)
     return _template_ops(sts, labels, annotations)
 
 
@@ -337,15 +336,31 @@ class PodGroup:
     def workload_name(self) -> str:
         return self.name
 
-    def total(self) -> int:
+    def totals(self) -> set[int]:
+        """Every positive ``pod-group-total-count`` the members name (one, in a well-formed group)."""
+        values: set[int] = set()
         for pod in self.pods:
             try:
                 value = int(_annotations(pod).get(GROUP_TOTAL_COUNT, ""))
             except ValueError:
                 continue
             if value > 0:
-                return value
-        return 0
+                values.add(value)
+        return values
+
+    def total(self) -> int:
+        return min(self.totals(), default=0)
+
+    def serving(self) -> bool:
+        """``pod-group-serving``: the group runs until it is deleted (a StatefulSet's)."""
+        return any(_annotations(p).get(GROUP_SERVING) == "true" for p in self.pods)
+
+    def prebuilt(self) -> str | None:
+        """The prebuilt Workload the members name (a StatefulSet's, made from the StatefulSet)."""
+        for pod in self.pods:
+            if name := _labels(pod).get(batch.PREBUILT_WORKLOAD_LABEL):
+                return str(name)
+        return None
 
     def active(self) -> list[dict[str, Any]]:
         return [p for p in self.pods if runnable_or_succeeded(p)]
@@ -357,6 +372,8 @@ class PodGroup:
         return any(suspended(p) for p in self.pods)
 
     def finished(self) -> tuple[bool, bool, str]:
+        if self.serving():
+            return False, False, ""  # upstream: a serving group never finishes by itself
         total = self.total()
         succeeded = sum(1 for p in self.pods if phase(p) == "Succeeded")
         unretriable = any(_annotations(p).get(RETRIABLE_IN_GROUP) == "false" for p in self.pods)
@@ -369,9 +386,13 @@ class PodGroup:
         return any(active(p) for p in self.pods)
 
     def pods_ready(self) -> bool:
-        return bool(self.pods) and all(ready(p) for p in self.pods if not terminated(p) or phase(p) == "Failed")
+        """The whole group is ready: as many members ready (or succeeded) as the group counts."""
+        done = sum(1 for p in self.pods if phase(p) == "Succeeded" or (ready(p) and not terminated(p)))
+        return bool(self.total()) and done >= self.total()
 
     def reclaimable_pods(self) -> dict[str, int]:
+        if self.serving():
+            return {}  # upstream's isReclaimable: a serving group reclaims nothing
         counts: dict[str, int] = {}
         for pod in self.pods:
             if phase(pod) == "Succeeded":
@@ -380,8 +401,13 @@ class PodGroup:
 
     def build_workload(self) -> dict[str, Any] | None:
         total, active = self.total(), self.active()
+        if len(self.totals()) > 1:
+            raise ValueError(f"pod group {self.name}: its Pods have different {GROUP_TOTAL_COUNT} values "
+                             f"{sorted(self.totals())}")
         if not total:
             raise ValueError(f"pod group {self.name}: {GROUP_TOTAL_COUNT} must be a positive integer")
+        if self.prebuilt():
+            return None  # made by its owner (a StatefulSet's reconciler): the group waits for it
         queues = {batch.queue_name(p) for p in active}
         if len(queues) > 1:
             raise ValueError(f"pod group {self.name}: its Pods name different queues: {sorted(map(str, queues))}")
@@ -411,10 +437,43 @@ class PodGroup:
         meta["name"] = self.name
         meta.pop("labels", None)  # no single Pod's uid stands for the group
         meta.setdefault("annotations", {})[IS_GROUP_WORKLOAD] = "true"
-        meta["ownerReferences"] = [
-            {"apiVersion": "v1", "kind": "Pod", "name": _meta(p)["name"], "uid": _meta(p).get("uid")}
-            for p in members if _meta(p).get("uid")]
+        meta["ownerReferences"] = [_owner(p) for p in members if _meta(p).get("uid")]
         return built
+
+    def sync_workload(self, workload: Mapping[str, Any]) -> list[Action]:
+        """Upstream's FindMatchingWorkloads for a group whose Workload exists: per pod set (role), the
+        runnable members beyond its count are deleted (gated and newest first), failed members that
+        runnable ones replace lose their finalizer, and every member kept becomes an owner of the
+        Workload, so deleting the failed originals never garbage-collects it."""
+        kept: list[dict[str, Any]] = []
+        excess: list[dict[str, Any]] = []
+        replaced: list[dict[str, Any]] = []
+        for pod_set in (workload.get("spec") or {}).get("podSets") or []:
+            count = int(pod_set.get("count", 1))
+            role = [p for p in self.pods if pod_role(p) == pod_set.get("name")]
+            runnable = sorted((p for p in role if runnable_or_succeeded(p)), key=_keep_first)
+            failed = sorted((p for p in role if not runnable_or_succeeded(p)), key=_created)
+            kept += runnable[:count]
+            excess += runnable[count:]
+            finalizable = max(0, min(len(failed), len(failed) + len(runnable) - count))
+            replaced += failed[:finalizable]  # the oldest failures are the ones replaced
+            kept += failed[finalizable:]
+        actions: list[Action] = []
+        meta = workload.get("metadata") or {}
+        owners = list(meta.get("ownerReferences") or [])
+        known = {o.get("uid") for o in owners}
+        added = [_owner(p) for p in kept if _meta(p).get("uid") and _meta(p).get("uid") not in known]
+        if added:
+            actions += [Patch("Workload", meta["namespace"], meta["name"], {"metadata": {
+                            "ownerReferences": owners + added, "resourceVersion": meta.get("resourceVersion")}}),
+                        Note("pods added as owners of their group's workload", {
+                            "workload": f"{meta['namespace']}/{meta['name']}", "count": str(len(added))})]
+        for pod in excess:
+            actions += _finalize([pod])
+            if not _meta(pod).get("deletionTimestamp"):
+                actions += [Delete(KIND, _meta(pod)["namespace"], _meta(pod)["name"]),
+                            Note("excess pod in group deleted", {"pod": _key(pod), "group": self.name})]
+        return actions + _finalize(replaced)
 
     def cleanup(self) -> list[Action]:
         """Pods the group no longer counts (failed and replaced, or deleted before they ran) lose
@@ -476,6 +535,21 @@ class PodGroup:
 
     def finalize(self) -> list[Action]:
         return _finalize(self.pods)
+
+
+def _owner(pod: Mapping[str, Any]) -> dict[str, Any]:
+    """A member's reference as an owner of its group's Workload (upstream's SetOwnerReference)."""
+    meta = _meta(pod)
+    return {"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta.get("uid")}
+
+
+def _created(pod: Mapping[str, Any]) -> tuple[str, str]:
+    return _meta(pod).get("creationTimestamp") or "", _meta(pod).get("name") or ""
+
+
+def _keep_first(pod: Mapping[str, Any]) -> tuple[bool, bool, tuple[str, str]]:
+    """Upstream's sortActivePods: keep those with the finalizer, then the released, then the oldest."""
+    return FINALIZER not in (_meta(pod).get("finalizers") or []), gated(pod), _created(pod)
 
 
 def _for_workload(pod: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,23 +1,28 @@
-"""The StatefulSet integration, as upstream's (``pkg/controller/jobs/statefulset``): its webhook puts
-the queue-name label on the pod template and makes the replicas one pod group, named
-``GetWorkloadName(sts)`` (``statefulset-NAME-<hash>``), of ``pod-group-total-count = replicas``,
-with the fast-admission and serving annotations. So the StatefulSet is one Workload, admitted all or
-nothing: a serving workload that never finishes by itself. Fast admission builds the group's
-Workload as soon as its first Pod exists, so ``podManagementPolicy`` (``OrderedReady`` creates
-``NAME-1`` only once ``NAME-0`` runs) does not change what is queued. ``replicas: 0`` creates no Pod
-and no Workload. The framework implicitly enables ``pod`` (upstream v0.15+).
+"""The StatefulSet integration, as upstream v0.18's (``pkg/controller/jobs/statefulset``).
 
-The Pods are ``NAME-0`` .. ``NAME-<replicas-1>`` as the StatefulSet controller names them; pod set
-and count as upstream's pod-group reconciler builds them: one pod set per Pod shape (all replicas
-share the template, so one), named by the shape's hash."""
+The StatefulSet itself stands for its Workload: one pod set ``main`` of ``replicas`` Pods with the
+template's spec, named ``GetWorkloadName(uid, name)`` (``statefulset-NAME-<hash of kind, group, name
+and UID>``), owned by the StatefulSet and created by the StatefulSet's reconciler (a "prebuilt"
+Workload). Its webhook marks the pod template (queue label, ``pod-suspending-parent: statefulset``,
+the group's total count, fast admission, serving, the role ``main``); the Pod webhook, which sees
+the Pod's owner with its UID, names the Pod's group and prebuilt Workload after it. So the Pods are
+one serving pod group, admitted all or nothing, that never finishes by itself.
+
+Scaling to 0 drops the StatefulSet's owner reference from the Workload: once its Pods (also its
+owners, see ``pods.PodGroup.adopt``) are gone, the garbage collector deletes it, and scaling up again
+makes a new one. A replaced Pod (rolling update, drain) joins the same admitted Workload. A changed
+queue label moves a Workload that holds no quota and relabels the Pods.
+
+The simulator has no UID: a StatefulSet manifest without one hashes its name in the UID's place, as
+every other kind's Workload name does there (``batch.workload_name_for_owner``). Pods are ``NAME-0`` ..
+``NAME-<replicas-1>``, as the StatefulSet controller names them."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
-from pykueue.jobs.batch import QUEUE_NAME_LABEL, Manifest, workload_name_for_owner
+from pykueue.jobs.batch import PREBUILT_WORKLOAD_LABEL, QUEUE_NAME_LABEL, Manifest, workload_name_for_owner
 from pykueue.jobs.deployment import replicas, validate
 from pykueue.jobs.pod import (
     GROUP_FAST_ADMISSION,
@@ -31,41 +36,80 @@ from pykueue.jobs.pod import (
 
 FRAMEWORK = "statefulset"
 IMPLIES = ("pod",)  # upstream's ImplicitlyEnabledFrameworkNames
+KIND = "StatefulSet"
+API_VERSION = "apps/v1"
+POD_SET = "main"  # kueue.DefaultPodSetName: the Workload's one pod set, and every Pod's role
+ROLE_HASH = "kueue.x-k8s.io/role-hash"
+IS_GROUP_WORKLOAD = "kueue.x-k8s.io/is-group-workload"
 POD_INDEX_LABEL_ANNOTATION = "kueue.x-k8s.io/pod-group-pod-index-label"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 
 
-def group_name(sts: Mapping[str, Any]) -> str:
-    """The pod group's (and so the Workload's) name: ``GetWorkloadName`` of the StatefulSet."""
+def workload_name(name: str, uid: str | None) -> str:
+    """Upstream's ``GetWorkloadName(uid, name)``; a manifest without a UID (the simulator's) hashes
+    its name in the UID's place."""
+    return workload_name_for_owner(KIND, "apps", name, uid or None)
+
+
+def name_of(sts: Mapping[str, Any]) -> str:
+    """The Workload name of ``sts`` (a StatefulSet manifest)."""
     meta = sts.get("metadata") or {}
-    # uid "": the webhook names the group before the StatefulSet exists, so upstream's name has no UID
-    return workload_name_for_owner("StatefulSet", "apps", meta.get("name", ""), "")
+    return workload_name(meta.get("name", ""), meta.get("uid"))
+
+
+def owner(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The Pod's controlling StatefulSet reference, or None."""
+    for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller") and ref.get("kind") == KIND and ref.get("apiVersion") == API_VERSION:
+            return ref
+    return None
+
+
+def owner_reference(sts: Mapping[str, Any]) -> dict[str, Any]:
+    """The Workload's reference to its StatefulSet (upstream's ``SetOwnerReference``: not the controller)."""
+    meta = sts.get("metadata") or {}
+    ref = {"apiVersion": API_VERSION, "kind": KIND, "name": meta.get("name", "")}
+    if meta.get("uid"):
+        ref["uid"] = meta["uid"]
+    return ref
+
+
+def template_marks(queue: str | None, count: int) -> tuple[dict[str, str], dict[str, str]]:
+    """The labels and annotations the webhook puts on the pod template of a managed StatefulSet."""
+    annotations = {SUSPENDED_BY_PARENT: FRAMEWORK}
+    if not queue:
+        return {}, annotations
+    annotations.update({GROUP_TOTAL_COUNT: str(count), GROUP_FAST_ADMISSION: "true", GROUP_SERVING: "true",
+                        POD_INDEX_LABEL_ANNOTATION: POD_INDEX_LABEL, ROLE_HASH: POD_SET})
+    return {QUEUE_NAME_LABEL: queue}, annotations
+
+
+def pod_marks(pod: Mapping[str, Any]) -> dict[str, str]:
+    """The labels the Pod webhook adds to a StatefulSet's Pod: its group and prebuilt Workload, both
+    named after the owner (``{}`` for a Pod no StatefulSet controls)."""
+    ref = owner(pod)
+    if ref is None or (((pod.get("metadata") or {}).get("annotations") or {}).get(SUSPENDED_BY_PARENT) != FRAMEWORK):
+        return {}
+    name = workload_name(ref.get("name", ""), ref.get("uid"))
+    return {GROUP_NAME_LABEL: name, PREBUILT_WORKLOAD_LABEL: name}
 
 
 def pods(sts: Mapping[str, Any]) -> list[Manifest]:
-    """The replicas' Pods, ``NAME-0`` .. ``NAME-<replicas-1>``, with the webhook's group marks."""
+    """The replicas' Pods, ``NAME-0`` .. ``NAME-<replicas-1>``, with the webhooks' marks."""
     meta = sts.get("metadata") or {}
     count = replicas(sts)
-    labels = {GROUP_NAME_LABEL: group_name(sts)}
-    if (meta.get("labels") or {}).get(QUEUE_NAME_LABEL):
-        labels[QUEUE_NAME_LABEL] = meta["labels"][QUEUE_NAME_LABEL]
-    marks = {
-        SUSPENDED_BY_PARENT: FRAMEWORK,
-        GROUP_TOTAL_COUNT: str(count),
-        GROUP_FAST_ADMISSION: "true",
-        GROUP_SERVING: "true",
-        POD_INDEX_LABEL_ANNOTATION: POD_INDEX_LABEL,
-    }
+    labels, marks = template_marks((meta.get("labels") or {}).get(QUEUE_NAME_LABEL), count)
+    group = name_of(sts)
+    labels.update({GROUP_NAME_LABEL: group, PREBUILT_WORKLOAD_LABEL: group})
     name = meta.get("name", "")
     return [pod_from_template(sts, f"{name}-{i}", {**labels, POD_INDEX_LABEL: str(i)}, marks)
             for i in range(count)]
 
 
-def workload_from_statefulset(sts: Mapping[str, Any], role: str) -> Manifest | None:
-    """The group's Workload (``None`` for ``replicas: 0``): the first Pod's Workload renamed as the
-    group, its one pod set named ``role`` (the shape hash of the template's spec) with count
-    ``replicas``, owned by every Pod. Raises ``JobConversionError`` for a StatefulSet the API server
-    or Kueue's webhook would refuse."""
+def workload_from_statefulset(sts: Mapping[str, Any]) -> Manifest | None:
+    """The StatefulSet's Workload (``None`` for ``replicas: 0``): one pod set ``main`` of ``replicas``
+    with the template's spec, owned by the StatefulSet. Raises ``JobConversionError`` for a
+    StatefulSet the API server or Kueue's webhook would refuse."""
     errors = validate(sts)
     if errors:
         raise errors[0]
@@ -73,14 +117,12 @@ def workload_from_statefulset(sts: Mapping[str, Any], role: str) -> Manifest | N
     if not members:
         return None
     built = workload_from_pod(members[0])
-    built["metadata"]["name"] = group_name(sts)
-    owners = []
-    for pod in members:
-        owner = copy.deepcopy(built["metadata"]["ownerReferences"][0])
-        owner["name"] = pod["metadata"]["name"]
-        owners.append(owner)
-    built["metadata"]["ownerReferences"] = owners
+    meta = built["metadata"]
+    meta["name"] = name_of(sts)
+    meta.pop("labels", None)  # no Pod's UID stands for the StatefulSet
+    meta.setdefault("annotations", {})[IS_GROUP_WORKLOAD] = "true"
+    meta["ownerReferences"] = [owner_reference(sts)]
     pod_set = built["spec"]["podSets"][0]
-    pod_set["name"] = role
+    pod_set["name"] = POD_SET
     pod_set["count"] = len(members)
     return built

@@ -209,8 +209,9 @@ def test_deployment_and_statefulset_webhooks_mark_their_pod_templates() -> None:
     sts = {**deployment, "spec": {"replicas": 3, "template": {"spec": {}}}}
     (op,) = pods.statefulset_defaults(sts, False)
     assert op["path"] == "/spec/template/metadata"
-    assert op["value"]["labels"] == {"kueue.x-k8s.io/queue-name": "lq",
-                                     pods.GROUP_NAME_LABEL: pods.statefulset.group_name(sts)}
+    # the group's name needs the StatefulSet's UID, which only the Pod webhook sees (its owner reference)
+    assert op["value"]["labels"] == {"kueue.x-k8s.io/queue-name": "lq"}
+    assert op["value"]["annotations"][pods.ROLE_HASH] == "main"
     assert op["value"]["annotations"][pods.GROUP_TOTAL_COUNT] == "3"
     assert op["value"]["annotations"][pods.GROUP_FAST_ADMISSION] == "true"
     assert pods.deployment_defaults({**deployment, "metadata": {"name": "web", "namespace": "ns"}}, False) == []
@@ -416,3 +417,102 @@ def test_a_job_is_ready_when_its_pod_sets_count_is_min_of_parallelism_and_comple
     assert not Job(job).pods_ready()
     job["status"] = {"ready": 2, "succeeded": 1}
     assert Job(job).pods_ready()
+
+
+# ---- pod groups under churn (upstream's FindMatchingWorkloads for a group) ------------------------------
+
+
+def _group_workload(role: str, count: int, owners: list[str]) -> dict[str, Any]:
+    workload = _admitted("g", pod_set=role, count=count)
+    workload["metadata"].update({"resourceVersion": "11", "ownerReferences": [
+        {"apiVersion": "v1", "kind": "Pod", "name": n, "uid": f"uid-{n}"} for n in owners]})
+    workload["spec"] = {"podSets": [{"name": role, "count": count}]}
+    return workload
+
+
+def test_a_replacement_pod_becomes_an_owner_so_deleting_the_failed_original_keeps_the_workload() -> None:
+    role = pods.role_hash(_member("a")["spec"])
+    workload = _group_workload(role, 2, ["a", "b"])
+    failed = _member("a", gated=False, phase="Failed")
+    group = pods.PodGroup("ns", "g", [failed, _member("b", gated=False, phase="Running"), _member("c")])
+    actions = reconcile(group, workload, FLAVORS)
+    (adopt,) = [a for a in actions if isinstance(a, Patch) and a.kind == "Workload"]
+    assert [o["name"] for o in adopt.body["metadata"]["ownerReferences"]] == ["a", "b", "c"]
+    assert adopt.body["metadata"]["resourceVersion"] == "11"  # guarded: a stale copy's write fails
+    # the failed original is let go in the same pass (its slot is taken by the replacement)
+    assert [a.name for a in actions if isinstance(a, Patch) and a.kind == "Pod"] == ["a"]
+    # the original deleted: the Workload, owned by b and c too, stays; the replacement is released
+    workload["metadata"]["ownerReferences"] = adopt.body["metadata"]["ownerReferences"]
+    after = pods.PodGroup("ns", "g", [_member("b", gated=False, phase="Running"), _member("c")])
+    (release, _) = reconcile(after, workload, FLAVORS)
+    assert isinstance(release, Patch) and release.name == "c" and release.body["spec"]["schedulingGates"] is None
+
+
+def test_excess_pods_of_an_admitted_group_are_deleted_newest_and_gated_first() -> None:
+    role = pods.role_hash(_member("a")["spec"])
+    workload = _group_workload(role, 2, ["a", "b", "c"])
+    group = pods.PodGroup("ns", "g", [_member("a", gated=False, phase="Running", creationTimestamp="t1"),
+                                      _member("c", creationTimestamp="t0"),
+                                      _member("b", gated=False, phase="Running", creationTimestamp="t2")])
+    actions = reconcile(group, workload, FLAVORS)
+    finalize, delete, note = actions
+    assert isinstance(finalize, Patch) and finalize.name == "c" and finalize.body["metadata"]["finalizers"] is None
+    assert isinstance(delete, Delete) and delete.name == "c"
+    assert isinstance(note, Note)
+
+
+def test_mismatched_total_counts_make_a_group_that_is_never_queued() -> None:
+    group = pods.PodGroup("ns", "g", [_member("a", total=2), _member("b", total=3)])
+    (note,) = reconcile(group, None, FLAVORS)
+    assert isinstance(note, Note) and note.warning and "different kueue.x-k8s.io/pod-group-total-count" in (
+        note.fields["error"])
+
+
+def test_a_serving_group_never_finishes_nor_reclaims() -> None:
+    role = pods.role_hash(_member("a")["spec"])
+    serving = {pods.GROUP_SERVING: "true"}
+    group = pods.PodGroup("ns", "g", [_member("a", gated=False, phase="Succeeded", annotations=serving),
+                                      _member("b", gated=False, phase="Succeeded", annotations=serving)])
+    assert group.finished() == (False, False, "")
+    assert group.reclaimable_pods() == {}
+    assert not any(isinstance(a, WorkloadConditions) and a.conditions[0][0] == "Finished"
+                   for a in reconcile(group, _group_workload(role, 2, ["a", "b"]), FLAVORS))
+
+
+def _ready(pod: dict[str, Any]) -> dict[str, Any]:
+    pod["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    return pod
+
+
+def test_a_group_is_ready_only_when_as_many_members_as_it_counts_are() -> None:
+    fast = {pods.GROUP_FAST_ADMISSION: "true"}
+    first = _ready(_member("web-0", total=3, gated=False, phase="Running", annotations=fast))
+    assert not pods.PodGroup("ns", "g", [first]).pods_ready()  # 1 of 3: the others are not even created
+    rest = [_ready(_member(f"web-{i}", total=3, gated=False, phase="Running", annotations=fast)) for i in (1, 2)]
+    assert pods.PodGroup("ns", "g", [first, *rest]).pods_ready()
+
+
+def test_the_pod_webhook_names_a_statefulsets_pod_into_its_owners_group() -> None:
+    pod = _new_pod(labels={"kueue.x-k8s.io/queue-name": "lq"},
+                   annotations={pods.SUSPENDED_BY_PARENT: "statefulset", pods.ROLE_HASH: "main"},
+                   ownerReferences=[{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db", "uid": "s-1",
+                                     "controller": True}])
+    ops = pods.pod_defaults(pod, ("statefulset",), False)
+    labels = {op["path"].rsplit("/", 1)[1].replace("~1", "/"): op["value"] for op in ops
+              if op["path"].startswith("/metadata/labels/")}
+    name = pods.statefulset.workload_name("db", "s-1")
+    assert labels == {pods.MANAGED_LABEL: "true", pods.GROUP_NAME_LABEL: name,
+                      "kueue.x-k8s.io/prebuilt-workload-name": name}
+    assert not any(op["path"].startswith("/metadata/annotations") for op in ops)  # its role is main already
+
+
+def test_a_statefulsets_group_waits_for_the_workload_its_statefulset_makes() -> None:
+    marks = {pods.GROUP_FAST_ADMISSION: "true", pods.GROUP_SERVING: "true", pods.ROLE_HASH: "main"}
+    first = _pod("db-0", labels={pods.GROUP_NAME_LABEL: "statefulset-db-x",
+                                 "kueue.x-k8s.io/prebuilt-workload-name": "statefulset-db-x"},
+                 annotations={pods.GROUP_TOTAL_COUNT: "2", **marks})
+    group = pods.PodGroup("ns", "statefulset-db-x", [first])
+    assert reconcile(group, None, FLAVORS) == []
+    workload = _group_workload("main", 2, [])
+    actions = reconcile(group, workload, FLAVORS)
+    assert [o["name"] for o in actions[0].body["metadata"]["ownerReferences"]] == ["db-0"]

@@ -8,7 +8,7 @@ import pytest
 
 from pykueue.jobs.batch import JobConversionError
 from pykueue.jobs.deployment import pods, validate, workloads_from_deployment
-from pykueue.jobs.statefulset import group_name, workload_from_statefulset
+from pykueue.jobs.statefulset import name_of, pod_marks, workload_from_statefulset, workload_name
 from pykueue.jobs.statefulset import pods as sts_pods
 
 
@@ -68,34 +68,51 @@ def test_deployment_validation_lists_every_problem_with_its_path() -> None:
         workloads_from_deployment(bad)
 
 
-def test_statefulset_group_is_named_as_upstream_names_its_workload() -> None:
-    # upstream's webhook names the group before the StatefulSet exists: GetWorkloadName(name), no UID
-    digest = hashlib.sha1(b"StatefulSet\napps\nweb\n").hexdigest()[:5]
-    assert group_name(_serving("StatefulSet")) == f"statefulset-web-{digest}"
-    uid = {**_serving("StatefulSet"), "metadata": {"name": "web", "uid": "u-1"}}
-    assert group_name(uid) == f"statefulset-web-{digest}"
+def test_statefulset_workload_is_named_with_its_uid_as_upstream_v018_names_it() -> None:
+    # GetWorkloadName(uid, name): sha1 over kind, group, name and the StatefulSet's UID
+    digest = hashlib.sha1(b"StatefulSet\napps\nweb\nu-1").hexdigest()[:5]
+    assert workload_name("web", "u-1") == f"statefulset-web-{digest}"
+    with_uid = {**_serving("StatefulSet"), "metadata": {"name": "web", "uid": "u-1"}}
+    assert name_of(with_uid) == f"statefulset-web-{digest}"
+    # no UID (a simulator manifest): the name stands in for it, as for every other kind there
+    assert name_of(_serving("StatefulSet")) == "statefulset-web-" + hashlib.sha1(
+        b"StatefulSet\napps\nweb\nweb").hexdigest()[:5]
 
 
-def test_statefulset_pods_are_one_group_of_replicas() -> None:
+def test_a_statefulsets_pod_is_named_into_its_owners_group_by_the_pod_webhook() -> None:
+    pod = {"metadata": {"name": "web-0", "annotations": {"kueue.x-k8s.io/pod-suspending-parent": "statefulset"},
+                        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web",
+                                             "uid": "u-1", "controller": True}]}}
+    name = workload_name("web", "u-1")
+    assert pod_marks(pod) == {"kueue.x-k8s.io/pod-group-name": name, "kueue.x-k8s.io/prebuilt-workload-name": name}
+    pod["metadata"]["annotations"] = {}  # not marked by the StatefulSet webhook: not Kueue's
+    assert pod_marks(pod) == {}
+
+
+def test_statefulset_pods_are_one_serving_group_of_replicas_in_the_role_main() -> None:
     sts = _serving("StatefulSet")
     made = sts_pods(sts)
     assert [p["metadata"]["name"] for p in made] == ["web-0", "web-1", "web-2"]
     for i, pod in enumerate(made):
-        assert pod["metadata"]["labels"]["kueue.x-k8s.io/pod-group-name"] == group_name(sts)
+        assert pod["metadata"]["labels"]["kueue.x-k8s.io/pod-group-name"] == name_of(sts)
         assert pod["metadata"]["labels"]["apps.kubernetes.io/pod-index"] == str(i)
         assert pod["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-total-count"] == "3"
         assert pod["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-serving"] == "true"
         assert pod["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-fast-admission"] == "true"
+        assert pod["metadata"]["annotations"]["kueue.x-k8s.io/role-hash"] == "main"
 
 
-def test_statefulset_workload_is_one_pod_set_of_replicas_owned_by_every_pod() -> None:
-    built = workload_from_statefulset(_serving("StatefulSet"), "abcd1234")
+def test_statefulset_workload_is_one_pod_set_main_of_replicas_owned_by_the_statefulset() -> None:
+    sts = {**_serving("StatefulSet"), "metadata": {**_serving("StatefulSet")["metadata"], "uid": "u-1"}}
+    built = workload_from_statefulset(sts)
     assert built is not None
-    assert built["metadata"]["name"] == group_name(_serving("StatefulSet"))
-    assert [(ps["name"], ps["count"]) for ps in built["spec"]["podSets"]] == [("abcd1234", 3)]
-    assert [o["name"] for o in built["metadata"]["ownerReferences"]] == ["web-0", "web-1", "web-2"]
+    assert built["metadata"]["name"] == workload_name("web", "u-1")
+    assert [(ps["name"], ps["count"]) for ps in built["spec"]["podSets"]] == [("main", 3)]
+    assert built["metadata"]["ownerReferences"] == [
+        {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "uid": "u-1"}]
+    assert built["metadata"]["annotations"]["kueue.x-k8s.io/is-group-workload"] == "true"
     assert built["spec"]["queueName"] == "q"
 
 
 def test_statefulset_of_no_replicas_has_no_workload() -> None:
-    assert workload_from_statefulset(_serving("StatefulSet", 0), "abcd1234") is None
+    assert workload_from_statefulset(_serving("StatefulSet", 0)) is None
