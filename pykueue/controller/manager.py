@@ -34,6 +34,7 @@ from pykueue.controller.metrics import INADMISSIBLE, SUCCESS, Metrics
 from pykueue.controller.queue_objects import KINDS as QUEUE_KINDS
 from pykueue.controller.queue_objects import QueueObjects
 from pykueue.controller.queue_status import QueueStatusWriter
+from pykueue.controller.statefulsets import StatefulSetKeys, StatefulSetReconciler
 from pykueue.controller.workload_reconciler import WorkloadReconciler
 from pykueue.controller.workload_records import WorkloadRecords
 from pykueue.controller.workload_writer import WorkloadStatusWriter
@@ -47,7 +48,7 @@ from pykueue.jobs import pods as pod_rules
 from pykueue.jobs import ray_live
 from pykueue.kube import resources as r
 from pykueue.kube.client import Kube
-from pykueue.kube.informer import DELETED, MODIFIED, Informer, key_of
+from pykueue.kube.informer import ADDED, DELETED, MODIFIED, Informer, key_of
 from pykueue.kube.workqueue import WorkQueue
 
 log = logging.getLogger("pykueue.controller")
@@ -73,6 +74,7 @@ class Controller:
         self.pod_work = WorkQueue()  # plain Pods and pod groups (PodKeys)
         self.job_keys = JobKeys({}, config.manage_jobs_without_queue_name, "batch/job" in config.frameworks)
         self.pod_keys = PodKeys({})
+        self.sts_keys, self.sts_work = StatefulSetKeys({}, {}), WorkQueue()  # their Workloads and Pods' labels
         # RayClusters and RayJobs, each kind with its own keys and queue while its integration is on
         self.ray_keys = {kind: RayKeys(kind, {}, config.manage_jobs_without_queue_name)
                          for fw, kind in ray_live.KINDS.items() if fw in config.frameworks}
@@ -155,6 +157,8 @@ class Controller:
                 tasks.append(supervise.start("informer-pods", pods.run))
                 await pods.synced.wait()
                 tasks.append(supervise.start("pods", lambda: self.pod_work.run(self.pod_sync.reconcile, self._job_error)))
+                if "statefulset" in self.engine.config.frameworks:
+                    tasks += self._start_statefulsets(pods.store, workloads.store, flavors)
             for kind in self.ray_keys:
                 tasks += self._start_ray(kind, workloads.store, flavors)
             tasks += [
@@ -253,6 +257,18 @@ class Controller:
         obj = new or old
         assert obj is not None
         self.pod_work.add(self.pod_keys.track(obj, deleted=kind == DELETED))
+        if kind == ADDED and self.sts_keys.sets and (sts := self.sts_keys.key_for_pod(obj)) is not None:
+            self.sts_work.add(sts)  # a new Pod of a StatefulSet: its group labels (upstream's podHandler)
+
+    def _start_statefulsets(self, pods: dict[str, Any], workloads: dict[str, Any], flavors: dict[str, Any]
+                            ) -> list[asyncio.Task]:
+        """The StatefulSet informer and work queue (upstream's statefulset reconciler)."""
+        inf = self._informer(r.STATEFULSET, lambda t, o, n: None if t == DELETED else self.sts_work.add(key_of(n or o)))
+        self.sts_keys.sets, self.sts_keys.pods = inf.store, pods
+        sync = StatefulSetReconciler(self.sts_keys, JobReconciler(
+            self.kube, self.sts_keys, workloads, flavors, self.priority_classes, self.clock, self.job_stopped))
+        return [supervise.start("informer-statefulsets", inf.run),
+                supervise.start("statefulsets", lambda: self.sts_work.run(sync.reconcile, self._job_error))]
 
     def _start_ray(self, kind: str, workloads: dict[str, Any], flavors: dict[str, Any]) -> list[asyncio.Task]:
         """The informer and work queue of one Ray kind. Not waited on: until KubeRay's CRDs are
@@ -294,6 +310,8 @@ class Controller:
                 self.ray_work[kind].add(key)
         for key in self.pod_keys.keys_for_workload(workload):
             self.pod_work.add(key)
+        for key in self.sts_keys.keys_for_workload(workload):
+            self.sts_work.add(key)
 
     # ---- scheduling ------------------------------------------------------------------------------
 

@@ -19,11 +19,12 @@ every other kind's Workload name does there (``batch.workload_name_for_owner``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pykueue.jobs.batch import PREBUILT_WORKLOAD_LABEL, QUEUE_NAME_LABEL, Manifest, workload_name_for_owner
 from pykueue.jobs.deployment import replicas, validate
+from pykueue.jobs.framework import Action, CreateWorkload, Note, Patch
 from pykueue.jobs.pod import (
     GROUP_FAST_ADMISSION,
     GROUP_NAME_LABEL,
@@ -126,3 +127,63 @@ def workload_from_statefulset(sts: Mapping[str, Any]) -> Manifest | None:
     pod_set["name"] = POD_SET
     pod_set["count"] = len(members)
     return built
+
+
+def _labels_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    return (obj.get("metadata") or {}).get("labels") or {}
+
+
+def managed(sts: Mapping[str, Any]) -> bool:
+    """Kueue's webhook marked its pod template (it has a queue, or Kueue manages jobs without one)."""
+    template = (sts.get("spec") or {}).get("template") or {}
+    return ((template.get("metadata") or {}).get("annotations") or {}).get(SUSPENDED_BY_PARENT) == FRAMEWORK
+
+
+def members(sts: Mapping[str, Any], candidates: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The Pods ``sts`` controls (by UID, so a successor of the same name never claims them)."""
+    uid = (sts.get("metadata") or {}).get("uid")
+    return [p for p in candidates if (ref := owner(p)) is not None and ref.get("uid") == uid]
+
+
+def reconcile(sts: Mapping[str, Any], workload: Mapping[str, Any] | None,
+              pods_of_sts: Iterable[Mapping[str, Any]]) -> list[Action]:
+    """Upstream's StatefulSet reconciler: the writes that keep the StatefulSet's Workload and Pods in
+    step with it. Its Pods carry its group, prebuilt Workload and queue; the Workload is made from the
+    StatefulSet while it has replicas and none exists; the StatefulSet owns it only while it has
+    replicas (at 0 its Pods, its other owners, going lets the garbage collector take it); a Workload
+    that holds no quota follows the StatefulSet's queue label."""
+    if not managed(sts):
+        return []
+    meta = sts.get("metadata") or {}
+    namespace, uid, name = meta.get("namespace") or "default", meta.get("uid"), name_of(sts)
+    queue = _labels_of(sts).get(QUEUE_NAME_LABEL)
+    want = {GROUP_NAME_LABEL: name, PREBUILT_WORKLOAD_LABEL: name, **({QUEUE_NAME_LABEL: queue} if queue else {})}
+    actions: list[Action] = []
+    for pod in pods_of_sts:
+        pod_meta = pod.get("metadata") or {}
+        change = {k: v for k, v in want.items() if _labels_of(pod).get(k) != v}
+        if change and not pod_meta.get("deletionTimestamp"):
+            actions.append(Patch("Pod", namespace, pod_meta["name"], {"metadata": {"labels": change}}, missing_ok=True))
+    count = replicas(sts)
+    if workload is None:
+        if count > 0:
+            built = workload_from_statefulset(sts)
+            assert built is not None
+            actions.append(CreateWorkload(built, f"{KIND} {namespace}/{meta.get('name')}"))
+        return actions
+    wl_meta = workload.get("metadata") or {}
+    owners = list(wl_meta.get("ownerReferences") or [])
+    owned = any(o.get("uid") == uid and o.get("kind") == KIND for o in owners)
+    if owned != (count > 0):
+        kept = [o for o in owners if not (o.get("uid") == uid and o.get("kind") == KIND)]
+        actions += [Patch("Workload", namespace, wl_meta["name"], {"metadata": {
+                        "ownerReferences": (kept + [owner_reference(sts)]) if count > 0 else (kept or None),
+                        "resourceVersion": wl_meta.get("resourceVersion")}}),
+                    Note("statefulset ownership of its workload", {
+                        "workload": f"{namespace}/{wl_meta['name']}", "owned": str(count > 0).lower()})]
+    holds_quota = bool((workload.get("status") or {}).get("admission"))
+    if queue and not holds_quota and queue != (workload.get("spec") or {}).get("queueName"):
+        actions += [Patch("Workload", namespace, wl_meta["name"], {"spec": {"queueName": queue}}),
+                    Note("statefulset changed queues; workload updated", {
+                        "workload": f"{namespace}/{wl_meta['name']}", "queue": queue})]
+    return actions

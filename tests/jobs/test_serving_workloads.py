@@ -6,9 +6,17 @@ import hashlib
 
 import pytest
 
+from pykueue.jobs import framework
 from pykueue.jobs.batch import JobConversionError
 from pykueue.jobs.deployment import pods, validate, workloads_from_deployment
-from pykueue.jobs.statefulset import name_of, pod_marks, workload_from_statefulset, workload_name
+from pykueue.jobs.statefulset import (
+    members,
+    name_of,
+    pod_marks,
+    reconcile,
+    workload_from_statefulset,
+    workload_name,
+)
 from pykueue.jobs.statefulset import pods as sts_pods
 
 
@@ -116,3 +124,66 @@ def test_statefulset_workload_is_one_pod_set_main_of_replicas_owned_by_the_state
 
 def test_statefulset_of_no_replicas_has_no_workload() -> None:
     assert workload_from_statefulset(_serving("StatefulSet", 0)) is None
+
+
+# ---- the StatefulSet reconciler (upstream's statefulset_reconciler.go) ---------------------------------
+
+
+def _managed(replicas: int = 3, queue: str = "q") -> dict:
+    sts = _serving("StatefulSet", replicas, **{"kueue.x-k8s.io/queue-name": queue})
+    sts["metadata"].update({"uid": "s-1", "namespace": "ns"})
+    sts["spec"]["template"]["metadata"]["annotations"]["kueue.x-k8s.io/pod-suspending-parent"] = "statefulset"
+    return sts
+
+
+def _sts_pod(name: str, uid: str = "s-1", **labels: str) -> dict:
+    return {"metadata": {"name": name, "namespace": "ns", "uid": f"p-{name}", "labels": dict(labels),
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web",
+                                              "uid": uid, "controller": True}]}}
+
+
+def _workload_of(sts: dict, *owners: dict, queue: str = "q", admitted: bool = False) -> dict:
+    workload = {"metadata": {"name": name_of(sts), "namespace": "ns", "resourceVersion": "4",
+                             "ownerReferences": list(owners)}, "spec": {"queueName": queue}, "status": {}}
+    if admitted:
+        workload["status"]["admission"] = {"clusterQueue": "cq"}
+    return workload
+
+
+def test_a_statefulset_without_workload_gets_one_made_from_itself() -> None:
+    (create,) = reconcile(_managed(), None, [])
+    assert isinstance(create, framework.CreateWorkload)
+    assert create.manifest["metadata"]["name"] == workload_name("web", "s-1")
+    assert create.manifest["metadata"]["ownerReferences"][0]["kind"] == "StatefulSet"
+    assert reconcile(_managed(0), None, []) == []  # no replicas: nothing to queue
+    unmarked = _managed()
+    del unmarked["spec"]["template"]["metadata"]["annotations"]["kueue.x-k8s.io/pod-suspending-parent"]
+    assert reconcile(unmarked, None, []) == []  # the webhook left it alone: so does the reconciler
+
+
+def test_scaled_to_zero_the_statefulset_lets_go_of_its_workload_and_takes_it_back_when_scaled_up() -> None:
+    sts = _managed(0)
+    pod_owner = {"apiVersion": "v1", "kind": "Pod", "name": "web-0", "uid": "p-web-0"}
+    release, _ = reconcile(sts, _workload_of(sts, {"kind": "StatefulSet", "uid": "s-1"}, pod_owner), [])
+    assert isinstance(release, framework.Patch)
+    assert release.body["metadata"] == {"ownerReferences": [pod_owner], "resourceVersion": "4"}
+    up = _managed(3)
+    take, _ = reconcile(up, _workload_of(up, pod_owner), [])
+    assert take.body["metadata"]["ownerReferences"] == [pod_owner, {
+        "apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "uid": "s-1"}]
+
+
+def test_the_statefulsets_pods_are_labelled_with_its_group_and_a_new_queue() -> None:
+    sts = _managed(queue="other")
+    name = name_of(sts)
+    mine = _sts_pod("web-0", **{"kueue.x-k8s.io/pod-group-name": name, "kueue.x-k8s.io/prebuilt-workload-name": name,
+                                "kueue.x-k8s.io/queue-name": "q"})
+    assert members(sts, [mine, _sts_pod("web-1", uid="s-0")]) == [mine]  # a predecessor's Pod is not its own
+    owner = {"kind": "StatefulSet", "uid": "s-1"}
+    relabel, move, _ = reconcile(sts, _workload_of(sts, owner, queue="q"), [mine])
+    assert (relabel.kind, relabel.name, relabel.body) == ("Pod", "web-0", {"metadata": {"labels": {
+        "kueue.x-k8s.io/queue-name": "other"}}})
+    assert (move.kind, move.body) == ("Workload", {"spec": {"queueName": "other"}})
+    # a Workload holding quota keeps its queue (upstream: the queue label is immutable while it runs)
+    (relabel_only,) = reconcile(sts, _workload_of(sts, owner, queue="q", admitted=True), [mine])
+    assert relabel_only.kind == "Pod"

@@ -332,6 +332,9 @@ def test_helm_template_pod_integration(helm_bin: Path) -> None:
                 {"apiGroups": [""], "resources": ["pods/finalizers"], "verbs": ["update"]}]
         else:
             assert pod_rules == [], frameworks
+        sts_rules = [r for r in role["rules"] if r["apiGroups"] == ["apps"]]
+        assert sts_rules == ([{"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["list", "watch"]}]
+                             if "statefulset" in frameworks else []), frameworks
         ray_rules = [r for r in role["rules"] if r["apiGroups"] == ["ray.io"]]
         granted = [plural for plural, framework in (("rayclusters", "ray.io/raycluster"), ("rayjobs", "ray.io/rayjob"))
                    if framework in frameworks]
