@@ -118,11 +118,10 @@ class PodKeys:
 
     def keys_for_workload(self, workload: dict[str, Any]) -> list[str]:
         meta = workload["metadata"]
-        owners = [o for o in meta.get("ownerReferences") or [] if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"]
-        if not owners:
-            return []
         if (meta.get("annotations") or {}).get(pods.IS_GROUP_WORKLOAD) == "true":
+            # a group's, even before its Pods own it (a StatefulSet's, made from the StatefulSet)
             return [f"{GROUP_PREFIX}{meta['namespace']}/{meta['name']}"]
+        owners = [o for o in meta.get("ownerReferences") or [] if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"]
         return [f"{meta['namespace']}/{o['name']}" for o in owners]
 
 

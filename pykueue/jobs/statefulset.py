@@ -44,6 +44,8 @@ ROLE_HASH = "kueue.x-k8s.io/role-hash"
 IS_GROUP_WORKLOAD = "kueue.x-k8s.io/is-group-workload"
 POD_INDEX_LABEL_ANNOTATION = "kueue.x-k8s.io/pod-group-pod-index-label"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
+MANAGED_FINALIZER = "kueue.x-k8s.io/managed"
+TERMINAL = ("Succeeded", "Failed")
 
 
 def workload_name(name: str, uid: str | None) -> str:
@@ -161,9 +163,15 @@ def reconcile(sts: Mapping[str, Any], workload: Mapping[str, Any] | None,
     actions: list[Action] = []
     for pod in pods_of_sts:
         pod_meta = pod.get("metadata") or {}
+        going = bool(pod_meta.get("deletionTimestamp")) or (pod.get("status") or {}).get("phase") in TERMINAL
         change = {k: v for k, v in want.items() if _labels_of(pod).get(k) != v}
-        if change and not pod_meta.get("deletionTimestamp"):
+        if change and not going:
             actions.append(Patch("Pod", namespace, pod_meta["name"], {"metadata": {"labels": change}}, missing_ok=True))
+        finalizers = pod_meta.get("finalizers") or []
+        if going and MANAGED_FINALIZER in finalizers:  # upstream's shouldFinalize: a replica going or ended
+            kept = [f for f in finalizers if f != MANAGED_FINALIZER]
+            actions.append(Patch("Pod", namespace, pod_meta["name"], {"metadata": {
+                "finalizers": kept or None, "resourceVersion": pod_meta.get("resourceVersion")}}, missing_ok=True))
     count = replicas(sts)
     if workload is None:
         if count > 0:

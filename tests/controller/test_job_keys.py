@@ -54,6 +54,10 @@ def test_a_workload_wakes_the_keys_of_its_owners() -> None:
     group = {"metadata": {"name": "g", "namespace": "ns", "annotations": {pods.IS_GROUP_WORKLOAD: "true"},
                           "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": n} for n in ("g-0", "g-1")]}}
     assert keys.keys_for_workload(group) == [f"{GROUP_PREFIX}ns/g"]
+    # a StatefulSet's, made before any of its Pods owns it: its group is woken all the same
+    sts_made = {"metadata": {"name": "statefulset-db-1", "namespace": "ns", "annotations": {pods.IS_GROUP_WORKLOAD: "true"},
+                             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db"}]}}
+    assert keys.keys_for_workload(sts_made) == [f"{GROUP_PREFIX}ns/statefulset-db-1"]
     job_owned = {"metadata": {"name": "job-j-1", "namespace": "ns",
                               "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "j"}]}}
     assert keys.keys_for_workload(job_owned) == []

@@ -71,6 +71,13 @@ def running_on_gpu(kueue: Kueue, name: str, ns: str) -> dict[str, Any] | None:
     return None
 
 
+def sts_workload(kueue: Kueue, name: str, ns: str) -> str:
+    """The name of a StatefulSet's Workload: upstream's GetWorkloadName(uid, name), so the StatefulSet
+    must exist (waited for here)."""
+    sts = eventually(lambda: kueue.get("statefulset", name, ns), 30, what=f"statefulset {name}")
+    return pod_rules.statefulset.name_of(sts)
+
+
 def workload_for(kueue: Kueue, ns: str, owner: str) -> dict[str, Any] | None:
     for wl in kueue.items("workloads.kueue.x-k8s.io", ns):
         if any(o.get("name") == owner for o in wl["metadata"].get("ownerReferences") or []):
@@ -196,7 +203,7 @@ spec:
 
 
 def test_statefulset_is_one_group_admitted_at_its_first_pod(pod_kueue: Kueue, ns: str) -> None:
-    """A StatefulSet of three 1 cpu replicas: one Workload (statefulset-NAME-hash) for all three, admitted
+    """A StatefulSet of three 1 cpu replicas: one Workload (statefulset-NAME-<hash with its UID>) for all three, admitted
     as soon as its first Pod exists (fast admission), so the StatefulSet controller's one-at-a-time
     creation goes on and every replica runs; one that does not fit keeps its first Pod gated and makes
     no more."""
@@ -215,14 +222,14 @@ spec:
       containers: [{{name: main, image: busybox, resources: {{requests: {{cpu: "{cpu}"}}}}}}]
 """
     pod_kueue.apply(sts.format(name="db", ns=ns, cpu="1"))
-    group = pod_rules.statefulset.group_name({"metadata": {"name": "db"}})
+    group = sts_workload(pod_kueue, "db", ns)
     for i in range(3):
         eventually(lambda i=i: running_on_gpu(pod_kueue, f"db-{i}", ns), 180, what=f"db-{i} running")
     wl = pod_kueue.get("workloads.kueue.x-k8s.io", group, ns)
     assert wl is not None and [p["count"] for p in wl["spec"]["podSets"]] == [3] and is_true(wl, "Admitted")
 
     pod_kueue.apply(sts.format(name="big", ns=ns, cpu="2"))
-    big = pod_rules.statefulset.group_name({"metadata": {"name": "big"}})
+    big = sts_workload(pod_kueue, "big", ns)
     eventually(lambda: (c := condition(pod_kueue.get("workloads.kueue.x-k8s.io", big, ns), "QuotaReserved"))
                and c["status"] == "False", 60, what="big pending")
     assert gated(get_pod(pod_kueue, "big-0", ns))
@@ -258,8 +265,7 @@ def _live_by_object(kueue: Kueue, ns: str) -> dict[tuple[str, str], list[tuple[s
     """The same from the cluster: each Workload traced to the object it stands for (its owning Job or
     Pod; a Pod's ReplicaSet to its Deployment; a group to its name, a StatefulSet's to the StatefulSet)."""
     pods_by_name = {p["metadata"]["name"]: p for p in kueue.items("pods", ns)}
-    sets = {pod_rules.statefulset.group_name({"metadata": {"name": s["metadata"]["name"]}}): s["metadata"]["name"]
-            for s in kueue.items("statefulsets", ns)}
+    sets = {pod_rules.statefulset.name_of(s): s["metadata"]["name"] for s in kueue.items("statefulsets", ns)}
     out: dict[tuple[str, str], list[tuple[str, dict[str, str]]]] = {}
     for wl in kueue.items("workloads.kueue.x-k8s.io", ns):
         meta = wl["metadata"]
@@ -377,7 +383,7 @@ def test_the_readmes_example_of_each_kind(pod_kueue: Kueue, ns: str) -> None:
 
     eventually(web, 120, what="two of sample-web's Pods running, one gated")
     names = sorted(w["metadata"]["name"] for w in pod_kueue.items("workloads.kueue.x-k8s.io", ns))
-    assert "sample-group" in names and pod_rules.statefulset.group_name({"metadata": {"name": "sample-db"}}) in names
+    assert "sample-group" in names and sts_workload(pod_kueue, "sample-db", ns) in names
     assert sum(n.startswith("pod-sample-web-") for n in names) == 3 and sum(n.startswith("pod-sample-pod-") for n in names) == 1
 
 
@@ -441,3 +447,128 @@ spec:
     pod_kueue.cluster.kubectl("delete", "pod", "high", "-n", ns, "--wait=false")
     again = eventually(lambda: web("running"), 120, what="the replicas running again")
     assert again == waiting
+
+
+STS = """
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {{name: {name}, namespace: {ns}, labels: {{kueue.x-k8s.io/queue-name: {queue}}}}}
+spec:
+  replicas: {replicas}
+  serviceName: {name}
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      terminationGracePeriodSeconds: 1
+      containers: [{{name: main, image: busybox, resources: {{requests: {{cpu: "1"}}}}}}]
+"""
+
+
+def _scale(kueue: Kueue, name: str, ns: str, replicas: int) -> None:
+    kueue.cluster.kubectl("scale", "statefulset", name, "-n", ns, f"--replicas={replicas}")
+
+
+def _admitted_workload(kueue: Kueue, name: str, ns: str) -> dict[str, Any] | None:
+    wl = kueue.get("workloads.kueue.x-k8s.io", name, ns)
+    return wl if wl is not None and is_true(wl, "Admitted") else None
+
+
+def test_statefulset_workload_is_its_own_named_with_its_uid_through_scale_to_zero_and_back(
+        pod_kueue: Kueue, ns: str) -> None:
+    """Upstream v0.18: the StatefulSet's Workload is made from it (one pod set main of replicas), named
+    GetWorkloadName(uid, name) and owned by it. Scaled to 0 its Pods go and so does the Workload (the
+    StatefulSet lets go of it, the garbage collector takes it once its Pods are gone); scaled up again a
+    new Workload is admitted and every replica runs."""
+    gpu_queue(pod_kueue, ns, "3")
+    pod_kueue.apply(STS.format(name="db", ns=ns, queue="lq", replicas=2))
+    sts = eventually(lambda: pod_kueue.get("statefulset", "db", ns), 30, what="the StatefulSet")
+    name = pod_rules.statefulset.workload_name("db", sts["metadata"]["uid"])
+    wl = eventually(lambda: _admitted_workload(pod_kueue, name, ns), 120, what="its Workload admitted")
+    assert [(p["name"], p["count"]) for p in wl["spec"]["podSets"]] == [("main", 2)]
+    assert {"kind": "StatefulSet", "name": "db", "uid": sts["metadata"]["uid"]}.items() <= next(
+        o for o in wl["metadata"]["ownerReferences"] if o["kind"] == "StatefulSet").items()
+    for i in range(2):
+        eventually(lambda i=i: running_on_gpu(pod_kueue, f"db-{i}", ns), 180, what=f"db-{i} running")
+    first_uid = wl["metadata"]["uid"]
+
+    _scale(pod_kueue, "db", ns, 0)
+    eventually(lambda: not [p for p in pod_kueue.items("pods", ns) if p["metadata"]["name"].startswith("db-")],
+               120, what="the replicas gone")
+    eventually(lambda: pod_kueue.get("workloads.kueue.x-k8s.io", name, ns) is None, 120, what="the Workload gone")
+
+    _scale(pod_kueue, "db", ns, 2)
+    again = eventually(lambda: _admitted_workload(pod_kueue, name, ns), 120, what="a new Workload admitted")
+    assert again["metadata"]["uid"] != first_uid
+    for i in range(2):
+        eventually(lambda i=i: running_on_gpu(pod_kueue, f"db-{i}", ns), 180, what=f"db-{i} running again")
+
+
+def test_a_replaced_statefulset_pod_keeps_the_reservation(pod_kueue: Kueue, ns: str) -> None:
+    """A replica deleted (a drain, a rolling update's replacement): the StatefulSet controller makes it
+    anew, it joins the admitted Workload and is released at once; the Workload is never evicted."""
+    gpu_queue(pod_kueue, ns, "2")
+    pod_kueue.apply(STS.format(name="web", ns=ns, queue="lq", replicas=2))
+    for i in range(2):
+        eventually(lambda i=i: running_on_gpu(pod_kueue, f"web-{i}", ns), 180, what=f"web-{i} running")
+    name = sts_workload(pod_kueue, "web", ns)
+    wl = eventually(lambda: _admitted_workload(pod_kueue, name, ns), 30, what="admitted")
+    old = get_pod(pod_kueue, "web-1", ns)["metadata"]["uid"]
+    pod_kueue.cluster.kubectl("delete", "pod", "web-1", "-n", ns, "--wait=false")
+    eventually(lambda: (p := running_on_gpu(pod_kueue, "web-1", ns)) and p["metadata"]["uid"] != old, 180,
+               what="the replacement web-1 running")
+    after = pod_kueue.get("workloads.kueue.x-k8s.io", name, ns)
+    assert after["metadata"]["uid"] == wl["metadata"]["uid"] and is_true(after, "Admitted")
+    assert not is_true(after, "Evicted")
+
+
+def test_a_statefulset_relabelled_from_a_missing_queue_moves_its_workload_and_pods(pod_kueue: Kueue, ns: str) -> None:
+    """Created for a LocalQueue that does not exist: its Workload waits and its first Pod stays gated.
+    The queue label changed to a valid one: the Workload moves, the Pods are relabelled, all run."""
+    gpu_queue(pod_kueue, ns, "3")
+    pod_kueue.apply(STS.format(name="app", ns=ns, queue="lq-missing", replicas=2))
+    name = sts_workload(pod_kueue, "app", ns)
+    eventually(lambda: (wl := pod_kueue.get("workloads.kueue.x-k8s.io", name, ns))
+               and wl["spec"]["queueName"] == "lq-missing" and not is_true(wl, "QuotaReserved"), 60,
+               what="the Workload waiting in the missing queue")
+    assert gated(eventually(lambda: get_pod(pod_kueue, "app-0", ns), 60, what="app-0"))
+    pod_kueue.cluster.kubectl("label", "statefulset", "app", "-n", ns, "--overwrite", "kueue.x-k8s.io/queue-name=lq")
+    wl = eventually(lambda: _admitted_workload(pod_kueue, name, ns), 120, what="the Workload admitted in lq")
+    assert wl["spec"]["queueName"] == "lq"
+    for i in range(2):
+        pod_obj = eventually(lambda i=i: running_on_gpu(pod_kueue, f"app-{i}", ns), 180, what=f"app-{i} running")
+        assert pod_obj["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "lq"
+
+
+def test_a_groups_workload_survives_its_failed_original_deleted_and_excess_pods_go(pod_kueue: Kueue, ns: str) -> None:
+    """A running group of two loses member-0 (Failed) and gets member-2 as its replacement: the
+    replacement becomes an owner of the group's Workload, so deleting member-0 does not garbage-collect
+    it (a ConfigMap owned by member-0 alone shows the garbage collector has acted on the deletion) and
+    member-2 keeps running. A fourth member beyond the group's count is deleted."""
+    gpu_queue(pod_kueue, ns, "4")
+    members = [pod(f"member-{i}", ns, "1", labels={pod_rules.GROUP_NAME_LABEL: "crew"},
+                   annotations={pod_rules.GROUP_TOTAL_COUNT: "2"}) for i in range(4)]
+    pod_kueue.apply(members[:2])
+    for i in range(2):
+        eventually(lambda i=i: running_on_gpu(pod_kueue, f"member-{i}", ns), 90, what=f"member-{i} running")
+    failed = {"status": {"phase": "Failed", "conditions": [{"type": "Ready", "status": "False", "reason": "PodFailed"}]}}
+    pod_kueue.cluster.kubectl("patch", "pod", "member-0", "-n", ns, "--subresource=status", "--type=merge",
+                              "-p", json.dumps(failed))
+    pod_kueue.apply(members[2:3])
+    eventually(lambda: running_on_gpu(pod_kueue, "member-2", ns), 90, what="the replacement running")
+    eventually(lambda: "member-2" in {o["name"] for o in (pod_kueue.get("workloads.kueue.x-k8s.io", "crew", ns) or
+                                                          {"metadata": {}})["metadata"].get("ownerReferences") or []},
+               60, what="the replacement an owner of the Workload")
+    original = get_pod(pod_kueue, "member-0", ns)
+    canary = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "canary", "namespace": ns, "ownerReferences": [
+        {"apiVersion": "v1", "kind": "Pod", "name": "member-0", "uid": original["metadata"]["uid"]}]}}
+    pod_kueue.apply([canary])
+    pod_kueue.cluster.kubectl("delete", "pod", "member-0", "-n", ns, "--wait=false")
+    eventually(lambda: pod_kueue.get("configmap", "canary", ns) is None, 120, what="the garbage collector acting")
+    wl = pod_kueue.get("workloads.kueue.x-k8s.io", "crew", ns)
+    assert wl is not None and is_true(wl, "Admitted") and not wl["metadata"].get("deletionTimestamp")
+    assert running_on_gpu(pod_kueue, "member-2", ns)
+
+    pod_kueue.apply(members[3:])
+    eventually(lambda: get_pod(pod_kueue, "member-3", ns) is None, 90, what="the excess member deleted")
+    assert running_on_gpu(pod_kueue, "member-1", ns) and running_on_gpu(pod_kueue, "member-2", ns)

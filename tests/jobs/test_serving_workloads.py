@@ -187,3 +187,17 @@ def test_the_statefulsets_pods_are_labelled_with_its_group_and_a_new_queue() -> 
     # a Workload holding quota keeps its queue (upstream: the queue label is immutable while it runs)
     (relabel_only,) = reconcile(sts, _workload_of(sts, owner, queue="q", admitted=True), [mine])
     assert relabel_only.kind == "Pod"
+
+
+def test_a_replica_going_or_ended_loses_kueues_finalizer() -> None:
+    sts = _managed()
+    name = name_of(sts)
+    labels = {"kueue.x-k8s.io/pod-group-name": name, "kueue.x-k8s.io/prebuilt-workload-name": name,
+              "kueue.x-k8s.io/queue-name": "q"}
+    going = _sts_pod("web-1", **labels)
+    going["metadata"].update({"deletionTimestamp": "t", "finalizers": ["kueue.x-k8s.io/managed"], "resourceVersion": "9"})
+    running = _sts_pod("web-0", **labels)
+    running["metadata"]["finalizers"] = ["kueue.x-k8s.io/managed"]
+    owner = {"kind": "StatefulSet", "uid": "s-1"}
+    (finalize,) = reconcile(sts, _workload_of(sts, owner), [running, going])
+    assert finalize.name == "web-1" and finalize.body["metadata"] == {"finalizers": None, "resourceVersion": "9"}
