@@ -187,7 +187,8 @@ class JobReconciler:
                            "message": message, "lastTransitionTime": rfc3339(self.now())}
                           for kind, status, reason, message in action.conditions]
             await self.kube.apply(r.WORKLOAD, _workload_status(action.namespace, action.name, {"conditions": conditions},
-                                                               action.uid), manager=MANAGER, subresource="status")
+                                                               action.uid), manager=action.manager or MANAGER,
+                                  subresource="status")
         elif isinstance(action, framework.ReclaimablePods):
             # under upstream's own field manager, so the admission side's status writes neither own nor drop it
             status = {"reclaimablePods": [{"name": n, "count": c} for n, c in sorted(action.pods.items())]}

@@ -49,6 +49,8 @@ class WorkloadConditions:
     name: str
     conditions: tuple[tuple[str, bool, str, str], ...]
     uid: str | None = None  # the Workload's, named in the write
+    # a field manager of their own (server-side apply): another condition's write never drops these
+    manager: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

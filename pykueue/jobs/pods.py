@@ -26,7 +26,7 @@ from typing import Any
 
 from pykueue.jobs import batch, statefulset
 from pykueue.jobs.batch import _annotations, _labels, _meta
-from pykueue.jobs.framework import Action, Delete, Note, OneObject, Patch, enabled
+from pykueue.jobs.framework import Action, Delete, Note, OneObject, Patch, WorkloadConditions, enabled
 from pykueue.jobs.pod import (
     GROUP_FAST_ADMISSION,
     GROUP_NAME_LABEL,
@@ -44,6 +44,8 @@ ROLE_HASH = "kueue.x-k8s.io/role-hash"
 RETRIABLE_IN_GROUP = "kueue.x-k8s.io/retriable-in-group"
 IS_GROUP_WORKLOAD = "kueue.x-k8s.io/is-group-workload"
 TERMINATION_TARGET = "TerminationTarget"
+WAITING_FOR_REPLACEMENT_PODS = "WaitingForReplacementPods"
+REPLACEMENT_MANAGER = "kueue-pod-group-replacements"  # its own field manager: PodsReady's writes keep it
 UNMANAGED_NAMESPACES = ("kube-system", "kueue-system")  # upstream's default managedJobsNamespaceSelector
 
 # The owners whose integrations manage their Pods themselves (the Pod webhook leaves those Pods alone).
@@ -448,11 +450,13 @@ class PodGroup:
         kept: list[dict[str, Any]] = []
         excess: list[dict[str, Any]] = []
         replaced: list[dict[str, Any]] = []
+        absent = 0
         for pod_set in (workload.get("spec") or {}).get("podSets") or []:
             count = int(pod_set.get("count", 1))
             role = [p for p in self.pods if pod_role(p) == pod_set.get("name")]
             runnable = sorted((p for p in role if runnable_or_succeeded(p)), key=_keep_first)
             failed = sorted((p for p in role if not runnable_or_succeeded(p)), key=_created)
+            absent += max(0, count - len(runnable))
             kept += runnable[:count]
             excess += runnable[count:]
             finalizable = max(0, min(len(failed), len(failed) + len(runnable) - count))
@@ -473,7 +477,7 @@ class PodGroup:
             if not _meta(pod).get("deletionTimestamp"):
                 actions += [Delete(KIND, _meta(pod)["namespace"], _meta(pod)["name"]),
                             Note("excess pod in group deleted", {"pod": _key(pod), "group": self.name})]
-        return actions + _finalize(replaced)
+        return actions + _finalize(replaced) + _waiting_for_replacements(workload, absent)
 
     def cleanup(self) -> list[Action]:
         """Pods the group no longer counts (failed and replaced, or deleted before they ran) lose
@@ -541,6 +545,32 @@ def _owner(pod: Mapping[str, Any]) -> dict[str, Any]:
     """A member's reference as an owner of its group's Workload (upstream's SetOwnerReference)."""
     meta = _meta(pod)
     return {"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta.get("uid")}
+
+
+def _condition(workload: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+    return next((c for c in (workload.get("status") or {}).get("conditions") or [] if c.get("type") == kind), None)
+
+
+def _waiting_for_replacements(workload: Mapping[str, Any], absent: int) -> list[Action]:
+    """Upstream's WaitingForReplacementPods condition on a group's Workload: True while a pod set has
+    fewer runnable members than its count (with the eviction's reason while evicted), False once none
+    is missing; never set on a Workload that never missed one."""
+    have = _condition(workload, WAITING_FOR_REPLACEMENT_PODS)
+    if have is None and not absent:
+        return []
+    if absent:
+        evicted = _condition(workload, "Evicted")
+        if evicted is not None and evicted.get("status") == "True":
+            want = (True, str(evicted.get("reason") or ""), str(evicted.get("message") or ""))
+        else:
+            want = (True, "PodsFailed", "Some Failed pods need replacement")
+    else:
+        want = (False, "PodsReady", "No pods need replacement")
+    if have is not None and (have.get("status") == "True", have.get("reason"), have.get("message")) == want:
+        return []
+    meta = workload.get("metadata") or {}
+    return [WorkloadConditions(meta["namespace"], meta["name"], ((WAITING_FOR_REPLACEMENT_PODS, *want),),
+                               meta.get("uid"), manager=REPLACEMENT_MANAGER)]
 
 
 def _created(pod: Mapping[str, Any]) -> tuple[str, str]:

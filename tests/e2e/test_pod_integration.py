@@ -554,8 +554,15 @@ def test_a_groups_workload_survives_its_failed_original_deleted_and_excess_pods_
     failed = {"status": {"phase": "Failed", "conditions": [{"type": "Ready", "status": "False", "reason": "PodFailed"}]}}
     pod_kueue.cluster.kubectl("patch", "pod", "member-0", "-n", ns, "--subresource=status", "--type=merge",
                               "-p", json.dumps(failed))
+
+    def waiting(status: str) -> bool:
+        cond = condition(pod_kueue.get("workloads.kueue.x-k8s.io", "crew", ns), "WaitingForReplacementPods")
+        return cond is not None and cond["status"] == status
+
+    eventually(lambda: waiting("True"), 60, what="WaitingForReplacementPods True")
     pod_kueue.apply(members[2:3])
     eventually(lambda: running_on_gpu(pod_kueue, "member-2", ns), 90, what="the replacement running")
+    eventually(lambda: waiting("False"), 60, what="WaitingForReplacementPods False")
     eventually(lambda: "member-2" in {o["name"] for o in (pod_kueue.get("workloads.kueue.x-k8s.io", "crew", ns) or
                                                           {"metadata": {}})["metadata"].get("ownerReferences") or []},
                60, what="the replacement an owner of the Workload")

@@ -516,3 +516,23 @@ def test_a_statefulsets_group_waits_for_the_workload_its_statefulset_makes() -> 
     workload = _group_workload("main", 2, [])
     actions = reconcile(group, workload, FLAVORS)
     assert [o["name"] for o in actions[0].body["metadata"]["ownerReferences"]] == ["db-0"]
+
+
+def test_a_group_missing_a_member_is_waiting_for_replacement_pods_until_one_comes() -> None:
+    role = pods.role_hash(_member("a")["spec"])
+    workload = _group_workload(role, 2, ["a", "b"])
+    workload["metadata"]["uid"] = "w-1"
+    failed = _member("a", gated=False, phase="Failed")
+    (waiting,) = reconcile(pods.PodGroup("ns", "g", [failed, _member("b", gated=False, phase="Running")]),
+                           workload, FLAVORS)
+    assert isinstance(waiting, WorkloadConditions) and waiting.manager == pods.REPLACEMENT_MANAGER
+    assert waiting.conditions == (("WaitingForReplacementPods", True, "PodsFailed", "Some Failed pods need replacement"),)
+    workload["status"]["conditions"].append({"type": "WaitingForReplacementPods", "status": "True",
+                                             "reason": "PodsFailed", "message": "Some Failed pods need replacement"})
+    replaced = pods.PodGroup("ns", "g", [failed, _member("b", gated=False, phase="Running"),
+                                         _member("c", gated=False, phase="Running")])
+    done = [a for a in reconcile(replaced, workload, FLAVORS) if isinstance(a, WorkloadConditions)]
+    assert [a.conditions for a in done] == [(("WaitingForReplacementPods", False, "PodsReady", "No pods need replacement"),)]
+    # a Workload that never missed a member never gets the condition
+    whole = pods.PodGroup("ns", "g", [_member("a", gated=False, phase="Running"), _member("b", gated=False, phase="Running")])
+    assert not any(isinstance(a, WorkloadConditions) for a in reconcile(whole, _group_workload(role, 2, ["a", "b"]), FLAVORS))
