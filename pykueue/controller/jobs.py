@@ -166,6 +166,11 @@ class JobReconciler:
             (log.warning if action.warning else log.info)(action.message, extra={"fields": dict(action.fields)})
         elif isinstance(action, framework.Warn):
             self._warn(action)
+        elif isinstance(action, framework.Event):
+            if self.recorder is not None:
+                self.recorder.emit({"apiVersion": action.api_version, "kind": action.kind, "metadata": {
+                    "name": action.name, "namespace": action.namespace, "uid": action.uid}},
+                    action.reason, action.message)
         elif isinstance(action, framework.JobStopped):
             if self.stopped is not None:
                 self.stopped(f"{action.namespace}/{action.name}")

@@ -266,7 +266,8 @@ class Controller:
         inf = self._informer(r.STATEFULSET, lambda t, o, n: None if t == DELETED else self.sts_work.add(key_of(n or o)))
         self.sts_keys.sets, self.sts_keys.pods = inf.store, pods
         sync = StatefulSetReconciler(self.sts_keys, JobReconciler(
-            self.kube, self.sts_keys, workloads, flavors, self.priority_classes, self.clock, self.job_stopped))
+            self.kube, self.sts_keys, workloads, flavors, self.priority_classes, self.clock,
+            self.workload_sync.job_stopped))
         return [supervise.start("informer-statefulsets", inf.run),
                 supervise.start("statefulsets", lambda: self.sts_work.run(sync.reconcile, self._job_error))]
 

@@ -114,6 +114,19 @@ class JobStopped:
 
 
 @dataclass(frozen=True, slots=True)
+class Event:
+    """A Kubernetes Event on an object the integration manages (upstream's recorder, e.g. ``Stopped``)."""
+
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+    uid: str | None
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class Note:
     """A log line (and nothing else): what the integration did or why it did nothing."""
 
@@ -135,7 +148,7 @@ class Warn:
 ERR_WORKLOAD_COMPOSE = "ErrWorkloadCompose"  # jobframework.ReasonErrWorkloadCompose
 
 Action = (CreateWorkload | WorkloadConditions | ReclaimablePods | Patch | Replace | Delete | SetPriority | JobStopped
-          | Note | Warn)
+          | Event | Note | Warn)
 
 
 # ---- the interface ---------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from typing import Any
 
 from pykueue.jobs import batch, statefulset
 from pykueue.jobs.batch import _annotations, _labels, _meta
-from pykueue.jobs.framework import Action, Delete, Note, OneObject, Patch, WorkloadConditions, enabled
+from pykueue.jobs.framework import Action, Delete, Event, Note, OneObject, Patch, WorkloadConditions, enabled
 from pykueue.jobs.pod import (
     GROUP_FAST_ADMISSION,
     GROUP_NAME_LABEL,
@@ -234,13 +234,15 @@ def _release(pod: Mapping[str, Any], info: Mapping[str, Any]) -> Patch:
     return Patch(KIND, meta["namespace"], meta["name"], body)
 
 
-def _terminate(pod: Mapping[str, Any], reason: str, message: str) -> list[Action]:
-    """Upstream's Pod ``Stop``: say why on the Pod (condition TerminationTarget), then delete it."""
+def _terminate(pod: Mapping[str, Any], reason: str, message: str, event: str = "") -> list[Action]:
+    """Upstream's Pod ``Stop``: say why on the Pod (condition TerminationTarget), delete it, and record
+    the ``Stopped`` Event with the stop's message (an eviction's own, e.g. why it was preempted)."""
     meta = _meta(pod)
     condition = {"type": TERMINATION_TARGET, "status": "True", "reason": reason, "message": message}
     return [Patch(KIND, meta["namespace"], meta["name"], {"status": {"conditions": [condition]}},
                   subresource="status", json=False, missing_ok=True),
-            Delete(KIND, meta["namespace"], meta["name"])]
+            Delete(KIND, meta["namespace"], meta["name"]),
+            Event("v1", KIND, meta["namespace"], meta["name"], meta.get("uid"), "Stopped", event or message)]
 
 
 def _finalize(pods: Iterable[Mapping[str, Any]]) -> list[Action]:
@@ -257,6 +259,12 @@ def _finalize(pods: Iterable[Mapping[str, Any]]) -> list[Action]:
 
 def _stop_reason(evicted: bool) -> tuple[str, str]:
     return ("WorkloadEvicted", "Evicted by Kueue") if evicted else ("NotAdmitted", "Not admitted by cluster queue")
+
+
+def _stop_message(workload: Mapping[str, Any], evicted: bool) -> str:
+    """The Stopped Event's message: an eviction's condition message (upstream's StopReason), else the reason's."""
+    cond = _condition(workload, "Evicted") if evicted else None
+    return str((cond or {}).get("message") or _stop_reason(evicted)[1])
 
 
 # ---- the GenericJobs ---------------------------------------------------------------------------------
@@ -309,7 +317,8 @@ class Pod(OneObject):
         if self.deleting() or suspended(self.pod):
             return []
         reason, message = _stop_reason(evicted)
-        return _terminate(self.pod, reason, message) + [Note("pod stopped", {"pod": _key(self.pod), "reason": reason})]
+        return (_terminate(self.pod, reason, message, _stop_message(workload, evicted))
+                + [Note("pod stopped", {"pod": _key(self.pod), "reason": reason})])
 
     def finalize(self) -> list[Action]:
         return _finalize([self.pod])
@@ -532,7 +541,7 @@ class PodGroup:
         actions: list[Action] = []
         for pod in self.pods:
             if not suspended(pod) and not _meta(pod).get("deletionTimestamp"):
-                actions += _terminate(pod, reason, message)
+                actions += _terminate(pod, reason, message, _stop_message(workload, evicted))
         if actions:
             actions.append(Note("pod group stopped", {"group": f"{self._namespace}/{self.name}", "reason": reason}))
         return actions

@@ -144,6 +144,15 @@ def test_preempted_pod_is_terminated_and_its_quota_freed(pod_kueue: Kueue, ns: s
     events = pod_kueue.cluster.kubectl("get", "events", "-n", ns, "-o", "json").stdout
     assert any(e.get("reason") == "Preempted" for e in json.loads(events)["items"])
 
+    def stopped_events() -> list[dict[str, Any]]:
+        listed = pod_kueue.cluster.kubectl("get", "events", "-n", ns, "-o", "json").stdout
+        return [e for e in json.loads(listed)["items"] if e.get("reason") == "Stopped"]
+
+    stopped = eventually(stopped_events, 30, what="the Stopped event")
+    # on the preempted Pod only (once per stop write: a reconcile before the cache shows it deleting repeats it)
+    assert {(e["involvedObject"]["kind"], e["involvedObject"]["uid"]) for e in stopped} == {("Pod", low_uid)}
+    assert stopped[0]["message"].startswith("Preempted to accommodate")
+
 
 def test_pod_group_is_admitted_whole_or_not_at_all(pod_kueue: Kueue, ns: str) -> None:
     """A group of two 2 cpu Pods in a 3 cpu queue: one Workload named as the group, never admitted, and

@@ -244,6 +244,12 @@ def test_an_evicted_pod_is_marked_and_deleted_and_its_finalizer_goes_with_it() -
     assert status.body["status"]["conditions"][0]["type"] == pods.TERMINATION_TARGET
     assert status.body["status"]["conditions"][0]["reason"] == "WorkloadEvicted"
     assert isinstance(delete, Delete) and delete.name == "p"
+    (event,) = [a for a in actions if isinstance(a, framework.Event)]
+    assert (event.kind, event.name, event.uid, event.reason) == ("Pod", "p", "uid-p", "Stopped")
+    assert event.message == "Evicted by Kueue"  # the condition says no more; with a message, that one
+    evicted["status"]["conditions"][0]["message"] = "Preempted to accommodate a workload (UID: w2)"
+    (event,) = [a for a in reconcile(running, evicted, FLAVORS) if isinstance(a, framework.Event)]
+    assert event.message == "Preempted to accommodate a workload (UID: w2)"
     deleting = pods.Pod(_pod(gated=False, phase="Running", deletionTimestamp="2026-01-01T00:00:00Z"))
     (finalize,) = reconcile(deleting, evicted, FLAVORS)
     assert isinstance(finalize, Patch) and finalize.body["metadata"]["finalizers"] is None
