@@ -455,7 +455,15 @@ class PodGroup:
         """Upstream's FindMatchingWorkloads for a group whose Workload exists: per pod set (role), the
         runnable members beyond its count are deleted (gated and newest first), failed members that
         runnable ones replace lose their finalizer, and every member kept becomes an owner of the
-        Workload, so deleting the failed originals never garbage-collects it."""
+        Workload, so deleting the failed originals never garbage-collects it. A group whose execution
+        limit (``max-exec-time-seconds``) no longer matches its Workload's is stopped and its Workload
+        deleted, to be made anew (upstream's equivalence rule for groups)."""
+        meta = workload.get("metadata") or {}
+        if self.pods and (limit := _limit(self.pods[0])) != (workload.get("spec") or {}).get("maximumExecutionTimeSeconds"):
+            stop = [] if self.is_suspended() and not self.is_active() else self.stop(workload, False)
+            return [*stop, Delete("Workload", meta["namespace"], meta["name"]),
+                    Note("workload no longer matches its pod group; replaced", {
+                        "object": self.describe(), "why": f"maximumExecutionTimeSeconds {limit}"})]
         kept: list[dict[str, Any]] = []
         excess: list[dict[str, Any]] = []
         replaced: list[dict[str, Any]] = []
@@ -472,7 +480,6 @@ class PodGroup:
             replaced += failed[:finalizable]  # the oldest failures are the ones replaced
             kept += failed[finalizable:]
         actions: list[Action] = []
-        meta = workload.get("metadata") or {}
         owners = list(meta.get("ownerReferences") or [])
         known = {o.get("uid") for o in owners}
         added = [_owner(p) for p in kept if _meta(p).get("uid") and _meta(p).get("uid") not in known]
@@ -554,6 +561,15 @@ def _owner(pod: Mapping[str, Any]) -> dict[str, Any]:
     """A member's reference as an owner of its group's Workload (upstream's SetOwnerReference)."""
     meta = _meta(pod)
     return {"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta.get("uid")}
+
+
+def _limit(pod: Mapping[str, Any]) -> int | None:
+    """The execution limit a member's labels set (None without one, or with one the webhook refuses)."""
+    try:
+        value = int(_labels(pod).get(batch.MAX_EXEC_TIME_SECONDS_LABEL) or "")
+    except ValueError:
+        return None
+    return value if value > 0 else None
 
 
 def _condition(workload: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:

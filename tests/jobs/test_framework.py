@@ -542,3 +542,17 @@ def test_a_group_missing_a_member_is_waiting_for_replacement_pods_until_one_come
     # a Workload that never missed a member never gets the condition
     whole = pods.PodGroup("ns", "g", [_member("a", gated=False, phase="Running"), _member("b", gated=False, phase="Running")])
     assert not any(isinstance(a, WorkloadConditions) for a in reconcile(whole, _group_workload(role, 2, ["a", "b"]), FLAVORS))
+
+
+def test_a_running_group_whose_execution_limit_changed_is_stopped_and_its_workload_replaced() -> None:
+    """Upstream's equivalence for groups: the members' max-exec-time-seconds against the Workload's."""
+    role = pods.role_hash(_member("a")["spec"])
+    workload = _group_workload(role, 2, ["a", "b"])
+    limit = {"kueue.x-k8s.io/max-exec-time-seconds": "60"}
+    running = [_pod(n, labels={pods.GROUP_NAME_LABEL: "g", **limit}, annotations={pods.GROUP_TOTAL_COUNT: "2"},
+                    gated=False, phase="Running") for n in ("a", "b")]
+    actions = reconcile(pods.PodGroup("ns", "g", running), workload, FLAVORS)
+    deletes = [(a.kind, a.name) for a in actions if isinstance(a, Delete)]
+    assert deletes == [("Pod", "a"), ("Pod", "b"), ("Workload", "g")]  # the group stopped, its Workload replaced
+    workload["spec"]["maximumExecutionTimeSeconds"] = 60
+    assert not any(isinstance(a, Delete) for a in reconcile(pods.PodGroup("ns", "g", running), workload, FLAVORS))
