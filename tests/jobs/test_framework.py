@@ -469,9 +469,12 @@ def test_excess_pods_of_an_admitted_group_are_deleted_newest_and_gated_first() -
 
 def test_mismatched_total_counts_make_a_group_that_is_never_queued() -> None:
     group = pods.PodGroup("ns", "g", [_member("a", total=2), _member("b", total=3)])
-    (note,) = reconcile(group, None, FLAVORS)
-    assert isinstance(note, Note) and note.warning and "different kueue.x-k8s.io/pod-group-total-count" in (
-        note.fields["error"])
+    actions = reconcile(group, None, FLAVORS)
+    assert not any(isinstance(a, CreateWorkload) for a in actions)
+    (note,) = [a for a in actions if isinstance(a, Note)]
+    assert note.warning and "different kueue.x-k8s.io/pod-group-total-count" in note.fields["error"]
+    (warn,) = [a for a in actions if isinstance(a, framework.Warn)]  # and a Warning event on the Pods' group
+    assert "different kueue.x-k8s.io/pod-group-total-count" in warn.message
 
 
 def test_a_serving_group_never_finishes_nor_reclaims() -> None:
