@@ -131,8 +131,10 @@ class JobReconciler:
 
     def __init__(self, kube: Kube, integration: Integration, workloads: Store, flavors: Store,
                  classes: Callable[[], PriorityClasses], now: Callable[[], float],
-                 stopped: Callable[[str], object] | None = None, recorder: Recorder | None = None) -> None:
+                 stopped: Callable[[str], object] | None = None, recorder: Recorder | None = None,
+                 wait_for_pods_ready: bool = False) -> None:
         self.kube = kube
+        self.wait_for_pods_ready = wait_for_pods_ready  # PodsReady is written only under waitForPodsReady
         # Warning events on objects that cannot be queued, each once per (object, message): a job is
         # reconciled again and again while it waits, and one event says it all.
         self.recorder = recorder
@@ -151,7 +153,7 @@ class JobReconciler:
         if job is None:
             return
         workload = self.workloads.get(f"{job.namespace}/{job.workload_name()}")
-        for action in framework.reconcile(job, workload, self.flavors):
+        for action in framework.reconcile(job, workload, self.flavors, wait_for_pods_ready=self.wait_for_pods_ready):
             await self.execute(action)
 
     def _warn(self, action: framework.Warn) -> None:

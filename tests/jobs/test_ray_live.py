@@ -134,14 +134,18 @@ def test_eviction_suspends_it_and_restores_the_templates_the_workload_recorded()
 
 
 def test_pods_ready_follows_the_cluster_state_and_a_raycluster_never_finishes() -> None:
+    """Under waitForPodsReady: not ready yet is WaitForStart, KubeRay's ``ready`` state is Started.
+    Without it Kueue writes no PodsReady condition at all (upstream's step 5 is behind the option)."""
     running = raycluster(suspend=False)
     job = RayObject(running)
     wl = admitted(job.workload_name(), [("head", "cpu", 1), ("small", "cpu", 2), ("big", "cpu", 1)])
-    assert reconcile(job, wl, FLAVORS) == []  # state not ready, PodsReady not shown: nothing to write
+    assert reconcile(job, wl, FLAVORS, wait_for_pods_ready=True) == [WorkloadConditions("ns", job.workload_name(), (
+        ("PodsReady", False, "WaitForStart", "Not all pods are ready or succeeded"),))]
     running["status"] = {"state": "ready"}
-    (ready,) = reconcile(RayObject(running), wl, FLAVORS)
+    assert reconcile(RayObject(running), wl, FLAVORS) == []
+    (ready,) = reconcile(RayObject(running), wl, FLAVORS, wait_for_pods_ready=True)
     assert ready == WorkloadConditions("ns", job.workload_name(), (
-        ("PodsReady", True, "PodsReady", "All pods reached readiness and the workload is running"),))
+        ("PodsReady", True, "Started", "All pods reached readiness and the workload is running"),))
     running["status"] = {"state": "failed", "reason": "boom"}
     assert RayObject(running).finished() == (False, False, "")
 
@@ -172,8 +176,8 @@ def test_a_rayjob_starts_with_its_submitter_template_and_finishes_with_its_deplo
     assert start["spec"]["submitterPodTemplate"]["spec"]["tolerations"] == [TOLERATION]
 
     start["status"] = {"jobDeploymentStatus": "Running", "rayClusterStatus": {"state": "ready"}}
-    (ready,) = reconcile(RayObject(start), wl, FLAVORS)
-    assert isinstance(ready, WorkloadConditions) and ready.conditions[0][:2] == ("PodsReady", True)
+    (ready,) = reconcile(RayObject(start), wl, FLAVORS, wait_for_pods_ready=True)
+    assert isinstance(ready, WorkloadConditions) and ready.conditions[0][:3] == ("PodsReady", True, "Started")
     start["status"] = {"jobDeploymentStatus": "Complete", "jobStatus": "SUCCEEDED", "message": "all done"}
     (finish,) = reconcile(RayObject(start), wl, FLAVORS)
     assert finish == WorkloadConditions("ns", job.workload_name(), (("Finished", True, "Succeeded", "all done"),))
