@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pykueue.jobs.batch import Manifest, PodSetInfoError, pod_set_info_from_flavors
+from pykueue.jobs.batch import Manifest, PodSetInfoError, merge_pod_set_info, pod_set_info_from_flavors
 
 # upstream's ImplicitlyEnabledFrameworkNames: a Deployment's or StatefulSet's Pods queue as Pods
 IMPLIED_FRAMEWORKS = {"deployment": ("pod",), "statefulset": ("pod",)}
@@ -286,13 +286,24 @@ def releasing(workload: Mapping[str, Any]) -> bool:
 
 
 def infos_for(workload: Mapping[str, Any], flavors: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """What the admission injects into each pod set: its flavors' node labels and tolerations."""
+    """What the admission injects into each pod set (upstream's getPodSetsInfoFromStatus): its flavors'
+    node labels and tolerations, then each admission check's ``podSetUpdates`` for it. An update that
+    contradicts what is already there raises ``PodSetInfoError`` naming the check: a permanent error."""
     infos = []
+    checks = (workload.get("status") or {}).get("admissionChecks") or []
     for assignment in workload["status"]["admission"].get("podSetAssignments") or []:
         names = list(dict.fromkeys((assignment.get("flavors") or {}).values()))
         found = [flavors[n] for n in names if n in flavors]
-        infos.append(pod_set_info_from_flavors(found, name=assignment.get("name", "main"),
-                                               count=assignment.get("count")))
+        info = pod_set_info_from_flavors(found, name=assignment.get("name", "main"), count=assignment.get("count"))
+        for check in checks:
+            update = next((u for u in check.get("podSetUpdates") or [] if u.get("name") == info["name"]), None)
+            if update is None:
+                continue
+            try:
+                info = merge_pod_set_info(info, update)
+            except PodSetInfoError as exc:
+                raise PodSetInfoError(f'in admission check "{check.get("name")}": {exc}') from exc
+        infos.append(info)
     return infos
 
 

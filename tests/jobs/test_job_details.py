@@ -181,3 +181,37 @@ def test_a_template_contradicting_its_flavor_finishes_the_workload_failed_to_sta
     assert message == ("invalid admission check PodSetUpdate: conflict for nodeSelector: "
                        "conflict for key=instance, value1=spot, value2=on-demand")
     assert not any(isinstance(a, (Replace, Patch)) for a in actions)
+
+
+def _checked(job: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    wl = _workload(job)
+    wl["status"]["admissionChecks"] = [{"name": "prov", "state": "Ready", "podSetUpdates": [{"name": "main", **update}]}]
+    return wl
+
+
+def test_an_admission_checks_pod_set_update_is_injected_with_the_flavor() -> None:
+    """getPodSetsInfoFromStatus: the check's nodeSelector and toleration join the flavor's."""
+    job = _job(suspend=True)
+    toleration = {"key": "reserved", "operator": "Exists", "effect": "NoSchedule"}
+    (start, _note) = reconcile(Job(job), _checked(job, {"nodeSelector": {"zone": "a"}, "tolerations": [toleration]}),
+                               FLAVORS)
+    assert isinstance(start, Replace) and start.obj is not None
+    spec = start.obj["spec"]["template"]["spec"]
+    assert spec["nodeSelector"] == {"instance": "on-demand", "zone": "a"}
+    assert spec["tolerations"] == [toleration]
+
+
+def test_an_admission_check_contradicting_the_template_or_the_flavor_finishes_the_workload_failed_to_start() -> None:
+    """Against the template the conflict shows when the info is merged into it (value1 the template's);
+    against the flavor, when the check's update is merged into the flavor's info, named by its check."""
+    job = _job(suspend=True)
+    job["spec"]["template"]["spec"]["nodeSelector"] = {"zone": "a"}
+    (finish, _note) = reconcile(Job(job), _checked(job, {"nodeSelector": {"zone": "b"}}), FLAVORS)
+    assert isinstance(finish, WorkloadConditions)
+    assert finish.conditions == (("Finished", True, "FailedToStart",
+                                  "invalid admission check PodSetUpdate: conflict for "
+                                  "nodeSelector: conflict for key=zone, value1=a, value2=b"),)
+    (finish, _note) = reconcile(Job(job), _checked(job, {"nodeSelector": {"instance": "spot"}}), FLAVORS)
+    assert isinstance(finish, WorkloadConditions)
+    assert finish.conditions[0][3] == ('in admission check "prov": invalid admission check PodSetUpdate: conflict '
+                                       "for nodeSelector: conflict for key=instance, value1=on-demand, value2=spot")
