@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from tests.e2e.conftest import Kueue, condition, eventually, is_true
-from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, job, local_queue, suspended
+from tests.e2e.test_controller import PLAIN_FLAVOR, checked_queue, cluster_queue, job, local_queue, suspended
 
 pytestmark = pytest.mark.e2e
 ZONE = "example.com/zone"
@@ -21,15 +21,7 @@ def test_an_admission_check_contradicting_the_template_fails_to_start_and_frees_
     (the test) says Ready with a pod set update selecting zone b. The Job cannot start on it whatever
     is retried: its Workload finishes FailedToStart with the merge conflict, the Job stays suspended,
     and a second 3 cpu Job gets the quota."""
-    kueue.apply(PLAIN_FLAVOR)
-    kueue.apply(f"""
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: AdmissionCheck
-metadata: {{name: {ns}-check}}
-spec: {{controllerName: test.pykueue.dev/check}}
-""")
-    kueue.apply(cluster_queue(ns, "4", extra=f"admissionChecksStrategy: {{admissionChecks: [{{name: {ns}-check}}]}}"))
-    kueue.apply(local_queue(ns, ns))
+    checked_queue(kueue, ns, "4")
     pinned = yaml.safe_load(job("pinned", ns, "3"))
     pinned["spec"]["template"]["spec"]["nodeSelector"] = {ZONE: "a"}
     kueue.apply([pinned])

@@ -302,20 +302,7 @@ def test_the_default_submitter_runs_on_its_flavor(ray_kueue: Kueue, ns: str) -> 
     on the H100 flavor: Kueue writes the default submitter template out with the flavor's node selector
     and toleration, so KubeRay's submitter Job and its Pod carry them too."""
     ray_kueue.apply(GPU_FLAVOR)
-    ray_kueue.apply(f"""
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {{name: {ns}}}
-spec:
-  namespaceSelector: {{}}
-  resourceGroups:
-  - coveredResources: [cpu, memory]
-    flavors:
-    - name: gpu-h100
-      resources:
-      - {{name: cpu, nominalQuota: "3"}}
-      - {{name: memory, nominalQuota: 1Gi}}
-""")
+    ray_kueue.apply(cluster_queue(ns, "3", flavor="gpu-h100", memory="1Gi"))
     ray_kueue.apply(local_queue(ns, ns))
     job = rayjob("defaulted", ns)
     del job["spec"]["submitterPodTemplate"]
