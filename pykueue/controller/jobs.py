@@ -29,6 +29,7 @@ RECLAIMABLE_PODS_MANAGER = "kueue-reclaimable-pods"
 GROUP_PREFIX = "group:"  # a pod group's key in the work queue: group:<namespace>/<group name>
 RESOURCES = {"Job": r.JOB, "Pod": r.POD, "RayCluster": r.RAY_CLUSTER, "RayJob": r.RAY_JOB, "Workload": r.WORKLOAD}
 Store = dict[str, dict[str, Any]]
+JOB_CONDITIONS = ("PodsReady", "Finished")  # the Workload conditions the job side writes (field manager MANAGER)
 
 
 class Integration(Protocol):
@@ -130,8 +131,10 @@ class JobReconciler:
 
     def __init__(self, kube: Kube, integration: Integration, workloads: Store, flavors: Store,
                  classes: Callable[[], PriorityClasses], now: Callable[[], float],
-                 stopped: Callable[[str], object] | None = None, recorder: Recorder | None = None) -> None:
+                 stopped: Callable[[str], object] | None = None, recorder: Recorder | None = None,
+                 wait_for_pods_ready: bool = False) -> None:
         self.kube = kube
+        self.wait_for_pods_ready = wait_for_pods_ready  # PodsReady is written only under waitForPodsReady
         # Warning events on objects that cannot be queued, each once per (object, message): a job is
         # reconciled again and again while it waits, and one event says it all.
         self.recorder = recorder
@@ -150,7 +153,7 @@ class JobReconciler:
         if job is None:
             return
         workload = self.workloads.get(f"{job.namespace}/{job.workload_name()}")
-        for action in framework.reconcile(job, workload, self.flavors):
+        for action in framework.reconcile(job, workload, self.flavors, wait_for_pods_ready=self.wait_for_pods_ready):
             await self.execute(action)
 
     def _warn(self, action: framework.Warn) -> None:
@@ -188,9 +191,7 @@ class JobReconciler:
                 "workload": f"{action.namespace}/{action.name}", "priority": str(priority),
                 "class": (ref or {}).get("name", "")}})
         elif isinstance(action, framework.WorkloadConditions):
-            conditions = [{"type": kind, "status": "True" if status else "False", "reason": reason,
-                           "message": message, "lastTransitionTime": rfc3339(self.now())}
-                          for kind, status, reason, message in action.conditions]
+            conditions = self._conditions(action)
             await self.kube.apply(r.WORKLOAD, _workload_status(action.namespace, action.name, {"conditions": conditions},
                                                                action.uid), manager=action.manager or MANAGER,
                                   subresource="status")
@@ -226,6 +227,22 @@ class JobReconciler:
             except ApiError as exc:
                 if exc.status != 404:
                     raise
+
+    def _conditions(self, action: framework.WorkloadConditions) -> list[dict[str, Any]]:
+        """The job side's conditions as they are to be: ``action``'s, and the others it wrote before as the
+        cached Workload has them (a server-side apply drops what its manager leaves out: writing Finished
+        alone would take PodsReady away). A status that does not change keeps its transition time."""
+        cached = self.workloads.get(f"{action.namespace}/{action.name}") or {}
+        have = {c.get("type"): c for c in (cached.get("status") or {}).get("conditions") or []}
+        out: dict[str, dict[str, Any]] = {kind: dict(have[kind]) for kind in JOB_CONDITIONS if kind in have}
+        for kind, status, reason, message in action.conditions:
+            value = "True" if status else "False"
+            since = (have.get(kind) or {}).get("lastTransitionTime") if (have.get(kind) or {}).get("status") == value \
+                else None
+            out[kind] = {"type": kind, "status": value, "reason": reason, "message": message,
+                         "lastTransitionTime": since or rfc3339(self.now())}
+        return [{k: c[k] for k in ("type", "status", "reason", "message", "lastTransitionTime") if k in c}
+                for c in out.values()]
 
     def _priority(self, ref: Any) -> tuple[int | None, Any]:
         """A Workload's priority and class reference from the job's choice of class (upstream's

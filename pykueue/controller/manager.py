@@ -145,7 +145,8 @@ class Controller:
             jobs = self._informer(r.JOB, self.on_job)
             self.job_keys.jobs = jobs.store
             self.job_sync = JobReconciler(self.kube, self.job_keys, workloads.store, flavors, self.priority_classes,
-                                          self.clock, self.workload_sync.job_stopped, self.recorder)
+                                          self.clock, self.workload_sync.job_stopped, self.recorder,
+                                          wait_for_pods_ready=self.engine.config.wait_for_pods_ready.enable)
             tasks.append(supervise.start("informer-jobs", jobs.run))
             await jobs.synced.wait()
             if self.manages_pods():
@@ -153,7 +154,8 @@ class Controller:
                 pods = self._informer(r.POD, self.on_pod, label_selector=f"{pod_rules.MANAGED_LABEL}=true")
                 self.pod_keys.pods = pods.store
                 self.pod_sync = JobReconciler(self.kube, self.pod_keys, workloads.store, flavors, self.priority_classes,
-                                              self.clock, self.workload_sync.job_stopped, self.recorder)
+                                              self.clock, self.workload_sync.job_stopped, self.recorder,
+                                              wait_for_pods_ready=self.engine.config.wait_for_pods_ready.enable)
                 tasks.append(supervise.start("informer-pods", pods.run))
                 await pods.synced.wait()
                 tasks.append(supervise.start("pods", lambda: self.pod_work.run(self.pod_sync.reconcile, self._job_error)))
@@ -279,7 +281,8 @@ class Controller:
         inf = self._informer(res, lambda t, o, n: None if t == DELETED else work.add(key_of(n or o)))
         self.ray_keys[kind].objects = inf.store
         sync = JobReconciler(self.kube, self.ray_keys[kind], workloads, flavors, self.priority_classes, self.clock,
-                             self.workload_sync.job_stopped, self.recorder)
+                             self.workload_sync.job_stopped, self.recorder,
+                             wait_for_pods_ready=self.engine.config.wait_for_pods_ready.enable)
 
         async def watch() -> None:
             await self._served(res)

@@ -14,15 +14,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pykueue.jobs.batch import Manifest, pod_set_info_from_flavors
+from pykueue.jobs.batch import Manifest, PodSetInfoError, merge_pod_set_info, pod_set_info_from_flavors
 
 # upstream's ImplicitlyEnabledFrameworkNames: a Deployment's or StatefulSet's Pods queue as Pods
 IMPLIED_FRAMEWORKS = {"deployment": ("pod",), "statefulset": ("pod",)}
 
 FINISHED_SUCCEEDED = "Succeeded"
 FINISHED_FAILED = "Failed"
-PODS_READY = ("PodsReady", "All pods reached readiness and the workload is running")
-PODS_NOT_READY = ("WaitForRecovery", "At least one pod has failed, waiting for recovery")
+FAILED_TO_START = "FailedToStart"  # upstream's FailedToStartFinishedReason
+# The PodsReady condition's reasons and messages (upstream's generatePodsReadyCondition)
+STARTED, RECOVERED, WAIT_FOR_START, WAIT_FOR_RECOVERY = "Started", "Recovered", "WaitForStart", "WaitForRecovery"
+READY_MESSAGE = "All pods reached readiness and the workload is running"
+NOT_READY_MESSAGE = "Not all pods are ready or succeeded"
+RECOVERY_MESSAGE = "At least one pod has failed, waiting for recovery"
 
 
 def enabled(listed: Sequence[str]) -> frozenset[str]:
@@ -259,6 +263,39 @@ def _is_true(workload: Mapping[str, Any], kind: str) -> bool:
     return False
 
 
+def _condition(workload: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+    for cond in (workload.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == kind:
+            return cond
+    return None
+
+
+def pods_ready_condition(job: GenericJob, workload: Mapping[str, Any]) -> tuple[bool, str, str]:
+    """Upstream's ``generatePodsReadyCondition``: (status, reason, message) of the PodsReady condition
+    the job's state calls for. Not admitted (yet, or any more): WaitForStart. Ready: Started, or
+    Recovered after a WaitForRecovery. Not ready: WaitForStart until it has once been ready, then
+    WaitForRecovery."""
+    if not admitted(workload):
+        return False, WAIT_FOR_START, NOT_READY_MESSAGE
+    current = _condition(workload, "PodsReady")
+    reason = (current or {}).get("reason")
+    if job.pods_ready():
+        return True, RECOVERED if reason in (WAIT_FOR_RECOVERY, RECOVERED) else STARTED, READY_MESSAGE
+    if current is not None and (current.get("status") == "True" or reason == WAIT_FOR_RECOVERY):
+        return False, WAIT_FOR_RECOVERY, RECOVERY_MESSAGE
+    return False, WAIT_FOR_START, NOT_READY_MESSAGE
+
+
+def _pods_ready_update(job: GenericJob, workload: Mapping[str, Any]) -> list[Action]:
+    """The PodsReady condition, written when its status or reason differs from the Workload's."""
+    ready, reason, message = pods_ready_condition(job, workload)
+    current = _condition(workload, "PodsReady") or {}
+    if current.get("status") == ("True" if ready else "False") and current.get("reason") == reason:
+        return []
+    meta = workload["metadata"]
+    return [WorkloadConditions(meta["namespace"], meta["name"], (("PodsReady", ready, reason, message),), meta.get("uid"))]
+
+
 def admitted(workload: Mapping[str, Any]) -> bool:
     return _is_true(workload, "Admitted") and bool((workload.get("status") or {}).get("admission"))
 
@@ -271,13 +308,24 @@ def releasing(workload: Mapping[str, Any]) -> bool:
 
 
 def infos_for(workload: Mapping[str, Any], flavors: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """What the admission injects into each pod set: its flavors' node labels and tolerations."""
+    """What the admission injects into each pod set (upstream's getPodSetsInfoFromStatus): its flavors'
+    node labels and tolerations, then each admission check's ``podSetUpdates`` for it. An update that
+    contradicts what is already there raises ``PodSetInfoError`` naming the check: a permanent error."""
     infos = []
+    checks = (workload.get("status") or {}).get("admissionChecks") or []
     for assignment in workload["status"]["admission"].get("podSetAssignments") or []:
         names = list(dict.fromkeys((assignment.get("flavors") or {}).values()))
         found = [flavors[n] for n in names if n in flavors]
-        infos.append(pod_set_info_from_flavors(found, name=assignment.get("name", "main"),
-                                               count=assignment.get("count")))
+        info = pod_set_info_from_flavors(found, name=assignment.get("name", "main"), count=assignment.get("count"))
+        for check in checks:
+            update = next((u for u in check.get("podSetUpdates") or [] if u.get("name") == info["name"]), None)
+            if update is None:
+                continue
+            try:
+                info = merge_pod_set_info(info, update)
+            except PodSetInfoError as exc:
+                raise PodSetInfoError(f'in admission check "{check.get("name")}": {exc}') from exc
+        infos.append(info)
     return infos
 
 
@@ -357,14 +405,15 @@ def priority_changed(built: Manifest, workload: Mapping[str, Any]) -> bool:
 
 
 def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
-              flavors: Mapping[str, Mapping[str, Any]]) -> list[Action]:
+              flavors: Mapping[str, Mapping[str, Any]], *, wait_for_pods_ready: bool = False) -> list[Action]:
     """The writes that make ``job`` follow ``workload`` (None when there is none yet), in upstream's order.
+    The PodsReady condition is Kueue's to write only under ``waitForPodsReady``, as upstream's.
 
     A job whose Workload exists but which can no longer be turned into one (changed while the
     validating webhook was away) keeps its Workload as it is, and a Warning event on the job and on
     its Workload says why."""
     problems: list[str] = []
-    actions = _reconcile(job, workload, flavors, problems)
+    actions = _reconcile(job, workload, flavors, problems, wait_for_pods_ready)
     if workload is None or not problems:
         return actions
     target = _event_target(job)
@@ -373,7 +422,7 @@ def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
 
 
 def _reconcile(job: GenericJob, workload: Mapping[str, Any] | None, flavors: Mapping[str, Mapping[str, Any]],
-               problems: list[str]) -> list[Action]:
+               problems: list[str], wait_for_pods_ready: bool) -> list[Action]:
     if workload is not None and releasing(workload) and not _is_true(workload, "Finished"):
         # Upstream's steps 1.1 and 6: stop the job first; its quota goes once nothing of it runs.
         meta = workload["metadata"]
@@ -433,15 +482,18 @@ def _reconcile(job: GenericJob, workload: Mapping[str, Any] | None, flavors: Map
     if reclaimable != recorded:
         return [ReclaimablePods(namespace, name, reclaimable, uid)]
     suspended = job.is_suspended()
+    ready = _pods_ready_update(job, workload) if wait_for_pods_ready else []
     if admitted(workload):
         if suspended:
-            return job.run(infos_for(workload, flavors), workload)
-        ready = job.pods_ready()
-        if ready != _is_true(workload, "PodsReady"):
-            reason, text = PODS_READY if ready else PODS_NOT_READY
-            return [WorkloadConditions(namespace, name, (("PodsReady", ready, reason, text),), uid)]
-        return []
+            try:
+                return ready + job.run(infos_for(workload, flavors), workload)
+            except PodSetInfoError as exc:
+                # upstream's podset.IsPermanent: no retry can start it, so the Workload finishes (its quota goes)
+                return [WorkloadConditions(namespace, name, (("Finished", True, FAILED_TO_START, str(exc)),), uid),
+                        Note("cannot start: the admission conflicts with its template",
+                             {"object": job.describe(), "error": str(exc)}, warning=True)]
+        return ready
     evicted = _is_true(workload, "Evicted")
     if not suspended or evicted:
-        return job.stop(workload, evicted)
-    return []
+        return ready + job.stop(workload, evicted)
+    return ready

@@ -15,6 +15,9 @@ from pykueue.jobs.framework import Action, Note, Patch, Replace, SuspendFlag
 
 FRAMEWORK = "batch/job"
 KIND = "Job"
+# Set with ``spec.suspend`` in the one write that stops a Job, dropped once its template is restored: a
+# suspended Job that still carries it has not finished stopping, so the next reconcile completes the stop.
+STOPPING_ANNOTATION = "kueue.x-k8s.io/stopping"
 
 
 def _condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
@@ -34,27 +37,56 @@ def is_finished(job: Mapping[str, Any]) -> tuple[bool, bool, str]:
     return False, False, ""
 
 
+def _succeeded(status: Mapping[str, Any]) -> int:
+    """Succeeded pods, counting those the Job controller has seen terminate but not yet folded into
+    ``status.succeeded`` (``status.uncountedTerminatedPods.succeeded``: pod UIDs, counted once there)."""
+    uncounted = (status.get("uncountedTerminatedPods") or {}).get("succeeded") or []
+    return (status.get("succeeded") or 0) + len(uncounted)
+
+
 def pods_ready(job: Mapping[str, Any]) -> bool:
     """Upstream's ``PodsReady`` for a Job: as many pods ready or succeeded as its pod set counts,
-    min(parallelism, completions) (a Job of parallelism 3 and 1 completion runs one pod)."""
+    min(parallelism, completions) (a Job of parallelism 3 and 1 completion runs one pod). A pod that
+    succeeded is counted from the moment the Job controller records its UID as uncounted."""
     status = job.get("status") or {}
-    return (status.get("ready") or 0) + (status.get("succeeded") or 0) >= batch.pods_count(job)
+    return (status.get("ready") or 0) + _succeeded(status) >= batch.pods_count(job)
+
+
+def _index_count(text: str | None) -> int:
+    """How many indexes a Job's ``completedIndexes`` / ``failedIndexes`` text names ("1,3-5,7" is 5)."""
+    total = 0
+    for part in (text or "").split(","):
+        if not part.strip():
+            continue
+        first, _, last = part.partition("-")
+        try:
+            total += int(last or first) - int(first) + 1
+        except ValueError:
+            continue  # the Job controller writes only numbers; anything else names no index
+    return total
 
 
 def reclaimable_pods(job: Mapping[str, Any]) -> dict[str, int]:
-    """Upstream's `ReclaimablePods` for a Job: once fewer pods remain to succeed than run in
-    parallel, the difference no longer needs quota."""
+    """Upstream's ``ReclaimablePods`` for a Job: once fewer pods remain to run than run in parallel,
+    the difference no longer needs quota.
+
+    What remains: for an Indexed Job, the indexes neither completed nor failed (``completedIndexes``,
+    and ``failedIndexes`` under backoffLimitPerIndex: a failed index is never retried); otherwise
+    completions (parallelism when unset) less the pods that succeeded."""
     spec, status = job.get("spec") or {}, job.get("status") or {}
     parallelism = spec.get("parallelism")
     parallelism = 1 if parallelism is None else parallelism
-    succeeded = status.get("succeeded") or 0
-    if parallelism == 1 or succeeded == 0:
-        return {}
     completions = spec.get("completions")
-    remaining = (parallelism if completions is None else completions) - succeeded
+    if spec.get("completionMode") == "Indexed" and completions is not None:
+        done = _index_count(status.get("completedIndexes")) + _index_count(status.get("failedIndexes"))
+    else:
+        done = _succeeded(status)
+    if parallelism == 1 or done == 0:
+        return {}
+    remaining = (parallelism if completions is None else completions) - done
     if remaining >= parallelism:
         return {}
-    return {batch.DEFAULT_POD_SET_NAME: parallelism - remaining}
+    return {batch.DEFAULT_POD_SET_NAME: parallelism - max(remaining, 0)}
 
 
 def workload_key(job: Mapping[str, Any]) -> str:
@@ -97,19 +129,31 @@ class Job(SuspendFlag):
         return [Replace(KIND, self.namespace, self.meta["name"], obj=started),
                 Note("job started", {"job": self._key(), "flavors": _flavors(workload)})]
 
+    def is_suspended(self) -> bool:
+        """Upstream's: suspended, and not part-way through a stop (the stopping annotation still on)."""
+        return super().is_suspended() and _annotations(self.obj).get(STOPPING_ANNOTATION) != "true"
+
     def stop(self, workload: Mapping[str, Any], evicted: bool) -> list[Action]:
-        """Upstream's order: suspend, clear the start time (the Job API allows changing scheduling
-        directives only of a suspended Job that has not started), then restore the template."""
-        if self.is_suspended():
-            return []
+        """Upstream's ``Job.Stop``, called whenever the Workload does not let the Job run, suspended or not.
+
+        A running Job is suspended in one write that also sets the stopping annotation, so a stop cut
+        short (a crash, a refused write) is seen unfinished and completed by the next reconcile. Then
+        the start time is cleared (the Job API lets only a suspended Job that has not started change
+        its scheduling directives) and the template is restored from the Workload's pod set, dropping
+        the annotation. A Job already suspended gets the last two steps whenever its template still
+        differs from what the Workload recorded, so none of a past admission's node selector stays."""
         name = self.meta["name"]
-        actions: list[Action] = [Patch(KIND, self.namespace, name, {"spec": {"suspend": True}})]
-        if (self.obj.get("status") or {}).get("startTime"):
-            actions.append(Patch(KIND, self.namespace, name, {"status": {"startTime": None}}, subresource="status"))
         pod_sets = (workload.get("spec") or {}).get("podSets") or []
         original = batch.pod_set_info_from_pod_set(pod_sets[0]) if pod_sets else batch.original_pod_set_info(self.obj)
-        actions += [Replace(KIND, self.namespace, name, change=lambda fresh: batch.restore_job(fresh, original)),
-                    Note("job suspended: its workload is not admitted", {"job": self._key()})]
+        actions: list[Action] = []
+        if not self.is_suspended():
+            actions.append(Patch(KIND, self.namespace, name, {
+                "metadata": {"annotations": {STOPPING_ANNOTATION: "true"}}, "spec": {"suspend": True}}))
+        if (self.obj.get("status") or {}).get("startTime"):
+            actions.append(Patch(KIND, self.namespace, name, {"status": {"startTime": None}}, subresource="status"))
+        if actions or _restored(self.obj, original) != self.obj:
+            actions += [Replace(KIND, self.namespace, name, change=lambda fresh: _restored(fresh, original)),
+                        Note("job suspended: its workload is not admitted", {"job": self._key()})]
         return actions
 
     def finalize(self) -> list[Action]:
@@ -120,6 +164,21 @@ class Job(SuspendFlag):
 
     def _key(self) -> str:
         return f"{self.namespace}/{self.meta['name']}"
+
+
+def _annotations(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    return (obj.get("metadata") or {}).get("annotations") or {}
+
+
+def _restored(job: Mapping[str, Any], original: Mapping[str, Any]) -> dict[str, Any]:
+    """The Job suspended, its template as the Workload recorded it, the stopping annotation gone."""
+    new = batch.restore_job(job, original)
+    annotations = new["metadata"].get("annotations")
+    if annotations is not None:
+        annotations.pop(STOPPING_ANNOTATION, None)
+        if not annotations:
+            del new["metadata"]["annotations"]
+    return new
 
 
 def _flavors(workload: Mapping[str, Any]) -> str:

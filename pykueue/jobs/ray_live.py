@@ -8,11 +8,12 @@ start and stop them:
   creates the head and worker Pods, and for a RayJob the submitter Job, only then);
 - start (``RunWithPodSetsInfo``): suspend false, and each pod set's admission info (the flavors'
   node labels and tolerations, the ``kueue.x-k8s.io/podset`` label) merged into the template it
-  came from: the head group's, each worker group's in order, a RayJob's ``submitterPodTemplate``
-  when it gives one (KubeRay's default submitter has no template to carry it);
+  came from: the head group's, each worker group's in order, a RayJob's ``submitterPodTemplate``;
+  a RayJob without one gets KubeRay's default submitter template written out with the info merged
+  in, so the submitter runs on its flavor's nodes too;
 - stop (``RestorePodSetsInfo``): suspend true and each template as the Workload recorded it;
-- finished: a RayJob whose ``jobDeploymentStatus`` is ``Complete`` or ``Failed`` (succeeded when its
-  ``jobStatus`` is ``SUCCEEDED``); a RayCluster never finishes by itself;
+- finished: a RayJob whose ``jobDeploymentStatus`` is ``Complete``, ``Failed`` or ``ValidationFailed``
+  (succeeded when its ``jobStatus`` is ``SUCCEEDED``); a RayCluster never finishes by itself;
 - pods ready: the cluster's ``state`` is ``ready`` (a RayJob reads its ``rayClusterStatus``).
 
 A RayCluster that a RayJob owns is the RayJob's to queue (``owned_by_ray_job``): upstream skips
@@ -32,7 +33,9 @@ RAY_CLUSTER = "RayCluster"
 RAY_JOB = "RayJob"
 KINDS = {ray.CLUSTER_FRAMEWORK: RAY_CLUSTER, ray.JOB_FRAMEWORK: RAY_JOB}
 READY = "ready"  # rayv1.Ready
-FINISHED_DEPLOYMENT = ("Complete", "Failed")  # rayv1.JobDeploymentStatusComplete / ...Failed
+# rayv1.JobDeploymentStatusComplete, ...Failed, and ...ValidationFailed: KubeRay found the spec invalid and will
+# never run it, so it finishes (failed) and its quota goes
+FINISHED_DEPLOYMENT = ("Complete", "Failed", "ValidationFailed")
 SUCCEEDED = "SUCCEEDED"  # rayv1.JobStatusSucceeded
 
 
@@ -56,13 +59,17 @@ def cluster_spec(obj: Mapping[str, Any]) -> dict[str, Any]:
     return spec["rayClusterSpec"] if obj.get("kind") == RAY_JOB else spec
 
 
+def _k8s_job_mode(obj: Mapping[str, Any]) -> bool:
+    return obj.get("kind") == RAY_JOB and (obj["spec"].get("submissionMode") or ray.K8S_JOB_MODE) == ray.K8S_JOB_MODE
+
+
 def templates(obj: dict[str, Any]) -> list[dict[str, Any] | None]:
     """The templates (in ``obj`` itself) behind each pod set, in pod set order; None for a RayJob's
     default submitter, which has no template in the object."""
     spec = cluster_spec(obj)
     found: list[dict[str, Any] | None] = [spec["headGroupSpec"].setdefault("template", {})]
     found += [group.setdefault("template", {}) for group in spec.get("workerGroupSpecs") or []]
-    if obj.get("kind") == RAY_JOB and (obj["spec"].get("submissionMode") or ray.K8S_JOB_MODE) == ray.K8S_JOB_MODE:
+    if _k8s_job_mode(obj):
         found.append(obj["spec"].get("submitterPodTemplate"))
     return found
 
@@ -80,6 +87,10 @@ def with_pod_sets_info(obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]
     ``RestorePodSetsInfo`` plus ``Suspend`` (``restore=True``), as a new object. One info per pod
     set, else ``PodSetInfoError``."""
     new = copy.deepcopy(dict(obj))
+    if not restore and _k8s_job_mode(new) and new["spec"].get("submitterPodTemplate") is None:
+        # KubeRay would run its default submitter, which has no template to carry the admission: write
+        # that default out, so the flavor's node selector and tolerations reach the submitter too
+        new["spec"]["submitterPodTemplate"] = ray.default_submitter_template(new)
     found = templates(new)
     if len(infos) != len(found):
         raise batch.PodSetInfoError(f"invalid podset infos: expecting {len(found)} podsets, got {len(infos)}")

@@ -30,7 +30,10 @@ metadata: {name: plain}
 
 
 def cluster_queue(name: str, cpu: str, *, flavor: str = "plain", cohort: str | None = None,
-                  strategy: str = "BestEffortFIFO", preemption: str = "{}", extra: str = "") -> str:
+                  strategy: str = "BestEffortFIFO", preemption: str = "{}", extra: str = "",
+                  memory: str | None = None) -> str:
+    """A ClusterQueue of ``cpu`` (and ``memory``, when given) on one flavor."""
+    memory_quota = f'\n      - {{name: memory, nominalQuota: "{memory}"}}' if memory else ""
     return f"""
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
@@ -41,13 +44,27 @@ spec:
   queueingStrategy: {strategy}
   preemption: {preemption}
   resourceGroups:
-  - coveredResources: [cpu]
+  - coveredResources: [cpu{", memory" if memory else ""}]
     flavors:
     - name: {flavor}
       resources:
-      - {{name: cpu, nominalQuota: "{cpu}"}}
+      - {{name: cpu, nominalQuota: "{cpu}"}}{memory_quota}
   {extra}
 """
+
+
+def checked_queue(kueue: Kueue, ns: str, cpu: str) -> None:
+    """The plain flavor, a ClusterQueue ``ns`` of ``cpu`` with one admission check (``NS-check``, whose
+    controller is the test), and LocalQueue ``lq``."""
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {{name: {ns}-check}}
+spec: {{controllerName: test.pykueue.dev/check}}
+""")
+    kueue.apply(cluster_queue(ns, cpu, extra=f"admissionChecksStrategy: {{admissionChecks: [{{name: {ns}-check}}]}}"))
+    kueue.apply(local_queue(ns, ns))
 
 
 def local_queue(namespace: str, cq: str, name: str = "lq") -> str:
@@ -309,15 +326,7 @@ def test_stop_policy_set_with_kubectl_patch(kueue: Kueue, ns: str) -> None:
 
 def test_admission_check_driven_by_the_test(kueue: Kueue, ns: str) -> None:
     """Quota is reserved but the Job waits until the test, acting as the check's controller, says Ready."""
-    kueue.apply(PLAIN_FLAVOR)
-    kueue.apply(f"""
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: AdmissionCheck
-metadata: {{name: {ns}-check}}
-spec: {{controllerName: test.pykueue.dev/check}}
-""")
-    kueue.apply(cluster_queue(ns, "4", extra=f"admissionChecksStrategy: {{admissionChecks: [{{name: {ns}-check}}]}}"))
-    kueue.apply(local_queue(ns, ns))
+    checked_queue(kueue, ns, "4")
     kueue.apply(job("checked", ns, "1"))
     wl = eventually(lambda: (w := kueue.workload_of("checked", ns)) and is_true(w, "QuotaReserved") and w)
     assert condition(wl, "Admitted")["status"] == "False"
@@ -335,15 +344,7 @@ spec: {{controllerName: test.pykueue.dev/check}}
 def test_rejected_admission_check_deactivates(kueue: Kueue, ns: str) -> None:
     """A check's controller says Rejected: one eviction, reason Deactivated with its cause, the
     Workload deactivated (spec.active false) and its Job suspended again."""
-    kueue.apply(PLAIN_FLAVOR)
-    kueue.apply(f"""
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: AdmissionCheck
-metadata: {{name: {ns}-check}}
-spec: {{controllerName: test.pykueue.dev/check}}
-""")
-    kueue.apply(cluster_queue(ns, "4", extra=f"admissionChecksStrategy: {{admissionChecks: [{{name: {ns}-check}}]}}"))
-    kueue.apply(local_queue(ns, ns))
+    checked_queue(kueue, ns, "4")
     kueue.apply(job("rejected", ns, "1"))
     wl = eventually(lambda: (w := kueue.workload_of("rejected", ns)) and is_true(w, "QuotaReserved") and w)
     patch = json.dumps({"status": {"admissionChecks": [{

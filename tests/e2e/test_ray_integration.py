@@ -19,14 +19,18 @@ from typing import Any
 import pytest
 
 from pykueue.controller.webhooks import local, names
+from pykueue.devcluster import kuberay
 from tests.e2e.conftest import Kueue, condition, controller_with_webhooks, eventually, is_true
+from tests.e2e.running import Sampler
 from tests.e2e.test_controller import GPU_FLAVOR, cluster_queue, local_queue, priority_classes
 
 pytestmark = pytest.mark.e2e
 GPU_NODE = "gpu-h100-0"
 GPU_SELECTOR = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
+# waitForPodsReady on (a timeout no test reaches): Kueue writes the PodsReady condition only under it
 CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-          "integrations": {"frameworks": ["batch/job", "ray.io/raycluster", "ray.io/rayjob"]}}
+          "integrations": {"frameworks": ["batch/job", "ray.io/raycluster", "ray.io/rayjob"]},
+          "waitForPodsReady": {"timeout": "30m"}}
 
 
 @pytest.fixture(scope="module")
@@ -131,6 +135,7 @@ def test_raycluster_admitted_runs_on_its_flavor_and_one_over_quota_waits(ray_kue
     assert [(p["name"], p["count"]) for p in wl["spec"]["podSets"]] == [("head", 1), ("workers", 2)]
     eventually(lambda: is_true(workload_for(ray_kueue, ns, "RayCluster", "first"), "PodsReady"), 90,
                what="PodsReady from the cluster's ready state")
+    assert condition(workload_for(ray_kueue, ns, "RayCluster", "first"), "PodsReady")["reason"] == "Started"
 
     ray_kueue.apply([raycluster("second", ns, workers=1)])
     message = eventually(lambda: (c := condition(workload_for(ray_kueue, ns, "RayCluster", "second"),
@@ -182,6 +187,7 @@ def test_rayjob_admitted_runs_its_cluster_and_finishes(ray_kueue: Kueue, ns: str
     finished = eventually(lambda: (w := workload_for(ray_kueue, ns, "RayJob", "job")) and is_true(w, "Finished") and w,
                           150, what="the RayJob's workload finished")
     cond = condition(finished, "Finished")
+    assert condition(finished, "PodsReady") is not None  # finishing keeps what the job side wrote before
     job = ray_kueue.get("rayjob.ray.io", "job", ns)
     assert job["status"]["jobDeploymentStatus"] == "Failed"
     assert cond["reason"] == "Failed" and cond["message"] == job["status"]["message"]
@@ -229,3 +235,93 @@ def test_simulate_predicts_a_rayclusters_admission(ray_kueue: Kueue, ns: str, tm
     got = [{"name": a["name"], "count": a["count"], "flavors": a["flavors"]}
            for a in wl["status"]["admission"]["podSetAssignments"]]
     assert got == expected["admission"]["podSetAssignments"]
+
+
+def test_an_evicted_rayclusters_quota_is_held_until_kuberay_has_stopped_it(ray_kueue: Kueue, ns: str) -> None:
+    """Issue 37 for Ray: priority preemption in a 2 cpu queue while KubeRay's operator is frozen
+    (SIGSTOP). Kueue evicts and suspends the low RayCluster at once, but KubeRay has not deleted its
+    Pods nor reported it suspended, so low keeps its quota and high waits: what runs (counted from the
+    Pods) never passes 2 cpu. Once KubeRay runs again it stops low, low's quota goes and high runs."""
+    ray_kueue.apply(priority_classes(ns))
+    gpu_queue(ray_kueue, ns, "2", preemption="{withinClusterQueue: LowerPriority}")
+    ray_kueue.apply([raycluster("low", ns, priority_class=f"{ns}-low")])
+    eventually(lambda: running_on_gpu(ray_kueue, ns, "low", 2), 120, what="low running")
+    eventually(lambda: (((ray_kueue.get("raycluster.ray.io", "low", ns) or {}).get("status") or {}).get("state")
+                        == "ready"), 90, what="KubeRay reports low ready")
+    sampler = Sampler(ray_kueue, ns)
+    with ray_kueue.cluster.paused(kuberay.BINARY):
+        ray_kueue.apply([raycluster("high", ns, priority_class=f"{ns}-high")])
+
+        def low_evicted_and_suspended() -> bool:
+            sampler.sample()
+            victim, low = workload_for(ray_kueue, ns, "RayCluster", "low"), ray_kueue.get("raycluster.ray.io", "low", ns)
+            waiting = condition(workload_for(ray_kueue, ns, "RayCluster", "high"), "QuotaReserved") or {}
+            return bool(is_true(victim, "Evicted") and low and low["spec"].get("suspend")
+                        and "Pending the preemption of 1 workload(s)" in waiting.get("message", ""))
+
+        eventually(low_evicted_and_suspended, 60, what="low evicted and suspended, high waiting for it")
+        victim = workload_for(ray_kueue, ns, "RayCluster", "low")
+        assert is_true(victim, "QuotaReserved") and victim["status"]["admission"]["clusterQueue"] == ns
+        assert len(ray_pods(ray_kueue, ns, "low")) == 2  # KubeRay has not stopped it
+        assert ray_pods(ray_kueue, ns, "high") == []
+        assert sampler.sample() == 2000
+    eventually(lambda: sampler.sample() is not None and running_on_gpu(ray_kueue, ns, "high", 2), 120,
+               what="high running once KubeRay stopped low")
+    eventually(lambda: not is_true(workload_for(ray_kueue, ns, "RayCluster", "low"), "QuotaReserved"), 30,
+               what="low released")
+    assert ray_pods(ray_kueue, ns, "low") == []
+    assert sampler.peak <= 2000, f"ran {sampler.peak} milli-cpu on a 2 cpu queue"
+
+
+def test_a_rayjob_kuberay_finds_invalid_finishes_and_gives_its_quota_back(ray_kueue: Kueue, ns: str) -> None:
+    """A RayJob Kueue accepts but KubeRay refuses (its runtimeEnvYAML is not YAML) is admitted while
+    KubeRay is frozen, so it holds the 3 cpu queue. When KubeRay runs again it marks the RayJob
+    ValidationFailed: its Workload finishes Failed with KubeRay's message, and the quota goes to a
+    RayCluster waiting behind it."""
+    gpu_queue(ray_kueue, ns, "3")
+    invalid = rayjob("invalid", ns)
+    invalid["spec"]["runtimeEnvYAML"] = "pip: ["
+    with ray_kueue.cluster.paused(kuberay.BINARY):
+        ray_kueue.apply([invalid])
+        eventually(lambda: (o := ray_kueue.get("rayjob.ray.io", "invalid", ns)) and o["spec"].get("suspend") is False,
+                   60, what="the RayJob admitted and started")
+        ray_kueue.apply([raycluster("next", ns, workers=1)])
+        eventually(lambda: (c := condition(workload_for(ray_kueue, ns, "RayCluster", "next"), "QuotaReserved"))
+                   and c["status"] == "False", 60, what="next waiting for quota")
+    finished = eventually(lambda: (w := workload_for(ray_kueue, ns, "RayJob", "invalid")) and is_true(w, "Finished")
+                          and w, 90, what="the invalid RayJob's workload finished")
+    job = ray_kueue.get("rayjob.ray.io", "invalid", ns)
+    assert job["status"]["jobDeploymentStatus"] == "ValidationFailed"
+    cond = condition(finished, "Finished")
+    assert cond["reason"] == "Failed" and cond["message"] == job["status"]["message"]
+    eventually(lambda: running_on_gpu(ray_kueue, ns, "next", 2), 120, what="next running on the freed quota")
+
+
+def test_the_default_submitter_runs_on_its_flavor(ray_kueue: Kueue, ns: str) -> None:
+    """A RayJob with KubeRay's default submitter (500m cpu, 200Mi) in a queue covering cpu and memory
+    on the H100 flavor: Kueue writes the default submitter template out with the flavor's node selector
+    and toleration, so KubeRay's submitter Job and its Pod carry them too."""
+    ray_kueue.apply(GPU_FLAVOR)
+    ray_kueue.apply(cluster_queue(ns, "3", flavor="gpu-h100", memory="1Gi"))
+    ray_kueue.apply(local_queue(ns, ns))
+    job = rayjob("defaulted", ns)
+    del job["spec"]["submitterPodTemplate"]
+    ray_kueue.apply([job])
+    wl = eventually(lambda: (w := workload_for(ray_kueue, ns, "RayJob", "defaulted")) and is_true(w, "Admitted") and w,
+                    60, what="the RayJob admitted")
+    assert [(a["name"], a["flavors"]) for a in wl["status"]["admission"]["podSetAssignments"]][-1] == (
+        "submitter", {"cpu": "gpu-h100", "memory": "gpu-h100"})
+    started = ray_kueue.get("rayjob.ray.io", "defaulted", ns)
+    submitter = started["spec"]["submitterPodTemplate"]["spec"]
+    assert submitter["nodeSelector"] == GPU_SELECTOR
+    toleration = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    assert toleration in submitter["tolerations"]
+
+    def submitter_pod() -> dict[str, Any] | None:
+        out = ray_kueue.cluster.kubectl("get", "pods", "-n", ns, "-l", "job-name=defaulted", "-o", "json").stdout
+        pods = json.loads(out)["items"]
+        return pods[0] if pods else None
+
+    pod = eventually(submitter_pod, 150, what="KubeRay's submitter pod")
+    assert pod["spec"]["nodeSelector"] == GPU_SELECTOR
+    assert toleration in pod["spec"]["tolerations"]

@@ -20,6 +20,8 @@ from pykueue.jobs.framework import (
 )
 from pykueue.jobs.job import Job
 
+# upstream's Job.Stop: suspended, with the stopping annotation, in one write
+STOP = {"metadata": {"annotations": {"kueue.x-k8s.io/stopping": "true"}}, "spec": {"suspend": True}}
 FLAVORS = {"on-demand": {"metadata": {"name": "on-demand"}, "spec": {"nodeLabels": {"instance": "on-demand"}}}}
 
 
@@ -77,7 +79,7 @@ def test_an_admitted_job_starts_on_its_flavor_and_a_released_one_is_restored() -
     released = _pending(job.workload_name(), {"type": "QuotaReserved", "status": "False"})
     released["spec"] = job.build_workload()["spec"]  # restored from the Workload's pod set, as upstream
     stop = reconcile(running, released, FLAVORS)
-    assert isinstance(stop[0], Patch) and stop[0].body == {"spec": {"suspend": True}}
+    assert isinstance(stop[0], Patch) and stop[0].body == STOP
     restore = next(a for a in stop if isinstance(a, Replace))
     assert restore.change is not None
     restored = restore.change(copy.deepcopy(start.obj))
@@ -98,7 +100,7 @@ def test_an_evicted_job_is_stopped_and_its_quota_released_only_once_no_pod_is_ac
     running["status"] = {"active": 2}
     evicted = _evicted(Job(running).workload_name())
     actions = reconcile(Job(running), evicted, FLAVORS)  # Admitted=True too: evicted comes first
-    assert isinstance(actions[0], Patch) and actions[0].body == {"spec": {"suspend": True}}
+    assert isinstance(actions[0], Patch) and actions[0].body == STOP
     assert not any(isinstance(a, JobStopped) for a in actions)
     suspended = {**running, "spec": {**running["spec"], "suspend": True}}
     assert reconcile(Job(suspended), evicted, FLAVORS) == []  # the Job controller still counts 2 pods
@@ -113,7 +115,7 @@ def test_a_deleted_workloads_job_is_stopped_before_its_quota_goes() -> None:
     deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     deleting["spec"] = Job(_job(True)).build_workload()["spec"]
     actions = reconcile(Job(running), deleting, FLAVORS)
-    assert isinstance(actions[0], Patch) and actions[0].body == {"spec": {"suspend": True}}
+    assert isinstance(actions[0], Patch) and actions[0].body == STOP
     assert not any(isinstance(a, JobStopped) for a in actions)
     stopped = {**running, "spec": {**running["spec"], "suspend": True}, "status": {}}
     assert reconcile(Job(stopped), deleting, FLAVORS) == [JobStopped("ns", Job(running).workload_name())]
@@ -131,7 +133,7 @@ def test_a_running_job_whose_parallelism_grew_is_stopped_and_its_workload_replac
     grown = copy.deepcopy(admitted_for)
     grown["spec"]["parallelism"] = 4
     actions = reconcile(Job(grown), workload, FLAVORS)
-    assert isinstance(actions[0], Patch) and actions[0].body == {"spec": {"suspend": True}}
+    assert isinstance(actions[0], Patch) and actions[0].body == STOP
     delete = next(a for a in actions if isinstance(a, Delete))
     assert (delete.kind, delete.name) == ("Workload", Job(grown).workload_name())
     assert reconcile(Job(admitted_for), workload, FLAVORS) == []  # unchanged: nothing to do

@@ -23,6 +23,7 @@ from pykueue.jobs.framework import (
     Replace,
     Warn,
     WorkloadConditions,
+    mismatch,
     reconcile,
 )
 from pykueue.jobs.ray_live import RayObject, is_managed, with_pod_sets_info
@@ -134,14 +135,18 @@ def test_eviction_suspends_it_and_restores_the_templates_the_workload_recorded()
 
 
 def test_pods_ready_follows_the_cluster_state_and_a_raycluster_never_finishes() -> None:
+    """Under waitForPodsReady: not ready yet is WaitForStart, KubeRay's ``ready`` state is Started.
+    Without it Kueue writes no PodsReady condition at all (upstream's step 5 is behind the option)."""
     running = raycluster(suspend=False)
     job = RayObject(running)
     wl = admitted(job.workload_name(), [("head", "cpu", 1), ("small", "cpu", 2), ("big", "cpu", 1)])
-    assert reconcile(job, wl, FLAVORS) == []  # state not ready, PodsReady not shown: nothing to write
+    assert reconcile(job, wl, FLAVORS, wait_for_pods_ready=True) == [WorkloadConditions("ns", job.workload_name(), (
+        ("PodsReady", False, "WaitForStart", "Not all pods are ready or succeeded"),))]
     running["status"] = {"state": "ready"}
-    (ready,) = reconcile(RayObject(running), wl, FLAVORS)
+    assert reconcile(RayObject(running), wl, FLAVORS) == []
+    (ready,) = reconcile(RayObject(running), wl, FLAVORS, wait_for_pods_ready=True)
     assert ready == WorkloadConditions("ns", job.workload_name(), (
-        ("PodsReady", True, "PodsReady", "All pods reached readiness and the workload is running"),))
+        ("PodsReady", True, "Started", "All pods reached readiness and the workload is running"),))
     running["status"] = {"state": "failed", "reason": "boom"}
     assert RayObject(running).finished() == (False, False, "")
 
@@ -172,8 +177,8 @@ def test_a_rayjob_starts_with_its_submitter_template_and_finishes_with_its_deplo
     assert start["spec"]["submitterPodTemplate"]["spec"]["tolerations"] == [TOLERATION]
 
     start["status"] = {"jobDeploymentStatus": "Running", "rayClusterStatus": {"state": "ready"}}
-    (ready,) = reconcile(RayObject(start), wl, FLAVORS)
-    assert isinstance(ready, WorkloadConditions) and ready.conditions[0][:2] == ("PodsReady", True)
+    (ready,) = reconcile(RayObject(start), wl, FLAVORS, wait_for_pods_ready=True)
+    assert isinstance(ready, WorkloadConditions) and ready.conditions[0][:3] == ("PodsReady", True, "Started")
     start["status"] = {"jobDeploymentStatus": "Complete", "jobStatus": "SUCCEEDED", "message": "all done"}
     (finish,) = reconcile(RayObject(start), wl, FLAVORS)
     assert finish == WorkloadConditions("ns", job.workload_name(), (("Finished", True, "Succeeded", "all done"),))
@@ -188,17 +193,47 @@ def test_a_failed_rayjob_finishes_its_workload_as_failed() -> None:
         False, False, "")
 
 
-def test_the_default_submitter_has_no_template_to_carry_the_admission() -> None:
-    """No submitterPodTemplate: the submitter pod set is KubeRay's default, so its info is used by
-    nothing, and the RayJob's spec gains no submitterPodTemplate."""
+def test_the_default_submitter_gets_its_flavors_placement() -> None:
+    """No submitterPodTemplate: admission writes out KubeRay's default submitter (the head's image,
+    500m cpu and 200Mi requested, restartPolicy Never) with the submitter pod set's flavor merged in,
+    so the submitter Job runs on the gpu flavor's nodes with its toleration. Eviction restores it to
+    the Workload's recorded default: no flavor left in it."""
     job = RayObject(rayjob())
     wl = admitted(job.workload_name(), [("head", "cpu", 1), ("small", "cpu", 2), ("big", "cpu", 1),
                                         ("submitter", "gpu", 1)])
     start = reconcile(job, wl, FLAVORS)[0].obj
-    assert "submitterPodTemplate" not in start["spec"]
-    # HTTPMode: no submitter pod set at all, three infos
+    submitter = start["spec"]["submitterPodTemplate"]
+    assert submitter["spec"]["nodeSelector"] == {"gpu": "h100"}
+    assert submitter["spec"]["tolerations"] == [TOLERATION]
+    assert submitter["spec"]["restartPolicy"] == "Never"
+    (container,) = submitter["spec"]["containers"]
+    assert (container["name"], container["image"]) == ("ray-job-submitter", "rayproject/ray")
+    assert container["resources"]["requests"] == {"cpu": "500m", "memory": "200Mi"}
+    assert submitter["metadata"]["labels"] == {"kueue.x-k8s.io/podset": "submitter"}
+    # the Workload made from the started RayJob is the one admitted: the same pod sets and requests
+    assert mismatch(RayObject(start), RayObject(start).build_workload(), {**wl, "spec": job.build_workload()["spec"]}) is None
+    stopped = with_pod_sets_info(start, [batch.pod_set_info_from_pod_set(p) for p in job.build_workload()["spec"]["podSets"]],
+                                 restore=True)
+    assert "nodeSelector" not in stopped["spec"]["submitterPodTemplate"]["spec"]
+    assert "tolerations" not in stopped["spec"]["submitterPodTemplate"]["spec"]
+    # HTTPMode: no submitter pod set at all, three infos, and no submitter template written
     http = RayObject(rayjob(submissionMode="HTTPMode"))
     assert [p["name"] for p in http.build_workload()["spec"]["podSets"]] == ["head", "small", "big"]
+    started = reconcile(http, admitted(http.workload_name(), [("head", "cpu", 1), ("small", "cpu", 2),
+                                                              ("big", "cpu", 1)]), FLAVORS)[0].obj
+    assert "submitterPodTemplate" not in started["spec"]
+
+
+def test_a_rayjob_kuberay_found_invalid_finishes_and_holds_nothing() -> None:
+    """jobDeploymentStatus ValidationFailed: KubeRay will never run it, so its Workload finishes Failed
+    with KubeRay's message (its quota goes), and nothing of it is active."""
+    job = RayObject(rayjob(status={"jobDeploymentStatus": "ValidationFailed", "message": "bad spec"}))
+    assert job.finished() == (True, False, "bad spec")
+    assert not job.is_active()
+    wl = admitted(job.workload_name(), [("head", "cpu", 1), ("small", "cpu", 2), ("big", "cpu", 1),
+                                        ("submitter", "gpu", 1)])
+    assert reconcile(job, wl, FLAVORS) == [WorkloadConditions("ns", job.workload_name(), (
+        ("Finished", True, "Failed", "bad spec"),))]
 
 
 # ---- who is managed, the webhook, the controller's keys ------------------------------------------------
