@@ -269,7 +269,8 @@ class Controller:
         self.sts_keys.sets, self.sts_keys.pods = inf.store, pods
         sync = StatefulSetReconciler(self.sts_keys, JobReconciler(
             self.kube, self.sts_keys, workloads, flavors, self.priority_classes, self.clock,
-            self.workload_sync.job_stopped))
+            self.workload_sync.job_stopped, self.recorder,
+            wait_for_pods_ready=self.engine.config.wait_for_pods_ready.enable))
         return [supervise.start("informer-statefulsets", inf.run),
                 supervise.start("statefulsets", lambda: self.sts_work.run(sync.reconcile, self._job_error))]
 
