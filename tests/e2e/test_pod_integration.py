@@ -345,19 +345,19 @@ def test_simulate_predicts_every_kind(pod_kueue: Kueue, ns: str, tmp_path) -> No
         raise AssertionError(f"simulate: {expected}\nlive: {_live_by_object(pod_kueue, ns)}") from None
 
 
-# ---- the README's example of each kind -----------------------------------------------------------------
+# ---- docs/cluster.md's example of each kind ------------------------------------------------------------
 
 
 def _readme_heredoc(path: str) -> list[dict[str, Any]]:
-    """The documents the README's "Pods, pod groups, Deployments and StatefulSets" block writes to ``path``."""
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    """The documents docs/cluster.md's "Pods, pod groups, Deployments and StatefulSets" block writes to ``path``."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "cluster.md").read_text()
     start = text.index(f"cat > {path} <<'EOF'\n") + len(f"cat > {path} <<'EOF'\n")
     return [d for d in yaml.safe_load_all(text[start:text.index("\nEOF\n", start)]) if d]
 
 
 def test_the_readmes_example_of_each_kind(pod_kueue: Kueue, ns: str) -> None:
-    """The README's objects, in this test's namespace and with its ClusterQueue named after it, applied as
-    the README applies them: the Pod, both members of the group and both StatefulSet replicas run; two of
+    """docs/cluster.md's objects, in this test's namespace and with its ClusterQueue named after it, applied as
+    that page applies them: the Pod, both members of the group and both StatefulSet replicas run; two of
     the Deployment's three Pods run and one stays gated, its Workload pending."""
     pod_kueue.apply([{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
                       "metadata": {"name": "default-flavor"}}])

@@ -1,4 +1,4 @@
-"""Running the README's shell blocks as they stand: the block of a section, a cluster directory for it,
+"""Running the README's (and docs/cluster.md's) shell blocks as they stand: the block of a section, a cluster directory for it,
 and the script run in a session of its own (the controller a block leaves in the background is in its
 process group, and is stopped with it)."""
 
@@ -21,12 +21,13 @@ from pykueue.devcluster import binaries
 REPO = Path(__file__).resolve().parents[2]
 
 
-def sh_block(section: str) -> str:
-    """The first sh block of the README's section ``## SECTION``."""
-    text = (REPO / "README.md").read_text()
+def sh_block(section: str, doc: str = "README.md") -> str:
+    """The first sh block of ``doc``'s section ``## SECTION`` (``doc`` relative to the repository)."""
+    text = (REPO / doc).read_text()
+    assert f"\n## {section}\n" in text, f"no section {section!r} in {doc}"
     body = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
     match = re.search(r"```sh\n(.*?)```", body, re.DOTALL)
-    assert match, f"no sh block in the README's {section} section"
+    assert match, f"no sh block in {doc}'s {section} section"
     return match.group(1)
 
 
@@ -60,9 +61,12 @@ def running(block: str, workdir: Path, timeout: float = 420) -> Iterator[tuple[i
         proc.wait()
 
 
+INSTALL_DOC = "docs/cluster.md"  # where the "Install on a cluster" block lives
+
+
 def seed_001_documents() -> list[dict]:
-    """Seed 001's objects as the README's install block applies them (the heredoc after its ``# seed 001``
+    """Seed 001's objects as docs/cluster.md's install block applies them (the heredoc after its ``# seed 001``
     line): the ResourceFlavor, team-a's ClusterQueue, its LocalQueue and the smoke Job, in that order."""
-    after = sh_block("Install on a cluster").split("\n# seed 001", 1)[1]
+    after = sh_block("Install on a cluster", INSTALL_DOC).split("\n# seed 001", 1)[1]
     body = after.split("<<'EOF'\n", 1)[1].split("\nEOF\n", 1)[0]
     return list(yaml.safe_load_all(body))

@@ -1,4 +1,4 @@
-"""What the README says about the chart and the controller agrees with them (issue 24): leader
+"""What the README and docs/ say about the chart and the controller agrees with them (issue 24): leader
 election, the visibility API, and where `helm install` cannot work (the dev cluster, whose kwok fakes the
 controller's own pod)."""
 
@@ -15,7 +15,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def readme() -> str:
-    return " ".join((REPO / "README.md").read_text().split())  # sentences across line breaks
+    """The README and every page of docs/ it links to, as one text: sentences across line breaks."""
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    return " ".join(" ".join(p.read_text().split()) for p in pages)
 
 
 def test_leader_election_as_the_chart_has_it() -> None:
@@ -36,7 +38,7 @@ def test_the_visibility_api_is_said_to_be_served() -> None:
 def test_helm_on_the_dev_cluster_is_warned_about_beside_helm_install() -> None:
     """Beside `helm install`: on the dev cluster, tier 3's real node runs the chart's pod; tier 2's
     kwok only fakes it."""
-    text = (REPO / "README.md").read_text()
+    text = (REPO / "docs" / "cluster.md").read_text()
     after = " ".join(text.split("helm install pykueue charts/pykueue", 1)[1].split("\n## ", 1)[0].split())
     assert "pykueue dev-cluster up --tier 3" in after
     assert "On tier 2 kwok fakes every pod" in after

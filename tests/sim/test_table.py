@@ -295,9 +295,9 @@ def test_the_piped_demo_shows_the_flavor_fallback_and_the_borrowing(
 
 
 def test_the_readme_excerpt_is_real_output(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
-    """README's Simulate section shows the table of the demo cut at 22 s: it must be what the command prints."""
+    """docs/simulate.md shows the table of the demo cut at 22 s: it must be what the command prints."""
     monkeypatch.setenv("COLUMNS", "80")
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "simulate.md").read_text()
     block = readme.split("--until 22s -o table`, after its timeline):\n\n```text\n", 1)[1].split("\n```", 1)[0]
     assert main(["simulate", str(Path(__file__).resolve().parents[2] / "pykueue" / "examples"), "--until", "22s",
                  "-o", "table"]) == 0
