@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pykueue.api.models.kueue_v1beta2 import PriorityClassRef
 from pykueue.api.priority import PriorityClasses, Resolved, resolve
 from pykueue.controller.workload_status import rfc3339
-from pykueue.jobs import batch, framework, pods, ray_live
+from pykueue.engine import model
+from pykueue.jobs import batch, framework, managed, pods, ray_live
 from pykueue.jobs.framework import GenericJob
 from pykueue.jobs.job import Job
 from pykueue.kube import resources as r
@@ -30,8 +32,47 @@ RESOURCES = {"Job": r.JOB, "Pod": r.POD, "RayCluster": r.RAY_CLUSTER, "RayJob": 
 Store = dict[str, dict[str, Any]]
 
 
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """What the Configuration says about which jobs are Kueue's and what their Workloads carry
+    (``pykueue.jobs.managed``): manageJobsWithoutQueueName, managedJobsNamespaceSelector with the
+    namespaces' labels, the integrations that are on, and labelKeysToCopy."""
+
+    manage_without_queue_name: bool = False
+    scope: managed.Scope = managed.DEFAULT_SCOPE
+    frameworks: frozenset[str] = field(default_factory=lambda: framework.enabled(model.Config().frameworks))
+    label_keys: tuple[str, ...] = ()
+
+    @classmethod
+    def from_config(cls, config: model.Config, namespace: Callable[[str], dict[str, Any] | None]) -> Rules:
+        """``namespace(name)``: the cached Namespace object, None when not seen."""
+        def labels(name: str) -> dict[str, str] | None:
+            obj = namespace(name)
+            return None if obj is None else (obj.get("metadata") or {}).get("labels") or {}
+
+        return cls(config.manage_jobs_without_queue_name,
+                   managed.Scope(config.managed_jobs_namespace_selector, labels),
+                   framework.enabled(config.frameworks), config.label_keys_to_copy)
+
+    def reconciles(self, obj: dict[str, Any]) -> bool:
+        """Upstream's gate before a job is reconciled: its namespace selected, it names a queue (or every
+        job is Kueue's), and no job of an integration that is on owns it (it is queued with that one)."""
+        meta = obj["metadata"]
+        if not managed.reconciled(batch.queue_name(obj), meta.get("namespace") or "", self.manage_without_queue_name,
+                                  self.scope):
+            return False
+        return managed.managed_owner(obj, self.frameworks) is None
+
+
+def _rules(rules: Rules | bool) -> Rules:
+    """A bare bool is manageJobsWithoutQueueName, with everything else as upstream's defaults."""
+    return Rules(manage_without_queue_name=rules) if isinstance(rules, bool) else rules
+
+
 class Integration(Protocol):
     """Finds the GenericJob behind a work-queue key, and the keys a Workload's owners stand for."""
+
+    label_keys: tuple[str, ...]  # integrations.labelKeysToCopy
 
     def load(self, key: str) -> GenericJob | None: ...
 
@@ -41,14 +82,15 @@ class Integration(Protocol):
 class JobKeys:
     """batch/v1 Jobs: the key is the Job's."""
 
-    def __init__(self, jobs: Store, manage_without_queue_name: bool, enabled: bool = True) -> None:
+    def __init__(self, jobs: Store, rules: Rules | bool, enabled: bool = True) -> None:
         self.jobs = jobs
-        self.manage_without_queue_name = manage_without_queue_name
+        self.rules = _rules(rules)
+        self.label_keys = self.rules.label_keys
         self.enabled = enabled  # batch/job in integrations.frameworks
 
     def load(self, key: str) -> GenericJob | None:
         obj = self.jobs.get(key)
-        if obj is None or not self.enabled or not (batch.is_managed(obj) or self.manage_without_queue_name):
+        if obj is None or not self.enabled or not self.rules.reconciles(obj):
             return None
         return Job(obj)
 
@@ -61,16 +103,17 @@ class JobKeys:
 class RayKeys:
     """RayClusters or RayJobs (one ``kind`` each): the key is the object's."""
 
-    def __init__(self, kind: str, objects: Store, manage_without_queue_name: bool) -> None:
+    def __init__(self, kind: str, objects: Store, rules: Rules | bool) -> None:
         self.kind = kind
         self.objects = objects
-        self.manage_without_queue_name = manage_without_queue_name
+        self.rules = _rules(rules)
+        self.label_keys = self.rules.label_keys
 
     def load(self, key: str) -> GenericJob | None:
         obj = self.objects.get(key)
-        if obj is None or not ray_live.is_managed(obj, self.manage_without_queue_name):
+        if obj is None or not ray_live.is_managed(obj, self.rules.manage_without_queue_name):
             return None
-        return ray_live.RayObject(obj)
+        return ray_live.RayObject(obj) if self.rules.reconciles(obj) else None
 
     def keys_for_workload(self, workload: dict[str, Any]) -> list[str]:
         namespace = workload["metadata"]["namespace"]
@@ -82,9 +125,11 @@ class PodKeys:
     """Pods Kueue gated (the informer sees only those with the managed label): a plain Pod's key is its
     own, a pod group's is ``group:<namespace>/<group>``; ``groups`` indexes a group's members."""
 
-    def __init__(self, pods_store: Store) -> None:
+    def __init__(self, pods_store: Store, rules: Rules | None = None) -> None:
         self.pods = pods_store
         self.groups: dict[str, set[str]] = {}
+        self.rules = rules or Rules()
+        self.label_keys = self.rules.label_keys
 
     def key_for_pod(self, pod: dict[str, Any]) -> str:
         meta = pod["metadata"]
@@ -106,6 +151,8 @@ class PodKeys:
         return key
 
     def load(self, key: str) -> GenericJob | None:
+        if not self.rules.scope.selected(key.removeprefix(GROUP_PREFIX).split("/", 1)[0]):
+            return None  # a namespace left out (ManagedJobsNamespaceSelectorAlwaysRespected)
         if key.startswith(GROUP_PREFIX):
             namespace, name = key[len(GROUP_PREFIX):].split("/", 1)
             members = [self.pods[k] for k in sorted(self.groups.get(key, ())) if k in self.pods]
@@ -146,7 +193,7 @@ class JobReconciler:
         if job is None:
             return
         workload = self.workloads.get(f"{job.namespace}/{job.workload_name()}")
-        for action in framework.reconcile(job, workload, self.flavors):
+        for action in framework.reconcile(job, workload, self.flavors, self.integration.label_keys):
             await self.execute(action)
 
     async def execute(self, action: framework.Action) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from pykueue.jobs import managed
 from pykueue.jobs.batch import Manifest, pod_set_info_from_flavors
 
 # upstream's ImplicitlyEnabledFrameworkNames: a Deployment's or StatefulSet's Pods queue as Pods
@@ -310,9 +311,25 @@ def priority_changed(built: Manifest, workload: Mapping[str, Any]) -> bool:
     return _workload_class(built["spec"].get("priorityClassRef")) != _workload_class(have)
 
 
+def source_objects(job: GenericJob) -> list[Mapping[str, Any]]:
+    """The API objects behind ``job``: its own, or a pod group's Pods."""
+    if isinstance(job, OneObject):
+        return [job.obj]
+    return list(getattr(job, "pods", ()))
+
+
+def _with_labels(built: Manifest, job: GenericJob, label_keys: Sequence[str]) -> Manifest:
+    """The Workload with the job's ``integrations.labelKeysToCopy`` labels (ValueError: they disagree)."""
+    copied = managed.copied_labels(source_objects(job), label_keys)
+    if copied:
+        built["metadata"]["labels"] = {**copied, **(built["metadata"].get("labels") or {})}
+    return built
+
+
 def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
-              flavors: Mapping[str, Mapping[str, Any]]) -> list[Action]:
-    """The writes that make ``job`` follow ``workload`` (None when there is none yet), in upstream's order."""
+              flavors: Mapping[str, Mapping[str, Any]], label_keys: Sequence[str] = ()) -> list[Action]:
+    """The writes that make ``job`` follow ``workload`` (None when there is none yet), in upstream's order;
+    ``label_keys`` is ``integrations.labelKeysToCopy``."""
     if workload is not None and releasing(workload) and not _is_true(workload, "Finished"):
         # Upstream's steps 1.1 and 6: stop the job first; its quota goes once nothing of it runs.
         meta = workload["metadata"]
@@ -353,6 +370,8 @@ def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
             return job.finalize()
         try:
             built = job.build_workload()
+            if built is not None and label_keys:
+                built = _with_labels(built, job, label_keys)
         except ValueError as exc:
             return [Note("cannot be queued", {"object": job.describe(), "error": str(exc)}, warning=True)]
         if built is None:

@@ -246,7 +246,7 @@ def test_ray_hooks_are_registered_only_for_their_frameworks() -> None:
 
 def test_ray_keys_find_the_object_and_the_workloads_owner() -> None:
     store = {"ns/rc": raycluster(), "ns/plain": raycluster(labels={})}
-    keys = RayKeys("RayCluster", store, manage_without_queue_name=False)
+    keys = RayKeys("RayCluster", store, False)
     found = keys.load("ns/rc")
     assert isinstance(found, RayObject) and found.describe() == "RayCluster ns/rc"
     assert keys.load("ns/plain") is None and keys.load("ns/missing") is None
