@@ -112,26 +112,33 @@ def _metrics(metrics: object, gates: dict[str, bool] | None, errors: Errors) -> 
                          local_queues=model.Metrics().local_queues if local is None else local)
 
 
-def _which_jobs(cfg: ConfigurationV1beta1 | ConfigurationV1beta2, errors: Errors) -> dict[str, Any]:
+def namespace_selector(raw: object, namespace: object) -> tuple[model.LabelSelector | None, Errors]:
     """``managedJobsNamespaceSelector`` (upstream's default: all but kube-system and the controller's
-    namespace, which no selector may match) and ``integrations.labelKeysToCopy``."""
+    namespace, which no selector may match); the default stands in for one that is not valid."""
     path = "managedJobsNamespaceSelector"
-    namespace = cfg.namespace if isinstance(cfg.namespace, str) and cfg.namespace else managed.CONTROLLER_NAMESPACE
-    raw = cfg.managed_jobs_namespace_selector
+    errors: Errors = []
+    namespace = namespace if isinstance(namespace, str) and namespace else managed.CONTROLLER_NAMESPACE
     selector = managed.default_selector(namespace)
-    if raw is not None:
-        try:
-            parsed = LabelSelector.model_validate(raw)
-        except ValidationError:
-            errors.append((path, f"Invalid value: {json.dumps(raw)}: must be a label selector "
-                                 "(matchLabels, matchExpressions)"))
-            parsed = None
-        if parsed is not None:
-            found = validation.label_selector(parsed, path)
-            errors += found
-            selector = convert.label_selector(parsed) if not found else selector
-            errors += [(path, f"Invalid value: {json.dumps(raw)}: {message}")
-                       for message in managed.selector_problems(selector, namespace)]
+    if raw is None:
+        return selector, errors
+    try:
+        parsed = LabelSelector.model_validate(raw)
+    except ValidationError:
+        return selector, [(path, f"Invalid value: {json.dumps(raw)}: must be a label selector "
+                                 "(matchLabels, matchExpressions)")]
+    errors += validation.label_selector(parsed, path)
+    if errors:
+        return selector, errors
+    chosen = convert.label_selector(parsed)
+    errors += [(path, f"Invalid value: {json.dumps(raw)}: {message}")
+               for message in managed.selector_problems(chosen, namespace)]
+    return chosen, errors
+
+
+def _which_jobs(cfg: ConfigurationV1beta1 | ConfigurationV1beta2, errors: Errors) -> dict[str, Any]:
+    """``managedJobsNamespaceSelector`` and ``integrations.labelKeysToCopy``."""
+    selector, found = namespace_selector(cfg.managed_jobs_namespace_selector, cfg.namespace)
+    errors += found
     integrations = cfg.integrations if isinstance(cfg.integrations, dict) else {}
     keys = integrations.get("labelKeysToCopy")
     if keys is not None and not (isinstance(keys, list) and all(isinstance(k, str) for k in keys)):
