@@ -28,6 +28,8 @@ log = logging.getLogger("pykueue.jobs")
 MANAGER = "kueue-job-controller"
 RECLAIMABLE_PODS_MANAGER = "kueue-reclaimable-pods"
 GROUP_PREFIX = "group:"  # a pod group's key in the work queue: group:<namespace>/<group name>
+ORPHAN_PREFIX = "orphan:"  # an orphaned Workload's key in the Job queue: orphan:<namespace>/<workload name>
+OWNER_NOT_FOUND = ("OwnerNotFound", "The workload's owner no longer exists")
 RESOURCES = {"Job": r.JOB, "Pod": r.POD, "RayCluster": r.RAY_CLUSTER, "RayJob": r.RAY_JOB, "Workload": r.WORKLOAD}
 Store = dict[str, dict[str, Any]]
 
@@ -64,6 +66,15 @@ class Rules:
         return managed.managed_owner(obj, self.frameworks) is None
 
 
+def orphaned(workload: dict[str, Any]) -> bool:
+    """Upstream's isOrphanedWorkload with FinishOrphanedWorkloads (on by default in v0.18), for one not yet
+    finished nor being deleted: it names the job it was made for (the job-uid label) but no owner, as
+    after ``kubectl delete --cascade=orphan`` of its job."""
+    meta = workload["metadata"]
+    return (not meta.get("ownerReferences") and not meta.get("deletionTimestamp")
+            and bool((meta.get("labels") or {}).get(batch.JOB_UID_LABEL)) and not framework.finished_workload(workload))
+
+
 def _rules(rules: Rules | bool) -> Rules:
     """A bare bool is manageJobsWithoutQueueName, with everything else as upstream's defaults."""
     return Rules(manage_without_queue_name=rules) if isinstance(rules, bool) else rules
@@ -96,6 +107,8 @@ class JobKeys:
 
     def keys_for_workload(self, workload: dict[str, Any]) -> list[str]:
         namespace = workload["metadata"]["namespace"]
+        if orphaned(workload):  # finished here whatever kind made it: one queue handles them all
+            return [f"{ORPHAN_PREFIX}{namespace}/{workload['metadata']['name']}"]
         return [f"{namespace}/{o['name']}" for o in workload["metadata"].get("ownerReferences") or []
                 if o.get("kind") == "Job" and (o.get("apiVersion") or "").startswith("batch/")]
 
@@ -189,6 +202,16 @@ class JobReconciler:
         self.now = now
 
     async def reconcile(self, key: str) -> None:
+        if key.startswith(ORPHAN_PREFIX):
+            # FinishOrphanedWorkloads: finished, its quota is released and its finalizer goes (the
+            # admission side removes it from a finished Workload)
+            workload = self.workloads.get(key[len(ORPHAN_PREFIX):])
+            if workload is not None and orphaned(workload):
+                meta = workload["metadata"]
+                await self.execute(framework.WorkloadConditions(
+                    meta["namespace"], meta["name"], (("Finished", True, *OWNER_NOT_FOUND),), meta.get("uid")))
+                log.info("orphaned workload finished", extra={"fields": {"workload": key[len(ORPHAN_PREFIX):]}})
+            return
         job = self.integration.load(key)
         if job is None:
             return

@@ -15,11 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pykueue.jobs import managed
-from pykueue.jobs.batch import Manifest, pod_set_info_from_flavors
+from pykueue.jobs.batch import Manifest, is_dns1123_label, pod_set_info_from_flavors
 
 # upstream's ImplicitlyEnabledFrameworkNames: a Deployment's or StatefulSet's Pods queue as Pods
 IMPLIED_FRAMEWORKS = {"deployment": ("pod",), "statefulset": ("pod",)}
 
+LOCAL_QUEUE_LABEL = "kueue.x-k8s.io/local-queue-name"  # on an admitted job's pods
+CLUSTER_QUEUE_LABEL = "kueue.x-k8s.io/cluster-queue-name"
 FINISHED_SUCCEEDED = "Succeeded"
 FINISHED_FAILED = "Failed"
 PODS_READY = ("PodsReady", "All pods reached readiness and the workload is running")
@@ -217,6 +219,10 @@ def _is_true(workload: Mapping[str, Any], kind: str) -> bool:
     return False
 
 
+def finished_workload(workload: Mapping[str, Any]) -> bool:
+    return _is_true(workload, "Finished")
+
+
 def admitted(workload: Mapping[str, Any]) -> bool:
     return _is_true(workload, "Admitted") and bool((workload.get("status") or {}).get("admission"))
 
@@ -229,13 +235,21 @@ def releasing(workload: Mapping[str, Any]) -> bool:
 
 
 def infos_for(workload: Mapping[str, Any], flavors: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """What the admission injects into each pod set: its flavors' node labels and tolerations."""
+    """What the admission injects into each pod set: its flavors' node labels and tolerations, and (upstream's
+    AssignQueueLabelsForPods, on by default) the LocalQueue's name and the ClusterQueue's, the latter only
+    when it is a valid label value (a DNS-1123 label)."""
     infos = []
-    for assignment in workload["status"]["admission"].get("podSetAssignments") or []:
+    admission = workload["status"]["admission"]
+    queues = {LOCAL_QUEUE_LABEL: str((workload.get("spec") or {}).get("queueName") or "")}
+    cluster_queue = str(admission.get("clusterQueue") or "")
+    if is_dns1123_label(cluster_queue):
+        queues[CLUSTER_QUEUE_LABEL] = cluster_queue
+    for assignment in admission.get("podSetAssignments") or []:
         names = list(dict.fromkeys((assignment.get("flavors") or {}).values()))
         found = [flavors[n] for n in names if n in flavors]
-        infos.append(pod_set_info_from_flavors(found, name=assignment.get("name", "main"),
-                                               count=assignment.get("count")))
+        info = pod_set_info_from_flavors(found, name=assignment.get("name", "main"), count=assignment.get("count"))
+        info["labels"].update(queues)
+        infos.append(info)
     return infos
 
 

@@ -96,8 +96,40 @@ def test_a_job_owned_by_a_managed_job_is_its_child_and_never_queued_itself(
         mine.apply(local_queue(ns, ns))
         parent = create(mine, job("parent", ns, {"kueue.x-k8s.io/queue-name": "lq"}))
         eventually(lambda: is_true(mine.workload_of("parent", ns), "Admitted"), 60, what="the parent admitted")
+        # AssignQueueLabelsForPods: the admitted job's pods carry its LocalQueue's and ClusterQueue's names
+        started = eventually(lambda: (j := mine.get("job", "parent", ns)) and j["spec"]["suspend"] is False and j,
+                             60, what="the parent started")
+        labels = started["spec"]["template"]["metadata"]["labels"]
+        assert (labels["kueue.x-k8s.io/local-queue-name"], labels["kueue.x-k8s.io/cluster-queue-name"]) == ("lq", ns)
         child = create(mine, job("child", ns, owner=parent))
         assert child["spec"].get("suspend") is False  # not the webhook's to suspend
         barrier(mine, ns, "barrier")
         assert mine.workload_of("child", ns) is None
         assert mine.get("job", "child", ns)["spec"].get("suspend") is False
+
+
+def test_a_job_deleted_with_orphan_propagation_finishes_its_workload(kueue: Kueue, ns: str) -> None:
+    """FinishOrphanedWorkloads (on by default in v0.18): the Workload left without its Job is finished
+    (OwnerNotFound), its quota released and its resource-in-use finalizer removed."""
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(cluster_queue(ns, "4"))
+    kueue.apply(local_queue(ns, ns))
+    queued = job("orphaned", ns, {"kueue.x-k8s.io/queue-name": "lq"})
+    queued["spec"]["suspend"] = True  # the session's controller runs without webhooks
+    create(kueue, queued)
+    wl = eventually(lambda: (w := kueue.workload_of("orphaned", ns)) and is_true(w, "Admitted") and w, 60,
+                    what="the Workload admitted")
+    assert "kueue.x-k8s.io/resource-in-use" in wl["metadata"]["finalizers"]
+    kueue.cluster.kubectl("delete", "job", "orphaned", "-n", ns, "--cascade=orphan")
+
+    def finished() -> dict[str, Any] | None:
+        now = kueue.get("workloads.kueue.x-k8s.io", wl["metadata"]["name"], ns)
+        return now if is_true(now, "Finished") and "kueue.x-k8s.io/resource-in-use" not in (
+            now["metadata"].get("finalizers") or []) else None
+
+    done = eventually(finished, 60, what="the orphaned Workload finished and its finalizer removed")
+    cond = next(c for c in done["status"]["conditions"] if c["type"] == "Finished")
+    assert (cond["reason"], cond["message"]) == ("OwnerNotFound", "The workload's owner no longer exists")
+    cq = eventually(lambda: (c := kueue.get("clusterqueue", ns)) and (c.get("status") or {}).get(
+        "reservingWorkloads") == 0 and c, 60, what="the ClusterQueue's quota released")
+    assert cq["status"].get("admittedWorkloads") == 0

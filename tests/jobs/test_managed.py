@@ -213,3 +213,68 @@ def test_pods_of_a_group_that_disagree_on_a_copied_label_are_not_queued() -> Non
     group = pods.PodGroup("team", "g", [member("a", "x"), member("b", "y")])
     (note,) = framework.reconcile(group, None, {}, ("team",))
     assert isinstance(note, Note) and note.warning and "team" in note.fields["error"]
+
+
+# ---- the queue labels on admitted pods ---------------------------------------------------------------
+
+
+def test_an_admitted_jobs_pods_carry_its_local_and_cluster_queue_names() -> None:
+    """AssignQueueLabelsForPods (on by default): podset, local-queue-name and cluster-queue-name labels;
+    a ClusterQueue name that is no DNS-1123 label is left out."""
+    job = _job(labels={QUEUE: "lq"})
+    job["spec"]["suspend"] = True
+
+    def started(cluster_queue: str) -> dict[str, str]:
+        wl = {"metadata": {"name": "w", "namespace": "team"}, "spec": {"queueName": "lq"},
+              "status": {"conditions": [{"type": "QuotaReserved", "status": "True"},
+                                        {"type": "Admitted", "status": "True"}],
+                         "admission": {"clusterQueue": cluster_queue,
+                                       "podSetAssignments": [{"name": "main", "count": 1, "flavors": {}}]}}}
+        (start, *_) = framework.reconcile(Job(job), wl, {})
+        body = start.obj if hasattr(start, "obj") and start.obj is not None else start.change(job)
+        return body["spec"]["template"]["metadata"]["labels"]
+
+    assert started("cq") == {"kueue.x-k8s.io/podset": "main", "kueue.x-k8s.io/local-queue-name": "lq",
+                             "kueue.x-k8s.io/cluster-queue-name": "cq"}
+    assert "kueue.x-k8s.io/cluster-queue-name" not in started("team.a")  # a subdomain, not a label
+
+
+# ---- FinishOrphanedWorkloads -------------------------------------------------------------------------
+
+
+def _orphan(**meta: Any) -> dict[str, Any]:
+    return {"metadata": {"name": "job-j-1", "namespace": "team", "uid": "w",
+                         "labels": {"kueue.x-k8s.io/job-uid": "uid-j"}, **meta},
+            "status": {"conditions": [{"type": "Admitted", "status": "True"}]}}
+
+
+def test_a_workload_whose_job_was_deleted_with_orphan_propagation_is_finished() -> None:
+    """isOrphanedWorkload: no owner, the job-uid label, not being deleted (FinishOrphanedWorkloads on);
+    finished with reason OwnerNotFound, after which the finalizer goes as for any finished Workload."""
+    import asyncio
+
+    from pykueue.controller.jobs import ORPHAN_PREFIX, JobReconciler, orphaned
+    from tests.controller.fakes import FakeKube
+
+    orphan = _orphan()
+    assert orphaned(orphan)
+    owned = _orphan(ownerReferences=[{"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "uid-j"}])
+    assert not orphaned(owned) and not orphaned(_orphan(deletionTimestamp="2026-01-01T00:00:00Z"))
+    assert not orphaned({"metadata": {"name": "made-by-hand", "namespace": "team"}})  # no job ever owned it
+    finished = _orphan()
+    finished["status"]["conditions"].append({"type": "Finished", "status": "True"})
+    assert not orphaned(finished)
+    keys = JobKeys({}, False)
+    assert keys.keys_for_workload(orphan) == [f"{ORPHAN_PREFIX}team/job-j-1"]
+    assert keys.keys_for_workload(owned) == ["team/j"]
+
+    kube = FakeKube()
+    sync = JobReconciler(kube, keys, {"team/job-j-1": orphan}, {}, lambda: None, lambda: 0.0)  # type: ignore[arg-type]
+    asyncio.run(sync.reconcile(f"{ORPHAN_PREFIX}team/job-j-1"))
+    (written,) = kube.applied
+    (cond,) = written["status"]["conditions"]
+    assert (written["metadata"]["uid"], cond["type"], cond["status"], cond["reason"], cond["message"]) == (
+        "w", "Finished", "True", "OwnerNotFound", "The workload's owner no longer exists")
+    sync.workloads["team/job-j-1"] = owned  # adopted again meanwhile: nothing to write
+    asyncio.run(sync.reconcile(f"{ORPHAN_PREFIX}team/job-j-1"))
+    assert len(kube.applied) == 1

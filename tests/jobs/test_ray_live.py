@@ -101,9 +101,11 @@ def test_admission_starts_it_with_each_flavor_in_its_own_template() -> None:
     head = spec["headGroupSpec"]["template"]
     small, big = (g["template"] for g in spec["workerGroupSpecs"])
     assert head["spec"]["nodeSelector"] == {"pool": "cpu"} and "tolerations" not in head["spec"]
-    assert head["metadata"]["labels"] == {"kueue.x-k8s.io/podset": "head"}
+    # upstream's AssignQueueLabelsForPods: the Workload's LocalQueue (none here) and ClusterQueue
+    queues = {"kueue.x-k8s.io/local-queue-name": "", "kueue.x-k8s.io/cluster-queue-name": "cq"}
+    assert head["metadata"]["labels"] == {"kueue.x-k8s.io/podset": "head", **queues}
     assert small["spec"]["nodeSelector"] == {"pool": "cpu"}
-    assert small["metadata"]["labels"] == {"kueue.x-k8s.io/podset": "small"}
+    assert small["metadata"]["labels"] == {"kueue.x-k8s.io/podset": "small", **queues}
     assert big["spec"]["nodeSelector"] == {"zone": "a", "gpu": "h100"}
     assert big["spec"]["tolerations"] == [TOLERATION]
     assert start.obj["metadata"]["resourceVersion"] == "5"  # the write is guarded by the cached copy
