@@ -18,8 +18,8 @@ from pykueue.api.models.kueue_v1beta2 import PriorityClassRef
 from pykueue.api.priority import PriorityClasses, Resolved, resolve
 from pykueue.controller.workload_status import rfc3339
 from pykueue.engine import model
-from pykueue.jobs import batch, framework, managed, pods, ray_live
-from pykueue.jobs.framework import GenericJob
+from pykueue.jobs import batch, framework, managed, pods, prebuilt, ray_live
+from pykueue.jobs.framework import GenericJob, OneObject
 from pykueue.jobs.job import Job
 from pykueue.kube import resources as r
 from pykueue.kube.client import ApiError, Kube
@@ -215,7 +215,14 @@ class JobReconciler:
         job = self.integration.load(key)
         if job is None:
             return
-        workload = self.workloads.get(f"{job.namespace}/{job.workload_name()}")
+        prebuilt_name = prebuilt.name_for(job)
+        workload = self.workloads.get(f"{job.namespace}/{prebuilt_name or job.workload_name()}")
+        if prebuilt_name is not None and isinstance(job, OneObject) and not job.deleting():
+            adopting = prebuilt.adopt(job, workload)
+            if adopting is not None:
+                for action in adopting:
+                    await self.execute(action)
+                return
         for action in framework.reconcile(job, workload, self.flavors, self.integration.label_keys):
             await self.execute(action)
 

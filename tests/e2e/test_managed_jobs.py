@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Kueue, controller_with_webhooks, eventually, is_true
+from pykueue.jobs import batch
+from tests.e2e.conftest import Kueue, controller_with_webhooks, eventually, is_true, settled
 from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, local_queue
 
 pytestmark = pytest.mark.e2e
@@ -133,3 +134,33 @@ def test_a_job_deleted_with_orphan_propagation_finishes_its_workload(kueue: Kueu
     cq = eventually(lambda: (c := kueue.get("clusterqueue", ns)) and (c.get("status") or {}).get(
         "reservingWorkloads") == 0 and c, 60, what="the ClusterQueue's quota released")
     assert cq["status"].get("admittedWorkloads") == 0
+
+
+def test_a_prebuilt_workload_is_adopted_and_a_missing_one_never_made(kueue: Kueue, ns: str) -> None:
+    """kueue.x-k8s.io/prebuilt-workload-name: the named Workload gets the Job as its controller owner and
+    runs it; a Job naming one that does not exist stays suspended and no Workload is made for it."""
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(cluster_queue(ns, "4"))
+    kueue.apply(local_queue(ns, ns))
+    labels = {"kueue.x-k8s.io/queue-name": "lq", batch.PREBUILT_WORKLOAD_LABEL: "pre"}
+    spec = job("with-prebuilt", ns, labels)
+    spec["spec"]["suspend"] = True  # the session's controller runs without webhooks
+    pre = batch.workload_from_job(spec)
+    pre["metadata"] = {"name": "pre", "namespace": ns}
+    create(kueue, pre)
+    made = create(kueue, spec)
+    eventually(lambda: ((kueue.get("job", "with-prebuilt", ns) or {}).get("spec") or {}).get("suspend") is False,
+               60, what="the Job started by its prebuilt Workload")
+    wl = kueue.get("workloads.kueue.x-k8s.io", "pre", ns)
+    (owner,) = wl["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == ("Job", "with-prebuilt",
+                                                                                  made["metadata"]["uid"], True)
+    assert wl["metadata"]["labels"]["kueue.x-k8s.io/job-uid"] == made["metadata"]["uid"]
+    assert [w["metadata"]["name"] for w in kueue.items("workloads.kueue.x-k8s.io", ns)] == ["pre"]
+
+    missing = job("missing-prebuilt", ns, {"kueue.x-k8s.io/queue-name": "lq", batch.PREBUILT_WORKLOAD_LABEL: "none"})
+    missing["spec"]["suspend"] = True
+    create(kueue, missing)
+    settled(kueue, ns)
+    assert kueue.workload_of("missing-prebuilt", ns) is None
+    assert kueue.get("job", "missing-prebuilt", ns)["spec"]["suspend"] is True

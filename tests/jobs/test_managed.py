@@ -278,3 +278,37 @@ def test_a_workload_whose_job_was_deleted_with_orphan_propagation_is_finished() 
     sync.workloads["team/job-j-1"] = owned  # adopted again meanwhile: nothing to write
     asyncio.run(sync.reconcile(f"{ORPHAN_PREFIX}team/job-j-1"))
     assert len(kube.applied) == 1
+
+
+# ---- prebuilt Workloads ------------------------------------------------------------------------------
+
+
+def test_a_prebuilt_workload_is_adopted_never_created() -> None:
+    """ensureOneWorkload / handleJobWithNoWorkload for kueue.x-k8s.io/prebuilt-workload-name: missing or
+    controlled by another object, the job is kept stopped and nothing is created; found, the job becomes
+    its controller owner (with the job-uid label); out of sync with the job, it is finished OutOfSync."""
+    from pykueue.jobs import prebuilt
+    from pykueue.jobs.framework import Patch, WorkloadConditions
+
+    running = Job(_job(labels={QUEUE: "lq", "kueue.x-k8s.io/prebuilt-workload-name": "pre"}))
+    assert prebuilt.name_for(running) == "pre"
+    stop, *_, note = prebuilt.adopt(running, None)
+    assert stop == Patch("Job", "team", "j", {"spec": {"suspend": True}}) and note.fields["why"] == "missing"
+    built = running.build_workload()
+    assert built is not None
+    wl = {**built, "metadata": {"name": "pre", "namespace": "team", "uid": "w", "resourceVersion": "3"}}
+    other = {**wl, "metadata": {**wl["metadata"], "ownerReferences": [
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "x", "uid": "other", "controller": True}]}}
+    assert prebuilt.adopt(running, other)[-1].fields["why"] == "controlled by another object"
+    (patch, _) = prebuilt.adopt(running, wl)
+    assert isinstance(patch, Patch) and (patch.kind, patch.name) == ("Workload", "pre")
+    assert patch.body["metadata"]["ownerReferences"] == [
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "uid-j", "controller": True,
+         "blockOwnerDeletion": True}]
+    assert patch.body["metadata"]["labels"] == {"kueue.x-k8s.io/job-uid": "uid-j"}
+    owned = {**wl, "metadata": {**wl["metadata"], "ownerReferences": patch.body["metadata"]["ownerReferences"]}}
+    assert prebuilt.adopt(running, owned) is None  # in sync: the usual rule takes it from here
+    bigger = {**owned, "spec": {**owned["spec"], "podSets": [{**owned["spec"]["podSets"][0], "count": 5}]}}
+    (finish,) = prebuilt.adopt(running, bigger)
+    assert isinstance(finish, WorkloadConditions) and finish.conditions == (
+        ("Finished", True, "OutOfSync", "The prebuilt workload is out of sync with its user job"),)
