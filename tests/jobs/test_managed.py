@@ -312,3 +312,21 @@ def test_a_prebuilt_workload_is_adopted_never_created() -> None:
     (finish,) = prebuilt.adopt(running, bigger)
     assert isinstance(finish, WorkloadConditions) and finish.conditions == (
         ("Finished", True, "OutOfSync", "The prebuilt workload is out of sync with its user job"),)
+
+
+# ---- the priority-class label ------------------------------------------------------------------------
+
+
+def test_the_job_webhook_refuses_removing_the_priority_class_label() -> None:
+    """ValidateUpdateForWorkloadPriorityClassName: never removed, suspended or running (a 403 refusal)."""
+    wpc = "kueue.x-k8s.io/priority-class"
+    for suspend in (True, False):
+        old = _job(labels={QUEUE: "lq", wpc: "high"})
+        old["spec"]["suspend"] = suspend
+        new = _job(labels={QUEUE: "lq"})
+        new["spec"]["suspend"] = suspend
+        out = admission.validate_job({"uid": "1", "operation": "UPDATE", "object": new, "oldObject": old},
+                                     admission.no_default_queue)
+        assert not out["allowed"] and out["status"]["code"] == 403
+        assert out["status"]["message"] == (f'metadata.labels[{wpc}]: Invalid value: "": WorkloadPriorityClass '
+                                            "cannot be removed from a workload")
