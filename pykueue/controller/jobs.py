@@ -105,6 +105,27 @@ class JobKeys:
             return None
         return Job(obj)
 
+    def child(self, key: str) -> tuple[dict[str, Any], str] | None:
+        """A Job a managed job owns (upstream's job that is not top-level), with the key of the Workload
+        its owner's would be; None for any other. Without manageJobsWithoutQueueName the owner must name a
+        queue: a Job owner is looked up; any other owner, whose labels are not cached here, leaves the
+        Job alone."""
+        obj = self.jobs.get(key)
+        if obj is None or not self.enabled:
+            return None
+        owner = managed.managed_owner(obj, self.rules.frameworks)
+        namespace = obj["metadata"].get("namespace") or ""
+        if owner is None or not self.rules.scope.selected(namespace):
+            return None
+        if not self.rules.manage_without_queue_name:
+            parent = self.jobs.get(f"{namespace}/{owner.get('name')}") if owner.get("kind") == "Job" else None
+            if parent is None or not batch.queue_name(parent):
+                return None
+        group = str(owner.get("apiVersion") or "").rpartition("/")[0]
+        name = batch.workload_name_for_owner(str(owner.get("kind")), group, str(owner.get("name")),
+                                             owner.get("uid") or None)
+        return obj, f"{namespace}/{name}"
+
     def keys_for_workload(self, workload: dict[str, Any]) -> list[str]:
         namespace = workload["metadata"]["namespace"]
         if orphaned(workload):  # finished here whatever kind made it: one queue handles them all
@@ -212,6 +233,9 @@ class JobReconciler:
                     meta["namespace"], meta["name"], (("Finished", True, *OWNER_NOT_FOUND),), meta.get("uid")))
                 log.info("orphaned workload finished", extra={"fields": {"workload": key[len(ORPHAN_PREFIX):]}})
             return
+        if isinstance(self.integration, JobKeys) and (child := self.integration.child(key)) is not None:
+            await self._child(*child)
+            return
         job = self.integration.load(key)
         if job is None:
             return
@@ -225,6 +249,19 @@ class JobReconciler:
                 return
         for action in framework.reconcile(job, workload, self.flavors, self.integration.label_keys):
             await self.execute(action)
+
+    async def _child(self, obj: dict[str, Any], owner_workload: str) -> None:
+        """Upstream's shouldSuspendChildJob: a running child is suspended while its owner's Workload is
+        missing, finished or not admitted; it never gets a Workload of its own."""
+        job = Job(obj)
+        if job.finished()[0] or job.is_suspended() or job.deleting():
+            return
+        parent = self.workloads.get(owner_workload)
+        if parent is not None and framework.admitted(parent) and not framework.finished_workload(parent):
+            return
+        await self.execute(framework.Patch("Job", job.namespace, obj["metadata"]["name"], {"spec": {"suspend": True}}))
+        log.info("Kueue managed child job suspended", extra={"fields": {"job": f"{job.namespace}/{obj['metadata']['name']}",
+                                                                         "ownerWorkload": owner_workload}})
 
     async def execute(self, action: framework.Action) -> None:
         if isinstance(action, framework.Note):

@@ -330,3 +330,42 @@ def test_the_job_webhook_refuses_removing_the_priority_class_label() -> None:
         assert not out["allowed"] and out["status"]["code"] == 403
         assert out["status"]["message"] == (f'metadata.labels[{wpc}]: Invalid value: "": WorkloadPriorityClass '
                                             "cannot be removed from a workload")
+
+
+def test_a_running_child_is_suspended_while_its_owners_workload_is_not_admitted() -> None:
+    """shouldSuspendChildJob: the owner's Workload missing (or not admitted, or finished) suspends a
+    running child; admitted, the child runs; either way it gets no Workload of its own."""
+    import asyncio
+
+    from pykueue.controller.jobs import JobReconciler
+    from pykueue.jobs import batch
+
+    class Patches:
+        def __init__(self) -> None:
+            self.bodies: list[tuple[str, Any]] = []
+
+        async def merge_patch(self, _res: Any, name: str, body: Any, _ns: str, _sub: Any = None) -> None:
+            self.bodies.append((name, body))
+
+    parent = _job(labels={QUEUE: "lq"}, name="parent")
+    child = _job(labels={}, name="child")
+    child["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": "parent",
+                                             "uid": "uid-parent", "controller": True}]
+    store = {"team/parent": parent, "team/child": child}
+    keys = JobKeys(store, _rules(False))
+    owner_wl = "team/" + batch.workload_name_for_owner("Job", "batch", "parent", "uid-parent")
+    assert keys.child("team/child") == (child, owner_wl) and keys.load("team/child") is None
+    assert keys.child("team/parent") is None
+    kube = Patches()
+    workloads: dict[str, Any] = {}
+    sync = JobReconciler(kube, keys, workloads, {}, lambda: None, lambda: 0.0)  # type: ignore[arg-type]
+    asyncio.run(sync.reconcile("team/child"))
+    assert kube.bodies == [("child", {"spec": {"suspend": True}})]  # no Workload for its owner yet
+    workloads[owner_wl] = {"metadata": {"name": owner_wl.split("/")[1], "namespace": "team"},
+                           "status": {"conditions": [{"type": "Admitted", "status": "True"}],
+                                      "admission": {"clusterQueue": "cq", "podSetAssignments": []}}}
+    asyncio.run(sync.reconcile("team/child"))
+    assert len(kube.bodies) == 1  # the owner's Workload is admitted: the child runs
+    # the owner names no queue and not every job is Kueue's: the child is nobody's, left alone
+    store["team/parent"] = _job(labels={}, name="parent")
+    assert keys.child("team/child") is None
