@@ -153,7 +153,7 @@ def _frameworks(docs: list[_Doc]) -> frozenset[str]:
 def _scope(docs: list[_Doc]) -> managed.Scope:
     """The Configuration's ``managedJobsNamespaceSelector`` and the Namespaces' labels (as first
     declared); a malformed selector is the Configuration's own problem, reported when it is validated."""
-    selector = managed.DEFAULT_SELECTOR
+    selector: model.LabelSelector | None = managed.DEFAULT_SELECTOR
     labels: dict[str, dict[str, str]] = {}
     for doc in docs:
         if doc.kind == "Configuration":
