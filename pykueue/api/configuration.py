@@ -9,11 +9,18 @@ both preemption strategies in v1beta1 when none are listed.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from typing import Any
 
+from pydantic import ValidationError
+
+from pykueue.api import convert, validation
 from pykueue.api.durations import parse_duration
 from pykueue.api.models.config import ConfigurationV1beta1, ConfigurationV1beta2, RequeuingStrategy
+from pykueue.api.models.pod import LabelSelector
 from pykueue.engine import model
+from pykueue.jobs import managed
 
 Errors = list[tuple[str, str]]
 
@@ -105,6 +112,41 @@ def _metrics(metrics: object, gates: dict[str, bool] | None, errors: Errors) -> 
                          local_queues=model.Metrics().local_queues if local is None else local)
 
 
+def namespace_selector(raw: object, namespace: object) -> tuple[model.LabelSelector | None, Errors]:
+    """``managedJobsNamespaceSelector`` (upstream's default: all but kube-system and the controller's
+    namespace, which no selector may match); the default stands in for one that is not valid."""
+    path = "managedJobsNamespaceSelector"
+    errors: Errors = []
+    namespace = namespace if isinstance(namespace, str) and namespace else managed.CONTROLLER_NAMESPACE
+    selector = managed.default_selector(namespace)
+    if raw is None:
+        return selector, errors
+    try:
+        parsed = LabelSelector.model_validate(raw)
+    except ValidationError:
+        return selector, [(path, f"Invalid value: {json.dumps(raw)}: must be a label selector "
+                                 "(matchLabels, matchExpressions)")]
+    errors += validation.label_selector(parsed, path)
+    if errors:
+        return selector, errors
+    chosen = convert.label_selector(parsed)
+    errors += [(path, f"Invalid value: {json.dumps(raw)}: {message}")
+               for message in managed.selector_problems(chosen, namespace)]
+    return chosen, errors
+
+
+def _which_jobs(cfg: ConfigurationV1beta1 | ConfigurationV1beta2, errors: Errors) -> dict[str, Any]:
+    """``managedJobsNamespaceSelector`` and ``integrations.labelKeysToCopy``."""
+    selector, found = namespace_selector(cfg.managed_jobs_namespace_selector, cfg.namespace)
+    errors += found
+    integrations = cfg.integrations if isinstance(cfg.integrations, dict) else {}
+    keys = integrations.get("labelKeysToCopy")
+    if keys is not None and not (isinstance(keys, list) and all(isinstance(k, str) for k in keys)):
+        errors.append(("integrations.labelKeysToCopy", f"Invalid value: {json.dumps(keys)}: must be a list of label keys"))
+        keys = None
+    return {"managed_jobs_namespace_selector": selector, "label_keys_to_copy": tuple(keys or ())}
+
+
 def _config(wait: model.WaitForPodsReady, strategies: list[str] | None, fair_on: bool, manage: object,
             errors: Errors, integrations: object, metrics: model.Metrics) -> model.Config:
     fair = model.FairSharing()
@@ -126,7 +168,7 @@ def config_v1beta2(cfg: ConfigurationV1beta2) -> tuple[model.Config, Errors]:
     config = _config(wait, fs.preemption_strategies if fs else None, fs is not None,
                      cfg.manage_jobs_without_queue_name, errors, cfg.integrations,
                      _metrics(cfg.metrics, cfg.feature_gates, errors))
-    return config, errors
+    return dataclasses.replace(config, **_which_jobs(cfg, errors)), errors
 
 
 def config_v1beta1(cfg: ConfigurationV1beta1) -> tuple[model.Config, Errors]:
@@ -139,4 +181,4 @@ def config_v1beta1(cfg: ConfigurationV1beta1) -> tuple[model.Config, Errors]:
     config = _config(wait, fs.preemption_strategies if fs else None, fs is not None and bool(fs.enable),
                      cfg.manage_jobs_without_queue_name, errors, cfg.integrations,
                      _metrics(cfg.metrics, cfg.feature_gates, errors))
-    return config, errors
+    return dataclasses.replace(config, **_which_jobs(cfg, errors)), errors

@@ -77,8 +77,8 @@ class SubmittedWorkload:
 
 @dataclass(slots=True, frozen=True)
 class UnmanagedJob:
-    """A batch/v1 Job (or a Pod) that Kueue does not manage: no queue-name label, or its integration
-    not enabled. Kueue leaves it alone, but its labels and annotations may show that its author meant it
+    """A batch/v1 Job (or a Pod) that Kueue does not manage: no queue-name label, its integration not
+    enabled, or its namespace left out by ``managedJobsNamespaceSelector``. Kueue leaves it alone, but its labels and annotations may show that its author meant it
     to be queued (see ``pykueue.api.references``)."""
 
     source: Source
@@ -89,6 +89,7 @@ class UnmanagedJob:
     kind: str = "Job"
     framework: str = "batch/job"  # the integration that would manage it, by upstream's name
     framework_enabled: bool = True
+    namespace_left_out: bool = False  # managedJobsNamespaceSelector does not select its namespace
 
 
 @dataclass(slots=True, frozen=True)

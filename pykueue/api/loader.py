@@ -40,7 +40,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pykueue.api import convert, pod_group, validation
-from pykueue.api.configuration import config_v1beta1, config_v1beta2
+from pykueue.api.configuration import config_v1beta1, config_v1beta2, namespace_selector
 from pykueue.api.convert import WorkloadBody
 from pykueue.api.documents import ReadError, expand_paths, parse_file, read_text
 from pykueue.api.fastyaml import DocumentReader
@@ -63,7 +63,7 @@ from pykueue.api.timing import (
 from pykueue.api.timing import PREFIX as TIMING_PREFIX
 from pykueue.api.workloads import WorkloadReader, job_path, join_path
 from pykueue.engine import model
-from pykueue.jobs import framework
+from pykueue.jobs import framework, managed
 
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
@@ -78,7 +78,6 @@ INTEGRATIONS = {"Job": "batch/job", "Pod": "pod", "Deployment": "deployment", "S
 SERVING_KINDS = ("Deployment", "StatefulSet")  # queued through the pod integration
 DEFAULT_FRAMEWORKS = frozenset(("batch/job",))
 # upstream's webhooks leave these namespaces alone (the pod-based integrations always did)
-UNMANAGED_POD_NAMESPACES = ("kube-system", "kueue-system")
 MAX_COHORT_DEPTH = 100  # cohorts from a root to the deepest cohort; see the module's docstring
 _WORKLOAD_KEYS = frozenset(("apiVersion", "kind", "metadata", "spec", "status"))
 
@@ -152,9 +151,24 @@ def _frameworks(docs: list[_Doc]) -> frozenset[str]:
     return DEFAULT_FRAMEWORKS
 
 
+def _scope(docs: list[_Doc]) -> managed.Scope:
+    """The Configuration's ``managedJobsNamespaceSelector`` and the Namespaces' labels (as first
+    declared); a malformed selector is the Configuration's own problem, reported when it is validated."""
+    selector: model.LabelSelector | None = managed.DEFAULT_SELECTOR
+    labels: dict[str, dict[str, str]] = {}
+    for doc in docs:
+        if doc.kind == "Configuration":
+            selector, _ = namespace_selector(doc.raw.get("managedJobsNamespaceSelector"), doc.raw.get("namespace"))
+        elif doc.kind == "Namespace" and doc.name and doc.name not in labels:
+            found = _metadata(doc.raw).get("labels")
+            labels[doc.name] = {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+    return managed.Scope(selector, labels.get)
+
+
 class _Loader:
     def __init__(self) -> None:
         self.frameworks = DEFAULT_FRAMEWORKS
+        self.scope = managed.DEFAULT_SCOPE
         self.reader = DocumentReader()
         self.workloads = WorkloadReader()
         self.inputs = Inputs()
@@ -286,14 +300,15 @@ class _Loader:
     # --- pass 2: parse, normalise, validate -------------------------------------------------------
 
     def is_ignored(self, doc: _Doc) -> bool:
-        """A Job or Pod without the queue-name label, or whose integration the Configuration does not
-        enable (``integrations.frameworks``, upstream's names; default: batch/job only), is not managed
-        by Kueue: it is read nowhere."""
+        """A Job or Pod without the queue-name label, whose integration the Configuration does not
+        enable (``integrations.frameworks``, upstream's names; default: batch/job only), or in a namespace
+        ``managedJobsNamespaceSelector`` leaves out (default: kube-system and kueue-system), is not
+        managed by Kueue: it is read nowhere."""
         framework = INTEGRATIONS.get(doc.kind)
         if framework is None:
             return False
-        if (doc.kind == "Pod" or doc.kind in SERVING_KINDS) and doc.namespace in UNMANAGED_POD_NAMESPACES:
-            return True  # upstream's default managedJobsNamespaceSelector leaves system Pods alone
+        if not self.scope.selected(doc.namespace or DEFAULT_NAMESPACE):
+            return True  # managedJobsNamespaceSelector leaves its namespace out, queue label or not
         if doc.kind == "RayJob":
             from pykueue.jobs.ray import is_managed
 
@@ -315,7 +330,7 @@ class _Loader:
         self.inputs.unmanaged_jobs.append(
             UnmanagedJob(doc.source, doc.namespace or DEFAULT_NAMESPACE, doc.name or "-",
                          strings(meta.get("labels")), strings(meta.get("annotations")), doc.kind, framework,
-                         framework in self.frameworks)
+                         framework in self.frameworks, not self.scope.selected(doc.namespace or DEFAULT_NAMESPACE))
         )
 
     def parse_safely(self, doc: _Doc) -> bool:
@@ -814,6 +829,7 @@ class _Loader:
 
     def run(self, docs: list[_Doc]) -> None:
         self.frameworks = _frameworks(docs)
+        self.scope = _scope(docs)
         self.name_generated(docs)
         valid = []
         for doc in docs:

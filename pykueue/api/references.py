@@ -239,6 +239,11 @@ def _unmanaged_job_hints(job: UnmanagedJob) -> Iterator[Problem]:
         return Problem(job.source, job.kind, job.namespace, job.name, path, message)
 
     unmanaged = f"without it Kueue does not manage this {job.kind}"
+    if job.labels.get(QUEUE_NAME_LABEL) and job.namespace_left_out:
+        yield problem(f"metadata.labels[{QUEUE_NAME_LABEL}]",
+                      f"the Configuration's managedJobsNamespaceSelector does not select namespace "
+                      f"{job.namespace!r}: Kueue does not manage this {job.kind}")
+        return
     if job.labels.get(QUEUE_NAME_LABEL) and not job.framework_enabled:
         yield problem(f"metadata.labels[{QUEUE_NAME_LABEL}]",
                       f'the Configuration\'s integrations.frameworks does not enable "{job.framework}": '

@@ -284,7 +284,8 @@ async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None)
         port=port, host=host, cert_dir=Path(args.webhook_cert_dir) if args.webhook_cert_dir else None,
         secret=args.webhook_secret, namespace=args.webhook_namespace or default_namespace(),
         service=args.webhook_service, url=url,
-        manage_jobs_without_queue_name=config.manage_jobs_without_queue_name, visibility=bool(visibility_port),
+        manage_jobs_without_queue_name=config.manage_jobs_without_queue_name,
+        managed_jobs_namespace_selector=config.managed_jobs_namespace_selector, visibility=bool(visibility_port),
         frameworks=tuple(config.frameworks), serve=bool(port))
     try:
         server = WebhookServer(kube, options)

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pykueue.api.models.kueue_v1beta2 import PriorityClassRef
 from pykueue.api.priority import PriorityClasses, Resolved, resolve
 from pykueue.controller.events import Recorder
 from pykueue.controller.workload_status import rfc3339
-from pykueue.jobs import batch, framework, pods, ray_live
-from pykueue.jobs.framework import GenericJob
+from pykueue.engine import model
+from pykueue.jobs import batch, framework, managed, pods, prebuilt, ray_live
+from pykueue.jobs.framework import GenericJob, OneObject
 from pykueue.jobs.job import Job
 from pykueue.kube import resources as r
 from pykueue.kube.client import ApiError, Kube
@@ -27,13 +29,63 @@ log = logging.getLogger("pykueue.jobs")
 MANAGER = "kueue-job-controller"
 RECLAIMABLE_PODS_MANAGER = "kueue-reclaimable-pods"
 GROUP_PREFIX = "group:"  # a pod group's key in the work queue: group:<namespace>/<group name>
+ORPHAN_PREFIX = "orphan:"  # an orphaned Workload's key in the Job queue: orphan:<namespace>/<workload name>
+OWNER_NOT_FOUND = ("OwnerNotFound", "The workload's owner no longer exists")
 RESOURCES = {"Job": r.JOB, "Pod": r.POD, "RayCluster": r.RAY_CLUSTER, "RayJob": r.RAY_JOB, "Workload": r.WORKLOAD}
 Store = dict[str, dict[str, Any]]
 JOB_CONDITIONS = ("PodsReady", "Finished")  # the Workload conditions the job side writes (field manager MANAGER)
 
 
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """What the Configuration says about which jobs are Kueue's and what their Workloads carry
+    (``pykueue.jobs.managed``): manageJobsWithoutQueueName, managedJobsNamespaceSelector with the
+    namespaces' labels, the integrations that are on, and labelKeysToCopy."""
+
+    manage_without_queue_name: bool = False
+    scope: managed.Scope = managed.DEFAULT_SCOPE
+    frameworks: frozenset[str] = field(default_factory=lambda: framework.enabled(model.Config().frameworks))
+    label_keys: tuple[str, ...] = ()
+
+    @classmethod
+    def from_config(cls, config: model.Config, namespace: Callable[[str], dict[str, Any] | None]) -> Rules:
+        """``namespace(name)``: the cached Namespace object, None when not seen."""
+        def labels(name: str) -> dict[str, str] | None:
+            obj = namespace(name)
+            return None if obj is None else (obj.get("metadata") or {}).get("labels") or {}
+
+        return cls(config.manage_jobs_without_queue_name,
+                   managed.Scope(config.managed_jobs_namespace_selector, labels),
+                   framework.enabled(config.frameworks), config.label_keys_to_copy)
+
+    def reconciles(self, obj: dict[str, Any]) -> bool:
+        """Upstream's gate before a job is reconciled: its namespace selected, it names a queue (or every
+        job is Kueue's), and no job of an integration that is on owns it (it is queued with that one)."""
+        meta = obj["metadata"]
+        if not managed.reconciled(batch.queue_name(obj), meta.get("namespace") or "", self.manage_without_queue_name,
+                                  self.scope):
+            return False
+        return managed.managed_owner(obj, self.frameworks) is None
+
+
+def orphaned(workload: dict[str, Any]) -> bool:
+    """Upstream's isOrphanedWorkload with FinishOrphanedWorkloads (on by default in v0.18), for one not yet
+    finished nor being deleted: it names the job it was made for (the job-uid label) but no owner, as
+    after ``kubectl delete --cascade=orphan`` of its job."""
+    meta = workload["metadata"]
+    return (not meta.get("ownerReferences") and not meta.get("deletionTimestamp")
+            and bool((meta.get("labels") or {}).get(batch.JOB_UID_LABEL)) and not framework.finished_workload(workload))
+
+
+def _rules(rules: Rules | bool) -> Rules:
+    """A bare bool is manageJobsWithoutQueueName, with everything else as upstream's defaults."""
+    return Rules(manage_without_queue_name=rules) if isinstance(rules, bool) else rules
+
+
 class Integration(Protocol):
     """Finds the GenericJob behind a work-queue key, and the keys a Workload's owners stand for."""
+
+    label_keys: tuple[str, ...]  # integrations.labelKeysToCopy
 
     def load(self, key: str) -> GenericJob | None: ...
 
@@ -43,19 +95,43 @@ class Integration(Protocol):
 class JobKeys:
     """batch/v1 Jobs: the key is the Job's."""
 
-    def __init__(self, jobs: Store, manage_without_queue_name: bool, enabled: bool = True) -> None:
+    def __init__(self, jobs: Store, rules: Rules | bool, enabled: bool = True) -> None:
         self.jobs = jobs
-        self.manage_without_queue_name = manage_without_queue_name
+        self.rules = _rules(rules)
+        self.label_keys = self.rules.label_keys
         self.enabled = enabled  # batch/job in integrations.frameworks
 
     def load(self, key: str) -> GenericJob | None:
         obj = self.jobs.get(key)
-        if obj is None or not self.enabled or not (batch.is_managed(obj) or self.manage_without_queue_name):
+        if obj is None or not self.enabled or not self.rules.reconciles(obj):
             return None
         return Job(obj)
 
+    def child(self, key: str) -> tuple[dict[str, Any], str] | None:
+        """A Job a managed job owns (upstream's job that is not top-level), with the key of the Workload
+        its owner's would be; None for any other. Without manageJobsWithoutQueueName the owner must name a
+        queue: a Job owner is looked up; any other owner, whose labels are not cached here, leaves the
+        Job alone."""
+        obj = self.jobs.get(key)
+        if obj is None or not self.enabled:
+            return None
+        owner = managed.managed_owner(obj, self.rules.frameworks)
+        namespace = obj["metadata"].get("namespace") or ""
+        if owner is None or not self.rules.scope.selected(namespace):
+            return None
+        if not self.rules.manage_without_queue_name:
+            parent = self.jobs.get(f"{namespace}/{owner.get('name')}") if owner.get("kind") == "Job" else None
+            if parent is None or not batch.queue_name(parent):
+                return None
+        group = str(owner.get("apiVersion") or "").rpartition("/")[0]
+        name = batch.workload_name_for_owner(str(owner.get("kind")), group, str(owner.get("name")),
+                                             owner.get("uid") or None)
+        return obj, f"{namespace}/{name}"
+
     def keys_for_workload(self, workload: dict[str, Any]) -> list[str]:
         namespace = workload["metadata"]["namespace"]
+        if orphaned(workload):  # finished here whatever kind made it: one queue handles them all
+            return [f"{ORPHAN_PREFIX}{namespace}/{workload['metadata']['name']}"]
         return [f"{namespace}/{o['name']}" for o in workload["metadata"].get("ownerReferences") or []
                 if o.get("kind") == "Job" and (o.get("apiVersion") or "").startswith("batch/")]
 
@@ -63,16 +139,17 @@ class JobKeys:
 class RayKeys:
     """RayClusters or RayJobs (one ``kind`` each): the key is the object's."""
 
-    def __init__(self, kind: str, objects: Store, manage_without_queue_name: bool) -> None:
+    def __init__(self, kind: str, objects: Store, rules: Rules | bool) -> None:
         self.kind = kind
         self.objects = objects
-        self.manage_without_queue_name = manage_without_queue_name
+        self.rules = _rules(rules)
+        self.label_keys = self.rules.label_keys
 
     def load(self, key: str) -> GenericJob | None:
         obj = self.objects.get(key)
-        if obj is None or not ray_live.is_managed(obj, self.manage_without_queue_name):
+        if obj is None or not ray_live.is_managed(obj, self.rules.manage_without_queue_name):
             return None
-        return ray_live.RayObject(obj)
+        return ray_live.RayObject(obj) if self.rules.reconciles(obj) else None
 
     def keys_for_workload(self, workload: dict[str, Any]) -> list[str]:
         namespace = workload["metadata"]["namespace"]
@@ -84,9 +161,11 @@ class PodKeys:
     """Pods Kueue gated (the informer sees only those with the managed label): a plain Pod's key is its
     own, a pod group's is ``group:<namespace>/<group>``; ``groups`` indexes a group's members."""
 
-    def __init__(self, pods_store: Store) -> None:
+    def __init__(self, pods_store: Store, rules: Rules | None = None) -> None:
         self.pods = pods_store
         self.groups: dict[str, set[str]] = {}
+        self.rules = rules or Rules()
+        self.label_keys = self.rules.label_keys
 
     def key_for_pod(self, pod: dict[str, Any]) -> str:
         meta = pod["metadata"]
@@ -108,6 +187,8 @@ class PodKeys:
         return key
 
     def load(self, key: str) -> GenericJob | None:
+        if not self.rules.scope.selected(key.removeprefix(GROUP_PREFIX).split("/", 1)[0]):
+            return None  # a namespace left out (ManagedJobsNamespaceSelectorAlwaysRespected)
         if key.startswith(GROUP_PREFIX):
             namespace, name = key[len(GROUP_PREFIX):].split("/", 1)
             members = [self.pods[k] for k in sorted(self.groups.get(key, ())) if k in self.pods]
@@ -149,12 +230,46 @@ class JobReconciler:
         self.now = now
 
     async def reconcile(self, key: str) -> None:
+        if key.startswith(ORPHAN_PREFIX):
+            # FinishOrphanedWorkloads: finished, its quota is released and its finalizer goes (the
+            # admission side removes it from a finished Workload)
+            workload = self.workloads.get(key[len(ORPHAN_PREFIX):])
+            if workload is not None and orphaned(workload):
+                meta = workload["metadata"]
+                await self.execute(framework.WorkloadConditions(
+                    meta["namespace"], meta["name"], (("Finished", True, *OWNER_NOT_FOUND),), meta.get("uid")))
+                log.info("orphaned workload finished", extra={"fields": {"workload": key[len(ORPHAN_PREFIX):]}})
+            return
+        if isinstance(self.integration, JobKeys) and (child := self.integration.child(key)) is not None:
+            await self._child(*child)
+            return
         job = self.integration.load(key)
         if job is None:
             return
-        workload = self.workloads.get(f"{job.namespace}/{job.workload_name()}")
-        for action in framework.reconcile(job, workload, self.flavors, wait_for_pods_ready=self.wait_for_pods_ready):
+        prebuilt_name = prebuilt.name_for(job)
+        workload = self.workloads.get(f"{job.namespace}/{prebuilt_name or job.workload_name()}")
+        if prebuilt_name is not None and isinstance(job, OneObject) and not job.deleting():
+            adopting = prebuilt.adopt(job, workload)
+            if adopting is not None:
+                for action in adopting:
+                    await self.execute(action)
+                return
+        for action in framework.reconcile(job, workload, self.flavors, self.integration.label_keys,
+                                          wait_for_pods_ready=self.wait_for_pods_ready):
             await self.execute(action)
+
+    async def _child(self, obj: dict[str, Any], owner_workload: str) -> None:
+        """Upstream's shouldSuspendChildJob: a running child is suspended while its owner's Workload is
+        missing, finished or not admitted; it never gets a Workload of its own."""
+        job = Job(obj)
+        if job.finished()[0] or job.is_suspended() or job.deleting():
+            return
+        parent = self.workloads.get(owner_workload)
+        if parent is not None and framework.admitted(parent) and not framework.finished_workload(parent):
+            return
+        await self.execute(framework.Patch("Job", job.namespace, obj["metadata"]["name"], {"spec": {"suspend": True}}))
+        log.info("Kueue managed child job suspended", extra={"fields": {"job": f"{job.namespace}/{obj['metadata']['name']}",
+                                                                         "ownerWorkload": owner_workload}})
 
     def _warn(self, action: framework.Warn) -> None:
         meta = action.obj.get("metadata") or {}

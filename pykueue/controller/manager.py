@@ -29,7 +29,7 @@ from pykueue.api.priority import PriorityClasses
 from pykueue.api.validation import SYSTEM_PRIORITY_CLASSES
 from pykueue.controller import decisions, supervise, views
 from pykueue.controller.events import Recorder
-from pykueue.controller.jobs import JobKeys, JobReconciler, PodKeys, RayKeys
+from pykueue.controller.jobs import JobKeys, JobReconciler, PodKeys, RayKeys, Rules
 from pykueue.controller.metrics import INADMISSIBLE, SUCCESS, Metrics
 from pykueue.controller.queue_objects import KINDS as QUEUE_KINDS
 from pykueue.controller.queue_objects import QueueObjects
@@ -72,11 +72,12 @@ class Controller:
         self.kick_wake = asyncio.Event()
         self.jobs = WorkQueue()
         self.pod_work = WorkQueue()  # plain Pods and pod groups (PodKeys)
-        self.job_keys = JobKeys({}, config.manage_jobs_without_queue_name, "batch/job" in config.frameworks)
-        self.pod_keys = PodKeys({})
+        rules = Rules.from_config(config, lambda name: self.cached("namespaces", name))  # which jobs are Kueue's
+        self.job_keys = JobKeys({}, rules, "batch/job" in config.frameworks)
+        self.pod_keys = PodKeys({}, rules)
         self.sts_keys, self.sts_work = StatefulSetKeys({}, {}), WorkQueue()  # their Workloads and Pods' labels
         # RayClusters and RayJobs, each kind with its own keys and queue while its integration is on
-        self.ray_keys = {kind: RayKeys(kind, {}, config.manage_jobs_without_queue_name)
+        self.ray_keys = {kind: RayKeys(kind, {}, rules)
                          for fw, kind in ray_live.KINDS.items() if fw in config.frameworks}
         self.ray_work = {kind: WorkQueue() for kind in self.ray_keys}
         self.cycles = 0

@@ -342,6 +342,12 @@ class Metrics:
     local_queues: bool = True
 
 
+# Upstream's default managedJobsNamespaceSelector: every namespace but kube-system and the controller's
+# own (the Configuration's ``namespace``, kueue-system unless set).
+DEFAULT_MANAGED_JOBS_NAMESPACES = LabelSelector(match_expressions=(
+    Requirement("kubernetes.io/metadata.name", "NotIn", ("kube-system", "kueue-system")),))
+
+
 @dataclass(slots=True, frozen=True)
 class Config:
     """The parts of Kueue's Configuration the engine reads."""
@@ -353,3 +359,8 @@ class Config:
     # engine only queues what they give it). Upstream's default: batch/job alone.
     frameworks: tuple[str, ...] = ("batch/job",)
     metrics: Metrics = Metrics()
+    # managedJobsNamespaceSelector: the namespaces whose jobs Kueue touches (None: every one); the drivers
+    # read it, the engine only queues what they give it
+    managed_jobs_namespace_selector: LabelSelector | None = DEFAULT_MANAGED_JOBS_NAMESPACES
+    # integrations.labelKeysToCopy: the job's labels a Workload made for it carries
+    label_keys_to_copy: tuple[str, ...] = ()

@@ -158,6 +158,13 @@ def _is_valid_label_value(value: str) -> bool:
     return len(value) <= 63 and _LABEL_VALUE.fullmatch(value) is not None
 
 
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+
+
+def is_dns1123_label(value: str) -> bool:
+    return len(value) <= 63 and _DNS1123_LABEL.fullmatch(value) is not None
+
+
 # --- reading a Job -----------------------------------------------------------------------
 
 

@@ -14,11 +14,20 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pykueue.jobs.batch import Manifest, PodSetInfoError, merge_pod_set_info, pod_set_info_from_flavors
+from pykueue.jobs import managed
+from pykueue.jobs.batch import (
+    Manifest,
+    PodSetInfoError,
+    is_dns1123_label,
+    merge_pod_set_info,
+    pod_set_info_from_flavors,
+)
 
 # upstream's ImplicitlyEnabledFrameworkNames: a Deployment's or StatefulSet's Pods queue as Pods
 IMPLIED_FRAMEWORKS = {"deployment": ("pod",), "statefulset": ("pod",)}
 
+LOCAL_QUEUE_LABEL = "kueue.x-k8s.io/local-queue-name"  # on an admitted job's pods
+CLUSTER_QUEUE_LABEL = "kueue.x-k8s.io/cluster-queue-name"
 FINISHED_SUCCEEDED = "Succeeded"
 FINISHED_FAILED = "Failed"
 FAILED_TO_START = "FailedToStart"  # upstream's FailedToStartFinishedReason
@@ -296,6 +305,10 @@ def _pods_ready_update(job: GenericJob, workload: Mapping[str, Any]) -> list[Act
     return [WorkloadConditions(meta["namespace"], meta["name"], (("PodsReady", ready, reason, message),), meta.get("uid"))]
 
 
+def finished_workload(workload: Mapping[str, Any]) -> bool:
+    return _is_true(workload, "Finished")
+
+
 def admitted(workload: Mapping[str, Any]) -> bool:
     return _is_true(workload, "Admitted") and bool((workload.get("status") or {}).get("admission"))
 
@@ -309,14 +322,22 @@ def releasing(workload: Mapping[str, Any]) -> bool:
 
 def infos_for(workload: Mapping[str, Any], flavors: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """What the admission injects into each pod set (upstream's getPodSetsInfoFromStatus): its flavors'
-    node labels and tolerations, then each admission check's ``podSetUpdates`` for it. An update that
-    contradicts what is already there raises ``PodSetInfoError`` naming the check: a permanent error."""
+    node labels and tolerations, (upstream's AssignQueueLabelsForPods, on by default) the LocalQueue's
+    name and the ClusterQueue's, the latter only when it is a valid label value (a DNS-1123 label), then
+    each admission check's ``podSetUpdates`` for it. An update that contradicts what is already there
+    raises ``PodSetInfoError`` naming the check: a permanent error."""
     infos = []
+    admission = workload["status"]["admission"]
     checks = (workload.get("status") or {}).get("admissionChecks") or []
-    for assignment in workload["status"]["admission"].get("podSetAssignments") or []:
+    queues = {LOCAL_QUEUE_LABEL: str((workload.get("spec") or {}).get("queueName") or "")}
+    cluster_queue = str(admission.get("clusterQueue") or "")
+    if is_dns1123_label(cluster_queue):
+        queues[CLUSTER_QUEUE_LABEL] = cluster_queue
+    for assignment in admission.get("podSetAssignments") or []:
         names = list(dict.fromkeys((assignment.get("flavors") or {}).values()))
         found = [flavors[n] for n in names if n in flavors]
         info = pod_set_info_from_flavors(found, name=assignment.get("name", "main"), count=assignment.get("count"))
+        info["labels"].update(queues)
         for check in checks:
             update = next((u for u in check.get("podSetUpdates") or [] if u.get("name") == info["name"]), None)
             if update is None:
@@ -404,16 +425,33 @@ def priority_changed(built: Manifest, workload: Mapping[str, Any]) -> bool:
     return _workload_class(built["spec"].get("priorityClassRef")) != _workload_class(have)
 
 
+def source_objects(job: GenericJob) -> list[Mapping[str, Any]]:
+    """The API objects behind ``job``: its own, or a pod group's Pods."""
+    if isinstance(job, OneObject):
+        return [job.obj]
+    return list(getattr(job, "pods", ()))
+
+
+def _with_labels(built: Manifest, job: GenericJob, label_keys: Sequence[str]) -> Manifest:
+    """The Workload with the job's ``integrations.labelKeysToCopy`` labels (ValueError: they disagree)."""
+    copied = managed.copied_labels(source_objects(job), label_keys)
+    if copied:
+        built["metadata"]["labels"] = {**copied, **(built["metadata"].get("labels") or {})}
+    return built
+
+
 def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
-              flavors: Mapping[str, Mapping[str, Any]], *, wait_for_pods_ready: bool = False) -> list[Action]:
-    """The writes that make ``job`` follow ``workload`` (None when there is none yet), in upstream's order.
-    The PodsReady condition is Kueue's to write only under ``waitForPodsReady``, as upstream's.
+              flavors: Mapping[str, Mapping[str, Any]], label_keys: Sequence[str] = (), *,
+              wait_for_pods_ready: bool = False) -> list[Action]:
+    """The writes that make ``job`` follow ``workload`` (None when there is none yet), in upstream's order;
+    ``label_keys`` is ``integrations.labelKeysToCopy``. The PodsReady condition is Kueue's to write only
+    under ``waitForPodsReady``, as upstream's.
 
     A job whose Workload exists but which can no longer be turned into one (changed while the
     validating webhook was away) keeps its Workload as it is, and a Warning event on the job and on
     its Workload says why."""
     problems: list[str] = []
-    actions = _reconcile(job, workload, flavors, problems, wait_for_pods_ready)
+    actions = _reconcile(job, workload, flavors, problems, wait_for_pods_ready, label_keys)
     if workload is None or not problems:
         return actions
     target = _event_target(job)
@@ -422,7 +460,7 @@ def reconcile(job: GenericJob, workload: Mapping[str, Any] | None,
 
 
 def _reconcile(job: GenericJob, workload: Mapping[str, Any] | None, flavors: Mapping[str, Mapping[str, Any]],
-               problems: list[str], wait_for_pods_ready: bool) -> list[Action]:
+               problems: list[str], wait_for_pods_ready: bool, label_keys: Sequence[str]) -> list[Action]:
     if workload is not None and releasing(workload) and not _is_true(workload, "Finished"):
         # Upstream's steps 1.1 and 6: stop the job first; its quota goes once nothing of it runs.
         meta = workload["metadata"]
@@ -465,6 +503,8 @@ def _reconcile(job: GenericJob, workload: Mapping[str, Any] | None, flavors: Map
             return job.finalize()
         try:
             built = job.build_workload()
+            if built is not None and label_keys:
+                built = _with_labels(built, job, label_keys)
         except ValueError as exc:
             note = Note("cannot be queued", {"object": job.describe(), "error": str(exc)}, warning=True)
             target = _event_target(job)

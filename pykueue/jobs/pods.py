@@ -24,7 +24,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pykueue.jobs import batch, statefulset
+from pykueue.jobs import batch, managed, statefulset
 from pykueue.jobs.batch import _annotations, _labels, _meta
 from pykueue.jobs.framework import Action, Delete, Event, Note, OneObject, Patch, WorkloadConditions, enabled
 from pykueue.jobs.pod import (
@@ -46,10 +46,10 @@ IS_GROUP_WORKLOAD = "kueue.x-k8s.io/is-group-workload"
 TERMINATION_TARGET = "TerminationTarget"
 WAITING_FOR_REPLACEMENT_PODS = "WaitingForReplacementPods"
 REPLACEMENT_MANAGER = "kueue-pod-group-replacements"  # its own field manager: PodsReady's writes keep it
-UNMANAGED_NAMESPACES = ("kube-system", "kueue-system")  # upstream's default managedJobsNamespaceSelector
 
 # The owners whose integrations manage their Pods themselves (the Pod webhook leaves those Pods alone).
-_OWNER_FRAMEWORKS = {("batch", "Job"): "batch/job", ("apps", "StatefulSet"): "statefulset"}
+_OWNER_FRAMEWORKS = {("batch", "Job"): "batch/job", ("apps", "StatefulSet"): "statefulset",
+                     ("ray.io", "RayCluster"): "ray.io/raycluster"}
 
 
 def group_name(pod: Mapping[str, Any]) -> str:
@@ -97,12 +97,13 @@ def _map_ops(obj: Mapping[str, Any], path: str, current: Mapping[str, str] | Non
     return [_add(f"{path}/{_escape(k)}", v) for k, v in values.items() if current.get(k) != v]
 
 
-def manages_pod(pod: Mapping[str, Any], frameworks: Sequence[str], manage_without_queue_name: bool) -> bool:
+def manages_pod(pod: Mapping[str, Any], frameworks: Sequence[str], manage_without_queue_name: bool,
+                scope: managed.Scope = managed.DEFAULT_SCOPE) -> bool:
     """Upstream's pod webhook ``Default``: whether Kueue gates this Pod."""
     if SUSPENDED_BY_PARENT in _annotations(pod):
         return True  # its Deployment or StatefulSet asked for it
     frameworks = enabled(frameworks)
-    if "pod" not in frameworks or _meta(pod).get("namespace") in UNMANAGED_NAMESPACES:
+    if "pod" not in frameworks or not scope.selected(_meta(pod).get("namespace") or ""):
         return False
     for owner in _meta(pod).get("ownerReferences") or []:
         if owner.get("controller"):
@@ -113,10 +114,10 @@ def manages_pod(pod: Mapping[str, Any], frameworks: Sequence[str], manage_withou
     return batch.queue_name(pod) is not None or manage_without_queue_name
 
 
-def pod_defaults(pod: Mapping[str, Any], frameworks: Sequence[str], manage_without_queue_name: bool
-                 ) -> list[dict[str, Any]]:
+def pod_defaults(pod: Mapping[str, Any], frameworks: Sequence[str], manage_without_queue_name: bool,
+                 scope: managed.Scope = managed.DEFAULT_SCOPE) -> list[dict[str, Any]]:
     """The JSON patch the Pod webhook answers: gate, label and finalizer a Pod Kueue manages."""
-    if not manages_pod(pod, frameworks, manage_without_queue_name):
+    if not manages_pod(pod, frameworks, manage_without_queue_name, scope):
         return []
     meta, spec = _meta(pod), pod.get("spec") or {}
     ops: list[dict[str, Any]] = []
@@ -149,11 +150,12 @@ def _template_ops(obj: Mapping[str, Any], labels: Mapping[str, str], annotations
             + _map_ops(obj, "/spec/template/metadata/annotations", tmeta.get("annotations"), annotations))
 
 
-def deployment_defaults(deployment: Mapping[str, Any], manage_without_queue_name: bool) -> list[dict[str, Any]]:
+def deployment_defaults(deployment: Mapping[str, Any], manage_without_queue_name: bool,
+                        scope: managed.Scope = managed.DEFAULT_SCOPE) -> list[dict[str, Any]]:
     """Upstream's Deployment webhook: its Pods carry the queue name and the WorkloadPriorityClass
     (each Pod is a Workload of its own, with the Deployment's priority) and are gated one by one."""
     queue = batch.queue_name(deployment)
-    if (queue is None and not manage_without_queue_name) or _meta(deployment).get("namespace") in UNMANAGED_NAMESPACES:
+    if not managed.suspended_on_create(queue, _meta(deployment).get("namespace") or "", manage_without_queue_name, scope):
         return []
     labels = {batch.QUEUE_NAME_LABEL: queue} if queue else {}
     if priority_class := _labels(deployment).get(batch.WORKLOAD_PRIORITY_CLASS_LABEL):
@@ -161,12 +163,13 @@ def deployment_defaults(deployment: Mapping[str, Any], manage_without_queue_name
     return _template_ops(deployment, labels, {SUSPENDED_BY_PARENT: "deployment"})
 
 
-def statefulset_defaults(sts: Mapping[str, Any], manage_without_queue_name: bool) -> list[dict[str, Any]]:
+def statefulset_defaults(sts: Mapping[str, Any], manage_without_queue_name: bool,
+                         scope: managed.Scope = managed.DEFAULT_SCOPE) -> list[dict[str, Any]]:
     """Upstream's StatefulSet webhook: its Pods are one serving group of ``replicas`` in the role
     ``main``, admitted as soon as the first exists (fast admission: the others are created one after
     another once it runs). The group's name needs the StatefulSet's UID: the Pod webhook adds it."""
     queue = batch.queue_name(sts)
-    if (queue is None and not manage_without_queue_name) or _meta(sts).get("namespace") in UNMANAGED_NAMESPACES:
+    if not managed.suspended_on_create(queue, _meta(sts).get("namespace") or "", manage_without_queue_name, scope):
         return []
     replicas = (sts.get("spec") or {}).get("replicas")
     labels, annotations = statefulset.template_marks(queue, 1 if replicas is None else replicas)

@@ -111,9 +111,11 @@ def test_admission_starts_it_with_each_flavor_in_its_own_template() -> None:
     head = spec["headGroupSpec"]["template"]
     small, big = (g["template"] for g in spec["workerGroupSpecs"])
     assert head["spec"]["nodeSelector"] == {"pool": "cpu"} and "tolerations" not in head["spec"]
-    assert head["metadata"]["labels"] == {"kueue.x-k8s.io/podset": "head"}
+    # upstream's AssignQueueLabelsForPods: the Workload's LocalQueue (none here) and ClusterQueue
+    queues = {"kueue.x-k8s.io/local-queue-name": "", "kueue.x-k8s.io/cluster-queue-name": "cq"}
+    assert head["metadata"]["labels"] == {"kueue.x-k8s.io/podset": "head", **queues}
     assert small["spec"]["nodeSelector"] == {"pool": "cpu"}
-    assert small["metadata"]["labels"] == {"kueue.x-k8s.io/podset": "small"}
+    assert small["metadata"]["labels"] == {"kueue.x-k8s.io/podset": "small", **queues}
     assert big["spec"]["nodeSelector"] == {"zone": "a", "gpu": "h100"}
     assert big["spec"]["tolerations"] == [TOLERATION]
     assert start.obj["metadata"]["resourceVersion"] == "5"  # the write is guarded by the cached copy
@@ -209,7 +211,8 @@ def test_the_default_submitter_gets_its_flavors_placement() -> None:
     (container,) = submitter["spec"]["containers"]
     assert (container["name"], container["image"]) == ("ray-job-submitter", "rayproject/ray")
     assert container["resources"]["requests"] == {"cpu": "500m", "memory": "200Mi"}
-    assert submitter["metadata"]["labels"] == {"kueue.x-k8s.io/podset": "submitter"}
+    assert submitter["metadata"]["labels"]["kueue.x-k8s.io/podset"] == "submitter"
+    assert submitter["metadata"]["labels"]["kueue.x-k8s.io/cluster-queue-name"] == wl["status"]["admission"]["clusterQueue"]
     # the Workload made from the started RayJob is the one admitted: the same pod sets and requests
     assert mismatch(RayObject(start), RayObject(start).build_workload(), {**wl, "spec": job.build_workload()["spec"]}) is None
     stopped = with_pod_sets_info(start, [batch.pod_set_info_from_pod_set(p) for p in job.build_workload()["spec"]["podSets"]],
@@ -290,7 +293,7 @@ def test_ray_hooks_are_registered_only_for_their_frameworks() -> None:
 
 def test_ray_keys_find_the_object_and_the_workloads_owner() -> None:
     store = {"ns/rc": raycluster(), "ns/plain": raycluster(labels={})}
-    keys = RayKeys("RayCluster", store, manage_without_queue_name=False)
+    keys = RayKeys("RayCluster", store, False)
     found = keys.load("ns/rc")
     assert isinstance(found, RayObject) and found.describe() == "RayCluster ns/rc"
     assert keys.load("ns/plain") is None and keys.load("ns/missing") is None

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from pykueue.api import validation
@@ -28,7 +28,8 @@ from pykueue.api.loader import load_documents, read_workload
 from pykueue.controller.translate import clean
 from pykueue.controller.webhooks import names
 from pykueue.controller.webhooks.default_queues import DEFAULT_QUEUE
-from pykueue.jobs import batch, job_update, pod_update, pods, ray_live, ray_update, serving_update
+from pykueue.jobs import batch, job_update, managed, pod_update, pods, ray_live, ray_update, serving_update
+from pykueue.jobs.framework import enabled
 
 KEEP_STATUS = ("Workload",)  # the kinds whose status carries what validation checks (the admission)
 
@@ -135,57 +136,97 @@ def validator_for_jobs(kind: str, frameworks: tuple[str, ...],
     return lambda req: response(req, True)
 
 
-def should_suspend(job: dict[str, Any], manage_without_queue_name: bool) -> bool:
-    """Whether Kueue manages this Job: the rule the Job side of the controller (``JobSync``) follows."""
-    return batch.is_managed(job) or manage_without_queue_name
+def should_suspend(job: dict[str, Any], manage_without_queue_name: bool, namespace: str = "",
+                   scope: managed.Scope = managed.DEFAULT_SCOPE) -> bool:
+    """Whether a job no managed ancestor owns is created suspended (upstream's WorkloadShouldBeSuspended):
+    it names a queue, or every job is Kueue's and its namespace is selected."""
+    return managed.suspended_on_create(batch.queue_name(job), namespace, manage_without_queue_name, scope)
 
 
-# Owners whose Jobs are their children, queued with them and never by themselves (IsOwnerManagedByKueue).
-_INTEGRATION_OWNERS = frozenset({("batch", "Job"), ("ray.io", "RayJob"), ("ray.io", "RayCluster")})
+def _namespace(request: dict[str, Any], obj: dict[str, Any]) -> str:
+    return request.get("namespace") or (obj.get("metadata") or {}).get("namespace") or ""
 
 
-def _owned_by_an_integration(obj: dict[str, Any]) -> bool:
-    for owner in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        if isinstance(owner, dict) and owner.get("controller"):
-            group = str(owner.get("apiVersion") or "").rpartition("/")[0]
-            return (group, owner.get("kind")) in _INTEGRATION_OWNERS
-    return False
+def _default_queue(obj: dict[str, Any], namespace: str, default_queue_exists: Callable[[str], bool],
+                   owned: bool) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Upstream's ApplyDefaultLocalQueue: an object without a queue label in a namespace with a LocalQueue
+    named ``default``, and no job Kueue manages owning it, is put in that queue. The object as labelled,
+    and the JSON patch ops that label it."""
+    if batch.is_managed(obj) or owned or not default_queue_exists(namespace):
+        return obj, []
+    labels = (obj.get("metadata") or {}).get("labels")
+    if isinstance(labels, dict):
+        ops = [{"op": "add", "path": "/metadata/labels/kueue.x-k8s.io~1queue-name", "value": DEFAULT_QUEUE}]
+    else:
+        ops = [{"op": "add", "path": "/metadata/labels", "value": {batch.QUEUE_NAME_LABEL: DEFAULT_QUEUE}}]
+    labelled = {**obj, "metadata": {**(obj.get("metadata") or {}),
+                                    "labels": {**(labels or {}), batch.QUEUE_NAME_LABEL: DEFAULT_QUEUE}}}
+    return labelled, ops
 
 
 def mutate_job(request: dict[str, Any], manage_without_queue_name: bool,
-               default_queue_exists: Callable[[str], bool] = no_default_queue) -> dict[str, Any]:
+               default_queue_exists: Callable[[str], bool] = no_default_queue,
+               scope: managed.Scope = managed.DEFAULT_SCOPE,
+               frameworks: Collection[str] = tuple(managed.OWNER_FRAMEWORKS.values())) -> dict[str, Any]:
     """Upstream's Job ``Default``: a Job without a queue label in a namespace with a LocalQueue named
-    ``default`` is put in it (LocalQueueDefaulting; not a Job an integration's object owns), then a
-    managed Job that would start right away gets ``spec.suspend: true``; anything else as sent."""
+    ``default`` is put in it (LocalQueueDefaulting), then a Job Kueue manages that would start right away
+    gets ``spec.suspend: true``; a Job a managed job owns (``frameworks``: the integrations that are on)
+    is left to that one; anything else as sent."""
     job = request.get("object")
     if request.get("operation") != "CREATE" or not isinstance(job, dict):
         return response(request, True)
     spec = job.get("spec") if isinstance(job.get("spec"), dict) else None
     if spec is None:
         return response(request, True)
-    patch: list[dict[str, Any]] = []
-    namespace = request.get("namespace") or (job.get("metadata") or {}).get("namespace") or ""
-    if (not batch.is_managed(job) and default_queue_exists(namespace) and not _owned_by_an_integration(job)):
-        labels = (job.get("metadata") or {}).get("labels")
-        if isinstance(labels, dict):
-            patch.append({"op": "add", "path": "/metadata/labels/kueue.x-k8s.io~1queue-name", "value": DEFAULT_QUEUE})
-        else:
-            patch.append({"op": "add", "path": "/metadata/labels", "value": {batch.QUEUE_NAME_LABEL: DEFAULT_QUEUE}})
-        job = {**job, "metadata": {**(job.get("metadata") or {}),
-                                   "labels": {**(labels or {}), batch.QUEUE_NAME_LABEL: DEFAULT_QUEUE}}}
-    if spec.get("suspend") is not True and should_suspend(job, manage_without_queue_name):
+    namespace = _namespace(request, job)
+    owned = managed.managed_owner(job, frameworks) is not None
+    job, patch = _default_queue(job, namespace, default_queue_exists, owned)
+    if spec.get("suspend") is not True and not owned and should_suspend(job, manage_without_queue_name, namespace,
+                                                                         scope):
         patch.append({"op": "add", "path": "/spec/suspend", "value": True})
     return response(request, True, patch=patch or None)
 
 
-def mutate_ray(request: dict[str, Any], manage_without_queue_name: bool) -> dict[str, Any]:
-    """``spec.suspend: true`` on a RayCluster or RayJob Kueue manages, created to start right away."""
+def mutate_ray(request: dict[str, Any], manage_without_queue_name: bool,
+               default_queue_exists: Callable[[str], bool] = no_default_queue,
+               scope: managed.Scope = managed.DEFAULT_SCOPE,
+               frameworks: Collection[str] = tuple(managed.OWNER_FRAMEWORKS.values())) -> dict[str, Any]:
+    """A RayCluster or RayJob: LocalQueueDefaulting as for a Job, then ``spec.suspend: true`` on one
+    Kueue manages, created to start right away (not a RayJob's own cluster: the RayJob is queued)."""
     obj = request.get("object")
     if request.get("operation") != "CREATE" or not isinstance(obj, dict) or not isinstance(obj.get("spec"), dict):
         return response(request, True)
-    if obj["spec"].get("suspend") is True or not ray_live.is_managed(obj, manage_without_queue_name):
-        return response(request, True)
-    return response(request, True, patch=[{"op": "add", "path": "/spec/suspend", "value": True}])
+    namespace = _namespace(request, obj)
+    owned = ray_live.owned_by_ray_job(obj) or managed.managed_owner(obj, frameworks) is not None
+    obj, patch = _default_queue(obj, namespace, default_queue_exists, owned)
+    if (obj["spec"].get("suspend") is not True and ray_live.is_managed(obj, manage_without_queue_name)
+            and not owned and should_suspend(obj, manage_without_queue_name, namespace, scope)):
+        patch.append({"op": "add", "path": "/spec/suspend", "value": True})
+    return response(request, True, patch=patch or None)
+
+
+def _pod_ops(pod: dict[str, Any], frameworks: tuple[str, ...], manage_without_queue_name: bool,
+             default_queue_exists: Callable[[str], bool], scope: managed.Scope) -> list[dict[str, Any]]:
+    """Upstream's Pod ``Default``: LocalQueueDefaulting for a Pod the webhook would gate with the label
+    (its namespace selected, no managed owner, not handed over by its Deployment or StatefulSet), then
+    the gate, label and finalizer."""
+    namespace = (pod.get("metadata") or {}).get("namespace") or ""
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    ops: list[dict[str, Any]] = []
+    if pods.SUSPENDED_BY_PARENT not in annotations:
+        labelled, label_ops = _default_queue(pod, namespace, default_queue_exists, False)
+        if label_ops and pods.manages_pod(labelled, frameworks, manage_without_queue_name, scope):
+            pod, ops = labelled, label_ops
+    return ops + pods.pod_defaults(pod, frameworks, manage_without_queue_name, scope)
+
+
+def _owner_ops(obj: dict[str, Any], build: Callable[[dict[str, Any]], list[dict[str, Any]]],
+               default_queue_exists: Callable[[str], bool], frameworks: Collection[str]) -> list[dict[str, Any]]:
+    """A Deployment or StatefulSet: LocalQueueDefaulting on the object, then its pod template's ops."""
+    namespace = (obj.get("metadata") or {}).get("namespace") or ""
+    owned = managed.managed_owner(obj, frameworks) is not None
+    labelled, ops = _default_queue(obj, namespace, default_queue_exists, owned)
+    return ops + build(labelled) if not owned else []
 
 
 def _patched(request: dict[str, Any], build) -> dict[str, Any]:
@@ -199,25 +240,31 @@ def _patched(request: dict[str, Any], build) -> dict[str, Any]:
 
 
 def mutator(kind: str, frameworks: tuple[str, ...], manage_without_queue_name: bool,
-            default_queue_exists: Callable[[str], bool] = no_default_queue):
-    """The mutating handler for ``kind``; one that lets everything through when its integration is off."""
+            default_queue_exists: Callable[[str], bool] = no_default_queue,
+            scope: managed.Scope = managed.DEFAULT_SCOPE):
+    """The mutating handler for ``kind``; one that lets everything through when its integration is off.
+    ``scope``: managedJobsNamespaceSelector and the namespaces' labels."""
     def allow(request: dict[str, Any]) -> dict[str, Any]:
         return response(request, True)
 
+    on = enabled(frameworks)
+    manage = manage_without_queue_name
     if kind == "Job":
         if "batch/job" not in frameworks:
             return allow
-        return lambda req: mutate_job(req, manage_without_queue_name, default_queue_exists)
+        return lambda req: mutate_job(req, manage, default_queue_exists, scope, on)
     if kind == "Pod":
         def pod(req: dict[str, Any]) -> dict[str, Any]:
             if req.get("operation") != "CREATE":
                 return allow(req)
-            return _patched(req, lambda obj: pods.pod_defaults(obj, frameworks, manage_without_queue_name))
+            return _patched(req, lambda obj: _pod_ops(obj, frameworks, manage, default_queue_exists, scope))
         return pod
     if kind == "Deployment" and "deployment" in frameworks:
-        return lambda req: _patched(req, lambda obj: pods.deployment_defaults(obj, manage_without_queue_name))
+        return lambda req: _patched(req, lambda obj: _owner_ops(
+            obj, lambda o: pods.deployment_defaults(o, manage, scope), default_queue_exists, on))
     if kind == "StatefulSet" and "statefulset" in frameworks:
-        return lambda req: _patched(req, lambda obj: pods.statefulset_defaults(obj, manage_without_queue_name))
+        return lambda req: _patched(req, lambda obj: _owner_ops(
+            obj, lambda o: pods.statefulset_defaults(o, manage, scope), default_queue_exists, on))
     if kind in ray_live.KINDS.values() and {f for f, k in ray_live.KINDS.items() if k == kind} & set(frameworks):
-        return lambda req: mutate_ray(req, manage_without_queue_name)
+        return lambda req: mutate_ray(req, manage, default_queue_exists, scope, on)
     return allow

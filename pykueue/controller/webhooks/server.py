@@ -38,7 +38,9 @@ from aiohttp import web
 
 from pykueue.controller import serving
 from pykueue.controller.webhooks import admission, certs, conversion, names
-from pykueue.controller.webhooks.default_queues import DefaultQueues
+from pykueue.controller.webhooks.default_queues import DefaultQueues, Namespaces
+from pykueue.engine.model import DEFAULT_MANAGED_JOBS_NAMESPACES, LabelSelector
+from pykueue.jobs import managed
 from pykueue.kube.client import ApiError, Kube
 from pykueue.kube.resources import Resource
 
@@ -69,6 +71,8 @@ class Options:
     url: str | None = None  # where the API server reaches this server, when not through the Service
     sync_seconds: float = 60.0
     manage_jobs_without_queue_name: bool = False
+    # managedJobsNamespaceSelector (None: every namespace): the job webhooks match it against namespaces' labels
+    managed_jobs_namespace_selector: LabelSelector | None = DEFAULT_MANAGED_JOBS_NAMESPACES
     frameworks: tuple[str, ...] = ("batch/job",)  # integrations.frameworks: which kinds the webhooks mutate
     visibility: bool = False  # the visibility API is served: name its Service, patch its APIServices' caBundle
     serve: bool = True  # listen for webhooks; False keeps only the certificates (for the visibility API)
@@ -278,8 +282,12 @@ class WebhookServer:
         self.work = serving.Work(WORKERS, "webhook")
         self.port = options.port
         self.listeners: list[Callable[[], None]] = []  # called after the certificate files changed
-        # LocalQueueDefaulting for the job webhooks: which namespaces have a LocalQueue named default
-        self.default_queues = DefaultQueues(kube) if options.serve and "batch/job" in options.frameworks else None
+        # LocalQueueDefaulting for the job webhooks: which namespaces have a LocalQueue named default; and
+        # the namespaces' labels for managedJobsNamespaceSelector
+        jobs = options.serve and bool(options.frameworks)
+        self.default_queues = DefaultQueues(kube) if jobs else None
+        self.namespaces = Namespaces(kube) if jobs else None
+        self.scope = managed.Scope(options.managed_jobs_namespace_selector, self.namespace_labels)
         self._task: asyncio.Task | None = None
 
     def app(self) -> web.Application:
@@ -288,7 +296,7 @@ class WebhookServer:
         frameworks = self.options.frameworks
         for hook in names.MUTATING:
             # a kind whose integration is off is let through as sent (upstream's no-op webhook)
-            mutate = admission.mutator(hook.kind, frameworks, manage_all, self.default_queue_exists)
+            mutate = admission.mutator(hook.kind, frameworks, manage_all, self.default_queue_exists, self.scope)
             app.router.add_post(hook.path, self._admission(mutate))
         for hook in names.VALIDATING:
             app.router.add_post(hook.path, self._admission(admission.validate))
@@ -338,12 +346,16 @@ class WebhookServer:
     def default_queue_exists(self, namespace: str) -> bool:
         return self.default_queues is not None and self.default_queues.exists(namespace)
 
+    def namespace_labels(self, name: str) -> dict[str, Any] | None:
+        return None if self.namespaces is None else self.namespaces.labels(name)
+
     async def start(self) -> None:
         """Certificates first (the server cannot start without them), then the LocalQueues the job
         webhooks read, then HTTPS, then the CA bundles."""
         await self.certs.ensure()
-        if self.default_queues is not None:
-            await self.default_queues.start()
+        for cache in (self.default_queues, self.namespaces):
+            if cache is not None:
+                await cache.start()
         if self.options.serve:
             self.context = serving.server_context()
             self._load()
@@ -376,8 +388,9 @@ class WebhookServer:
                 log.warning("webhook certificates not synced; retrying", extra={"fields": {"error": str(exc)}})
 
     async def stop(self) -> None:
-        if self.default_queues is not None:
-            await self.default_queues.stop()
+        for cache in (self.default_queues, self.namespaces):
+            if cache is not None:
+                await cache.stop()
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

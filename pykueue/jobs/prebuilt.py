@@ -1,0 +1,75 @@
+"""A job naming a prebuilt Workload (the ``kueue.x-k8s.io/prebuilt-workload-name`` label): upstream's
+ensureOneWorkload and handleJobWithNoWorkload for it.
+
+The Workload is made by someone else and adopted, never created: while it is missing, or controlled by
+another object, the job is kept stopped; once found it gets the job as its controller owner and the
+job-uid label; a Workload that no longer matches its job (pod sets, counts, requests, execution limit)
+is finished ``OutOfSync`` instead of being replaced. Pods and pod groups (whose prebuilt Workload is the
+group's, owned by every member) are not covered here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pykueue.jobs import batch
+from pykueue.jobs.framework import (
+    EQUIVALENCE_KINDS,
+    Action,
+    GenericJob,
+    Note,
+    OneObject,
+    Patch,
+    WorkloadConditions,
+    finished_workload,
+    mismatch,
+)
+
+OUT_OF_SYNC = ("OutOfSync", "The prebuilt workload is out of sync with its user job")
+# a list's items may come without apiVersion and kind: the owner reference names them by the job's kind
+API_VERSIONS = {"Job": "batch/v1", "RayCluster": "ray.io/v1", "RayJob": "ray.io/v1"}
+
+
+def name_for(job: GenericJob) -> str | None:
+    """The prebuilt Workload's name, for a Job, RayCluster or RayJob that names one."""
+    if not isinstance(job, OneObject) or job.kind not in EQUIVALENCE_KINDS:
+        return None
+    return (job.meta.get("labels") or {}).get(batch.PREBUILT_WORKLOAD_LABEL) or None
+
+
+def _controller(workload: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    for owner in (workload.get("metadata") or {}).get("ownerReferences") or []:
+        if owner.get("controller"):
+            return owner
+    return None
+
+
+def adopt(job: OneObject, workload: Mapping[str, Any] | None) -> list[Action] | None:
+    """The writes before the prebuilt ``workload`` (None: missing) stands for ``job``, or None when it
+    already does. Upstream keeps the job stopped while there is none to adopt."""
+    uid = job.meta.get("uid")
+    owner = None if workload is None else _controller(workload)
+    if workload is None or (owner is not None and owner.get("uid") != uid):
+        why = "missing" if workload is None else "controlled by another object"
+        note = Note("prebuilt workload not adopted; job kept stopped", {"object": job.describe(), "why": why})
+        return ([] if job.is_suspended() else job.suspend()) + [note]
+    meta = workload["metadata"]
+    if owner is None:
+        ref = {"apiVersion": job.obj.get("apiVersion") or API_VERSIONS.get(job.kind), "kind": job.kind,
+               "name": job.meta["name"], "uid": uid, "controller": True, "blockOwnerDeletion": True}
+        labels = {batch.JOB_UID_LABEL: uid} if uid and batch._is_valid_label_value(uid) else {}
+        body = {"metadata": {"uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion"),
+                             "ownerReferences": [*(meta.get("ownerReferences") or []), ref],
+                             **({"labels": labels} if labels else {})}}
+        return [Patch("Workload", meta["namespace"], meta["name"], body),
+                Note("prebuilt workload adopted", {"object": job.describe(), "workload": meta["name"]})]
+    if not finished_workload(workload):
+        try:
+            built = job.build_workload()
+        except ValueError:
+            built = None
+        if built is not None and mismatch(job, built, workload) is not None:
+            return [WorkloadConditions(meta["namespace"], meta["name"], (("Finished", True, *OUT_OF_SYNC),),
+                                       meta.get("uid"))]
+    return None
