@@ -72,6 +72,18 @@ def _version() -> str:
         return "unknown"
 
 
+def _engine_build() -> str:
+    """Which engine an import gets here: the compiled build (an extension module) or pure Python;
+    found without importing it."""
+    import importlib.util
+    import sysconfig
+
+    spec = importlib.util.find_spec("pykueue.engine.engine")
+    origin = (spec.origin if spec is not None else None) or ""
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    return "compiled engine" if origin.endswith(suffix) else "pure-Python engine"
+
+
 class _VersionAction(argparse.Action):
     """argparse's ``version`` action, reading the version only when asked for it."""
 
@@ -80,7 +92,7 @@ class _VersionAction(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
                  values: Any, option_string: str | None = None) -> None:
-        sys.stdout.write(f"pykueue {_version()}\n")
+        sys.stdout.write(f"pykueue {_version()} ({_engine_build()})\n")
         parser.exit()
 
 

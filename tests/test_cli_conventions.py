@@ -34,8 +34,21 @@ def exits(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str
 
 def test_version_is_the_installed_distributions(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = exits(["--version"], capsys)
-    assert (code, out, err) == (0, f"pykueue {version('pykueue')}\n", "")
+    assert (code, err) == (0, "")
+    assert out in (f"pykueue {version('pykueue')} (pure-Python engine)\n", f"pykueue {version('pykueue')} (compiled engine)\n")
     assert out.split()[1].count(".") == 2  # X.Y.Z
+
+
+def test_version_says_which_engine_an_import_gets(capsys: pytest.CaptureFixture[str]) -> None:
+    """The engine is pure Python here (an editable install); the same check sees a compiled one by its
+    extension module (tests/test_compiled.py runs the unit tests against such a build)."""
+    import importlib.util
+    import sysconfig
+
+    origin = importlib.util.find_spec("pykueue.engine.engine").origin or ""
+    compiled = origin.endswith(sysconfig.get_config_var("EXT_SUFFIX") or ".so")
+    _, out, _ = exits(["--version"], capsys)
+    assert out.endswith("(compiled engine)\n" if compiled else "(pure-Python engine)\n")
 
 
 def test_o_is_short_for_output(capsys: pytest.CaptureFixture[str]) -> None:
