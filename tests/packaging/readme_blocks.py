@@ -61,12 +61,13 @@ def running(block: str, workdir: Path, timeout: float = 420) -> Iterator[tuple[i
         proc.wait()
 
 
-INSTALL_DOC = "docs/cluster.md"  # where the "Install on a cluster" block lives
+INSTALL_DOC = "docs/cluster.md"  # where the development install block lives
+INSTALL_SECTION = "Developing: the manifest installed, the controller run locally"
 
 
 def seed_001_documents() -> list[dict]:
     """Seed 001's objects as docs/cluster.md's install block applies them (the heredoc after its ``# seed 001``
     line): the ResourceFlavor, team-a's ClusterQueue, its LocalQueue and the smoke Job, in that order."""
-    after = sh_block("Install on a cluster", INSTALL_DOC).split("\n# seed 001", 1)[1]
+    after = sh_block(INSTALL_SECTION, INSTALL_DOC).split("\n# seed 001", 1)[1]
     body = after.split("<<'EOF'\n", 1)[1].split("\nEOF\n", 1)[0]
     return list(yaml.safe_load_all(body))

@@ -1,4 +1,4 @@
-"""The "Install on a cluster" block of docs/cluster.md (the README links it), run as it stands: a newcomer's commands from the test
+"""The development install block of docs/cluster.md (the manifest applied, the controller run locally), run as it stands: a newcomer's commands from the test
 cluster's start through `kubectl apply --server-side -f config/manifests.yaml` to seed 001's smoke Job
 admitted, with the controller running locally on the ServiceAccount's token.
 
@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 
 from pykueue.devcluster.cluster import DevCluster
-from tests.packaging.readme_blocks import INSTALL_DOC, running, sh_block, workdir  # noqa: F401 - a fixture
+from tests.packaging.readme_blocks import INSTALL_DOC, INSTALL_SECTION, running, sh_block, workdir  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.e2e
 
 
 def install_block() -> str:
-    """The first sh block of the "Install on a cluster" section (docs/cluster.md, linked from the README)."""
-    return sh_block("Install on a cluster", INSTALL_DOC)
+    """The first sh block of the development install section (docs/cluster.md, linked from the README)."""
+    return sh_block(INSTALL_SECTION, INSTALL_DOC)
 
 
 def test_readme_install_admits_seed_001_smoke_job(workdir: Path) -> None:  # noqa: F811
