@@ -134,7 +134,7 @@ def test_unit_tests_pass_compiled(trees: tuple[Path, Path]) -> None:
     tree = trees[1]
     shutil.copytree(ROOT / "tests", tree / "tests", dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("__pycache__", "cluster", "e2e", "test_compiled.py"))
-    for name in ("bench", "config"):  # files some of those tests read
+    for name in ("bench", "config", "docs"):  # files some of those tests read
         shutil.copytree(ROOT / name, tree / name, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy2(ROOT / "pyproject.toml", tree / "pyproject.toml")
     shutil.copy2(ROOT / "README.md", tree / "README.md")
