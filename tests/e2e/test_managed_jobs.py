@@ -10,7 +10,10 @@ only once the controller has handled everything before it.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -109,6 +112,29 @@ def test_a_job_owned_by_a_managed_job_is_its_child_and_never_queued_itself(
         assert mine.get("job", "child", ns)["spec"].get("suspend") is False
 
 
+def garbage_collector_follows_workloads(kueue: Kueue, ns: str, timeout: float = 180.0) -> None:
+    """Return once kube-controller-manager's garbage collector watches Workloads: it learns a new CRD's
+    kind at its next discovery pass, and until then an owner deleted with orphan propagation goes without
+    its Workloads being orphaned (their dangling reference then gets them deleted). Shown by a probe
+    Workload owned by a ConfigMap: collected once the ConfigMap is deleted."""
+    deadline = time.monotonic() + timeout
+    for attempt in itertools.count():
+        owner = create(kueue, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"gc-probe-{attempt}",
+                                                                                      "namespace": ns}})
+        create(kueue, {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {
+            "name": f"gc-probe-{attempt}", "namespace": ns, "ownerReferences": [
+                {"apiVersion": "v1", "kind": "ConfigMap", "name": owner["metadata"]["name"],
+                 "uid": owner["metadata"]["uid"]}]},
+            "spec": {"queueName": "no-such-queue", "podSets": [{"name": "main", "count": 1, "template": {
+                "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}]}})
+        kueue.cluster.kubectl("delete", "configmap", owner["metadata"]["name"], "-n", ns)
+        with contextlib.suppress(AssertionError):
+            eventually(lambda a=attempt: kueue.get("workloads.kueue.x-k8s.io", f"gc-probe-{a}", ns) is None, 15,
+                       what="the probe Workload collected")
+            return
+        assert time.monotonic() < deadline, "the garbage collector never followed Workloads"
+
+
 def test_a_job_deleted_with_orphan_propagation_finishes_its_workload(kueue: Kueue, ns: str) -> None:
     """FinishOrphanedWorkloads (on by default in v0.18): the Workload left without its Job is finished
     (OwnerNotFound), its quota released and its resource-in-use finalizer removed."""
@@ -121,6 +147,7 @@ def test_a_job_deleted_with_orphan_propagation_finishes_its_workload(kueue: Kueu
     wl = eventually(lambda: (w := kueue.workload_of("orphaned", ns)) and is_true(w, "Admitted") and w, 60,
                     what="the Workload admitted")
     assert "kueue.x-k8s.io/resource-in-use" in wl["metadata"]["finalizers"]
+    garbage_collector_follows_workloads(kueue, ns)  # so the Workload is orphaned, not left dangling
     kueue.cluster.kubectl("delete", "job", "orphaned", "-n", ns, "--cascade=orphan")
 
     def finished() -> dict[str, Any] | None:
