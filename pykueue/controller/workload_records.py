@@ -75,9 +75,3 @@ class WorkloadRecords:
 
     def items(self) -> Iterator[tuple[str, WorkloadRecord]]:
         return iter(list(self._by_key.items()))
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._by_key
-
-    def __len__(self) -> int:
-        return len(self._by_key)
