@@ -36,7 +36,7 @@ from pykueue.devcluster.binaries import cache_root
 COMPILED = (
     *[f"pykueue/engine/{name}.py" for name in (
         "cluster", "engine", "events", "fair_sharing", "flavors", "hierarchy", "host", "merging", "model", "podset_reducer",
-        "quantity_text", "queue_manager", "queues", "quota", "scheduler", "selectors", "status", "timers",
+        "quantity_text", "queue_manager", "queues", "quota", "scheduler", "selectors", "slices", "status", "timers",
         "workload",
     )],
     *[f"pykueue/engine/preemption/{name}.py" for name in ("__init__", "classical", "common", "fairsharing")],

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from pykueue.engine import events as ev
-from pykueue.engine import hierarchy, model
+from pykueue.engine import hierarchy, model, slices
 from pykueue.engine.cluster import ClusterQueueState, CohortState
 from pykueue.engine.events import Event
 from pykueue.engine.fair_sharing import drs, weighted_share
@@ -398,8 +398,10 @@ class Engine(SchedulingHost):
             return SUSPENDED, f"ClusterQueue {cq.name} is inactive: {hierarchy.inactive_detail(cq, self.flavors, self.admission_checks)}"
         return None
 
-    def finish_workload(self, key: str, now: int) -> None:
-        """The workload's job completed: it leaves the queue or frees its quota."""
+    def finish_workload(self, key: str, now: int, *, reason: str | None = None, message: str | None = None,
+                        by: str | None = None) -> None:
+        """The workload's job completed (or, ``reason`` WorkloadSliceReplaced, a scale-up slice ``by``
+        took its place): it leaves the queue or frees its quota."""
         info = self.workloads[key]
         if info.state is State.FINISHED:
             return
@@ -411,7 +413,7 @@ class Engine(SchedulingHost):
             self.queues.unqueue(info)
         info.admission = admission  # a finished workload keeps the admission it ran under, as upstream
         self._transition(info, State.FINISHED, now)
-        self._emit(ev.FINISHED, info, cq_name)
+        self._emit(ev.FINISHED, info, cq_name, reason=reason, message=message, by=by)
 
     def delete_workload(self, key: str) -> None:
         info = self.workloads.pop(key, None)
@@ -435,10 +437,15 @@ class Engine(SchedulingHost):
         if info is None or info.state is State.FINISHED:
             return False
         old = info.spec
+        scaled = info.has_quota and old.elastic and slices.scaled_down(slices.counts(old.pod_sets),
+                                                                     slices.counts(spec.pod_sets))
+        if scaled:
+            self._scale_down(info, spec.pod_sets)
+            old = info.spec
         if info.holds_usage:
             if (spec.priority, spec.priority_class_name, spec.max_execution_seconds) == (
                     old.priority, old.priority_class_name, old.max_execution_seconds):
-                return False
+                return scaled
             cq = self.cqs.get(info.cluster_queue or "")
             if cq is not None and info.key not in cq.admitted:
                 cq = None  # not a candidate (its job is stopping): no place to move
@@ -471,6 +478,20 @@ class Engine(SchedulingHost):
             info.set_reason(PENDING_EVALUATION, "")
             self.queues.place(info)
         return True
+
+    def _scale_down(self, info: WorkloadInfo, pod_sets: tuple[model.PodSet, ...]) -> None:
+        """An admitted elastic workload shrunk in place (upstream's scale-down of a workload slice):
+        its admission and usage follow the new counts, and the difference is free for others."""
+        cq = self.cqs.get(info.cluster_queue or "")
+        if cq is not None:
+            remove_workload_usage(cq, info)
+        info.spec = replace(info.spec, pod_sets=pod_sets)
+        if info.admission is not None:
+            info.admission = slices.shrunk(info.spec, info.admission)
+            info.usage = usage_of(info.spec, info.admission)
+        if cq is not None:
+            add_workload_usage(cq, info)
+            self.queues.capacity_grew(cq)
 
     def workload_deleting(self, key: str, now: int) -> None:
         """The Workload is being deleted (a deletionTimestamp, a finalizer still on it): nothing more is

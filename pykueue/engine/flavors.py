@@ -223,7 +223,7 @@ def _both_kinds(pod_sets: tuple[model.PodSet, ...]) -> list[list[Any]]:
 class FlavorAssigner:
     """Assigns flavors to one workload against one ClusterQueue's current quota state."""
 
-    __slots__ = ("wl", "cq", "flavors", "oracle", "fair_sharing", "prepared")
+    __slots__ = ("wl", "cq", "flavors", "oracle", "fair_sharing", "prepared", "pinned")
 
     def __init__(
         self,
@@ -233,6 +233,7 @@ class FlavorAssigner:
         oracle: Oracle,
         fair_sharing: bool,
         prepared: Shared,
+        pinned: dict[str, dict[str, str]] | None = None,
     ) -> None:
         self.wl = wl
         self.cq = cq
@@ -240,6 +241,8 @@ class FlavorAssigner:
         self.oracle = oracle
         self.fair_sharing = fair_sharing
         self.prepared = prepared  # requests per pod-set tuple (``prepared``), shared by the nominations
+        # Per pod set, resource -> the only flavor it may take (a scale-up slice keeps its old slice's).
+        self.pinned = pinned
 
     def _can_preempt_while_borrowing(self) -> bool:
         p = self.cq.spec.preemption
@@ -321,8 +324,12 @@ class FlavorAssigner:
         best_mode: tuple[int, int] = (G_NO_FIT, 1 << 30)
         group_reason: str | None = None  # least severe among flavors that did not fit
         any_no_fit = False
+        keep = self.pinned.get(ps.name) if self.pinned is not None else None
+        only = {keep[r] for r in covered if r in keep} if keep else None
         for fq in group.flavors:
             fname = fq.name
+            if only and fname not in only:
+                continue
             flavor = self.flavors.get(fname)
             flavor_reason: str | None
             if flavor is None:

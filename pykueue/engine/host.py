@@ -41,3 +41,7 @@ class SchedulingHost:
 
     def namespace_allowed(self, cq: ClusterQueueState, namespace: str) -> bool:
         raise NotImplementedError
+
+    def finish_workload(self, key: str, now: int, *, reason: str | None = None, message: str | None = None,
+                        by: str | None = None) -> None:
+        raise NotImplementedError

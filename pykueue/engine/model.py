@@ -286,6 +286,10 @@ class Workload:
     # With ``admission``: the reason of an eviction the status records (Evicted=True) while the quota
     # is still reserved: its job is still stopping, so it holds the quota without running.
     evicted: str | None
+    # Workload slicing (upstream's ElasticJobsViaWorkloadSlices): the job's elastic-job annotation, and the
+    # NAMESPACE/NAME of the admitted slice this one replaces when admitted (a scale-up).
+    elastic: bool
+    replaces: str | None
     # NAMESPACE/NAME, made once: the engine, the simulator and the writers all key by it (a property
     # made a new string at each call, and each holder kept its own copy).
     key: str = field(init=False, repr=False, compare=False)
@@ -296,7 +300,8 @@ class Workload:
                  admission: Admission | None = None, kind: str = "Workload", admitted: bool = True,
                  check_states: dict[str, str] | None = None, max_execution_seconds: int | None = None,
                  accumulated_execution_seconds: int = 0, admitted_time: float | None = None,
-                 pods_ready: bool = True, evicted: str | None = None) -> None:
+                 pods_ready: bool = True, evicted: str | None = None, elastic: bool = False,
+                 replaces: str | None = None) -> None:
         self.namespace, self.name, self.queue_name, self.pod_sets = namespace, name, queue_name, pod_sets
         self.priority, self.priority_class_name = priority, priority_class_name
         self.priority_class_source, self.active, self.creation_time = priority_class_source, active, creation_time
@@ -306,6 +311,7 @@ class Workload:
         self.max_execution_seconds = max_execution_seconds
         self.accumulated_execution_seconds = accumulated_execution_seconds
         self.admitted_time, self.pods_ready, self.evicted = admitted_time, pods_ready, evicted
+        self.elastic, self.replaces = elastic, replaces
         self.key = f"{namespace}/{name}"
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from pykueue.engine import events as ev
-from pykueue.engine import model
+from pykueue.engine import model, slices
 from pykueue.engine.cluster import ClusterQueueState
 from pykueue.engine.events import EngineError
 from pykueue.engine.fair_sharing import tournament_order
@@ -47,10 +47,12 @@ class Entry:
     info: WorkloadInfo
     assignment: Assignment
     targets: list[Target]
+    replaced: WorkloadInfo | None  # the admitted slice a scale-up replaces (its quota counts as the entry's)
 
     def __init__(self, cq: ClusterQueueState, info: WorkloadInfo, assignment: Assignment,
-                 targets: list[Target]) -> None:
+                 targets: list[Target], replaced: WorkloadInfo | None = None) -> None:
         self.cq, self.info, self.assignment, self.targets = cq, info, assignment, targets
+        self.replaced = replaced
 
 
 class Putback(Enum):
@@ -127,8 +129,10 @@ class Scheduler:
                     self._requeue(cq, info, Putback.PARK_ALWAYS)
                     progressed = True
                     continue
-                assignment, targets = self.assignments(cq, info)
-                entries.append(Entry(cq, info, assignment, targets))
+                replaced = slices.replaced_slice(cq, info)
+                with slices.hidden(cq, replaced):
+                    assignment, targets = self.assignments(cq, info, replaced)
+                entries.append(Entry(cq, info, assignment, targets, replaced))
         first = sorted((e for e in entries if e.info.key in self.preempting), key=lambda e: (e.info.seq, e.cq.name))
         rest = [e for e in entries if e.info.key not in self.preempting]
         if engine.config.fair_sharing.enable:
@@ -139,7 +143,12 @@ class Scheduler:
         reservations: list[tuple[ClusterQueueState, dict[FR, int]]] = []
         preempted: set[str] = set()
         for entry in ordered:
-            progressed |= self._process(entry, now, reservations, preempted, admissions)
+            if entry.replaced is not None and entry.replaced.key not in entry.cq.admitted:
+                entry.replaced = None  # released earlier in this cycle: the slice is nominated again
+                self._requeue(entry.cq, entry.info, Putback.IMMEDIATE)
+                continue
+            with slices.hidden(entry.cq, entry.replaced):
+                progressed |= self._process(entry, now, reservations, preempted, admissions)
         for cq, usage in reservations:
             for fr, v in usage.items():
                 remove_usage(cq.node, fr, v)
@@ -202,6 +211,12 @@ class Scheduler:
         admissions[info.key] = count
         if count > MAX_ADMISSIONS_PER_INSTANT:
             raise EngineError(_loop_message(info, count - 1, now))
+        if entry.replaced is not None:
+            # Upstream's replaceWorkloadSlice: the old slice is finished before the new one is admitted.
+            # Its usage is already out of the tree (``slices.hidden``); the release takes it for good.
+            old = entry.replaced
+            engine.finish_workload(old.key, now, reason=slices.WORKLOAD_SLICE_REPLACED,
+                                   message=slices.replaced_message(info.key), by=info.key)
         self.admit(cq, info, assignment, now)
         return True
 
@@ -239,22 +254,27 @@ class Scheduler:
 
     # ----------------------------------------------------------------------------------- nominate
 
-    def assigner(self, cq: ClusterQueueState, info: WorkloadInfo) -> FlavorAssigner:
+    def assigner(self, cq: ClusterQueueState, info: WorkloadInfo,
+                 replaced: WorkloadInfo | None = None) -> FlavorAssigner:
         engine = self.engine
+        pinned = slices.pinned_flavors(replaced) if replaced is not None else None
         return FlavorAssigner(info, cq, engine.flavors, engine.preemptor.oracle, engine.config.fair_sharing.enable,
-                              self.prepared)
+                              self.prepared, pinned)
 
-    def assignments(self, cq: ClusterQueueState, info: WorkloadInfo) -> tuple[Assignment, list[Target]]:
-        """Full assignment, with preemption targets when needed; else the largest partial one."""
+    def assignments(self, cq: ClusterQueueState, info: WorkloadInfo,
+                    replaced: WorkloadInfo | None = None) -> tuple[Assignment, list[Target]]:
+        """Full assignment, with preemption targets when needed; else the largest partial one. A
+        scale-up slice is assigned the flavors its ``replaced`` slice holds (hidden by the caller)."""
         preemptor = self.engine.preemptor
         preemptor.memo = {}  # Preemptor.nominating, inlined: this runs for every head of every cycle
         try:
-            return self._assignments(cq, info)
+            return self._assignments(cq, info, replaced)
         finally:
             preemptor.memo = None
 
-    def _assignments(self, cq: ClusterQueueState, info: WorkloadInfo) -> tuple[Assignment, list[Target]]:
-        assigner = self.assigner(cq, info)
+    def _assignments(self, cq: ClusterQueueState, info: WorkloadInfo,
+                     replaced: WorkloadInfo | None) -> tuple[Assignment, list[Target]]:
+        assigner = self.assigner(cq, info, replaced)
         full = assigner.assign()
         mode = full.mode()
         if mode == FIT:

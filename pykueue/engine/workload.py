@@ -98,6 +98,7 @@ def scheduling_hash(wl: model.Workload, shared: Shared | None = None) -> tuple:
         wl.priority,
         _pod_sets_hash(pod_sets) if shared is None else shared.of_object(pod_sets, lambda: _pod_sets_hash(pod_sets)),
         tuple(sorted(wl.reclaimable_pods.items())) if wl.reclaimable_pods else (),
+        wl.replaces,  # a scale-up counts its old slice's quota as its own: no other workload's answer
     )
 
 
