@@ -190,6 +190,19 @@ def admission(status: v2.WorkloadStatus | None, pod_sets: list[v2.PodSet]) -> mo
     )
 
 
+ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"  # workloadslicing.EnabledAnnotationKey
+# On a scale-up slice: NAMESPACE/NAME of the slice it replaces (workloadslicing.WorkloadSliceReplacementFor)
+SLICE_REPLACEMENT_FOR_ANNOTATION = "kueue.x-k8s.io/workload-slice-replacement-for"
+
+
+def _slicing(wl: v2.Workload | WorkloadBody) -> tuple[bool, str | None]:
+    """Whether the Workload is an elastic job's slice, and the slice it replaces."""
+    meta = getattr(wl, "metadata", None)
+    annotations = (meta.annotations if meta is not None else None) or {}
+    elastic = annotations.get(ELASTIC_JOB_ANNOTATION) == "true"
+    return elastic, (annotations.get(SLICE_REPLACEMENT_FOR_ANNOTATION) or None) if elastic else None
+
+
 def workload(
     wl: v2.Workload | WorkloadBody,
     *,
@@ -204,6 +217,7 @@ def workload(
 ) -> model.Workload:
     spec = wl.spec
     status = wl.status
+    elastic, replaces = _slicing(wl)
     return model.Workload(
         namespace=namespace,
         name=name,
@@ -221,6 +235,8 @@ def workload(
         check_states=_check_states(status),
         max_execution_seconds=spec.maximum_execution_time_seconds,
         accumulated_execution_seconds=_accumulated(status),
+        elastic=elastic,
+        replaces=replaces,
     )
 
 

@@ -19,7 +19,7 @@ from pykueue.api.priority import PriorityClasses, Resolved, resolve
 from pykueue.controller.events import Recorder
 from pykueue.controller.workload_status import rfc3339
 from pykueue.engine import model
-from pykueue.jobs import batch, framework, managed, pods, prebuilt, ray_live
+from pykueue.jobs import batch, framework, managed, pods, prebuilt, ray_live, slicing
 from pykueue.jobs.framework import GenericJob, OneObject
 from pykueue.jobs.job import Job
 from pykueue.kube import resources as r
@@ -247,6 +247,9 @@ class JobReconciler:
         if job is None:
             return
         prebuilt_name = prebuilt.name_for(job)
+        if isinstance(job, Job) and prebuilt_name is None and slicing.enabled(job.obj):
+            await self._elastic(job)
+            return
         workload = self.workloads.get(f"{job.namespace}/{prebuilt_name or job.workload_name()}")
         if prebuilt_name is not None and isinstance(job, OneObject) and not job.deleting():
             adopting = prebuilt.adopt(job, workload)
@@ -257,6 +260,52 @@ class JobReconciler:
         for action in framework.reconcile(job, workload, self.flavors, self.integration.label_keys,
                                           wait_for_pods_ready=self.wait_for_pods_ready):
             await self.execute(action)
+
+    async def _elastic(self, job: Job) -> None:
+        """An elastic Job (``pykueue.jobs.slicing``): its slices brought to its size first, then the usual
+        rule against the slice that stands for it; a pending scale-up leaves the Job running as it is,
+        and an admitted slice's gated pods are released."""
+        owned = slicing.owned_not_finished(self.workloads.values(), job.obj)
+        workload: Any = owned[-1] if owned else None
+        try:
+            built = job.build_workload()
+        except ValueError:
+            built = None  # the framework says why, on the job and its Workload
+        if built is not None and not job.deleting() and not job.finished()[0]:
+            decided = slicing.ensure(built["spec"]["podSets"], owned)
+            for old in decided.finish:
+                meta = old["metadata"]
+                await self.execute(framework.WorkloadConditions(meta["namespace"], meta["name"], (
+                    ("Finished", True, slicing.OUT_OF_SYNC, slicing.OUT_OF_SYNC_MESSAGE),), meta.get("uid")))
+            for updated in decided.updates:
+                await self.execute(framework.Replace("Workload", updated["metadata"]["namespace"],
+                                                     updated["metadata"]["name"], obj=updated))
+            if decided.replaces is not None:
+                if self.integration.label_keys:
+                    built = framework._with_labels(built, job, self.integration.label_keys)
+                await self.execute(framework.CreateWorkload(slicing.replacing(built, decided.replaces),
+                                                            job.describe()))
+                return
+            if not decided.incompatible:
+                workload = decided.workload
+        if workload is not None and slicing.pending_scale_up(workload) and not job.is_suspended():
+            return  # the Job runs on under the slice the pending one replaces
+        for action in framework.reconcile(job, workload, self.flavors, self.integration.label_keys,
+                                          wait_for_pods_ready=self.wait_for_pods_ready):
+            await self.execute(action)
+        if workload is not None and framework.admitted(workload) and not job.is_suspended():
+            await self._ungate(job)
+
+    async def _ungate(self, job: Job) -> None:
+        """Upstream's StartWorkloadSlicePods: the Job's pods waiting at the elastic-job gate may run."""
+        uid = job.obj["metadata"].get("uid")
+        if not uid or not (job.obj.get("status") or {}).get("active"):
+            return
+        listed = await self.kube.list(r.POD, labelSelector=f"batch.kubernetes.io/controller-uid={uid}")
+        for pod in listed.get("items") or []:
+            if slicing.gated(pod):
+                await self.execute(framework.Patch("Pod", job.namespace, pod["metadata"]["name"],
+                                                   slicing.ungate_patch(pod), json=True, missing_ok=True))
 
     async def _child(self, obj: dict[str, Any], owner_workload: str) -> None:
         """Upstream's shouldSuspendChildJob: a running child is suspended while its owner's Workload is

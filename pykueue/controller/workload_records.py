@@ -29,6 +29,7 @@ class WorkloadRecord:
     # owned status it last wrote (timestamps stripped), the pending answer the API shows, failures in a row
     eviction: Eviction | None = None
     preemptor: str | None = None
+    replaced: str | None = None  # finished WorkloadSliceReplaced by the engine: the Finished message to write
     written: dict[str, Any] | None = None
     written_pending: tuple[str | None, str | None] | None = None
     failures: int = 0

@@ -34,9 +34,11 @@ from pykueue.controller.workload_status import (
     desired_status,
     invalid_status,
     preempted_message,
+    rfc3339,
     shows,
 )
 from pykueue.engine import events as ev
+from pykueue.engine import slices
 from pykueue.engine.engine import Engine
 from pykueue.engine.workload import PENDING_EVALUATION, State
 from pykueue.kube import resources as r
@@ -83,6 +85,8 @@ class WorkloadStatusWriter:
             else:
                 message = event.message or reason or "Evicted"  # the engine's wording, built once
             rec.eviction = Eviction(reason or "", message, preemption)
+        elif event.type == ev.FINISHED and event.reason == slices.WORKLOAD_SLICE_REPLACED:
+            self.records.at(key).replaced = event.message or "replaced"
         self.mark(key)
 
     def forget(self, key: str) -> None:
@@ -194,6 +198,8 @@ class WorkloadStatusWriter:
             done = obj["metadata"].get("deletionTimestamp") or translate.is_true(obj, "Finished")
             if state is None and rec is not None and rec.invalid is not None and not done:
                 await self._apply(key, obj, invalid_status(obj, rec.invalid, self.clock()), None)
+            elif state is State.FINISHED and rec is not None and rec.replaced is not None and not done:
+                await self._finish_replaced(key, obj, rec.replaced)
             return
         shown = None
         if state is State.PENDING and not views.has_own_answer(self.engine, key):
@@ -218,6 +224,17 @@ class WorkloadStatusWriter:
                 and view.reason and view.reason != PENDING_EVALUATION:
             # Upstream's scheduler records each pending answer it writes as a Warning event.
             self.recorder.emit(obj, view.reason, (view.message or "")[:1024], "Warning")
+
+    async def _finish_replaced(self, key: str, obj: dict[str, Any], message: str) -> None:
+        """An old workload slice a scale-up replaced (upstream's replaceWorkloadSlice): Finished, reason
+        WorkloadSliceReplaced, with the admission it ran under; its quota is the new slice's now."""
+        view = views.workload(self.engine, key)
+        if view is None:
+            return
+        status = desired_status(view, obj, None, None, self.clock())
+        status["conditions"].append({"type": "Finished", "status": "True", "reason": slices.WORKLOAD_SLICE_REPLACED,
+                                     "message": message, "lastTransitionTime": rfc3339(self.clock())})
+        await self._apply(key, obj, status, view)
 
     async def _apply(self, key: str, obj: dict[str, Any], status: dict[str, Any], view: WorkloadView | None) -> bool:
         """Apply ``status`` unless it is what this writer last wrote or, before its first write (a

@@ -480,14 +480,13 @@ class Engine(SchedulingHost):
         return True
 
     def _scale_down(self, info: WorkloadInfo, pod_sets: tuple[model.PodSet, ...]) -> None:
-        """An admitted elastic workload shrunk in place (upstream's scale-down of a workload slice):
-        its admission and usage follow the new counts, and the difference is free for others."""
+        """An admitted elastic workload shrunk in place (upstream's scale-down of a workload slice): its
+        usage follows the new counts, and the difference is free for others."""
         cq = self.cqs.get(info.cluster_queue or "")
         if cq is not None:
             remove_workload_usage(cq, info)
         info.spec = replace(info.spec, pod_sets=pod_sets)
-        if info.admission is not None:
-            info.admission = slices.shrunk(info.spec, info.admission)
+        if info.admission is not None:  # kept as written (never changed in place): it charges the new counts
             info.usage = usage_of(info.spec, info.admission)
         if cq is not None:
             add_workload_usage(cq, info)

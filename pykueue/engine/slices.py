@@ -74,11 +74,3 @@ def hidden(cq: ClusterQueueState, old: WorkloadInfo | None) -> Iterator[None]:
                 add_usage(cq.node, fr, v)
             cq.add_admitted(old)
 
-
-def shrunk(spec: model.Workload, admission: model.Admission) -> model.Admission:
-    """The admission of a slice scaled down in place: each pod set's count at most its new size."""
-    sizes = {ps.name: ps.count for ps in spec.pod_sets}
-    return model.Admission(admission.cluster_queue, tuple(
-        model.PodSetAssignment(psa.name, min(psa.count, sizes.get(psa.name, psa.count)), psa.flavors)
-        for psa in admission.pod_set_assignments))
-

@@ -235,7 +235,7 @@ class WorkloadInfo:
 
 
 def usage_of(wl: model.Workload, admission: model.Admission) -> dict[FR, int]:
-    """Quota an admission charges: per pod set, admitted count (less reclaimable pods) times each
+    """Quota an admission charges: per pod set, admitted count (at most its count now, less reclaimable pods) times each
     per-pod request, on the flavor assigned to that resource; ``pods`` counts pods."""
     usage: dict[FR, int] = {}
     by_name = {ps.name: ps for ps in wl.pod_sets}
@@ -243,7 +243,8 @@ def usage_of(wl: model.Workload, admission: model.Admission) -> dict[FR, int]:
         ps = by_name.get(psa.name)
         if ps is None:
             continue
-        count = max(0, psa.count - wl.reclaimable_pods.get(ps.name, 0))
+        # at most the pod set's count: an elastic workload scaled down in place keeps its admission
+        count = max(0, min(psa.count, ps.count) - wl.reclaimable_pods.get(ps.name, 0))
         for res, flavor in psa.flavors.items():
             per_pod = count if res == model.PODS else ps.requests.get(res, 0) * count
             if per_pod:

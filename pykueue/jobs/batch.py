@@ -72,6 +72,7 @@ MANAGED_LABELS = (
 _JOB_KIND = "Job"
 _JOB_GROUP = "batch"
 _HASH_LENGTH = 5
+ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"  # workloadslicing.EnabledAnnotationKey
 _MAX_PREFIX_LENGTH = 253 - 1 - _HASH_LENGTH
 
 _DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -261,17 +262,20 @@ def is_managed(job: Mapping[str, Any]) -> bool:
     return queue_name(job) is not None
 
 
-def workload_name_for_owner(kind: str, group: str, name: str, uid: str | None = None) -> str:
+def workload_name_for_owner(kind: str, group: str, name: str, uid: str | None = None,
+                            generation: int | None = None) -> str:
     """``GetWorkloadNameForOwnerWithGVK``: ``<kind>-<name>-<sha1[:5]>``, lower-cased and truncated.
 
-    The hash is SHA-1 over ``<Kind>\\n<group>\\n<name>\\n<uid>``. A manifest without a UID (every
-    simulator input, ``uid=None``) hashes its name in the UID's place, so the name stays deterministic
+    The hash is SHA-1 over ``<Kind>\\n<group>\\n<name>\\n<uid>`` (and ``\\n<generation>`` for an
+    elastic job's slice: ``GetWorkloadNameForOwnerWithGVKAndGeneration``, a new name per scale). A
+    manifest without a UID (every simulator input, ``uid=None``) hashes its name in the UID's place, so the name stays deterministic
     and differs from what any UID would give; ``uid=""`` is upstream's own "no UID" (a StatefulSet's
     group, named by its webhook before the object exists).
     """
     owner_uid = uid if uid is not None else name
     prefix = f"{kind}-{name}".lower()[:_MAX_PREFIX_LENGTH]
-    digest = hashlib.sha1("\n".join((kind, group, name, owner_uid)).encode()).hexdigest()
+    parts = (kind, group, name, owner_uid) if generation is None else (kind, group, name, owner_uid, str(generation))
+    digest = hashlib.sha1("\n".join(parts).encode()).hexdigest()
     return f"{prefix}-{digest[:_HASH_LENGTH]}"
 
 
@@ -551,7 +555,13 @@ def owner_workload(
         if key.startswith(PROVREQ_ANNOTATION_PREFIX) or key.startswith(SIMULATION_ANNOTATION_PREFIX)
     }
 
-    metadata: dict[str, Any] = {"name": workload_name_for_owner(kind, group, name, uid), "namespace": namespace}
+    generation = None
+    if _annotations(obj).get(ELASTIC_JOB_ANNOTATION) == "true":
+        # a workload slice (ElasticJobsViaWorkloadSlices): named per generation, marked elastic
+        annotations[ELASTIC_JOB_ANNOTATION] = "true"
+        generation = meta.get("generation") or 1
+    metadata: dict[str, Any] = {"name": workload_name_for_owner(kind, group, name, uid, generation),
+                                "namespace": namespace}
     if meta.get("creationTimestamp") is not None:
         metadata["creationTimestamp"] = meta["creationTimestamp"]
     if labels:

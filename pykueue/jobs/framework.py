@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from pykueue.jobs import managed
 from pykueue.jobs.batch import (
+    ELASTIC_JOB_ANNOTATION,
     Manifest,
     PodSetInfoError,
     is_dns1123_label,
@@ -384,7 +385,8 @@ def mismatch(job: GenericJob, built: Manifest, workload: Mapping[str, Any]) -> s
     if [p.get("name") for p in want] != [p.get("name") for p in have]:
         return "its pod sets changed"
     running: dict[str, Any] = {}
-    if admitted(workload) and not job.is_suspended():
+    elastic = ((workload.get("metadata") or {}).get("annotations") or {}).get(ELASTIC_JOB_ANNOTATION) == "true"
+    if admitted(workload) and not job.is_suspended() and not elastic:  # a slice's counts follow its job
         running = {a.get("name"): a.get("count") for a in workload["status"]["admission"].get("podSetAssignments") or []}
     for w, h in zip(want, have, strict=True):
         count = running.get(h.get("name")) or h.get("count", 1)

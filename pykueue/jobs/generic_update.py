@@ -15,7 +15,7 @@ from pykueue.jobs import batch
 from pykueue.jobs.batch import JobConversionError
 
 IMMUTABLE = "field is immutable"
-ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"  # workloadslicing.EnabledAnnotationKey
+ELASTIC_JOB_ANNOTATION = batch.ELASTIC_JOB_ANNOTATION
 
 
 def label(obj: Mapping[str, Any], key: str) -> str:

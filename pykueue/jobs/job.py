@@ -100,6 +100,10 @@ class Job(SuspendFlag):
     kind = KIND
 
     def workload_name(self) -> str:
+        if (self.meta.get("annotations") or {}).get(batch.ELASTIC_JOB_ANNOTATION) == "true":
+            # a slice per generation; the controller finds an elastic Job's slices by owner (``slicing``)
+            return batch.workload_name_for_owner(KIND, "batch", self.meta["name"], self.meta.get("uid") or None,
+                                                 self.meta.get("generation") or 1)
         return batch.workload_name_for_job(self.meta["name"], self.meta.get("uid"))
 
     def finished(self) -> tuple[bool, bool, str]:

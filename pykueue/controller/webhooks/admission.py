@@ -28,7 +28,17 @@ from pykueue.api.loader import load_documents, read_workload
 from pykueue.controller.translate import clean
 from pykueue.controller.webhooks import names
 from pykueue.controller.webhooks.default_queues import DEFAULT_QUEUE
-from pykueue.jobs import batch, job_update, managed, pod_update, pods, ray_live, ray_update, serving_update
+from pykueue.jobs import (
+    batch,
+    job_update,
+    managed,
+    pod_update,
+    pods,
+    ray_live,
+    ray_update,
+    serving_update,
+    slicing,
+)
 from pykueue.jobs.framework import enabled
 
 KEEP_STATUS = ("Workload",)  # the kinds whose status carries what validation checks (the admission)
@@ -184,6 +194,8 @@ def mutate_job(request: dict[str, Any], manage_without_queue_name: bool,
     if spec.get("suspend") is not True and not owned and should_suspend(job, manage_without_queue_name, namespace,
                                                                          scope):
         patch.append({"op": "add", "path": "/spec/suspend", "value": True})
+    if slicing.enabled(job) and not owned and should_suspend(job, manage_without_queue_name, namespace, scope):
+        patch += slicing.template_gate_ops(job)  # its pods wait for their slice's admission
     return response(request, True, patch=patch or None)
 
 

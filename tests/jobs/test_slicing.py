@@ -1,0 +1,131 @@
+"""An elastic Job's slices on the job side (upstream's EnsureWorkloadSlices), the Job webhook's gate and the
+Workload webhook's scale-down rule. Each outcome worked out by hand from upstream's rules."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+from pykueue.api.models import kueue_v1beta2 as v2
+from pykueue.api.validation import workload_update
+from pykueue.controller.webhooks.admission import mutate_job
+from pykueue.jobs import batch, slicing
+from pykueue.jobs.job import Job
+
+ELASTIC = {"kueue.x-k8s.io/elastic-job": "true"}
+
+
+def job(parallelism: int, generation: int = 1) -> dict[str, Any]:
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": "j", "namespace": "ns", "uid": "u1", "generation": generation,
+                         "labels": {"kueue.x-k8s.io/queue-name": "lq"}, "annotations": dict(ELASTIC)},
+            "spec": {"parallelism": parallelism, "completions": 10, "suspend": False,
+                     "template": {"spec": {"restartPolicy": "Never", "containers": [
+                         {"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}}}}
+
+
+def workload(name: str, count: int, *, reserved: bool, created: str = "2026-01-01T00:00:00Z",
+             replaces: str | None = None, evicted: bool = False) -> dict[str, Any]:
+    annotations = dict(ELASTIC)
+    if replaces:
+        annotations[slicing.REPLACEMENT_FOR] = replaces
+    conditions = [{"type": "QuotaReserved", "status": "True" if reserved else "False"}]
+    if evicted:
+        conditions.append({"type": "Evicted", "status": "True"})
+    return {"metadata": {"name": name, "namespace": "ns", "creationTimestamp": created, "annotations": annotations,
+                         "ownerReferences": [{"kind": "Job", "name": "j", "uid": "u1"}]},
+            "spec": {"podSets": [{"name": "main", "count": count}]},
+            "status": {"conditions": conditions}}
+
+
+def pod_sets(count: int) -> list[dict[str, Any]]:
+    return [{"name": "main", "count": count}]
+
+
+def test_the_same_size_keeps_the_slice() -> None:
+    w = workload("w1", 3, reserved=True)
+    out = slicing.ensure(pod_sets(3), [w])
+    assert out.workload is w and not out.updates and out.replaces is None
+
+
+def test_a_scale_down_updates_the_admitted_slice_in_place() -> None:
+    out = slicing.ensure(pod_sets(2), [workload("w1", 3, reserved=True)])
+    assert out.replaces is None and [u["spec"]["podSets"][0]["count"] for u in out.updates] == [2]
+    assert out.workload is out.updates[0]
+
+
+def test_a_scale_up_of_an_admitted_slice_makes_a_new_one_replacing_it() -> None:
+    out = slicing.ensure(pod_sets(5), [workload("w1", 3, reserved=True)])
+    assert out.workload is None and out.replaces == "ns/w1" and not out.updates
+
+
+def test_a_pending_slice_follows_the_job_in_place() -> None:
+    out = slicing.ensure(pod_sets(5), [workload("w1", 3, reserved=False)])
+    assert out.replaces is None and out.updates[0]["spec"]["podSets"][0]["count"] == 5
+
+
+def test_with_a_scale_up_pending_the_new_slice_stands_for_the_job() -> None:
+    old = workload("w1", 3, reserved=True)
+    new = workload("w2", 5, reserved=False, replaces="ns/w1")
+    out = slicing.ensure(pod_sets(5), [old, new])
+    assert out.workload is new and not out.finish
+    out = slicing.ensure(pod_sets(6), [old, new])  # scaled again while pending: the new one follows
+    assert out.updates[0]["metadata"]["name"] == "w2" and out.updates[0]["spec"]["podSets"][0]["count"] == 6
+    assert slicing.pending_scale_up(new) and not slicing.pending_scale_up(old)
+
+
+def test_an_old_slice_that_lost_its_quota_is_finished_out_of_sync() -> None:
+    old = workload("w1", 3, reserved=True, evicted=True)
+    new = workload("w2", 5, reserved=False, replaces="ns/w1")
+    assert slicing.ensure(pod_sets(5), [old, new]).finish == [old]
+
+
+def test_slices_are_found_by_owner_oldest_first_and_finished_ones_left_out() -> None:
+    old = workload("b-old", 3, reserved=True, created="2026-01-01T00:00:00Z")
+    new = workload("a-new", 5, reserved=False, created="2026-01-01T00:00:00Z", replaces="ns/b-old")
+    done = workload("c", 1, reserved=True)
+    done["status"]["conditions"].append({"type": "Finished", "status": "True"})
+    other = workload("d", 1, reserved=True)
+    other["metadata"]["ownerReferences"][0]["uid"] = "u2"
+    # same second: the one the other replaces comes first
+    assert [w["metadata"]["name"] for w in slicing.owned_not_finished([new, done, other, old], job(5))] == [
+        "b-old", "a-new"]
+
+
+def test_an_elastic_jobs_workload_is_named_per_generation_and_marked_elastic() -> None:
+    first = batch.workload_from_job(job(3, generation=1))
+    second = batch.workload_from_job(job(5, generation=2))
+    assert first["metadata"]["name"] != second["metadata"]["name"]
+    assert first["metadata"]["annotations"][batch.ELASTIC_JOB_ANNOTATION] == "true"
+    assert Job(job(3, generation=2)).workload_name() == second["metadata"]["name"]
+    plain = job(3)
+    del plain["metadata"]["annotations"]
+    assert batch.workload_from_job(plain)["metadata"]["name"] == batch.workload_name_for_job("j", "u1")
+
+
+def test_the_job_webhook_gates_an_elastic_jobs_pods() -> None:
+    created = job(3)
+    answer = mutate_job({"operation": "CREATE", "object": created, "namespace": "ns"}, False)
+    ops = json.loads(base64.b64decode(answer["patch"]))
+    assert {"op": "add", "path": "/spec/template/spec/schedulingGates",
+            "value": [{"name": slicing.SCHEDULING_GATE}]} in ops
+    plain = job(3)
+    del plain["metadata"]["annotations"]
+    answer = mutate_job({"operation": "CREATE", "object": plain, "namespace": "ns"}, False)
+    assert "schedulingGates" not in base64.b64decode(answer.get("patch") or b"").decode()
+
+
+def test_the_workload_webhook_lets_an_elastic_slice_shrink_only() -> None:
+    def wl(count: int, elastic: bool) -> v2.Workload:
+        return v2.Workload.model_validate({
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+            "metadata": {"name": "w", "namespace": "ns", "annotations": ELASTIC if elastic else {}},
+            "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": count, "template": {"spec": {
+                "containers": [{"name": "c", "image": "x"}]}}}]},
+            "status": {"conditions": [{"type": "QuotaReserved", "status": "True", "reason": "r", "message": "",
+                                       "lastTransitionTime": "2026-01-01T00:00:00Z"}]}})
+
+    assert workload_update(wl(2, True), wl(3, True)) == []
+    assert workload_update(wl(4, True), wl(3, True)) == [("spec.podSets.0", "Invalid value: field is immutable")]
+    assert workload_update(wl(2, False), wl(3, False)) == [("spec.podSets.0", "Invalid value: field is immutable")]
