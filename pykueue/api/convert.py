@@ -6,6 +6,7 @@ sees pydantic. Quantities become canonical integers here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import NamedTuple
 
 from pykueue.api.models import kueue_v1beta2 as v2
@@ -195,10 +196,11 @@ ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"  # workloadslicing.Enabled
 SLICE_REPLACEMENT_FOR_ANNOTATION = "kueue.x-k8s.io/workload-slice-replacement-for"
 
 
-def _slicing(wl: v2.Workload | WorkloadBody) -> tuple[bool, str | None]:
-    """Whether the Workload is an elastic job's slice, and the slice it replaces."""
+def _slicing(wl: v2.Workload | WorkloadBody, given: Mapping[str, str] | None) -> tuple[bool, str | None]:
+    """Whether the Workload is an elastic job's slice, and the slice it replaces (from ``given``, the
+    object's annotations as the loader read them, else the model's metadata)."""
     meta = getattr(wl, "metadata", None)
-    annotations = (meta.annotations if meta is not None else None) or {}
+    annotations = given if given is not None else (meta.annotations if meta is not None else None) or {}
     elastic = annotations.get(ELASTIC_JOB_ANNOTATION) == "true"
     return elastic, (annotations.get(SLICE_REPLACEMENT_FOR_ANNOTATION) or None) if elastic else None
 
@@ -214,10 +216,11 @@ def workload(
     priority_class_name: str | None,
     priority_class_source: str | None,
     creation_time: float,
+    annotations: Mapping[str, str] | None = None,
 ) -> model.Workload:
     spec = wl.spec
     status = wl.status
-    elastic, replaces = _slicing(wl)
+    elastic, replaces = _slicing(wl, annotations)
     return model.Workload(
         namespace=namespace,
         name=name,

@@ -788,6 +788,7 @@ class _Loader:
             classes=self.classes_at(classes, created_at) if self._class_changes else classes,
             creation_time=creation,
             pod_class_path=doc.pod_class_path,
+            annotations=doc.annotations,
         )
         if isinstance(workload, tuple):
             self.doc_problems(doc, [workload])

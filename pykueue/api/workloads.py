@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import ValidationError
@@ -194,6 +195,7 @@ class WorkloadReader:
         classes: PriorityClasses,
         creation_time: float,
         pod_class_path: str | None = None,
+        annotations: Mapping[str, str] | None = None,
     ) -> model.Workload | tuple[str, str]:
         """The engine Workload, or ``(path, message)`` when its priority class does not exist
         (``pod_class_path``: where the object names its pod PriorityClass, when not in the usual place)."""
@@ -221,4 +223,5 @@ class WorkloadReader:
             priority_class_name=resolved.class_name,
             priority_class_source=resolved.source,
             creation_time=creation_time,
+            annotations=annotations,
         )

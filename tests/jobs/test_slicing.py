@@ -129,3 +129,18 @@ def test_the_workload_webhook_lets_an_elastic_slice_shrink_only() -> None:
     assert workload_update(wl(2, True), wl(3, True)) == []
     assert workload_update(wl(4, True), wl(3, True)) == [("spec.podSets.0", "Invalid value: field is immutable")]
     assert workload_update(wl(2, False), wl(3, False)) == [("spec.podSets.0", "Invalid value: field is immutable")]
+
+
+def test_a_slice_read_from_the_api_is_elastic_and_names_what_it_replaces() -> None:
+    """The loader (the controller's translation too) reads the Workload's annotations into the engine's."""
+    from pykueue.api.loader import load_documents
+
+    doc = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+           "metadata": {"name": "w2", "namespace": "ns",
+                        "annotations": {**ELASTIC, slicing.REPLACEMENT_FOR: "ns/w1"}},
+           "spec": {"queueName": "lq", "podSets": [{"name": "main", "count": 3, "template": {"spec": {
+               "containers": [{"name": "c", "image": "x"}]}}}]}}
+    inputs, problems = load_documents([doc], "<test>")
+    assert not problems
+    (sub,) = inputs.workloads
+    assert (sub.workload.elastic, sub.workload.replaces) == (True, "ns/w1")
