@@ -36,6 +36,7 @@ from pykueue.engine.events import EngineError, Event
 from pykueue.engine.model import US, format_us, seconds_to_us
 from pykueue.engine.quota import FR
 from pykueue.engine.workload import State
+from pykueue.sim import elastic
 from pykueue.sim.checks import Script, step_for
 from pykueue.sim.event_log import EventLog, LoggedEvent  # noqa: F401 - LoggedEvent: read from here too
 
@@ -145,6 +146,9 @@ class Simulation:
         self._inputs: list[tuple[int, int, int, object]] = []
         self._seq = 0
         self._subs: dict[str, SubmittedWorkload] = {}
+        # An elastic Job's slices (workload slicing): its first workload's key -> the keys of its slices,
+        # oldest first (``elastic.py``)
+        self._slices: dict[str, list[str]] = {}
         self._epoch: dict[str, int] = {}  # quota reservations so far, per workload: cancels stale timers
         self._scripts: dict[str, Script] = {}
         self._last_sample: dict[str, tuple] = {}
@@ -350,7 +354,11 @@ class Simulation:
             self._on_admitted(key, now_us, preadmitted=True)
 
     def _finish(self, key: str, epoch: int, rest: list, now_us: int) -> None:
-        if self.engine.state_of(key) is State.ADMITTED:
+        if key in self._slices:  # an elastic Job: it ends under whichever slices it has then
+            for k in self._slices[key]:
+                if self.engine.state_of(k) in (State.ADMITTED, State.PENDING):
+                    self.engine.finish_workload(k, now_us)
+        elif self.engine.state_of(key) is State.ADMITTED:
             self.engine.finish_workload(key, now_us)
 
     def _ready(self, key: str, epoch: int, rest: list, now_us: int) -> None:
@@ -381,8 +389,8 @@ class Simulation:
 
     def _on_admitted(self, key: str, now_us: int, *, preadmitted: bool = False) -> None:
         sub = self._subs.get(key)
-        if sub is None:
-            return
+        if sub is None or elastic.is_replacement(self.engine, key):
+            return  # a scale-up slice: the Job runs on, its runtime counted from its first admission
         epoch = self._epoch.get(key, 0)
         if sub.runtime is not None:
             self._at(now_us + to_us(sub.runtime), _FINISH, (key, epoch))
@@ -410,8 +418,13 @@ class Simulation:
             if change.delete:
                 engine.delete_workload(change.key)
             elif isinstance(obj, SubmittedWorkload) and engine.state_of(change.key) is not None:
-                engine.set_active(change.key, obj.workload.active, now)
-                engine.set_reclaimable_pods(change.key, obj.workload.reclaimable_pods, now)
+                key = elastic.current(self._slices, change.key)
+                if obj.workload.elastic:
+                    added = elastic.scale(engine, self._slices, change.key, obj.workload, now)
+                    if added is not None:
+                        self._subs[added] = self._subs[change.key]
+                engine.set_active(key, obj.workload.active, now)
+                engine.set_reclaimable_pods(key, obj.workload.reclaimable_pods, now)
             return
         handlers = _CHANGES.get(change.kind)
         if handlers is None:
