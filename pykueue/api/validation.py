@@ -656,7 +656,7 @@ def workload_update(new: v2.Workload, old: v2.Workload) -> Errors:
     """
     errors: Errors = []
     if quota_reserved(old):
-        errors += _immutable_pod_sets(new.spec.pod_sets, old.spec.pod_sets, _elastic(old))
+        errors += _immutable_pod_sets(new.spec.pod_sets, old.spec.pod_sets)
     if quota_reserved(new) and quota_reserved(old):
         errors += _reclaimable_pods_update(new, old)
     errors += _admission_update(new.status.admission if new.status is not None else None,
@@ -664,21 +664,16 @@ def workload_update(new: v2.Workload, old: v2.Workload) -> Errors:
     return errors
 
 
-def _elastic(wl: v2.Workload) -> bool:
-    """An elastic job's slice (``workloadslicing.IsElasticWorkload``: the annotation, the gate on by default)."""
-    return ((wl.metadata.annotations or {}) if wl.metadata is not None else {}).get("kueue.x-k8s.io/elastic-job") == "true"
-
-
-def _immutable_pod_sets(new: list[v2.PodSet], old: list[v2.PodSet], elastic: bool = False) -> Errors:
+def _immutable_pod_sets(new: list[v2.PodSet], old: list[v2.PodSet]) -> Errors:
     # upstream's validateImmutablePodSets: the list as a whole when its length changes, else each pod set,
     # at upstream's path (``path.Child(strconv.Itoa(i))``: ``spec.podSets.1``, not ``spec.podSets[1]``).
-    # With ElasticJobsViaWorkloadSlices (on by default) an elastic slice's counts may go down (a
-    # scale-down recorded in place); nothing else changes. Models compare field by field, quantities by
-    # value (apimachinery's Semantic).
+    # With ElasticJobsViaWorkloadSlices (on by default) a count may go down (an elastic job's slice
+    # scaled down in place); nothing else changes. Models compare field by field, quantities by value
+    # (apimachinery's Semantic).
     if len(new) != len(old):
         return [("spec.podSets", IMMUTABLE)]
     return [(f"spec.podSets.{i}", IMMUTABLE) for i, (n, o) in enumerate(zip(new, old, strict=True))
-            if n != o and not (elastic and n.count <= o.count and n.model_copy(update={"count": o.count}) == o)]
+            if n != o and not (n.count < o.count and n.model_copy(update={"count": o.count}) == o)]
 
 
 def _reclaimable_pods_update(new: v2.Workload, old: v2.Workload) -> Errors:

@@ -537,8 +537,11 @@ def _same_optional(field: str) -> str:
 
 
 _UPDATE_RULES = [
-    # spec.podSets fixed while the old object holds quota
-    rule(f"({_QUOTA_RESERVED_OLD}) ? self.spec.podSets == oldSelf.spec.podSets : true",
+    # spec.podSets fixed while the old object holds quota, but for a count going down (ElasticJobsViaWorkloadSlices,
+    # on by default: an elastic job's slice scaled down in place)
+    rule(f"({_QUOTA_RESERVED_OLD}) ? size(self.spec.podSets) == size(oldSelf.spec.podSets) && "
+         "self.spec.podSets.all(n, oldSelf.spec.podSets.exists(o, o.name == n.name && n.count <= o.count && "
+         f"{_same_optional('minCount')} && {_same_optional('template')} && {_same_optional('topologyRequest')})) : true",
          "field is immutable", ".spec.podSets"),
     # while both hold quota, no reclaimable count goes down and no entry goes away
     rule(f"{_BOTH_RESERVED} && has({_OLD_RECLAIMABLE}) ? {_OLD_RECLAIMABLE}.all(o, !has({_NEW_RECLAIMABLE}) || "

@@ -323,6 +323,8 @@ def test_workload_pod_sets_are_immutable_while_quota_is_reserved(cel_cluster: De
     image["template"] = {"spec": {"containers": [{"name": "c", "image": "y"}]}}  # a kept-open field
     _refused(_patch(cel_cluster, "workload", "cel-pod-sets", {"spec": {"podSets": [image]}}, namespaced=True),
              "spec.podSets", "object", "field is immutable")
+    # a count going down is let through (ElasticJobsViaWorkloadSlices, on by default: a scale-down in place)
+    _accepted(_patch(cel_cluster, "workload", "cel-pod-sets", {"spec": {"podSets": [_pod_set(1)]}}, namespaced=True))
     # while no quota is reserved they may change, and so once it is released
     _apply(cel_cluster, workload("cel-pod-sets-free"))
     _accepted(_patch(cel_cluster, "workload", "cel-pod-sets-free", {"spec": {"podSets": [_pod_set(3)]}},
