@@ -247,7 +247,8 @@ class JobReconciler:
         if job is None:
             return
         prebuilt_name = prebuilt.name_for(job)
-        if isinstance(job, Job) and prebuilt_name is None and slicing.enabled(job.obj):
+        if isinstance(job, OneObject) and job.kind in slicing.KINDS and prebuilt_name is None \
+                and slicing.enabled(job.obj):
             await self._elastic(job)
             return
         workload = self.workloads.get(f"{job.namespace}/{prebuilt_name or job.workload_name()}")
@@ -261,10 +262,10 @@ class JobReconciler:
                                           wait_for_pods_ready=self.wait_for_pods_ready):
             await self.execute(action)
 
-    async def _elastic(self, job: Job) -> None:
-        """An elastic Job (``pykueue.jobs.slicing``): its slices brought to its size first, then the usual
-        rule against the slice that stands for it; a pending scale-up leaves the Job running as it is,
-        and an admitted slice's gated pods are released."""
+    async def _elastic(self, job: OneObject) -> None:
+        """An elastic Job or RayCluster (``pykueue.jobs.slicing``): its slices brought to its size first,
+        then the usual rule against the slice that stands for it; a pending scale-up leaves it running
+        as it is, and an admitted slice's gated pods are released."""
         owned = slicing.owned_not_finished(self.workloads.values(), job.obj)
         workload: Any = owned[-1] if owned else None
         try:
@@ -296,14 +297,14 @@ class JobReconciler:
         if workload is not None and framework.admitted(workload) and not job.is_suspended():
             await self._ungate(job)
 
-    async def _ungate(self, job: Job) -> None:
-        """Upstream's StartWorkloadSlicePods: the Job's pods waiting at the elastic-job gate may run."""
-        uid = job.obj["metadata"].get("uid")
-        if not uid or not (job.obj.get("status") or {}).get("active"):
+    async def _ungate(self, job: OneObject) -> None:
+        """Upstream's StartWorkloadSlicePods: the pods waiting at the elastic-job gate may run."""
+        selector = slicing.pods_selector(job.obj)
+        if selector is None:
             return
-        listed = await self.kube.list(r.POD, labelSelector=f"batch.kubernetes.io/controller-uid={uid}")
+        listed = await self.kube.list(r.POD, labelSelector=selector)
         for pod in listed.get("items") or []:
-            if slicing.gated(pod):
+            if pod["metadata"].get("namespace") == job.namespace and slicing.gated(pod):
                 await self.execute(framework.Patch("Pod", job.namespace, pod["metadata"]["name"],
                                                    slicing.ungate_patch(pod), json=True, missing_ok=True))
 

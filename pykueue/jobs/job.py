@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pykueue.jobs import batch
+from pykueue.jobs import batch, slicing
 from pykueue.jobs.framework import Action, Note, Patch, Replace, SuspendFlag
 
 FRAMEWORK = "batch/job"
@@ -100,7 +100,7 @@ class Job(SuspendFlag):
     kind = KIND
 
     def workload_name(self) -> str:
-        if (self.meta.get("annotations") or {}).get(batch.ELASTIC_JOB_ANNOTATION) == "true":
+        if slicing.enabled(self.obj):
             # a slice per generation; the controller finds an elastic Job's slices by owner (``slicing``)
             return batch.workload_name_for_owner(KIND, "batch", self.meta["name"], self.meta.get("uid") or None,
                                                  self.meta.get("generation") or 1)

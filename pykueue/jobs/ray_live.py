@@ -26,7 +26,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pykueue.jobs import batch, ray
+from pykueue.jobs import batch, ray, slicing
 from pykueue.jobs.framework import Action, Note, Patch, Replace, SuspendFlag
 
 RAY_CLUSTER = "RayCluster"
@@ -111,7 +111,10 @@ class RayObject(SuspendFlag):
         self.kind = obj.get("kind") or RAY_CLUSTER
 
     def workload_name(self) -> str:
-        return batch.workload_name_for_owner(self.kind, ray.GROUP, self.meta["name"], self.meta.get("uid") or None)
+        # an elastic one's slices are named per generation and found by owner (``slicing``)
+        generation = (self.meta.get("generation") or 1) if slicing.enabled(self.obj) else None
+        return batch.workload_name_for_owner(self.kind, ray.GROUP, self.meta["name"], self.meta.get("uid") or None,
+                                             generation)
 
     def _status(self) -> Mapping[str, Any]:
         return self.obj.get("status") or {}

@@ -28,6 +28,7 @@ from typing import Any
 from pykueue.jobs.batch import ELASTIC_JOB_ANNOTATION, Manifest
 
 SCHEDULING_GATE = "kueue.x-k8s.io/elastic-job"  # kueue.ElasticJobSchedulingGate
+KINDS = frozenset({"Job", "RayCluster", "RayJob"})  # the kinds whose slices the controller keeps
 REPLACEMENT_FOR = "kueue.x-k8s.io/workload-slice-replacement-for"  # workloadslicing.WorkloadSliceReplacementFor
 OUT_OF_SYNC = "OutOfSync"  # kueue.WorkloadFinishedReasonOutOfSync
 OUT_OF_SYNC_MESSAGE = "The workload slice is out of sync with its parent job"
@@ -171,3 +172,32 @@ def template_gate_ops(job: Mapping[str, Any]) -> list[dict[str, Any]]:
     if any(isinstance(g, dict) and g.get("name") == SCHEDULING_GATE for g in gates):
         return []
     return [{"op": "add", "path": "/spec/template/spec/schedulingGates/-", "value": {"name": SCHEDULING_GATE}}]
+
+
+def pods_selector(obj: Mapping[str, Any]) -> str | None:
+    """The label selector of the pods that may wait at the gate: a Job's (while it counts some active),
+    a RayCluster's workers; None for a kind whose pods are never gated here."""
+    meta = obj.get("metadata") or {}
+    if obj.get("kind") == "Job":
+        active = (obj.get("status") or {}).get("active")
+        return f"batch.kubernetes.io/controller-uid={meta.get('uid')}" if meta.get("uid") and active else None
+    if obj.get("kind") == "RayCluster":
+        return f"ray.io/cluster={meta.get('name')}"
+    return None
+
+
+def ray_gate_ops(cluster: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The RayCluster webhook's default for an elastic cluster: each worker group's pods wait at the gate
+    until the slice that counts them is admitted (the head runs under the first slice)."""
+    ops: list[dict[str, Any]] = []
+    for i, group in enumerate((cluster.get("spec") or {}).get("workerGroupSpecs") or []):
+        spec = ((group or {}).get("template") or {}).get("spec")
+        if not isinstance(spec, dict):
+            continue
+        path = f"/spec/workerGroupSpecs/{i}/template/spec/schedulingGates"
+        gates = spec.get("schedulingGates")
+        if not gates:
+            ops.append({"op": "add", "path": path, "value": [{"name": SCHEDULING_GATE}]})
+        elif not any(isinstance(g, dict) and g.get("name") == SCHEDULING_GATE for g in gates):
+            ops.append({"op": "add", "path": f"{path}/-", "value": {"name": SCHEDULING_GATE}})
+    return ops

@@ -116,7 +116,8 @@ def test_the_job_webhook_gates_an_elastic_jobs_pods() -> None:
     assert "schedulingGates" not in base64.b64decode(answer.get("patch") or b"").decode()
 
 
-def test_the_workload_webhook_lets_an_elastic_slice_shrink_only() -> None:
+def test_the_workload_webhook_lets_a_reserved_workloads_counts_go_down_only() -> None:
+    # upstream's validateImmutablePodSet with ElasticJobsViaWorkloadSlices on: any count may go down
     def wl(count: int, elastic: bool) -> v2.Workload:
         return v2.Workload.model_validate({
             "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
@@ -128,7 +129,7 @@ def test_the_workload_webhook_lets_an_elastic_slice_shrink_only() -> None:
 
     assert workload_update(wl(2, True), wl(3, True)) == []
     assert workload_update(wl(4, True), wl(3, True)) == [("spec.podSets.0", "Invalid value: field is immutable")]
-    assert workload_update(wl(2, False), wl(3, False)) == [("spec.podSets.0", "Invalid value: field is immutable")]
+    assert workload_update(wl(2, False), wl(3, False)) == []
 
 
 def test_a_slice_read_from_the_api_is_elastic_and_names_what_it_replaces() -> None:
@@ -144,3 +145,43 @@ def test_a_slice_read_from_the_api_is_elastic_and_names_what_it_replaces() -> No
     assert not problems
     (sub,) = inputs.workloads
     assert (sub.workload.elastic, sub.workload.replaces) == (True, "ns/w1")
+
+
+def raycluster(workers: int, generation: int = 1) -> dict[str, Any]:
+    def template(cpu: str) -> dict[str, Any]:
+        return {"spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}]}}
+
+    return {"apiVersion": "ray.io/v1", "kind": "RayCluster",
+            "metadata": {"name": "rc", "namespace": "ns", "uid": "u2", "generation": generation,
+                         "labels": {"kueue.x-k8s.io/queue-name": "lq"}, "annotations": dict(ELASTIC)},
+            "spec": {"enableInTreeAutoscaling": True, "headGroupSpec": {"template": template("1")},
+                     "workerGroupSpecs": [{"groupName": "w", "replicas": workers, "minReplicas": 0,
+                                           "maxReplicas": 10, "template": template("1")}]}}
+
+
+def test_an_autoscaling_raycluster_scales_its_worker_group_through_slices() -> None:
+    """Upstream's rule over a RayCluster's pod sets (head, then each worker group): the autoscaler
+    raising a group's replicas on an admitted slice makes a new slice; lowering them shrinks it."""
+    from pykueue.jobs import ray
+    from pykueue.jobs.ray_live import RayObject
+
+    built = ray.workload_from_ray(raycluster(2))
+    assert RayObject(raycluster(2)).workload_name() == built["metadata"]["name"]  # found under its own name
+    have = workload("s1", 0, reserved=True)
+    have["spec"]["podSets"] = [{"name": "head", "count": 1}, {"name": "w", "count": 2}]
+    assert [p["count"] for p in built["spec"]["podSets"]] == [1, 2]
+    up = slicing.ensure(ray.workload_from_ray(raycluster(4))["spec"]["podSets"], [have])
+    assert up.replaces == "ns/s1" and up.workload is None
+    down = slicing.ensure(ray.workload_from_ray(raycluster(1))["spec"]["podSets"], [have])
+    assert [p["count"] for p in down.updates[0]["spec"]["podSets"]] == [1, 1]
+    assert slicing.pods_selector(raycluster(1)) == "ray.io/cluster=rc"
+
+
+def test_the_raycluster_webhook_gates_an_elastic_clusters_workers() -> None:
+    from pykueue.controller.webhooks.admission import mutate_ray
+
+    answer = mutate_ray({"operation": "CREATE", "object": raycluster(2), "namespace": "ns"}, False)
+    ops = json.loads(base64.b64decode(answer["patch"]))
+    assert {"op": "add", "path": "/spec/workerGroupSpecs/0/template/spec/schedulingGates",
+            "value": [{"name": slicing.SCHEDULING_GATE}]} in ops
+    assert not any("headGroupSpec" in op["path"] for op in ops)  # the head runs under the first slice

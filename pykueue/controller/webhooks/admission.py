@@ -214,6 +214,9 @@ def mutate_ray(request: dict[str, Any], manage_without_queue_name: bool,
     if (obj["spec"].get("suspend") is not True and ray_live.is_managed(obj, manage_without_queue_name)
             and not owned and should_suspend(obj, manage_without_queue_name, namespace, scope)):
         patch.append({"op": "add", "path": "/spec/suspend", "value": True})
+    if (obj.get("kind") == "RayCluster" and slicing.enabled(obj) and not owned
+            and should_suspend(obj, manage_without_queue_name, namespace, scope)):
+        patch += slicing.ray_gate_ops(obj)  # its workers wait for their slice's admission
     return response(request, True, patch=patch or None)
 
 
