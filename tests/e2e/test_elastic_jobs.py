@@ -1,0 +1,118 @@
+"""Elastic Jobs through workload slices (upstream's ElasticJobsViaWorkloadSlices, on by default), live on the
+dev cluster with the controller's webhooks: a Job annotated ``kueue.x-k8s.io/elastic-job: "true"``
+changes its parallelism while admitted and is never suspended for it.
+
+One Job of 1-cpu pods in a 4-cpu ClusterQueue, worked by hand: 2 pods admitted; scaled up to 3, a new
+slice needs 1 more cpu, is admitted, and the first slice is finished ``WorkloadSliceReplaced`` (the
+queue then holds 3, not 2 + 3); scaled down to 1, the admitted slice shrinks in place (the same
+Workload, 1 cpu held); scaled up to 6, a slice that can never fit 4 cpu waits while the Job runs on at
+its admitted size, its extra pods held at the ``kueue.x-k8s.io/elastic-job`` scheduling gate.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.e2e.conftest import Kueue, condition, controller_with_webhooks, eventually, is_true
+from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, job, local_queue
+
+pytestmark = pytest.mark.e2e
+CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+          "integrations": {"frameworks": ["batch/job"]}}
+GATE = "kueue.x-k8s.io/elastic-job"
+
+
+@pytest.fixture(scope="module")
+def hooks(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
+    with controller_with_webhooks(kueue, tmp_path_factory.mktemp("elastic"), CONFIG, "elastic") as mine:
+        yield mine
+
+
+def slices(kueue: Kueue, ns: str) -> list[dict[str, Any]]:
+    return [w for w in kueue.items("workloads.kueue.x-k8s.io", ns)
+            if any(o.get("name") == "grow" for o in w["metadata"].get("ownerReferences") or [])]
+
+
+def admitted_slice(kueue: Kueue, ns: str, count: int) -> dict[str, Any] | None:
+    for w in slices(kueue, ns):
+        if is_true(w, "Admitted") and not is_true(w, "Finished") and w["spec"]["podSets"][0]["count"] == count:
+            return w
+    return None
+
+
+def reserved_cpu(kueue: Kueue, cq_name: str) -> str:
+    """The cpu the ClusterQueue's status says it holds."""
+    cq = kueue.get("clusterqueue", cq_name) or {}
+    for flavor in (cq.get("status") or {}).get("flavorsReservation") or []:
+        for res in flavor.get("resources") or []:
+            if res.get("name") == "cpu":
+                return str(res.get("total"))
+    return ""
+
+
+def scale(kueue: Kueue, ns: str, pods: int) -> None:
+    kueue.cluster.kubectl("patch", "job", "grow", "-n", ns, "--type=merge",
+                          "-p", json.dumps({"spec": {"parallelism": pods}}))
+
+
+def never_suspended(kueue: Kueue, ns: str) -> None:
+    obj = kueue.get("job", "grow", ns)
+    assert obj is not None and obj["spec"].get("suspend") is False, obj and obj["spec"]
+    assert not (obj.get("metadata") or {}).get("annotations", {}).get("kueue.x-k8s.io/stopping")
+
+
+def gated_pods(kueue: Kueue, ns: str) -> int:
+    return sum(any(g.get("name") == GATE for g in p["spec"].get("schedulingGates") or [])
+               for p in kueue.items("pods", ns))
+
+
+def test_an_elastic_job_scales_through_workload_slices(hooks: Kueue, ns: str) -> None:
+    kueue = hooks
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(cluster_queue(ns, "4"))
+    kueue.apply(local_queue(ns, ns))
+    manifest = yaml.safe_load(job("grow", ns, "1", pods=2))
+    manifest["metadata"]["annotations"] = {"kueue.x-k8s.io/elastic-job": "true"}
+    manifest["spec"]["completions"] = 20
+    kueue.apply([manifest])
+    first = eventually(lambda: admitted_slice(kueue, ns, 2), 90, what="the first slice admitted")
+    eventually(lambda: ((kueue.get("job", "grow", ns) or {}).get("status") or {}).get("ready") == 2, 90,
+               what="2 pods running (ungated)")
+    assert (kueue.get("job", "grow", ns) or {})["spec"]["template"]["spec"]["schedulingGates"] == [{"name": GATE}]
+    assert reserved_cpu(kueue, ns) == "2"
+
+    # scale up to 3: 1 cpu more is free; the new slice replaces the first
+    scale(kueue, ns, 3)
+    second = eventually(lambda: admitted_slice(kueue, ns, 3), 90, what="the scale-up slice admitted")
+    assert second["metadata"]["annotations"]["kueue.x-k8s.io/workload-slice-replacement-for"] == \
+        f"{ns}/{first['metadata']['name']}"
+    old = eventually(lambda: next((w for w in slices(kueue, ns) if w["metadata"]["uid"] == first["metadata"]["uid"]
+                                   and is_true(w, "Finished")), None), 60, what="the first slice finished")
+    assert condition(old, "Finished")["reason"] == "WorkloadSliceReplaced"  # type: ignore[index]
+    eventually(lambda: reserved_cpu(kueue, ns) == "3", 60, what="3 cpu reserved, not 2 + 3")
+    eventually(lambda: ((kueue.get("job", "grow", ns) or {}).get("status") or {}).get("ready") == 3, 90,
+               what="the third pod running")
+    never_suspended(kueue, ns)
+
+    # scale down to 1: the admitted slice shrinks in place
+    scale(kueue, ns, 1)
+    eventually(lambda: reserved_cpu(kueue, ns) == "1", 60, what="1 cpu reserved after the scale-down")
+    shrunk = admitted_slice(kueue, ns, 1)
+    assert shrunk is not None and shrunk["metadata"]["uid"] == second["metadata"]["uid"]
+    never_suspended(kueue, ns)
+
+    # scale up to 6: 6 cpu never fit 4; the slice waits and the Job runs on at 1
+    scale(kueue, ns, 6)
+    waiting = eventually(lambda: next((w for w in slices(kueue, ns) if w["spec"]["podSets"][0]["count"] == 6
+                                       and condition(w, "QuotaReserved") is not None), None),
+                         60, what="the 6-pod slice answered")
+    assert not is_true(waiting, "QuotaReserved"), condition(waiting, "QuotaReserved")
+    eventually(lambda: gated_pods(kueue, ns) == 5, 60, what="the 5 new pods held at the elastic-job gate")
+    assert admitted_slice(kueue, ns, 1) is not None
+    assert reserved_cpu(kueue, ns) == "1"
+    never_suspended(kueue, ns)
