@@ -116,3 +116,56 @@ def test_an_elastic_job_scales_through_workload_slices(hooks: Kueue, ns: str) ->
     assert admitted_slice(kueue, ns, 1) is not None
     assert reserved_cpu(kueue, ns) == "1"
     never_suspended(kueue, ns)
+
+
+def _slice_states_live(kueue: Kueue, ns: str, name: str) -> list[tuple[str, int]]:
+    owned = [w for w in kueue.items("workloads.kueue.x-k8s.io", ns)
+             if any(o.get("name") == name for o in w["metadata"].get("ownerReferences") or [])]
+    owned.sort(key=lambda w: (w["metadata"]["creationTimestamp"],
+                              bool((w["metadata"].get("annotations") or {}).get(
+                                  "kueue.x-k8s.io/workload-slice-replacement-for"))))
+    return [("Finished" if is_true(w, "Finished") else "Admitted" if is_true(w, "Admitted") else "Pending",
+             w["spec"]["podSets"][0]["count"]) for w in owned]
+
+
+def test_simulate_agrees_with_the_controller_on_an_elastic_job(hooks: Kueue, ns: str, tmp_path: Any) -> None:
+    """One elastic Job scaled 2 -> 3 -> 6 -> 1 in a 4-cpu queue, through ``simulate`` (timed changes) and
+    live: the same slices, in order, end in the same states (2 and 3 replaced, the 6-pod slice followed
+    the Job down to 1 and was admitted)."""
+    from tests.scenario_harness import simulate
+
+    kueue = hooks
+    sizes = [2, 3, 6, 1]
+    base = yaml.safe_load(job("agree", ns, "1", pods=2))
+    base["metadata"]["annotations"] = {"kueue.x-k8s.io/elastic-job": "true"}
+    base["spec"]["completions"] = 20
+    docs = [yaml.safe_load(PLAIN_FLAVOR), yaml.safe_load(cluster_queue(ns, "4")), yaml.safe_load(local_queue(ns, ns))]
+    for i, size in enumerate(sizes):
+        changed = json.loads(json.dumps(base))
+        changed["spec"]["parallelism"] = size
+        if i:
+            changed["metadata"]["annotations"]["pykueue.dev/at"] = f"{10 * i}s"
+        docs.append(changed)
+    code, result, stderr = simulate(yaml.safe_dump_all(docs, sort_keys=False), tmp_path)
+    assert code == 0 and result is not None, stderr
+    predicted = [(w["state"], w["admission"]["podSetAssignments"][0]["count"] if w["admission"] else None)
+                 for w in result["workloads"] if w["name"].split("#")[0] == "agree"]
+    assert predicted == [("Finished", 2), ("Finished", 3), ("Admitted", 1)], predicted
+
+    kueue.apply(docs[:3])
+    kueue.apply([base])
+    eventually(lambda: admitted_slice_of(kueue, ns, "agree", 2), 90, what="2 admitted")
+    kueue.cluster.kubectl("patch", "job", "agree", "-n", ns, "--type=merge", "-p", '{"spec":{"parallelism":3}}')
+    eventually(lambda: admitted_slice_of(kueue, ns, "agree", 3), 90, what="3 admitted")
+    kueue.cluster.kubectl("patch", "job", "agree", "-n", ns, "--type=merge", "-p", '{"spec":{"parallelism":6}}')
+    eventually(lambda: ("Pending", 6) in _slice_states_live(kueue, ns, "agree")
+               and any(condition(w, "QuotaReserved") is not None and w["spec"]["podSets"][0]["count"] == 6
+                       for w in kueue.items("workloads.kueue.x-k8s.io", ns)), 60, what="the 6-pod slice answered")
+    kueue.cluster.kubectl("patch", "job", "agree", "-n", ns, "--type=merge", "-p", '{"spec":{"parallelism":1}}')
+    live = eventually(lambda: (s := _slice_states_live(kueue, ns, "agree")) == predicted and s, 90,
+                      what=f"the live slices as simulate predicts: {predicted}")
+    assert live == predicted
+
+
+def admitted_slice_of(kueue: Kueue, ns: str, name: str, count: int) -> bool:
+    return (_slice_states_live(kueue, ns, name) or [("", 0)])[-1] == ("Admitted", count)
