@@ -8,6 +8,7 @@ from typing import Any
 
 from pykueue.controller.events import Recorder
 from pykueue.engine import events as ev
+from pykueue.engine import slices
 
 log = logging.getLogger("pykueue.controller")
 
@@ -53,3 +54,5 @@ def record(recorder: Recorder, obj: dict[str, Any] | None, event: ev.Event, reas
         recorder.emit(obj, "WorkloadDeactivated", event.message or "Deactivated by Kueue", "Warning")
     elif event.type == ev.REQUEUED:
         recorder.emit(obj, "Requeued", "The workload is requeued")
+    elif event.type == ev.FINISHED and event.reason == slices.WORKLOAD_SLICE_REPLACED:
+        recorder.emit(obj, slices.WORKLOAD_SLICE_REPLACED, event.message or "Replaced")

@@ -26,6 +26,7 @@ from prometheus_client.registry import Collector
 
 from pykueue.controller import views
 from pykueue.engine import events as ev
+from pykueue.engine import slices
 
 if TYPE_CHECKING:
     from pykueue.controller.readsource import ReadSource
@@ -108,6 +109,8 @@ class Metrics:
         self.ready_to_evicted = waited(
             "pods_ready_to_evicted_time_seconds", "The number of seconds between a workload's pods being ready "
             f"and its eviction, per 'cluster_queue', {evicted_doc}", ["cluster_queue", "reason", "underlying_cause"])
+        self.replaced = counter("replaced_workload_slices_total", "The number of replaced workload slices (an "
+                                "elastic job scaled up) per 'cluster_queue'", ["cluster_queue"])
         self.preempted = counter(
             "preempted_workloads_total", "The number of preempted workloads per 'preempting_cluster_queue' "
             "and 'reason' (InClusterQueue, InCohortReclamation, InCohortFairSharing, "
@@ -217,6 +220,8 @@ class Metrics:
             admitted_to = views.finished_under(engine, key)
             targets[0] = (("cq", admitted_to), (admitted_to,))
             record((self.finished, self.lq_finished), None, pc)
+            if event.reason == slices.WORKLOAD_SLICE_REPLACED:
+                self._child(self.replaced, ("cq", admitted_to), admitted_to).inc()
         elif event.type == ev.REQUEUED:
             controller.records.at(key).queued_since = now
 
