@@ -16,7 +16,7 @@ from pykueue.dashboard.server import Dashboard
 from pykueue.dashboard.state import Hub
 from pykueue.engine import model
 from tests.controller.fake_auth import Clock, FakeApi, delegated
-from tests.dashboard.test_answers import job, live
+from tests.dashboard.objects import job, live
 
 
 class Served:

@@ -25,7 +25,7 @@ import pytest
 from pykueue.controller.leader import LEASE_NAME
 from pykueue.quantity import to_canonical
 from tests.e2e.conftest import Kueue, eventually, is_true, settled
-from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, job, local_queue, running
+from tests.e2e.objects import PLAIN_FLAVOR, cluster_queue, job, local_queue, running
 
 pytestmark = pytest.mark.e2e
 

@@ -131,7 +131,7 @@ def test_a_job_upstreams_webhook_refuses_is_refused_at_create_and_on_update(webh
 def test_a_job_without_queue_is_queued_in_the_namespaces_default_local_queue(webhooks: Kueue, ns: str) -> None:
     """LocalQueueDefaulting on the cluster: once `default` exists, a Job created without a queue label
     is labelled, suspended, queued there and admitted; dropping the label afterwards is refused."""
-    from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, local_queue
+    from tests.e2e.objects import PLAIN_FLAVOR, cluster_queue, local_queue
 
     webhooks.apply(PLAIN_FLAVOR)
     webhooks.apply(cluster_queue(ns, "2"))
