@@ -10,7 +10,7 @@ import tarfile
 import pytest
 
 from pykueue.devcluster import image
-from tests.packaging.test_dockerfile import instructions
+from tests.packaging.dockerfile import instructions
 
 pytestmark = pytest.mark.e2e  # builds the image (root, mmdebstrap) on first use; .ci/run builds it first
 

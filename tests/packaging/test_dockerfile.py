@@ -12,21 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.packaging.dockerfile import instructions
+
 REPO = Path(__file__).resolve().parents[2]
-DOCKERFILE = REPO / "Dockerfile"
 CHART_VALUES = REPO / "charts" / "pykueue" / "values.yaml"
-
-
-def instructions() -> list[tuple[str, str]]:
-    """(INSTRUCTION, arguments) with comments dropped and continuation lines joined."""
-    text = re.sub(r"\\\n", " ", DOCKERFILE.read_text())
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            word, _, rest = line.partition(" ")
-            out.append((word.upper(), rest.strip()))
-    return out
 
 
 def build_args() -> dict[str, str]:
