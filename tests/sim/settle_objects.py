@@ -3,6 +3,8 @@ script their timeline, as manifests for the simulator's settling tests."""
 
 from __future__ import annotations
 
+from tests.objects import workload_yaml
+
 QUEUE = """\
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
@@ -32,17 +34,7 @@ spec: {clusterQueue: cq}
 
 
 def workload(name: str, annotations: str) -> str:
-    return f"""---
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: Workload
-metadata:
-  name: {name}
-  namespace: default
-  annotations: {{{annotations}}}
-spec:
-  queueName: q
-  podSets: [{{name: main, count: 1, template: {{spec: {{restartPolicy: Never, containers: [{{name: c, image: x, resources: {{requests: {{cpu: "1"}}}}}}]}}}}}}]
-"""
+    return workload_yaml(name, notes=annotations)
 
 
 def queue(checks: bool = False) -> str:
