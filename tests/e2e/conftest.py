@@ -220,3 +220,22 @@ def ns(kueue: Kueue, request: pytest.FixtureRequest) -> Iterator[str]:
     kueue.cluster.kubectl("create", "namespace", name)
     yield name
     kueue.cluster.kubectl("delete", "namespace", name, "--wait=false", check=False)
+    delete_named_after(kueue.cluster, name)
+
+
+# What a test makes outside its namespace: removed afterwards when named after the namespace (a queue
+# NS, flavor NS-gone, classes NS-low), so a run does not pile them up. Shared names (the "plain" and
+# "gpu-h100" flavors every test applies) stay: deleting one another test re-applies races its finalizer.
+CLUSTER_SCOPED = ",".join((
+    "clusterqueues.kueue.x-k8s.io", "resourceflavors.kueue.x-k8s.io", "cohorts.kueue.x-k8s.io",
+    "admissionchecks.kueue.x-k8s.io", "workloadpriorityclasses.kueue.x-k8s.io", "priorityclasses.scheduling.k8s.io"))
+
+
+def delete_named_after(cluster: DevCluster, namespace: str) -> list[str]:
+    """Delete (without waiting for finalizers) the cluster-scoped objects named NAMESPACE or NAMESPACE-*."""
+    listed = cluster.kubectl("get", CLUSTER_SCOPED, "-o", "name", check=False).stdout.split()
+    ours = [ref for ref in listed
+            if (n := ref.split("/", 1)[1]) == namespace or n.startswith(f"{namespace}-")]
+    if ours:
+        cluster.kubectl("delete", *ours, "--wait=false", "--ignore-not-found", check=False)
+    return ours

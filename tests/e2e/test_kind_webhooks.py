@@ -19,7 +19,7 @@ import pytest
 
 from pykueue.controller.webhooks import names
 from tests.e2e.conftest import Kueue, controller_with_webhooks, eventually
-from tests.e2e.test_ray_integration import raycluster, rayjob
+from tests.e2e.ray_objects import raycluster, rayjob
 
 pytestmark = pytest.mark.e2e
 FRAMEWORKS = ["batch/job", "pod", "deployment", "statefulset", "ray.io/raycluster", "ray.io/rayjob"]

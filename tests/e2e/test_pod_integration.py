@@ -22,7 +22,7 @@ import yaml
 from pykueue.controller.webhooks import local, names
 from pykueue.jobs import pods as pod_rules
 from tests.e2e.conftest import Kueue, condition, controller_with_webhooks, eventually, is_true
-from tests.e2e.test_controller import GPU_FLAVOR, cluster_queue, local_queue, priority_classes
+from tests.e2e.objects import cluster_queue, gpu_queue, priority_classes
 
 pytestmark = pytest.mark.e2e
 GPU_NODE = "gpu-h100-0"
@@ -47,12 +47,6 @@ def pod(name: str, namespace: str, cpu: str, *, priority_class: str | None = Non
                          "labels": {"kueue.x-k8s.io/queue-name": "lq", **(labels or {})},
                          "annotations": dict(annotations or {})},
             "spec": spec}
-
-
-def gpu_queue(kueue: Kueue, ns: str, cpu: str, preemption: str = "{}") -> None:
-    kueue.apply(GPU_FLAVOR)
-    kueue.apply(cluster_queue(ns, cpu, flavor="gpu-h100", preemption=preemption))
-    kueue.apply(local_queue(ns, ns))
 
 
 def get_pod(kueue: Kueue, name: str, ns: str) -> dict[str, Any] | None:
