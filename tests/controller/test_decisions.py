@@ -74,3 +74,9 @@ def test_one_log_line_per_decision_with_its_fields(caplog: pytest.LogCaptureFixt
         {"decision": "Admitted", "workload": "ns/w", "clusterQueue": "cq", "reason": "Admitted", "by": "ns/p",
          "flavors": "main:cpu=fast,main:memory=big", "message": "fits"},
         {"decision": "Evicted", "workload": "ns/w", "clusterQueue": "", "reason": "PodsReadyTimeout"}]
+
+
+def test_a_replaced_slice_records_upstreams_event() -> None:
+    """An elastic job's old workload slice finished by a scale-up: upstream's Normal WorkloadSliceReplaced."""
+    event = ev.Event(ev.FINISHED, "ns/w", "cq", reason="WorkloadSliceReplaced", by="ns/w2", message="replaced")
+    assert recorded(event) == [("WorkloadSliceReplaced", "replaced", "Normal")]

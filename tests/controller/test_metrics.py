@@ -346,3 +346,16 @@ def test_an_eviction_after_pods_ready_observes_how_long_they_were_ready() -> Non
     labels = {"cluster_queue": "cq", "reason": "Preempted", "underlying_cause": ""}
     assert value(metrics, "kueue_pods_ready_to_evicted_time_seconds_sum", **labels) == 120.0
     assert value(metrics, "kueue_pods_ready_to_evicted_time_seconds_count", **labels) == 1.0
+
+
+def test_a_replaced_slice_is_counted_in_its_cluster_queue() -> None:
+    """kueue_replaced_workload_slices_total: an elastic job's old slice finished by a scale-up, not a
+    job that completes."""
+    ctl, metrics = world()
+    assert value(metrics, "kueue_replaced_workload_slices_total", cluster_queue="cq") is None
+    ctl.engine.finish_workload("ns/a", 0, reason="WorkloadSliceReplaced", by="ns/a2")
+    metrics.on_event(ev.Event(ev.FINISHED, "ns/a", "cq", reason="WorkloadSliceReplaced", by="ns/a2"), ctl)
+    assert value(metrics, "kueue_replaced_workload_slices_total", cluster_queue="cq") == 1.0
+    ctl.engine.finish_workload("ns/b", 0)
+    metrics.on_event(ev.Event(ev.FINISHED, "ns/b", "cq"), ctl)
+    assert value(metrics, "kueue_replaced_workload_slices_total", cluster_queue="cq") == 1.0

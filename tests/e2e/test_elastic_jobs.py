@@ -19,12 +19,13 @@ import pytest
 import yaml
 
 from tests.e2e.conftest import Kueue, condition, controller_with_webhooks, eventually, is_true
-from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, job, local_queue
+from tests.e2e.elastic_objects import GATE, gated, reserved_cpu
+from tests.e2e.objects import PLAIN_FLAVOR, cluster_queue, job, local_queue
+from tests.scenario_harness import simulate
 
 pytestmark = pytest.mark.e2e
 CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
           "integrations": {"frameworks": ["batch/job"]}}
-GATE = "kueue.x-k8s.io/elastic-job"
 
 
 @pytest.fixture(scope="module")
@@ -45,16 +46,6 @@ def admitted_slice(kueue: Kueue, ns: str, count: int) -> dict[str, Any] | None:
     return None
 
 
-def reserved_cpu(kueue: Kueue, cq_name: str) -> str:
-    """The cpu the ClusterQueue's status says it holds."""
-    cq = kueue.get("clusterqueue", cq_name) or {}
-    for flavor in (cq.get("status") or {}).get("flavorsReservation") or []:
-        for res in flavor.get("resources") or []:
-            if res.get("name") == "cpu":
-                return str(res.get("total"))
-    return ""
-
-
 def scale(kueue: Kueue, ns: str, pods: int) -> None:
     kueue.cluster.kubectl("patch", "job", "grow", "-n", ns, "--type=merge",
                           "-p", json.dumps({"spec": {"parallelism": pods}}))
@@ -67,8 +58,7 @@ def never_suspended(kueue: Kueue, ns: str) -> None:
 
 
 def gated_pods(kueue: Kueue, ns: str) -> int:
-    return sum(any(g.get("name") == GATE for g in p["spec"].get("schedulingGates") or [])
-               for p in kueue.items("pods", ns))
+    return sum(gated(p) for p in kueue.items("pods", ns))
 
 
 def test_an_elastic_job_scales_through_workload_slices(hooks: Kueue, ns: str) -> None:
@@ -132,8 +122,6 @@ def test_simulate_agrees_with_the_controller_on_an_elastic_job(hooks: Kueue, ns:
     """One elastic Job scaled 2 -> 3 -> 6 -> 1 in a 4-cpu queue, through ``simulate`` (timed changes) and
     live: the same slices, in order, end in the same states (2 and 3 replaced, the 6-pod slice followed
     the Job down to 1 and was admitted)."""
-    from tests.scenario_harness import simulate
-
     kueue = hooks
     sizes = [2, 3, 6, 1]
     base = yaml.safe_load(job("agree", ns, "1", pods=2))

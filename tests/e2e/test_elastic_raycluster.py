@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import Kueue, condition, controller_with_webhooks, eventually, is_true
-from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, local_queue
-from tests.e2e.test_elastic_jobs import GATE, reserved_cpu
-from tests.e2e.test_ray_integration import _template, ray_pods
+from tests.e2e.elastic_objects import gated, reserved_cpu
+from tests.e2e.objects import PLAIN_FLAVOR, cluster_queue, local_queue
+from tests.e2e.ray_objects import _template
 
 pytestmark = pytest.mark.e2e
 CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
@@ -77,9 +77,9 @@ def running(kueue: Kueue, ns: str) -> None:
 
 def workers_gated(kueue: Kueue, ns: str) -> tuple[int, int]:
     """(workers, of them gated)"""
-    pods = [p for p in ray_pods(kueue, ns, "auto") if (p["metadata"].get("labels") or {}).get("ray.io/node-type")
+    pods = [p for p in kueue.items("pods", ns) if (p["metadata"].get("labels") or {}).get("ray.io/node-type")
             == "worker" and not p["metadata"].get("deletionTimestamp")]
-    return len(pods), sum(any(g.get("name") == GATE for g in p["spec"].get("schedulingGates") or []) for p in pods)
+    return len(pods), sum(gated(p) for p in pods)
 
 
 def test_an_autoscaling_raycluster_scales_through_workload_slices(ray_hooks: Kueue, ns: str) -> None:
