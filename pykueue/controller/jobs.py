@@ -289,11 +289,14 @@ class JobReconciler:
                 return
             if not decided.incompatible:
                 workload = decided.workload
-        if workload is not None and slicing.pending_scale_up(workload) and not job.is_suspended():
-            return  # the Job runs on under the slice the pending one replaces
-        for action in framework.reconcile(job, workload, self.flavors, self.integration.label_keys,
-                                          wait_for_pods_ready=self.wait_for_pods_ready):
-            await self.execute(action)
+        ending = job.deleting() or job.finished()[0]
+        if workload is not None and not ending and slicing.pending_scale_up(workload, owned):
+            return  # it runs on under the slice the pending one replaces
+        # A job that ends ends every slice it still has (a scale-up pending then is finished too).
+        for each in (owned or [None]) if ending else [workload]:
+            for action in framework.reconcile(job, each, self.flavors, self.integration.label_keys,
+                                              wait_for_pods_ready=self.wait_for_pods_ready):
+                await self.execute(action)
         if workload is not None and framework.admitted(workload) and not job.is_suspended():
             await self._ungate(job)
 

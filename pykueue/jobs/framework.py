@@ -386,11 +386,11 @@ def mismatch(job: GenericJob, built: Manifest, workload: Mapping[str, Any]) -> s
         return "its pod sets changed"
     running: dict[str, Any] = {}
     elastic = ((workload.get("metadata") or {}).get("annotations") or {}).get(ELASTIC_JOB_ANNOTATION) == "true"
-    if admitted(workload) and not job.is_suspended() and not elastic:  # a slice's counts follow its job
+    if admitted(workload) and not job.is_suspended():
         running = {a.get("name"): a.get("count") for a in workload["status"]["admission"].get("podSetAssignments") or []}
     for w, h in zip(want, have, strict=True):
         count = running.get(h.get("name")) or h.get("count", 1)
-        if w.get("count", 1) != count:
+        if w.get("count", 1) != count and not elastic:  # an elastic job's slices follow its size (``slicing``)
             return f"pod set {w.get('name')}: count {w.get('count', 1)}, the Workload's {count}"
         if w.get("minCount") != h.get("minCount"):
             return f"pod set {w.get('name')}: minCount changed"

@@ -117,6 +117,12 @@ def ensure(job_pod_sets: Iterable[Mapping[str, Any]], workloads: list[Mapping[st
     """Upstream's ``EnsureWorkloadSlices`` for a job whose Workload would have ``job_pod_sets``, over its
     not-finished Workloads (``owned_not_finished``)."""
     want = counts(job_pod_sets)
+    for held in workloads:
+        # An evicted slice still holding quota may still own running pods: it stands for the job until its
+        # reservation is released (its job stopped), unless an admitted replacement has taken them over.
+        if _true(held, "Evicted") and _has_quota(held) and not any(
+                _replaces(w) == _key(held) and _true(w, "Admitted") and not _true(w, "Evicted") for w in workloads):
+            return Slices(held)
     if not workloads:
         return Slices(None)
     if len(workloads) == 1:
@@ -142,10 +148,17 @@ def replacing(built: Manifest, replaces: str) -> Manifest:
     return built
 
 
-def pending_scale_up(workload: Mapping[str, Any]) -> bool:
-    """A scale-up slice not admitted yet: the job runs on under the slice it replaces."""
-    replaces = ((workload.get("metadata") or {}).get("annotations") or {}).get(REPLACEMENT_FOR)
-    return bool(replaces) and not _has_quota(workload)
+def _replaces(workload: Mapping[str, Any]) -> str | None:
+    return ((workload.get("metadata") or {}).get("annotations") or {}).get(REPLACEMENT_FOR)
+
+
+def pending_scale_up(workload: Mapping[str, Any], workloads: Iterable[Mapping[str, Any]]) -> bool:
+    """A scale-up slice not admitted yet while the slice it replaces still runs with its quota: the job
+    runs on under that one meanwhile."""
+    replaces = _replaces(workload)
+    if not replaces or _has_quota(workload):
+        return False
+    return any(_key(w) == replaces and _true(w, "Admitted") and not _true(w, "Evicted") for w in workloads)
 
 
 def gated(pod: Mapping[str, Any]) -> bool:

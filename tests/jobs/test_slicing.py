@@ -72,11 +72,12 @@ def test_with_a_scale_up_pending_the_new_slice_stands_for_the_job() -> None:
     assert out.workload is new and not out.finish
     out = slicing.ensure(pod_sets(6), [old, new])  # scaled again while pending: the new one follows
     assert out.updates[0]["metadata"]["name"] == "w2" and out.updates[0]["spec"]["podSets"][0]["count"] == 6
-    assert slicing.pending_scale_up(new) and not slicing.pending_scale_up(old)
+    old["status"]["conditions"].append({"type": "Admitted", "status": "True"})
+    assert slicing.pending_scale_up(new, [old, new]) and not slicing.pending_scale_up(old, [old, new])
 
 
 def test_an_old_slice_that_lost_its_quota_is_finished_out_of_sync() -> None:
-    old = workload("w1", 3, reserved=True, evicted=True)
+    old = workload("w1", 3, reserved=False)
     new = workload("w2", 5, reserved=False, replaces="ns/w1")
     assert slicing.ensure(pod_sets(5), [old, new]).finish == [old]
 
@@ -185,3 +186,18 @@ def test_the_raycluster_webhook_gates_an_elastic_clusters_workers() -> None:
     assert {"op": "add", "path": "/spec/workerGroupSpecs/0/template/spec/schedulingGates",
             "value": [{"name": slicing.SCHEDULING_GATE}]} in ops
     assert not any("headGroupSpec" in op["path"] for op in ops)  # the head runs under the first slice
+
+
+def test_an_evicted_slice_stands_for_the_job_until_its_quota_is_released() -> None:
+    """Upstream's rule: an evicted slice may still own running pods; it is the one the job follows (and
+    is stopped for) until its reservation goes, and with it the pending scale-up no longer runs the job
+    on. Then it is finished OutOfSync and the new slice stands for the job."""
+    old = workload("w1", 3, reserved=True, evicted=True)
+    old["status"]["conditions"].append({"type": "Admitted", "status": "True"})
+    new = workload("w2", 5, reserved=False, replaces="ns/w1")
+    out = slicing.ensure(pod_sets(5), [old, new])
+    assert out.workload is old and not out.finish and not out.updates
+    assert not slicing.pending_scale_up(new, [old, new])  # the old one is evicted: the job is stopped
+    released = workload("w1", 3, reserved=False, evicted=True)
+    out = slicing.ensure(pod_sets(5), [released, new])
+    assert out.finish == [released] and out.workload is new
