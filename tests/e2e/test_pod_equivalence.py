@@ -1,6 +1,7 @@
 """Pods and pod groups kept equivalent to their Workloads, live on the tier-2 cluster (issue 37 part 3):
 a gated Pod relabelled to another queue is admitted there, a running one keeps its queue (the Pod webhook
 refuses the change, in upstream's words), and a Pod's new WorkloadPriorityClass reaches its Workload.
+A plain Pod naming a prebuilt Workload runs from it (issue 40).
 (A pod group whose members are all replaced by Pods of another shape is covered by unit tests only: live,
 the garbage collector deletes the old Workload once its last owner is gone, before any rule of Kueue's.)
 
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import pytest
 
+from pykueue.jobs.batch import PREBUILT_WORKLOAD_LABEL as PREBUILT
+from pykueue.jobs.pod import workload_from_pod
 from tests.e2e.conftest import Kueue, condition, eventually
 from tests.e2e.test_controller import GPU_FLAVOR, cluster_queue, local_queue
 from tests.e2e.test_kind_webhooks import refused
@@ -81,3 +84,30 @@ value: 1000
     refused(_label(pod_kueue, "ranked", ns, f"{CLASS}-"), "vpod.kb.io",
             f'metadata.labels[{CLASS}]: Invalid value: "": WorkloadPriorityClass cannot be removed from a workload')
 
+
+
+def test_a_pod_runs_from_its_prebuilt_workload_and_a_missing_one_is_never_made(pod_kueue: Kueue, ns: str) -> None:
+    """Issue 40: kueue.x-k8s.io/prebuilt-workload-name on a plain Pod. The Workload `pre` made beforehand
+    gets the Pod as its controller owner and runs it; a Pod naming a Workload that does not exist stays
+    gated and no Workload is made for it."""
+    _queues(pod_kueue, ns)
+    made = pod("built", ns, "500m", labels={PREBUILT: "pre"})
+    pre = workload_from_pod(made)
+    pre["metadata"] = {"name": "pre", "namespace": ns}
+    pod_kueue.apply([pre])
+    pod_kueue.apply([made])
+    running = eventually(lambda: running_on_gpu(pod_kueue, "built", ns), 90, what="built running from pre")
+    wl = pod_kueue.get(WORKLOADS, "pre", ns)
+    (owner,) = wl["metadata"]["ownerReferences"]
+    assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == (
+        "Pod", "built", running["metadata"]["uid"], True)
+    assert [w["metadata"]["name"] for w in pod_kueue.items(WORKLOADS, ns)] == ["pre"]
+
+    pod_kueue.apply([pod("waiting", ns, "500m", labels={PREBUILT: "none"})])
+    assert gated(get_pod(pod_kueue, "waiting", ns))
+    # a Pod created after it admitted and running: the controller has taken the Pods before it
+    pod_kueue.apply([pod("after", ns, "500m")])
+    eventually(lambda: running_on_gpu(pod_kueue, "after", ns), 90, what="a later Pod running")
+    assert gated(get_pod(pod_kueue, "waiting", ns))
+    assert [w["metadata"]["name"] for w in pod_kueue.items(WORKLOADS, ns)
+            if any(o["name"] == "waiting" for o in w["metadata"].get("ownerReferences") or [])] == []
