@@ -14,7 +14,6 @@ import pytest
 from pykueue.controller import workload_writer
 from pykueue.controller.workload_status import apply_body, released_status
 from pykueue.devcluster.cluster import DevCluster
-from tests.cluster.test_crds import crd_cluster  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.cluster
 NAMESPACE = "pykueue-check-entries"
@@ -34,7 +33,7 @@ def _get(cluster: DevCluster) -> dict:
     return json.loads(cluster.kubectl("get", "workload", "w", "-n", NAMESPACE, "-o", "json").stdout)
 
 
-def test_the_release_before_a_move_keeps_the_check_entries_it_co_owns(crd_cluster: DevCluster) -> None:  # noqa: F811
+def test_the_release_before_a_move_keeps_the_check_entries_it_co_owns(crd_cluster: DevCluster) -> None:
     crd_cluster.kubectl("create", "namespace", NAMESPACE, check=False)
     crd_cluster.kubectl("delete", "workload", "w", "-n", NAMESPACE, "--ignore-not-found")
     crd_cluster.kubectl("apply", "--server-side", "-f", "-", input=json.dumps(WORKLOAD))

@@ -15,7 +15,7 @@ import pytest
 from pykueue.jobs.batch import PREBUILT_WORKLOAD_LABEL as PREBUILT
 from pykueue.jobs.pod import workload_from_pod
 from tests.e2e.conftest import Kueue, condition, eventually
-from tests.e2e.test_controller import GPU_FLAVOR, cluster_queue, local_queue
+from tests.e2e.objects import GPU_FLAVOR, cluster_queue, local_queue
 from tests.e2e.test_kind_webhooks import refused
 from tests.e2e.test_pod_integration import gated, get_pod, pod, pod_kueue, running_on_gpu, workload_for
 

@@ -11,22 +11,10 @@ from typing import Any
 from pykueue.jobs import pods
 from pykueue.jobs.framework import CreateWorkload, Delete, Note, Patch, SetPriority, reconcile
 from pykueue.jobs.pod import workload_from_pod
+from tests.jobs.pod_objects import ADMITTED, ASSIGNED, FLAVORS, QUEUE
+from tests.jobs.pod_objects import managed_pod as _pod
 
-FLAVORS = {"on-demand": {"metadata": {"name": "on-demand"}, "spec": {"nodeLabels": {"instance": "on-demand"}}}}
-QUEUE = "kueue.x-k8s.io/queue-name"
 CLASS = "kueue.x-k8s.io/priority-class"
-
-
-def _pod(name: str = "p", *, cpu: str = "1", gated: bool = True, phase: str = "Pending",
-         labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
-    if gated:
-        spec["schedulingGates"] = [{"name": pods.GATE}]
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}", "resourceVersion": "7",
-                         "labels": {QUEUE: "lq", pods.MANAGED_LABEL: "true", **(labels or {})},
-                         "annotations": dict(annotations or {}), "finalizers": [pods.FINALIZER]},
-            "spec": spec, "status": {"phase": phase}}
 
 
 def _workload_of(pod: dict[str, Any], *conditions: dict[str, Any], admission: dict[str, Any] | None = None
@@ -36,10 +24,6 @@ def _workload_of(pod: dict[str, Any], *conditions: dict[str, Any], admission: di
     workload["metadata"].update({"name": pods.Pod(pod).workload_name(), "namespace": "ns", "uid": "wl-uid"})
     workload["status"] = {"conditions": list(conditions), **({"admission": admission} if admission else {})}
     return workload
-
-
-ADMITTED = ({"type": "QuotaReserved", "status": "True"}, {"type": "Admitted", "status": "True"})
-ASSIGNED = {"clusterQueue": "cq", "podSetAssignments": [{"name": "main", "count": 1, "flavors": {"cpu": "on-demand"}}]}
 
 
 def _relabelled(pod: dict[str, Any], **labels: str | None) -> dict[str, Any]:

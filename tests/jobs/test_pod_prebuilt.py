@@ -10,7 +10,8 @@ import copy
 from pykueue.jobs import batch, pods, prebuilt
 from pykueue.jobs.framework import CreateWorkload, Note, Patch, WorkloadConditions, reconcile
 from pykueue.jobs.pod import workload_from_pod
-from tests.jobs.test_pod_equivalence import ADMITTED, ASSIGNED, FLAVORS, _pod
+from tests.jobs.pod_objects import ADMITTED, ASSIGNED, FLAVORS
+from tests.jobs.pod_objects import managed_pod as _pod
 
 PRE = {batch.PREBUILT_WORKLOAD_LABEL: "pre"}
 
