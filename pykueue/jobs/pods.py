@@ -18,7 +18,6 @@ Pods is a Workload of its own and a StatefulSet's Pods are one group.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -661,14 +660,12 @@ def _keep_first(pod: Mapping[str, Any]) -> tuple[bool, bool, tuple[str, str]]:
 
 def _for_workload(pod: Mapping[str, Any]) -> dict[str, Any]:
     """The Pod as its Workload's template reads it: without Kueue's gate, the node it was bound to,
-    and what the API server filled in for it at creation."""
-    clean = copy.deepcopy(dict(pod))
-    spec = clean.get("spec") or {}
-    spec.pop("nodeName", None)
-    gates = [g for g in spec.get("schedulingGates") or [] if g.get("name") != GATE]
+    and what the API server filled in for it at creation. Shallow: the Workload's builder copies the
+    spec it keeps, and the Pod is built on every reconcile (its equivalence check), so its status and
+    managed fields are never copied."""
+    meta = {k: v for k, v in _meta(pod).items() if k != "managedFields"}
+    spec = {k: v for k, v in (pod.get("spec") or {}).items() if k not in ("nodeName", "schedulingGates")}
+    gates = [g for g in (pod.get("spec") or {}).get("schedulingGates") or [] if g.get("name") != GATE]
     if gates:
         spec["schedulingGates"] = gates
-    else:
-        spec.pop("schedulingGates", None)
-    clean.pop("status", None)
-    return clean
+    return {k: v for k, v in pod.items() if k not in ("status", "metadata", "spec")} | {"metadata": meta, "spec": spec}
