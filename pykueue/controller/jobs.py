@@ -95,11 +95,15 @@ class Integration(Protocol):
 class JobKeys:
     """batch/v1 Jobs: the key is the Job's."""
 
-    def __init__(self, jobs: Store, rules: Rules | bool, enabled: bool = True) -> None:
+    def __init__(self, jobs: Store, rules: Rules | bool, enabled: bool = True,
+                 owners: Callable[[str, str], dict[str, Any] | None] | None = None) -> None:
         self.jobs = jobs
         self.rules = _rules(rules)
         self.label_keys = self.rules.label_keys
         self.enabled = enabled  # batch/job in integrations.frameworks
+        # owners(kind, "ns/name"): the cached object of another kind that may own a Job (a RayJob, a
+        # RayCluster), None when not cached
+        self.owners = owners
 
     def load(self, key: str) -> GenericJob | None:
         obj = self.jobs.get(key)
@@ -110,8 +114,8 @@ class JobKeys:
     def child(self, key: str) -> tuple[dict[str, Any], str] | None:
         """A Job a managed job owns (upstream's job that is not top-level), with the key of the Workload
         its owner's would be; None for any other. Without manageJobsWithoutQueueName the owner must name a
-        queue: a Job owner is looked up; any other owner, whose labels are not cached here, leaves the
-        Job alone."""
+        queue, as upstream's FindAncestorJobManagedByKueue reads it from the owner itself: a Job owner is
+        looked up here, any other kind through ``owners``; an owner not cached leaves the Job alone."""
         obj = self.jobs.get(key)
         if obj is None or not self.enabled:
             return None
@@ -120,13 +124,18 @@ class JobKeys:
         if owner is None or not self.rules.scope.selected(namespace):
             return None
         if not self.rules.manage_without_queue_name:
-            parent = self.jobs.get(f"{namespace}/{owner.get('name')}") if owner.get("kind") == "Job" else None
+            parent = self._owner(str(owner.get("kind") or ""), f"{namespace}/{owner.get('name')}")
             if parent is None or not batch.queue_name(parent):
                 return None
         group = str(owner.get("apiVersion") or "").rpartition("/")[0]
         name = batch.workload_name_for_owner(str(owner.get("kind")), group, str(owner.get("name")),
                                              owner.get("uid") or None)
         return obj, f"{namespace}/{name}"
+
+    def _owner(self, kind: str, key: str) -> dict[str, Any] | None:
+        if kind == "Job":
+            return self.jobs.get(key)
+        return None if self.owners is None else self.owners(kind, key)
 
     def keys_for_workload(self, workload: dict[str, Any]) -> list[str]:
         namespace = workload["metadata"]["namespace"]

@@ -80,6 +80,7 @@ class Controller:
         self.ray_keys = {kind: RayKeys(kind, {}, rules)
                          for fw, kind in ray_live.KINDS.items() if fw in config.frameworks}
         self.ray_work = {kind: WorkQueue() for kind in self.ray_keys}
+        self.job_keys.owners = self._ray_object  # a Job a RayJob or RayCluster owns is its child
         self.cycles = 0
         self.admissions = 0
         self.rebuilds = 0  # the engine started afresh from the caches after a failure inside it
@@ -218,6 +219,11 @@ class Controller:
             self.classes_by_key.pop(key, None)
         else:
             self.classes_by_key[key] = obj
+
+    def _ray_object(self, kind: str, key: str) -> dict[str, Any] | None:
+        """The cached RayCluster or RayJob ``key`` (None for another kind, or one whose integration is off)."""
+        keys = self.ray_keys.get(kind)
+        return None if keys is None else keys.objects.get(key)
 
     def priority_classes(self) -> PriorityClasses:
         """The classes as the API layer's resolver takes them (for the Job side)."""
