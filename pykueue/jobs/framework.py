@@ -353,7 +353,7 @@ def infos_for(workload: Mapping[str, Any], flavors: Mapping[str, Mapping[str, An
 # The kinds whose Workload is checked against the job on every reconcile (upstream's EquivalentToWorkload).
 # Pods and pod groups are left out: their Workload is built from Pods that come and go, and a Pod's
 # spec is immutable but for what Kueue itself changes.
-EQUIVALENCE_KINDS = frozenset({"Job", "RayCluster", "RayJob"})
+EQUIVALENCE_KINDS = frozenset({"Job", "RayCluster", "RayJob", "JobSet"})
 
 
 def _requests(pod_set: Mapping[str, Any]) -> list[tuple[Any, Any]]:
