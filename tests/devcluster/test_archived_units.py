@@ -105,3 +105,15 @@ def test_the_addons_need_tier_2() -> None:
         check_addons(("jobset", "lws"), 1)
     with pytest.raises(ClusterError, match="the lws addon needs a tier 2 cluster"):
         DevCluster(Path("/nonexistent"), tier=1).start_archived("lws")
+
+
+def test_build_with_the_addons_prints_each_directory() -> None:
+    """`pykueue dev-cluster build --addons jobset,lws`: the Kubernetes binaries' directory, then each addon's
+    (built once by .ci/run, so reused here)."""
+    result = subprocess.run([sys.executable, "-m", "pykueue.cli", "dev-cluster", "build", "--addons", "jobset,lws"],
+                            capture_output=True, text=True, timeout=1800)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[1:] == [str(archived.home(archived.JOBSET)), str(archived.home(archived.LWS))]
+    for spec in (archived.JOBSET, archived.LWS):
+        assert archived.missing(spec, archived.home(spec)) == []
