@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import Kueue, condition, controller_with_webhooks, eventually, is_true
-from tests.e2e.test_controller import GPU_FLAVOR, cluster_queue, local_queue, priority_classes
+from tests.e2e.objects import as_created, gpu_queue, priority_classes, workload_for
 
 pytestmark = pytest.mark.e2e
 GPU_NODE = "gpu-h100-0"
@@ -67,19 +67,6 @@ def jobset(name: str, ns: str, *, workers: int = 2, cpu: str = "1", runs_for: st
             "spec": {"replicatedJobs": [replicated("driver", 1, 1), replicated("workers", workers, 2)]}}
 
 
-def as_created(kueue: Kueue, obj: dict[str, Any]) -> dict[str, Any]:
-    """The object as the API server would store it, webhooks applied (a server-side dry run)."""
-    out = kueue.cluster.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", input=json.dumps(obj)).stdout
-    return json.loads(out)
-
-
-def workload_for(kueue: Kueue, ns: str, kind: str, owner: str) -> dict[str, Any] | None:
-    for wl in kueue.items("workloads.kueue.x-k8s.io", ns):
-        if any(o.get("kind") == kind and o.get("name") == owner for o in wl["metadata"].get("ownerReferences") or []):
-            return wl
-    return None
-
-
 def jobset_pods(kueue: Kueue, ns: str, name: str) -> list[dict[str, Any]]:
     out = kueue.cluster.kubectl("get", "pods", "-n", ns, "-l", f"jobset.sigs.k8s.io/jobset-name={name}",
                                 "-o", "json").stdout
@@ -90,12 +77,6 @@ def child_jobs(kueue: Kueue, ns: str, name: str) -> list[dict[str, Any]]:
     out = kueue.cluster.kubectl("get", "jobs", "-n", ns, "-l", f"jobset.sigs.k8s.io/jobset-name={name}",
                                 "-o", "json").stdout
     return json.loads(out)["items"]
-
-
-def gpu_queue(kueue: Kueue, ns: str, cpu: str, preemption: str = "{}") -> None:
-    kueue.apply(GPU_FLAVOR)
-    kueue.apply(cluster_queue(ns, cpu, flavor="gpu-h100", preemption=preemption))
-    kueue.apply(local_queue(ns, ns))
 
 
 def test_a_jobset_is_admitted_runs_on_its_flavor_and_finishes(jobset_kueue: Kueue, ns: str) -> None:
