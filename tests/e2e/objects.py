@@ -4,6 +4,7 @@ quotas and requests the tests' expected outcomes are worked out from, plus small
 from __future__ import annotations
 
 import json
+import subprocess
 from typing import Any
 
 from tests.e2e.conftest import Kueue, condition, eventually
@@ -178,3 +179,10 @@ def workload_for(kueue: Kueue, ns: str, kind: str, owner: str) -> dict[str, Any]
         if any(o.get("kind") == kind and o.get("name") == owner for o in wl["metadata"].get("ownerReferences") or []):
             return wl
     return None
+
+
+def refused(result: subprocess.CompletedProcess[str], hook: str, message: str) -> None:
+    """kubectl was refused by the admission webhook ``hook`` with ``message`` in its answer."""
+    assert result.returncode != 0, result.stdout
+    assert f'admission webhook "{hook}" denied the request' in result.stderr, result.stderr
+    assert message in result.stderr, result.stderr
