@@ -73,6 +73,7 @@ _JOB_KIND = "Job"
 _JOB_GROUP = "batch"
 _HASH_LENGTH = 5
 ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"  # workloadslicing.EnabledAnnotationKey
+SLICED_KINDS = frozenset({"Job", "RayCluster", "RayJob"})  # the kinds whose elastic Workloads are slices
 _MAX_PREFIX_LENGTH = 253 - 1 - _HASH_LENGTH
 
 _DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -556,7 +557,7 @@ def owner_workload(
     }
 
     generation = None
-    if _annotations(obj).get(ELASTIC_JOB_ANNOTATION) == "true":
+    if kind in SLICED_KINDS and _annotations(obj).get(ELASTIC_JOB_ANNOTATION) == "true":
         # a workload slice (ElasticJobsViaWorkloadSlices): named per generation, marked elastic
         annotations[ELASTIC_JOB_ANNOTATION] = "true"
         generation = meta.get("generation") or 1

@@ -25,10 +25,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pykueue.jobs.batch import ELASTIC_JOB_ANNOTATION, Manifest
+from pykueue.jobs.batch import ELASTIC_JOB_ANNOTATION, SLICED_KINDS, Manifest
 
 SCHEDULING_GATE = "kueue.x-k8s.io/elastic-job"  # kueue.ElasticJobSchedulingGate
-KINDS = frozenset({"Job", "RayCluster", "RayJob"})  # the kinds whose slices the controller keeps
+KINDS = SLICED_KINDS  # the kinds whose slices the controller keeps
 REPLACEMENT_FOR = "kueue.x-k8s.io/workload-slice-replacement-for"  # workloadslicing.WorkloadSliceReplacementFor
 OUT_OF_SYNC = "OutOfSync"  # kueue.WorkloadFinishedReasonOutOfSync
 OUT_OF_SYNC_MESSAGE = "The workload slice is out of sync with its parent job"

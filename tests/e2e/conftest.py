@@ -38,9 +38,10 @@ def eventually(check: Callable[[], T], timeout: float = 60.0, interval: float = 
 class Kueue:
     """The cluster with Kueue's CRDs and a running controller, plus helpers the tests share."""
 
-    def __init__(self, cluster: DevCluster, log: Path, args: tuple[str, ...] = ()) -> None:
+    def __init__(self, cluster: DevCluster, log: Path, args: tuple[str, ...] = (), tree: Path = REPO) -> None:
         self.cluster = cluster
         self.log = log
+        self.tree = tree  # where `python -m pykueue.cli` runs from: this checkout, or a compiled copy
         # No listeners unless a test asks (fixed ports would clash between controllers on one host).
         self.args = ("--metrics-bind-address=0", "--health-probe-bind-address=0", "--webhook-port=0", "--visibility-port=0",
                      *args)
@@ -53,7 +54,7 @@ class Kueue:
             args += ["--config", str(config)]
         offset = self.log.stat().st_size if self.log.exists() else 0
         out = open(self.log, "a")  # noqa: SIM115 - the child owns it
-        self.process = subprocess.Popen(args, stdout=out, stderr=out, cwd=REPO)
+        self.process = subprocess.Popen(args, stdout=out, stderr=out, cwd=self.tree)
         # this start's own line: the log is appended to across restarts
         try:
             eventually(lambda: ready in self.log.read_bytes()[offset:]

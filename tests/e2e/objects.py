@@ -4,6 +4,8 @@ quotas and requests the tests' expected outcomes are worked out from, plus small
 from __future__ import annotations
 
 import json
+import subprocess
+from typing import Any
 
 from tests.e2e.conftest import Kueue, condition, eventually
 
@@ -163,3 +165,24 @@ def gpu_queue(kueue: Kueue, ns: str, cpu: str, preemption: str = "{}") -> None:
     kueue.apply(GPU_FLAVOR)
     kueue.apply(cluster_queue(ns, cpu, flavor="gpu-h100", preemption=preemption))
     kueue.apply(local_queue(ns, ns))
+
+
+def as_created(kueue: Kueue, obj: dict[str, Any]) -> dict[str, Any]:
+    """The object as the API server would store it, webhooks applied (a server-side dry run: the real
+    one may be admitted and started before a read could see it suspended)."""
+    out = kueue.cluster.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", input=json.dumps(obj)).stdout
+    return json.loads(out)
+
+
+def workload_for(kueue: Kueue, ns: str, kind: str, owner: str) -> dict[str, Any] | None:
+    for wl in kueue.items("workloads.kueue.x-k8s.io", ns):
+        if any(o.get("kind") == kind and o.get("name") == owner for o in wl["metadata"].get("ownerReferences") or []):
+            return wl
+    return None
+
+
+def refused(result: subprocess.CompletedProcess[str], hook: str, message: str) -> None:
+    """kubectl was refused by the admission webhook ``hook`` with ``message`` in its answer."""
+    assert result.returncode != 0, result.stdout
+    assert f'admission webhook "{hook}" denied the request' in result.stderr, result.stderr
+    assert message in result.stderr, result.stderr

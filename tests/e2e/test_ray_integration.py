@@ -21,7 +21,15 @@ import pytest
 from pykueue.controller.webhooks import local, names
 from pykueue.devcluster import kuberay
 from tests.e2e.conftest import Kueue, condition, controller_with_webhooks, eventually, is_true
-from tests.e2e.objects import GPU_FLAVOR, cluster_queue, gpu_queue, local_queue, priority_classes
+from tests.e2e.objects import (
+    GPU_FLAVOR,
+    as_created,
+    cluster_queue,
+    gpu_queue,
+    local_queue,
+    priority_classes,
+    workload_for,
+)
 from tests.e2e.ray_objects import raycluster, rayjob
 from tests.e2e.running import Sampler
 
@@ -49,20 +57,6 @@ def ray_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         print("\n--- ray-operator log (tail) ---\n" + "\n".join(
             operator_log.read_text(errors="replace").splitlines()[-5:]))
         cluster.stop_ray()
-
-
-def as_created(kueue: Kueue, obj: dict[str, Any]) -> dict[str, Any]:
-    """The object as the API server would store it, webhooks applied (a server-side dry run: the real
-    one may be admitted and started before a read could see it suspended)."""
-    out = kueue.cluster.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", input=json.dumps(obj)).stdout
-    return json.loads(out)
-
-
-def workload_for(kueue: Kueue, ns: str, kind: str, owner: str) -> dict[str, Any] | None:
-    for wl in kueue.items("workloads.kueue.x-k8s.io", ns):
-        if any(o.get("kind") == kind and o.get("name") == owner for o in wl["metadata"].get("ownerReferences") or []):
-            return wl
-    return None
 
 
 def ray_pods(kueue: Kueue, ns: str, cluster: str) -> list[dict[str, Any]]:
