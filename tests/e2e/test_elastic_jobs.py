@@ -74,7 +74,7 @@ def test_an_elastic_job_scales_through_workload_slices(hooks: Kueue, ns: str) ->
     eventually(lambda: ((kueue.get("job", "grow", ns) or {}).get("status") or {}).get("ready") == 2, 90,
                what="2 pods running (ungated)")
     assert (kueue.get("job", "grow", ns) or {})["spec"]["template"]["spec"]["schedulingGates"] == [{"name": GATE}]
-    assert reserved_cpu(kueue, ns) == "2"
+    eventually(lambda: reserved_cpu(kueue, ns) == "2", 60, what="2 cpu reserved (the status is written within 1 s)")
 
     # scale up to 3: 1 cpu more is free; the new slice replaces the first
     scale(kueue, ns, 3)

@@ -90,7 +90,7 @@ def test_an_autoscaling_raycluster_scales_through_workload_slices(ray_hooks: Kue
     kueue.apply([elastic_cluster(ns, 1)])
     first = eventually(lambda: admitted_with(kueue, ns, 1), 120, what="the first slice admitted")
     eventually(lambda: workers_gated(kueue, ns) == (1, 0), 120, what="its worker released from the gate")
-    assert reserved_cpu(kueue, ns) == "2"
+    eventually(lambda: reserved_cpu(kueue, ns) == "2", 60, what="2 cpu reserved (the status is written within 1 s)")
 
     scale(kueue, ns, 2)
     second = eventually(lambda: admitted_with(kueue, ns, 2), 90, what="the 2-worker slice admitted")
