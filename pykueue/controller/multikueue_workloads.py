@@ -64,6 +64,18 @@ def clone_workload(local: dict[str, Any], origin: str) -> dict[str, Any]:
             "spec": copy.deepcopy(local["spec"])}
 
 
+def merge_patch(old: Any, new: Any) -> Any:
+    """The RFC 7386 merge patch that turns ``old`` into ``new``: what ``new`` lacks is set to null, at
+    every depth (a Job's ``uncountedTerminatedPods`` would otherwise keep the uids it no longer has)."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return copy.deepcopy(new)
+    out: dict[str, Any] = {k: None for k in old if k not in new}
+    for key, value in new.items():
+        if key not in old or old[key] != value:
+            out[key] = merge_patch(old.get(key), value)
+    return out
+
+
 def clone_job(local: dict[str, Any], workload: str, origin: str) -> dict[str, Any]:
     """The Job a worker runs: the manager's, adopting the prebuilt Workload, left to the worker's Job
     controller (no ``managedBy``), without the selector and labels the manager's Job controller added."""
@@ -354,11 +366,7 @@ class MultiKueueWorkloads:
             return
         if (job.get("spec") or {}).get("suspend"):
             return
-        if (job.get("status") or {}) == (remote.get("status") or {}):
-            return
-        body = copy.deepcopy(job)
-        body["status"] = copy.deepcopy(remote.get("status") or {})
-        await self.kube.request("PUT", r.JOB.path(meta["namespace"], meta["name"], "status"), body=body)
+        await self._job_status(job, remote.get("status") or {})
 
     async def clear_job_status(self, job: dict[str, Any]) -> None:
         """The manager's Job shows nothing running once its copies are given up (no Job controller here
@@ -366,10 +374,17 @@ class MultiKueueWorkloads:
         status = job.get("status") or {}
         if not any(status.get(k) for k in ("active", "ready", "terminating")):
             return
+        await self._job_status(job, {k: v for k, v in status.items() if k in ("succeeded", "failed")})
+
+    async def _job_status(self, job: dict[str, Any], wanted: dict[str, Any]) -> None:
+        """The manager's Job status made ``wanted`` (keys it no longer has set to null), on the version
+        it was read at."""
+        status = job.get("status") or {}
+        if status == wanted:
+            return
         meta = job["metadata"]
-        body = copy.deepcopy(job)
-        body["status"] = {k: v for k, v in status.items() if k in ("succeeded", "failed")}
-        await self.kube.request("PUT", r.JOB.path(meta["namespace"], meta["name"], "status"), body=body)
+        patch = {"metadata": {"resourceVersion": meta.get("resourceVersion")}, "status": merge_patch(status, wanted)}
+        await self.kube.merge_patch(r.JOB, meta["name"], patch, meta["namespace"], subresource="status")
 
     def _remote(self, cluster: str, plural: str, key: str) -> dict[str, Any] | None:
         worker = self.workers.usable(cluster)

@@ -48,3 +48,4 @@ def test_unreadable_documents() -> None:
         kc.parse(b"[: not yaml")
     with pytest.raises(kc.KubeconfigError, match="not a mapping"):
         kc.parse(b"- a list")
+

@@ -283,6 +283,47 @@ spec: {clusterSource: {kubeConfig: {location: w3-secret}}}
     manager.cluster.kubectl("delete", "multikueuecluster", "w3")
 
 
+def test_orphans_of_this_origin_are_collected(clusters: Clusters) -> None:
+    """A remote Workload with this manager's origin label and no Workload on the manager is deleted
+    within gcInterval (2 s here); one of another origin is left alone."""
+    worker = clusters.workers["w1"]
+    template = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+                "spec": {"queueName": "lq", "active": False, "podSets": [{"name": "main", "count": 1, "template": {
+                    "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}]}}
+    worker.apply([{**template, "metadata": {"name": name, "namespace": NS, "labels": {
+        "kueue.x-k8s.io/multikueue-origin": origin}}} for name, origin in (("orphan", ORIGIN), ("foreign", "other"))])
+    eventually(lambda: worker.get("workload", "orphan", NS) is None, 60, what="the orphan collected")
+    assert worker.get("workload", "foreign", NS) is not None
+    worker.cluster.kubectl("delete", "workload", "foreign", "-n", NS)
+
+
+def test_an_external_dispatcher_nominates_through_the_status(clusters: Clusters, tmp_path: Path) -> None:
+    """With a dispatcherName that is not Kueue's, nothing is copied until status.nominatedClusterNames
+    names workers; then only those get a copy."""
+    manager = clusters.manager
+    config = tmp_path / "external.yaml"
+    config.write_text(yaml.safe_dump({**MANAGER_CONFIG, "multiKueue": {
+        **MANAGER_CONFIG["multiKueue"], "dispatcherName": "example.com/external"}}))
+    original = manager.log.parent / "manager-config.yaml"
+    manager.stop()
+    manager.start(config)
+    try:
+        manager.apply(job("external"))
+        wl = eventually(lambda: (w := workload_of(manager, "external")) and is_true(w, "QuotaReserved")
+                        and check_state(w).get("state") == "Pending" and w, 60, what="quota reserved, check Pending")
+        assert not wl["status"].get("nominatedClusterNames")
+        manager.cluster.kubectl("patch", "workload", wl["metadata"]["name"], "-n", NS, "--subresource=status",
+                                "--type=merge", "-p", json.dumps({"status": {"nominatedClusterNames": ["w2"]}}))
+        done = eventually(lambda: (w := workload_of(manager, "external")) and is_true(w, "Admitted") and w, 90,
+                          what="admitted through the nominated worker")
+        assert done["status"]["clusterName"] == "w2"
+        assert clusters.workers["w1"].get("workload", wl["metadata"]["name"], NS) is None
+        eventually(lambda: is_true(manager.get("job", "external", NS), "Complete"), 120, what="completed")
+    finally:
+        manager.stop()
+        manager.start(original)
+
+
 def test_a_lost_worker_gives_its_workload_to_the_other(clusters: Clusters) -> None:
     """Its API server killed while it runs a job: the cluster turns inactive; after workerLostTimeout
     the workload is requeued and runs on the other worker."""
