@@ -170,7 +170,7 @@ class Controller:
                 tasks += self._start_ray(kind, workloads.store, flavors)
             self.multikueue = MultiKueue(self.kube, self.informers, self.engine.config.multi_kueue, self.recorder,
                                          self.clock, self.namespace)
-            tasks += await self.multikueue.start(self._informer)
+            tasks += self.multikueue.start(self._informer)
             tasks += [
                 supervise.start("scheduler", self.schedule_loop),
                 supervise.start("status-writer", self.status_writer.run),

@@ -36,22 +36,27 @@ class MultiKueue:
     def on_workload(self, obj: dict[str, Any]) -> None:
         self.workloads.on_workload(obj)
 
-    async def start(self, informer: Callable[..., Informer]) -> list[asyncio.Task]:
-        """Its informers (through the controller's ``informer``, so they are its caches too), synced,
-        then its loops; every Workload already cached is looked at once."""
+    def start(self, informer: Callable[..., Informer]) -> list[asyncio.Task]:
+        """Its informers (through the controller's ``informer``, so they are its caches too) and its loops.
+        Nothing here holds the controller's readiness: the workload loops begin once both informers have
+        synced (a cluster without the MultiKueue CRDs only sees their informers retry), and every
+        Workload already cached is looked at then."""
         tasks = []
         for res in (r.MULTIKUEUE_CLUSTER, r.MULTIKUEUE_CONFIG):
             inf = informer(res, lambda t, o, n: self.workloads.on_worker(""))
             tasks.append(supervise.start(f"informer-{res.plural}", inf.run))
+        tasks.append(supervise.start("multikueue", self.run))
+        return tasks
+
+    async def run(self) -> None:
         await asyncio.gather(*(self.informers[res.plural].synced.wait()
                                for res in (r.MULTIKUEUE_CLUSTER, r.MULTIKUEUE_CONFIG)))
         for obj in list(self.informers["workloads"].store.values()):
             self.workloads.on_workload(obj)
         work = self.workloads
-        tasks += [
-            supervise.start("multikueue-clusters", self.workers.run),
-            supervise.start("multikueue-workloads", lambda: work.work.run(work.reconcile, work.failed)),
-            supervise.start("multikueue-resync", work.resync),
-            supervise.start("multikueue-gc", work.gc),
-        ]
-        return tasks
+        await asyncio.gather(
+            supervise.supervised("multikueue-clusters", self.workers.run),
+            supervise.supervised("multikueue-workloads", lambda: work.work.run(work.reconcile, work.failed)),
+            supervise.supervised("multikueue-resync", work.resync),
+            supervise.supervised("multikueue-gc", work.gc),
+        )

@@ -138,7 +138,7 @@ class MultiKueueWorkloads:
     async def gc(self) -> None:
         """Every gcInterval: remote objects of this origin whose manager Workload is gone (upstream's runGC)."""
         if self.config.gc_interval_seconds <= 0:
-            return
+            await asyncio.Event().wait()  # turned off: never collects (and never returns, so never restarts)
         while True:
             await asyncio.sleep(self.config.gc_interval_seconds)
             await self.collect_orphans()

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "pykueue"
 SA = "pykueue-controller"
 NAMESPACE = "pykueue-system"
-# What the controller may never do cluster-wide: read secrets, touch pods, delete anything, grant itself more.
+# What the controller may never do: read secrets (but MultiKueue's, in its namespace, when on), touch pods, delete anything, grant itself more.
 FORBIDDEN_VERBS = {"*", "delete", "deletecollection", "escalate", "bind", "impersonate"}
 FORBIDDEN_RESOURCES = {"*", "secrets", "pods", "configmaps", "serviceaccounts", "nodes"}
 
@@ -74,10 +74,10 @@ def test_manifests_hold_every_object_once(manifests: dict[str, list[dict[str, An
     counts = {kind: len(docs) for kind, docs in manifests.items()}
     assert counts == {"CustomResourceDefinition": 9, "Namespace": 1, "ServiceAccount": 1, "ConfigMap": 1,
                       # the controller's, the visibility API's two viewer roles for users, metrics-reader
-                      "ClusterRole": 4, "ClusterRoleBinding": 1, "Role": 3,
-                      # leader election, the webhook Secret, MultiKueue's kubeconfig Secrets, the
-                      # authentication ConfigMap reader in kube-system
-                      "RoleBinding": 4, "Deployment": 1,
+                      "ClusterRole": 4, "ClusterRoleBinding": 1, "Role": 2,
+                      # leader election, the webhook Secret, the authentication ConfigMap reader in kube-system
+                      # (and MultiKueue's kubeconfig Secrets only with config.multiKueue)
+                      "RoleBinding": 3, "Deployment": 1,
                       # the webhooks: their Service, configurations and certificate Secret (filled by the
                       # controller); the metrics Service; the visibility API's Service
                       "Service": 3, "MutatingWebhookConfiguration": 1, "ValidatingWebhookConfiguration": 1,
