@@ -229,8 +229,10 @@ class MultiKueueWorkloads:
             return
 
         # evicted here while holding quota (its worker lost, preempted, a check Retry): the copies are given
-        # up and the manager's Job no longer shows them running, so the job side can release the quota
-        if _true(local, "Evicted"):
+        # up and the manager's Job no longer shows them running, so the job side can release the quota.
+        # Admitted while the check is no longer Ready is the same moment, seen before Evicted is written.
+        evicting = _true(local, "Admitted") and state.get("state") != model.CheckState.READY
+        if _true(local, "Evicted") or evicting:
             for c in available:
                 await self.remove_remote(c, namespace, name)
             await self.clear_job_status(job)
