@@ -36,7 +36,7 @@ def _binaries() -> None:
         pytest.exit(f"pykueue: the cluster tests cannot run: {exc}", returncode=4)
 
 
-def _cluster(factory: pytest.TempPathFactory, tier: int, nodes=None) -> Iterator[DevCluster]:
+def start_cluster(factory: pytest.TempPathFactory, tier: int, nodes=None) -> Iterator[DevCluster]:
     _binaries()
     started = time.monotonic()
     cluster = DevCluster(factory.mktemp(f"tier{tier}-cluster"), tier=tier)
@@ -51,10 +51,10 @@ def _cluster(factory: pytest.TempPathFactory, tier: int, nodes=None) -> Iterator
 @pytest.fixture(scope="session")
 def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevCluster]:
     """Tier 1: etcd and kube-apiserver, RBAC and admission webhooks on."""
-    yield from _cluster(tmp_path_factory, 1)
+    yield from start_cluster(tmp_path_factory, 1)
 
 
 @pytest.fixture(scope="session")
 def e2e_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevCluster]:
     """Tier 2: plus controller manager, scheduler and kwok faking `E2E_NODES`."""
-    yield from _cluster(tmp_path_factory, 2, E2E_NODES)
+    yield from start_cluster(tmp_path_factory, 2, E2E_NODES)

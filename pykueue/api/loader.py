@@ -69,11 +69,11 @@ QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 DEFAULT_NAMESPACE = "default"
 # each becomes engine workloads: one, but a Deployment one per replica (and a StatefulSet of 0 none)
-WORKLOAD_KINDS = ("Workload", "Job", "Pod", "Deployment", "StatefulSet", "RayCluster", "RayJob")
+WORKLOAD_KINDS = ("Workload", "Job", "Pod", "Deployment", "StatefulSet", "RayCluster", "RayJob", "JobSet")
 # The kinds an integration turns into Workloads, by upstream's framework name; on when the
 # Configuration's integrations.frameworks lists them (upstream's default enables batch/job only).
 INTEGRATIONS = {"Job": "batch/job", "Pod": "pod", "Deployment": "deployment", "StatefulSet": "statefulset",
-                "RayCluster": "ray.io/raycluster", "RayJob": "ray.io/rayjob"}
+                "RayCluster": "ray.io/raycluster", "RayJob": "ray.io/rayjob", "JobSet": "jobset.x-k8s.io/jobset"}
 # upstream's ImplicitlyEnabledFrameworkNames: enabling one of these enables the pod integration too
 SERVING_KINDS = ("Deployment", "StatefulSet")  # queued through the pod integration
 DEFAULT_FRAMEWORKS = frozenset(("batch/job",))
@@ -453,7 +453,7 @@ class _Loader:
             if not errors and doc.labels.get(POD_GROUP_LABEL):
                 errors = pod_group.member_errors(doc.annotations)
             return errors
-        if doc.kind in ("Deployment", "StatefulSet", "RayCluster", "RayJob"):
+        if doc.kind in ("Deployment", "StatefulSet", "RayCluster", "RayJob", "JobSet"):
             return self.integration_errors(doc)
         if doc.kind == "Job":
             if not doc.name:  # already reported on metadata.name; the integration would only repeat it
@@ -490,6 +490,10 @@ class _Loader:
             from pykueue.jobs.ray import priority_class_path  # names, not the module: see workloads.py
 
             doc.pod_class_path = priority_class_path(raw)
+        if doc.kind == "JobSet" and doc.obj is not None:
+            from pykueue.jobs.jobset import priority_class_path as jobset_class_path
+
+            doc.pod_class_path = jobset_class_path(raw)
         return []
 
     def expand_serving(self, docs: list[_Doc]) -> list[_Doc]:
@@ -735,6 +739,7 @@ class _Loader:
             "StatefulSet": self.inputs.workloads,
             "RayCluster": self.inputs.workloads,
             "RayJob": self.inputs.workloads,
+            "JobSet": self.inputs.workloads,
         }
         if kind in lists:
             lists[kind].append(obj)

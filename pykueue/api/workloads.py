@@ -133,13 +133,16 @@ class WorkloadReader:
         from pykueue.jobs.batch import JobConversionError
         from pykueue.jobs.deployment import validate as validate_deployment
         from pykueue.jobs.deployment import workloads_from_deployment
+        from pykueue.jobs.jobset import template_paths as jobset_template_paths
+        from pykueue.jobs.jobset import validate as validate_jobset
+        from pykueue.jobs.jobset import workload_from_jobset
         from pykueue.jobs.ray import template_paths, workload_from_ray
         from pykueue.jobs.ray import validate as validate_ray
         from pykueue.jobs.statefulset import workload_from_statefulset
 
         obj = copy.deepcopy(obj)  # the document may share objects with others (see fastyaml)
         name = (obj.get("metadata") or {}).get("name", "")
-        checks = {"Deployment": validate_deployment, "StatefulSet": validate_deployment}
+        checks = {"Deployment": validate_deployment, "StatefulSet": validate_deployment, "JobSet": validate_jobset}
         problems = checks.get(kind, validate_ray)(obj)
         if problems:  # every one of them, as the API server and the webhook would list them
             return [], [(p.path, p.message) for p in problems]
@@ -151,6 +154,9 @@ class WorkloadReader:
                 group = workload_from_statefulset(obj)
                 built = [] if group is None else [(name, group)]
                 paths = ["spec.template"]
+            elif kind == "JobSet":
+                built = [(name, workload_from_jobset(obj))]
+                paths = jobset_template_paths(obj)
             else:
                 built = [(name, workload_from_ray(obj))]
                 paths = template_paths(obj)

@@ -19,7 +19,7 @@ from pykueue.api.priority import PriorityClasses, Resolved, resolve
 from pykueue.controller.events import Recorder
 from pykueue.controller.workload_status import rfc3339
 from pykueue.engine import model
-from pykueue.jobs import batch, framework, managed, pods, prebuilt, ray_live
+from pykueue.jobs import batch, framework, jobset, jobset_live, managed, pods, prebuilt, ray_live
 from pykueue.jobs.framework import GenericJob, OneObject
 from pykueue.jobs.job import Job
 from pykueue.kube import resources as r
@@ -31,7 +31,8 @@ RECLAIMABLE_PODS_MANAGER = "kueue-reclaimable-pods"
 GROUP_PREFIX = "group:"  # a pod group's key in the work queue: group:<namespace>/<group name>
 ORPHAN_PREFIX = "orphan:"  # an orphaned Workload's key in the Job queue: orphan:<namespace>/<workload name>
 OWNER_NOT_FOUND = ("OwnerNotFound", "The workload's owner no longer exists")
-RESOURCES = {"Job": r.JOB, "Pod": r.POD, "RayCluster": r.RAY_CLUSTER, "RayJob": r.RAY_JOB, "Workload": r.WORKLOAD}
+RESOURCES = {"Job": r.JOB, "Pod": r.POD, "RayCluster": r.RAY_CLUSTER, "RayJob": r.RAY_JOB, "JobSet": r.JOBSET,
+             "Workload": r.WORKLOAD}
 Store = dict[str, dict[str, Any]]
 JOB_CONDITIONS = ("PodsReady", "Finished")  # the Workload conditions the job side writes (field manager MANAGER)
 
@@ -95,11 +96,15 @@ class Integration(Protocol):
 class JobKeys:
     """batch/v1 Jobs: the key is the Job's."""
 
-    def __init__(self, jobs: Store, rules: Rules | bool, enabled: bool = True) -> None:
+    def __init__(self, jobs: Store, rules: Rules | bool, enabled: bool = True,
+                 owners: Callable[[str, str], dict[str, Any] | None] | None = None) -> None:
         self.jobs = jobs
         self.rules = _rules(rules)
         self.label_keys = self.rules.label_keys
         self.enabled = enabled  # batch/job in integrations.frameworks
+        # owners(kind, "ns/name"): the cached object of another kind that may own a Job (a RayJob, a
+        # RayCluster), None when not cached
+        self.owners = owners
 
     def load(self, key: str) -> GenericJob | None:
         obj = self.jobs.get(key)
@@ -110,8 +115,8 @@ class JobKeys:
     def child(self, key: str) -> tuple[dict[str, Any], str] | None:
         """A Job a managed job owns (upstream's job that is not top-level), with the key of the Workload
         its owner's would be; None for any other. Without manageJobsWithoutQueueName the owner must name a
-        queue: a Job owner is looked up; any other owner, whose labels are not cached here, leaves the
-        Job alone."""
+        queue, as upstream's FindAncestorJobManagedByKueue reads it from the owner itself: a Job owner is
+        looked up here, any other kind through ``owners``; an owner not cached leaves the Job alone."""
         obj = self.jobs.get(key)
         if obj is None or not self.enabled:
             return None
@@ -120,13 +125,18 @@ class JobKeys:
         if owner is None or not self.rules.scope.selected(namespace):
             return None
         if not self.rules.manage_without_queue_name:
-            parent = self.jobs.get(f"{namespace}/{owner.get('name')}") if owner.get("kind") == "Job" else None
+            parent = self._owner(str(owner.get("kind") or ""), f"{namespace}/{owner.get('name')}")
             if parent is None or not batch.queue_name(parent):
                 return None
         group = str(owner.get("apiVersion") or "").rpartition("/")[0]
         name = batch.workload_name_for_owner(str(owner.get("kind")), group, str(owner.get("name")),
                                              owner.get("uid") or None)
         return obj, f"{namespace}/{name}"
+
+    def _owner(self, kind: str, key: str) -> dict[str, Any] | None:
+        if kind == "Job":
+            return self.jobs.get(key)
+        return None if self.owners is None else self.owners(kind, key)
 
     def keys_for_workload(self, workload: dict[str, Any]) -> list[str]:
         namespace = workload["metadata"]["namespace"]
@@ -136,8 +146,11 @@ class JobKeys:
                 if o.get("kind") == "Job" and (o.get("apiVersion") or "").startswith("batch/")]
 
 
-class RayKeys:
-    """RayClusters or RayJobs (one ``kind`` each): the key is the object's."""
+class ObjectKeys:
+    """One custom job kind (a RayCluster, a RayJob, a JobSet), one object per Workload: the key is the
+    object's. A subclass says which objects are Kueue's and wraps them."""
+
+    group = ""
 
     def __init__(self, kind: str, objects: Store, rules: Rules | bool) -> None:
         self.kind = kind
@@ -145,16 +158,49 @@ class RayKeys:
         self.rules = _rules(rules)
         self.label_keys = self.rules.label_keys
 
+    def managed(self, obj: dict[str, Any]) -> bool:
+        raise NotImplementedError
+
+    def wrap(self, obj: dict[str, Any]) -> GenericJob:
+        raise NotImplementedError
+
     def load(self, key: str) -> GenericJob | None:
         obj = self.objects.get(key)
-        if obj is None or not ray_live.is_managed(obj, self.rules.manage_without_queue_name):
+        if obj is None or not self.managed(obj):
             return None
-        return ray_live.RayObject(obj) if self.rules.reconciles(obj) else None
+        return self.wrap(obj) if self.rules.reconciles(obj) else None
 
     def keys_for_workload(self, workload: dict[str, Any]) -> list[str]:
         namespace = workload["metadata"]["namespace"]
         return [f"{namespace}/{o['name']}" for o in workload["metadata"].get("ownerReferences") or []
-                if o.get("kind") == self.kind and (o.get("apiVersion") or "").startswith("ray.io/")]
+                if o.get("kind") == self.kind and (o.get("apiVersion") or "").startswith(f"{self.group}/")]
+
+
+class RayKeys(ObjectKeys):
+    """RayClusters or RayJobs (one ``kind`` each)."""
+
+    group = "ray.io"
+
+    def managed(self, obj: dict[str, Any]) -> bool:
+        return ray_live.is_managed(obj, self.rules.manage_without_queue_name)
+
+    def wrap(self, obj: dict[str, Any]) -> GenericJob:
+        return ray_live.RayObject(obj)
+
+
+class JobSetKeys(ObjectKeys):
+    """JobSets."""
+
+    group = jobset.GROUP
+
+    def __init__(self, objects: Store, rules: Rules | bool) -> None:
+        super().__init__(jobset.KIND, objects, rules)
+
+    def managed(self, obj: dict[str, Any]) -> bool:
+        return jobset_live.is_managed(obj, self.rules.manage_without_queue_name)
+
+    def wrap(self, obj: dict[str, Any]) -> GenericJob:
+        return jobset_live.JobSetObject(obj)
 
 
 class PodKeys:

@@ -29,7 +29,8 @@ from pykueue.api.priority import PriorityClasses
 from pykueue.api.validation import SYSTEM_PRIORITY_CLASSES
 from pykueue.controller import decisions, supervise, views
 from pykueue.controller.events import Recorder
-from pykueue.controller.jobs import JobKeys, JobReconciler, PodKeys, RayKeys, Rules
+from pykueue.controller.jobs import RESOURCES as JOB_RESOURCES
+from pykueue.controller.jobs import JobKeys, JobReconciler, JobSetKeys, ObjectKeys, PodKeys, RayKeys, Rules
 from pykueue.controller.metrics import INADMISSIBLE, SUCCESS, Metrics
 from pykueue.controller.multikueue import MultiKueue
 from pykueue.controller.queue_objects import KINDS as QUEUE_KINDS
@@ -45,8 +46,8 @@ from pykueue.engine.engine import Engine
 from pykueue.engine.events import EngineError
 from pykueue.engine.model import US
 from pykueue.engine.workload import State
+from pykueue.jobs import jobset, ray_live
 from pykueue.jobs import pods as pod_rules
-from pykueue.jobs import ray_live
 from pykueue.kube import resources as r
 from pykueue.kube.client import Kube
 from pykueue.kube.informer import ADDED, DELETED, MODIFIED, Informer, key_of
@@ -79,10 +80,13 @@ class Controller:
         self.job_keys = JobKeys({}, rules, "batch/job" in config.frameworks)
         self.pod_keys = PodKeys({}, rules)
         self.sts_keys, self.sts_work = StatefulSetKeys({}, {}), WorkQueue()  # their Workloads and Pods' labels
-        # RayClusters and RayJobs, each kind with its own keys and queue while its integration is on
-        self.ray_keys = {kind: RayKeys(kind, {}, rules)
-                         for fw, kind in ray_live.KINDS.items() if fw in config.frameworks}
-        self.ray_work = {kind: WorkQueue() for kind in self.ray_keys}
+        # RayClusters, RayJobs and JobSets, each kind with its own keys and queue while its integration is on
+        self.crd_keys: dict[str, ObjectKeys] = {kind: RayKeys(kind, {}, rules)
+                                                for fw, kind in ray_live.KINDS.items() if fw in config.frameworks}
+        if jobset.FRAMEWORK in config.frameworks:
+            self.crd_keys[jobset.KIND] = JobSetKeys({}, rules)
+        self.crd_work = {kind: WorkQueue() for kind in self.crd_keys}
+        self.job_keys.owners = self._crd_object  # a Job a RayJob, RayCluster or JobSet owns is its child
         self.cycles = 0
         self.admissions = 0
         self.rebuilds = 0  # the engine started afresh from the caches after a failure inside it
@@ -166,8 +170,8 @@ class Controller:
                 tasks.append(supervise.start("pods", lambda: self.pod_work.run(self.pod_sync.reconcile, self._job_error)))
                 if "statefulset" in self.engine.config.frameworks:
                     tasks += self._start_statefulsets(pods.store, workloads.store, flavors)
-            for kind in self.ray_keys:
-                tasks += self._start_ray(kind, workloads.store, flavors)
+            for kind in self.crd_keys:
+                tasks += self._start_crd_kind(kind, workloads.store, flavors)
             self.multikueue = MultiKueue(self.kube, self.informers, self.engine.config.multi_kueue, self.recorder,
                                          self.clock, self.namespace)
             tasks += self.multikueue.start(self._informer)
@@ -226,6 +230,12 @@ class Controller:
         else:
             self.classes_by_key[key] = obj
 
+    def _crd_object(self, kind: str, key: str) -> dict[str, Any] | None:
+        """The cached RayCluster, RayJob or JobSet ``key`` (None for another kind, or one whose
+        integration is off)."""
+        keys = self.crd_keys.get(kind)
+        return None if keys is None else keys.objects.get(key)
+
     def priority_classes(self) -> PriorityClasses:
         """The classes as the API layer's resolver takes them (for the Job side)."""
         classes = PriorityClasses(pod=dict(SYSTEM_PRIORITY_CLASSES), workload={})
@@ -243,12 +253,12 @@ class Controller:
         cache it could be in is not filled yet (``workload_reconciler.JobSide``)."""
         if not self.ready.is_set():
             return None  # the job caches may not be filled yet: decided once they are (run)
-        for kind, keys in self.ray_keys.items():
-            res = r.RAY_CLUSTER if kind == ray_live.RAY_CLUSTER else r.RAY_JOB
+        for kind, keys in self.crd_keys.items():
+            res = JOB_RESOURCES[kind]
             inf = self.informers.get(res.plural)
             if keys.keys_for_workload(obj) and (inf is None or not inf.synced.is_set()):
                 return None  # its kind's cache is not filled yet
-        integrations: list[Any] = [self.job_keys, self.pod_keys, *self.ray_keys.values()]
+        integrations: list[Any] = [self.job_keys, self.pod_keys, *self.crd_keys.values()]
         return any(keys.load(k) is not None for keys in integrations for k in keys.keys_for_workload(obj))
 
     def on_workload(self, kind: str, old: dict | None, new: dict | None) -> None:
@@ -287,14 +297,15 @@ class Controller:
         return [supervise.start("informer-statefulsets", inf.run),
                 supervise.start("statefulsets", lambda: self.sts_work.run(sync.reconcile, self._job_error))]
 
-    def _start_ray(self, kind: str, workloads: dict[str, Any], flavors: dict[str, Any]) -> list[asyncio.Task]:
-        """The informer and work queue of one Ray kind. Not waited on: until KubeRay's CRDs are
-        installed the informer retries with backoff, and the rest of the controller runs."""
-        res = r.RAY_CLUSTER if kind == ray_live.RAY_CLUSTER else r.RAY_JOB
-        work = self.ray_work[kind]
+    def _start_crd_kind(self, kind: str, workloads: dict[str, Any], flavors: dict[str, Any]) -> list[asyncio.Task]:
+        """The informer and work queue of one custom job kind (Ray's, JobSet). Not waited on: until
+        its operator's CRDs are installed the informer retries with backoff, and the rest of the
+        controller runs."""
+        res = JOB_RESOURCES[kind]
+        work = self.crd_work[kind]
         inf = self._informer(res, lambda t, o, n: None if t == DELETED else work.add(key_of(n or o)))
-        self.ray_keys[kind].objects = inf.store
-        sync = JobReconciler(self.kube, self.ray_keys[kind], workloads, flavors, self.priority_classes, self.clock,
+        self.crd_keys[kind].objects = inf.store
+        sync = JobReconciler(self.kube, self.crd_keys[kind], workloads, flavors, self.priority_classes, self.clock,
                              self.workload_sync.job_stopped, self.recorder,
                              wait_for_pods_ready=self.engine.config.wait_for_pods_ready.enable)
 
@@ -323,9 +334,9 @@ class Controller:
     def enqueue_owner(self, workload: dict[str, Any]) -> None:
         for key in self.job_keys.keys_for_workload(workload):
             self.jobs.add(key)
-        for kind, keys in self.ray_keys.items():
+        for kind, keys in self.crd_keys.items():
             for key in keys.keys_for_workload(workload):
-                self.ray_work[kind].add(key)
+                self.crd_work[kind].add(key)
         for key in self.pod_keys.keys_for_workload(workload):
             self.pod_work.add(key)
         for key in self.sts_keys.keys_for_workload(workload):

@@ -212,6 +212,24 @@ def desired_status(view: WorkloadView, obj: dict[str, Any], eviction: Eviction |
     return status
 
 
+_RELEASED_CONDITIONS = (
+    {"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": "The workload has no reservation",
+     "lastTransitionTime": "1970-01-01T00:00:00Z"},
+    {"type": "Admitted", "status": "False", "reason": "NoReservation", "message": "The workload has no reservation",
+     "lastTransitionTime": "1970-01-01T00:00:00Z"})
+
+
+def released_status(obj: dict[str, Any], now: float) -> dict[str, Any]:
+    """The release written before a workload reserved again elsewhere gets its new admission (an
+    admission is never changed in place). It keeps the admission checks, reset to Pending as an
+    eviction's release does: left out, a check entry whose controller applied only its name and state
+    loses the fields this manager owned, and the server refuses the write (422)."""
+    status: dict[str, Any] = {"conditions": [dict(c) for c in _RELEASED_CONDITIONS]}
+    if reset := _reset_checks(obj, rfc3339(now)):
+        status["admissionChecks"] = reset
+    return status
+
+
 def _check_states(states: dict[str, str], obj: dict[str, Any], stamp: str) -> list[dict[str, Any]]:
     """The admission checks that apply to this reservation, as their controllers last set them
     (new ones Pending); kept when unchanged so the check controllers' writes are not undone."""

@@ -34,6 +34,7 @@ from pykueue.controller.workload_status import (
     desired_status,
     invalid_status,
     preempted_message,
+    released_status,
     shows,
 )
 from pykueue.engine import events as ev
@@ -234,7 +235,7 @@ class WorkloadStatusWriter:
             if _moved(obj, status):
                 # Released and reserved again elsewhere before the release was written: an admission is
                 # never changed in place (the CRD and the webhook refuse it), so the release goes first.
-                await self.kube.apply(r.WORKLOAD, apply_body(obj, _RELEASED), manager=MANAGER, subresource="status")
+                await self.kube.apply(r.WORKLOAD, apply_body(obj, released_status(obj, self.clock())), manager=MANAGER, subresource="status")
             await self.kube.apply(r.WORKLOAD, apply_body(obj, status), manager=MANAGER, subresource="status")
         except ApiError as exc:
             if exc.status == 404:
@@ -294,13 +295,6 @@ class WorkloadStatusWriter:
             return "UNKNOWN", "UNKNOWN"
         labels = obj["metadata"].get("labels") or {}
         return obj["metadata"].get("uid", "UNKNOWN"), labels.get("kueue.x-k8s.io/job-uid", "UNKNOWN")
-
-
-_RELEASED: dict[str, Any] = {"conditions": [
-    {"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": "The workload has no reservation",
-     "lastTransitionTime": "1970-01-01T00:00:00Z"},
-    {"type": "Admitted", "status": "False", "reason": "NoReservation", "message": "The workload has no reservation",
-     "lastTransitionTime": "1970-01-01T00:00:00Z"}]}
 
 
 def _placement(admission: dict[str, Any]) -> tuple[Any, ...]:

@@ -5,7 +5,10 @@ tests run on. Tier 2 adds kube-controller-manager (Job, garbage-collector, names
 service-account controllers among its defaults), kube-scheduler, and kwok, which fakes the kubelets of
 the nodes the caller declares and moves their pods Pending -> Running -> Succeeded. Tier 2 takes
 addons: ``ray`` installs KubeRay's CRDs and runs its operator (``pykueue.devcluster.kuberay``) as one
-more process against the cluster, so RayClusters and RayJobs get real head and worker Pods.
+more process against the cluster, so RayClusters and RayJobs get real head and worker Pods; ``jobset``
+and ``lws`` build JobSet's and LeaderWorkerSet's managers from their source archives
+(``pykueue.devcluster.archived``) and run them with their webhooks served on loopback
+(``pykueue.devcluster.addon_setup``).
 
 Every process is recorded in `DIR/cluster.json` as it starts, so `stop()` (or `pykueue dev-cluster
 down` from another process) ends exactly what was started, even after a failed start.
@@ -34,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from pykueue.devcluster import binaries, image, kuberay, node, pki
+from pykueue.devcluster import addon_setup, archived, binaries, image, kuberay, node, pki
 
 STAGES = Path(__file__).with_name("kwok-stages.yaml")
 STATE_FILE = "cluster.json"
@@ -43,9 +46,9 @@ FAKE_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 # meant for a fake node tolerates it.
 FAKE_NODE_TAINT = {"key": FAKE_NODE_ANNOTATION[0], "value": FAKE_NODE_ANNOTATION[1], "effect": "NoSchedule"}
 DEFAULT_CAPACITY = {"cpu": "32", "memory": "256Gi", "pods": "110"}
-ADDONS = ("ray",)
+ADDONS = ("ray", *archived.BY_ADDON)
 # Reverse start order: the processes that depend on the API server go first.
-STOP_ORDER = ("ray-operator", "kubelet", "kube-proxy", "containerd", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd")
+STOP_ORDER = (*(a.binary for a in archived.BY_ADDON.values()), "ray-operator", "kubelet", "kube-proxy", "containerd", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd")
 
 
 def stages_for(pod_run_time: float) -> str:
@@ -207,6 +210,9 @@ class DevCluster:
         self.bin_dir = self.bin_dir or binaries.ensure(node=self.tier == 3)
         if "ray" in self.addons:
             kuberay.ensure()  # built before anything starts: a failed build leaves nothing running
+        for addon in self.addons:
+            if addon in archived.BY_ADDON:
+                archived.ensure(archived.BY_ADDON[addon])  # the same
         if self.tier == 3:  # built before anything starts, too
             try:
                 self.images = (image.pause_archive(), image.ensure())
@@ -228,6 +234,9 @@ class DevCluster:
                 self._start_node(certs, detach, deadline)
             if "ray" in self.addons:
                 self.start_ray(detach=detach, timeout=max(1.0, deadline - time.monotonic()))
+            for addon in self.addons:
+                if addon in archived.BY_ADDON:
+                    self.start_archived(addon, detach=detach, timeout=max(1.0, deadline - time.monotonic()))
         except BaseException:
             self.stop()
             raise
@@ -455,6 +464,35 @@ class DevCluster:
         self._wait(proc, lambda: _get(f"http://127.0.0.1:{probe}/readyz") == b"ok", deadline)
         return proc
 
+    def start_archived(self, addon: str, *, detach: bool = False, timeout: float = 90.0) -> Process:
+        """The ``jobset`` or ``lws`` addon on a running tier-2 cluster: its CRDs installed, its manager
+        started with a Configuration for loopback (``addon_setup``), then its webhook configurations
+        registered at that manager's port; ready once its probe is and its webhook server answers."""
+        spec = archived.BY_ADDON[addon]
+        if self.tier < 2:
+            raise ClusterError(f"the {addon} addon needs a tier 2 cluster (its controller's Pods need kwok's nodes)")
+        home = archived.ensure(spec)
+        deadline = time.monotonic() + timeout
+        self.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(home / "crds"))
+        self.wait_for("Established", *(f"crd/{n}" for n in spec.crd_names), timeout=deadline - time.monotonic())
+        workdir = self.directory / addon
+        cert_dir = workdir / "certs"
+        ca = addon_setup.serving_certificate(self.directory / "pki", cert_dir)
+        webhook, probe, metrics = free_port(), free_port(), free_port()
+        self.ports.update({spec.binary: probe, f"{spec.binary}-webhook": webhook, f"{spec.binary}-metrics": metrics})
+        config = workdir / "config.yaml"
+        config.write_text(yaml.safe_dump(addon_setup.manager_config(
+            spec, webhook_port=webhook, cert_dir=cert_dir, probe_port=probe, metrics_port=metrics), sort_keys=False))
+        proc = self._spawn(spec.binary, [f"--kubeconfig={self.kubeconfig}", f"--config={config}"], detach,
+                           binary=home / "bin" / spec.binary)
+        manifests = list(yaml.safe_load_all((home / archived.WEBHOOKS_FILE).read_text()))
+        configurations = addon_setup.webhook_configurations(spec, manifests, webhook, ca.read_bytes())
+        self.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(configurations, sort_keys=False))
+        self._wait(proc, lambda: _get(f"http://127.0.0.1:{probe}/readyz") == b"ok", deadline)
+        context = ssl.create_default_context(cafile=str(ca))
+        self._wait(proc, lambda: _webhook_answers(f"https://127.0.0.1:{webhook}/", context), deadline)
+        return proc
+
     def _stages_file(self) -> Path:
         """kwok's stages: the packaged ones, or a copy in the cluster's directory with the pods' run time."""
         if not self.pod_run_time:
@@ -609,6 +647,18 @@ class DevCluster:
         self.save()
         return any(ended)
 
+    def stop_archived(self, addon: str, grace: float = 5.0) -> bool:
+        """Stop the ``jobset`` or ``lws`` addon's manager and delete the webhook configurations that
+        pointed at it (its CRDs and objects stay); whether it was running."""
+        spec = archived.BY_ADDON[addon]
+        procs = [p for p in self.processes if p.name == spec.binary]
+        ended = [self._end(p, grace) for p in procs]
+        self.processes = [p for p in self.processes if p not in procs]
+        self.save()
+        for kind in ("mutatingwebhookconfiguration", "validatingwebhookconfiguration"):
+            self.kubectl("delete", kind, "-l", addon_setup.addon_selector(spec), "--ignore-not-found", check=False)
+        return any(ended)
+
     def _end(self, proc: Process, grace: float) -> bool:
         """TERM, then KILL after `grace` seconds; whether it was running."""
         if not proc.alive():
@@ -641,6 +691,13 @@ def check_addons(addons: tuple[str, ...] | list[str], tier: int) -> None:
 def _get(url: str, context: ssl.SSLContext | None = None) -> bytes:
     with urllib.request.urlopen(url, context=context, timeout=2) as response:
         return response.read().strip()
+
+
+def _webhook_answers(url: str, context: ssl.SSLContext) -> bool:
+    """Whether a webhook server serves TLS at ``url`` (any HTTP status: the path is not a webhook's)."""
+    with contextlib.suppress(urllib.error.HTTPError):
+        _get(url, context)
+    return True
 
 
 def _tail(path: str, lines: int = 15) -> str:

@@ -27,14 +27,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                          "once); a pod's annotation pod-complete.stage.kwok.x-k8s.io/delay still sets its own")
     up.add_argument("--addons", default="", metavar="LIST",
                     help="tier 2: comma-separated operators to run too; 'ray': KubeRay's CRDs and operator "
-                         "(built from its Go module on first use)")
+                         "(built from its Go module on first use); 'jobset', 'lws': JobSet's and "
+                         "LeaderWorkerSet's CRDs and managers with their webhooks (built from the source "
+                         "archives in ../shared/third_party or $PYKUEUE_THIRD_PARTY on first use)")
     up.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for readiness")
     env = verbs.add_parser("env", help="print shell lines that set KUBECONFIG and put kubectl and helm on PATH")
     env.add_argument("--dir", required=True, type=Path)
     down = verbs.add_parser("down", help="stop every process the cluster started")
     down.add_argument("--dir", required=True, type=Path)
     build = verbs.add_parser("build", help="build (or reuse) the binaries and print their directory")
-    build.add_argument("--addons", default="", metavar="LIST", help="also build these addons ('ray')")
+    build.add_argument("--addons", default="", metavar="LIST", help="also build these addons ('ray', 'jobset', 'lws')")
 
 
 def _run_time(text: str) -> float:
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     """Exit 0 on success, 2 with one `pykueue: error:` line otherwise."""
     # Imported here, not at the top: every CLI run imports this module for its arguments, and the
     # builders bring subprocess, shutil and tempfile, which ``simulate`` never needs.
-    from pykueue.devcluster import binaries, helm, kuberay
+    from pykueue.devcluster import archived, binaries, helm, kuberay
     from pykueue.devcluster.cluster import ClusterError, DevCluster, check_addons, load_nodes  # cryptography
 
     try:
@@ -68,6 +70,9 @@ def run(args: argparse.Namespace) -> int:
             print(binaries.ensure())
             if "ray" in addons:
                 print(kuberay.ensure())
+            for addon in addons:
+                if addon in archived.BY_ADDON:
+                    print(archived.ensure(archived.BY_ADDON[addon]))
         elif args.verb == "up":
             if args.nodes and args.tier < 2:
                 raise ClusterError("--nodes needs --tier 2 (tier 1 has no kubelets, fake or real)")

@@ -3,7 +3,10 @@
 What the Dockerfile builds, without a registry base image: a Debian root filesystem made by
 ``mmdebstrap`` (python3 and its venv module), the package installed with pip into a virtualenv at
 /opt/pykueue (bytecode compiled there: the pod's root filesystem is read-only), run as uid 65532 with
-``pykueue`` as entrypoint; written as an OCI archive (``pykueue.devcluster.oci``). Both steps are
+``pykueue`` as entrypoint; written as an OCI archive (``pykueue.devcluster.oci``). The package goes in
+as the wheel ``pip wheel`` builds here, whose build hook compiles the engine when this machine has a C
+compiler and Python's headers (this machine is Debian bookworm like the tree, so the extension modules
+fit its Python 3.11); the tree itself holds no compiler, as the Dockerfile's final stage holds none. Both steps are
 cached outside the clone: the Debian tree under a key of its package list, the image under a key of
 the package's sources, so a change to them builds a new image and nothing else does.
 """
@@ -50,7 +53,7 @@ def base_key() -> str:
 
 def source_files() -> list[Path]:
     """What the image is made of: the package's sources, its metadata and this recipe."""
-    files = [REPO_ROOT / "pyproject.toml", Path(__file__), Path(oci.__file__)]
+    files = [REPO_ROOT / "pyproject.toml", REPO_ROOT / "setup.py", Path(__file__), Path(oci.__file__)]
     files += sorted(p for p in (REPO_ROOT / "pykueue").rglob("*")
                     if p.is_file() and "__pycache__" not in p.parts and p.suffix in (".py", ".yaml", ".json", ".typed"))
     return files
@@ -62,6 +65,21 @@ def image_key() -> str:
     for path in source_files():
         parts += [str(path.relative_to(REPO_ROOT)).encode(), path.read_bytes()]
     return _digest(*parts)
+
+
+def _wheel(dest: Path, logfile: Path) -> Path:
+    """The wheel pip builds from this tree's package files (copied first: pip builds in place, and
+    the clone stays as it was), with setup.py's hook compiling the engine where it can."""
+    tree = dest / "tree"
+    tree.mkdir(parents=True)
+    for name in ("pyproject.toml", "setup.py"):
+        shutil.copy2(REPO_ROOT / name, tree / name)
+    shutil.copytree(REPO_ROOT / "pykueue", tree / "pykueue",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.c", "_compiled.json"))
+    _run([sys.executable, "-m", "pip", "wheel", str(tree), "--no-deps", "-v", "-w", str(dest / "dist")],
+         logfile, "building the wheel")
+    (wheel,) = (dest / "dist").glob("pykueue-*.whl")
+    return wheel
 
 
 def version() -> str:
@@ -161,9 +179,8 @@ def ensure(log=sys.stderr) -> Path:
             _run(["cp", "-a", str(base), str(root)], logfile, "copying the Debian tree")
             src = root / "src"
             src.mkdir()
-            shutil.copy2(REPO_ROOT / "pyproject.toml", src / "pyproject.toml")
-            shutil.copytree(REPO_ROOT / "pykueue", src / "pykueue",
-                            ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.c"))
+            wheel = _wheel(Path(tmp) / "wheel", logfile)
+            shutil.copy2(wheel, src / wheel.name)
             shutil.copy2("/etc/resolv.conf", root / "etc" / "resolv.conf")  # pip reaches PyPI from the chroot
             # This machine's trust store for the build only (an egress proxy's CA may be in it); the
             # image keeps Debian's own.
@@ -175,7 +192,7 @@ def ensure(log=sys.stderr) -> Path:
                    "PIP_DISABLE_PIP_VERSION_CHECK=1", "PIP_DEFAULT_TIMEOUT=180",
                    *(["PIP_CERT=/src/build-ca.crt"] if host_ca.is_file() else [])]
             _run(["chroot", str(root), *env, "/bin/sh", "-c",
-                  f"set -e; python3 -m venv {VENV}; {VENV}/bin/pip install --quiet /src; "
+                  f"set -e; python3 -m venv {VENV}; {VENV}/bin/pip install --quiet /src/{wheel.name}; "
                   f"{VENV}/bin/pykueue --help >/dev/null; {VENV}/bin/pykueue --version"],
                  logfile, "installing the package into the image's virtualenv")
             shutil.rmtree(src)

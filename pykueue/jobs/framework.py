@@ -221,6 +221,10 @@ class GenericJob(Protocol):
         """Writes that keep an existing Workload and the objects behind it matched (upstream's
         ComposableJob FindMatchingWorkloads: a pod group's excess Pods go, its members own it)."""
 
+    def labelled(self) -> Manifest | None:
+        """For a kind outside ``EQUIVALENCE_KINDS``: a Workload built only to read the queue and the
+        priority class the job names now (a pod group's: one member's), or None."""
+
 
 class OneObject:
     """The part of a GenericJob that stands for one API object (a Job, a Pod, a RayCluster ...): its
@@ -244,6 +248,9 @@ class OneObject:
 
     def sync_workload(self, workload: Mapping[str, Any]) -> list[Action]:
         return []  # one object, one owner: nothing to keep matched beyond the equivalence check
+
+    def labelled(self) -> Manifest | None:
+        return None  # its kind is in EQUIVALENCE_KINDS: the whole Workload is built and compared
 
 
 class SuspendFlag(OneObject):
@@ -350,10 +357,11 @@ def infos_for(workload: Mapping[str, Any], flavors: Mapping[str, Mapping[str, An
     return infos
 
 
-# The kinds whose Workload is checked against the job on every reconcile (upstream's EquivalentToWorkload).
-# Pods and pod groups are left out: their Workload is built from Pods that come and go, and a Pod's
-# spec is immutable but for what Kueue itself changes.
-EQUIVALENCE_KINDS = frozenset({"Job", "RayCluster", "RayJob"})
+# The kinds whose Workload is checked against the job on every reconcile (upstream's EquivalentToWorkload;
+# a single Pod's spec is immutable but for what Kueue itself changes, so what differs is its labels).
+# Pod groups are matched by their own rule (``PodGroup.sync_workload``, upstream's FindMatchingWorkloads
+# for a group) and read only for their queue and priority class (``GenericJob.labelled``).
+EQUIVALENCE_KINDS = frozenset({"Job", "RayCluster", "RayJob", "JobSet", "Pod"})
 
 
 def _requests(pod_set: Mapping[str, Any]) -> list[tuple[Any, Any]]:
@@ -371,6 +379,12 @@ def _built(job: GenericJob, problems: list[str] | None = None) -> Manifest | Non
         if problems is not None:
             problems.append(str(exc))
         return None
+
+
+def _wanted(job: GenericJob, problems: list[str]) -> Manifest | None:
+    """What the job asks of its Workload now: the whole Workload for a kind compared in full, else
+    one that names its queue and priority class (a pod group's)."""
+    return _built(job, problems) if job.kind in EQUIVALENCE_KINDS else job.labelled()
 
 
 def mismatch(job: GenericJob, built: Manifest, workload: Mapping[str, Any]) -> str | None:
@@ -477,9 +491,9 @@ def _reconcile(job: GenericJob, workload: Mapping[str, Any] | None, flavors: Map
         return []  # going: a new one is made once it is gone
     if workload is not None and (synced := job.sync_workload(workload)):
         return synced
-    if workload is not None and job.kind in EQUIVALENCE_KINDS and (built := _built(job, problems)) is not None:
+    if workload is not None and (built := _wanted(job, problems)) is not None:
         meta = workload["metadata"]
-        if (why := mismatch(job, built, workload)) is not None:
+        if job.kind in EQUIVALENCE_KINDS and (why := mismatch(job, built, workload)) is not None:
             # Upstream's ensureOneWorkload: a running job is stopped, the Workload deleted (its quota counts
             # until the job has stopped and it is gone) and a new one made for the job as it is now.
             stop = [] if job.is_suspended() else job.stop(workload, False)

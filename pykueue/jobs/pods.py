@@ -18,7 +18,6 @@ Pods is a Workload of its own and a StatefulSet's Pods are one group.
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -454,13 +453,25 @@ class PodGroup:
         meta["ownerReferences"] = [_owner(p) for p in members if _meta(p).get("uid")]
         return built
 
+    def labelled(self) -> dict[str, Any] | None:
+        """A Workload built from the first runnable member, read for the queue and the priority class
+        the group names now (upstream reads the Pod it reconciles)."""
+        first = next(iter(self.active()), None)
+        if first is None:
+            return None
+        try:
+            return workload_from_pod(_for_workload(first))
+        except ValueError:
+            return None
+
     def sync_workload(self, workload: Mapping[str, Any]) -> list[Action]:
         """Upstream's FindMatchingWorkloads for a group whose Workload exists: per pod set (role), the
         runnable members beyond its count are deleted (gated and newest first), failed members that
         runnable ones replace lose their finalizer, and every member kept becomes an owner of the
         Workload, so deleting the failed originals never garbage-collects it. A group whose execution
-        limit (``max-exec-time-seconds``) no longer matches its Workload's is stopped and its Workload
-        deleted, to be made anew (upstream's equivalence rule for groups)."""
+        limit (``max-exec-time-seconds``) no longer matches its Workload's, or none of whose members has
+        a role of the Workload (``roles_match``), is stopped and its Workload deleted, to be made anew
+        (upstream's equivalence rule for groups)."""
         meta = workload.get("metadata") or {}
         if self.pods and (limit := _limit(self.pods[0])) != (workload.get("spec") or {}).get("maximumExecutionTimeSeconds"):
             stop = [] if self.is_suspended() and not self.is_active() else self.stop(workload, False)
@@ -471,7 +482,8 @@ class PodGroup:
         excess: list[dict[str, Any]] = []
         replaced: list[dict[str, Any]] = []
         absent = 0
-        for pod_set in (workload.get("spec") or {}).get("podSets") or []:
+        pod_sets = (workload.get("spec") or {}).get("podSets") or []
+        for pod_set in pod_sets:
             count = int(pod_set.get("count", 1))
             role = [p for p in self.pods if pod_role(p) == pod_set.get("name")]
             runnable = sorted((p for p in role if runnable_or_succeeded(p)), key=_keep_first)
@@ -482,6 +494,12 @@ class PodGroup:
             finalizable = max(0, min(len(failed), len(failed) + len(runnable) - count))
             replaced += failed[:finalizable]  # the oldest failures are the ones replaced
             kept += failed[finalizable:]
+        if self.pods and pod_sets and (not kept or not roles_match(workload, _role_counts(kept))):
+            # upstream's equivalentToWorkload for a group: no member of a role its Workload has
+            stop = [] if self.is_suspended() and not self.is_active() else self.stop(workload, False)
+            return [*stop, Delete("Workload", meta["namespace"], meta["name"]),
+                    Note("workload no longer matches its pod group; replaced", {
+                        "object": self.describe(), "why": "no member has a role of its workload"})]
         actions: list[Action] = []
         owners = list(meta.get("ownerReferences") or [])
         known = {o.get("uid") for o in owners}
@@ -560,6 +578,36 @@ class PodGroup:
         return _finalize(self.pods)
 
 
+def _role_counts(members: Iterable[Mapping[str, Any]]) -> list[tuple[str, int]]:
+    """Upstream's constructGroupPodSets, as (role, count): the runnable or succeeded members per role,
+    by role name."""
+    counts: dict[str, int] = {}
+    for pod in members:
+        if runnable_or_succeeded(pod):
+            counts[pod_role(pod)] = counts.get(pod_role(pod), 0) + 1
+    return sorted(counts.items())
+
+
+def roles_match(workload: Mapping[str, Any], roles: Sequence[tuple[str, int]]) -> bool:
+    """Upstream's equivalentToWorkload for a group: every role the members have is one of the Workload's
+    pod sets, in the same order, none with more members than the pod set counts (a finished Workload
+    is held to its roles only)."""
+    finished = (_condition(workload, "Finished") or {}).get("status") == "True"
+    have = [(str(p.get("name")), int(p.get("count", 1))) for p in (workload.get("spec") or {}).get("podSets") or []]
+    if not finished and len(have) < len(roles):
+        return False
+    at = 0
+    for role, count in roles:
+        while at < len(have) and have[at][0] != role:
+            at += 1
+        if at == len(have):
+            return False
+        if not finished and have[at][1] < count:
+            return False
+        at += 1
+    return True
+
+
 def _owner(pod: Mapping[str, Any]) -> dict[str, Any]:
     """A member's reference as an owner of its group's Workload (upstream's SetOwnerReference)."""
     meta = _meta(pod)
@@ -612,14 +660,12 @@ def _keep_first(pod: Mapping[str, Any]) -> tuple[bool, bool, tuple[str, str]]:
 
 def _for_workload(pod: Mapping[str, Any]) -> dict[str, Any]:
     """The Pod as its Workload's template reads it: without Kueue's gate, the node it was bound to,
-    and what the API server filled in for it at creation."""
-    clean = copy.deepcopy(dict(pod))
-    spec = clean.get("spec") or {}
-    spec.pop("nodeName", None)
-    gates = [g for g in spec.get("schedulingGates") or [] if g.get("name") != GATE]
+    and what the API server filled in for it at creation. Shallow: the Workload's builder copies the
+    spec it keeps, and the Pod is built on every reconcile (its equivalence check), so its status and
+    managed fields are never copied."""
+    meta = {k: v for k, v in _meta(pod).items() if k != "managedFields"}
+    spec = {k: v for k, v in (pod.get("spec") or {}).items() if k not in ("nodeName", "schedulingGates")}
+    gates = [g for g in (pod.get("spec") or {}).get("schedulingGates") or [] if g.get("name") != GATE]
     if gates:
         spec["schedulingGates"] = gates
-    else:
-        spec.pop("schedulingGates", None)
-    clean.pop("status", None)
-    return clean
+    return {k: v for k, v in pod.items() if k not in ("status", "metadata", "spec")} | {"metadata": meta, "spec": spec}

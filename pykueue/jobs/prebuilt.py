@@ -4,8 +4,9 @@ ensureOneWorkload and handleJobWithNoWorkload for it.
 The Workload is made by someone else and adopted, never created: while it is missing, or controlled by
 another object, the job is kept stopped; once found it gets the job as its controller owner and the
 job-uid label; a Workload that no longer matches its job (pod sets, counts, requests, execution limit)
-is finished ``OutOfSync`` instead of being replaced. Pods and pod groups (whose prebuilt Workload is the
-group's, owned by every member) are not covered here.
+is finished ``OutOfSync`` instead of being replaced. A single Pod names one as a Job does (upstream's pod
+integration: its Workload's name is the prebuilt one); a pod group's prebuilt Workload is the group's
+(the Pod webhook holds them equal) and is matched by the group's own rule.
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ from pykueue.jobs.framework import (
 
 OUT_OF_SYNC = ("OutOfSync", "The prebuilt workload is out of sync with its user job")
 # a list's items may come without apiVersion and kind: the owner reference names them by the job's kind
-API_VERSIONS = {"Job": "batch/v1", "RayCluster": "ray.io/v1", "RayJob": "ray.io/v1"}
+API_VERSIONS = {"Job": "batch/v1", "RayCluster": "ray.io/v1", "RayJob": "ray.io/v1", "JobSet": "jobset.x-k8s.io/v1alpha2",
+                "Pod": "v1"}
 
 
 def name_for(job: GenericJob) -> str | None:
-    """The prebuilt Workload's name, for a Job, RayCluster or RayJob that names one."""
+    """The prebuilt Workload's name, for a Job, RayCluster, RayJob or single Pod that names one."""
     if not isinstance(job, OneObject) or job.kind not in EQUIVALENCE_KINDS:
         return None
     return (job.meta.get("labels") or {}).get(batch.PREBUILT_WORKLOAD_LABEL) or None

@@ -29,17 +29,6 @@ def _namespace(cluster: DevCluster, name: str) -> None:
     cluster.kubectl("apply", "--server-side", "-f", "-", input=json.dumps(manifest))
 
 
-@pytest.fixture(scope="module")
-def crd_cluster(control_plane: DevCluster) -> Iterator[DevCluster]:
-    """The cluster with the generated CRDs installed and established."""
-    control_plane.kubectl(
-        "apply", "--server-side", "--force-conflicts", "--field-manager=pykueue-crds", "-f", "-",
-        input=crds.to_yaml(crds.crds()),
-    )
-    control_plane.wait_for("Established", "crd", "--all", timeout=60)
-    yield control_plane
-
-
 def _apply(cluster: DevCluster, *args: str, manifest: dict[str, Any]) -> Any:
     return cluster.kubectl("apply", "--server-side", *args, "-f", "-", input=json.dumps(manifest), check=False)
 

@@ -11,7 +11,6 @@ import json
 import pytest
 
 from pykueue.devcluster.cluster import DevCluster
-from tests.cluster.test_crds import crd_cluster  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.cluster
 

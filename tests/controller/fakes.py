@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from pykueue.kube import resources as r
+from pykueue.kube.client import ApiError
 
 
 class FakeKube:
@@ -52,3 +53,10 @@ async def stop(task: asyncio.Task) -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+class NoCluster:
+    """A Kube where nothing is installed: the certificate manager has no bundle to patch."""
+
+    async def get(self, res: Any, name: str, namespace: str | None = None) -> dict[str, Any]:
+        raise ApiError(404, {"reason": "NotFound"}, "GET", res.path(namespace, name))

@@ -13,90 +13,16 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+from cryptography.hazmat.primitives import hashes
 from multidict import CIMultiDict
 
 from pykueue.controller import auth, visibility
-from pykueue.kube.client import ApiError
-
-NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
-
-
-def _cert(cn: str, orgs: tuple[str, ...] = (), issuer: tuple[x509.Certificate, Any] | None = None
-          ) -> tuple[x509.Certificate, Any]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn),
-                      *(x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in orgs)])
-    issuer_name, signing_key = (issuer[0].subject, issuer[1]) if issuer else (name, key)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(issuer_name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(NOW - datetime.timedelta(days=1))
-            .not_valid_after(NOW + datetime.timedelta(days=1))
-            .add_extension(x509.BasicConstraints(ca=issuer is None, path_length=None), critical=True)
-            .sign(signing_key, hashes.SHA256()))
-    return cert, key
+from tests.certs import Signed, der, make_cert, pem
+from tests.controller.fake_auth import CLIENT_CA, CONFIG_DATA, FRONT_CA, NOW, Clock, FakeApi, delegated
 
 
-def _pem(cert: x509.Certificate) -> str:
-    return cert.public_bytes(serialization.Encoding.PEM).decode()
-
-
-def _der(cert: x509.Certificate) -> bytes:
-    return cert.public_bytes(serialization.Encoding.DER)
-
-
-FRONT_CA, CLIENT_CA = _cert("front-proxy-ca"), _cert("client-ca")
-CONFIG_DATA = {
-    "client-ca-file": _pem(CLIENT_CA[0]),
-    "requestheader-client-ca-file": _pem(FRONT_CA[0]),
-    "requestheader-allowed-names": '["front-proxy-client"]',
-    "requestheader-username-headers": '["X-Remote-User"]',
-    "requestheader-group-headers": '["X-Remote-Group"]',
-    "requestheader-extra-headers-prefix": '["X-Remote-Extra-"]',
-}
-
-
-class FakeApi:
-    """TokenReview: ``tokens`` maps a token to a username. SubjectAccessReview: allowed when
-    (user, resource-or-path) is in ``grants``. ``fail`` makes every call an API error."""
-
-    def __init__(self) -> None:
-        self.tokens = {"alice-token": "alice", "bob-token": "bob"}
-        self.grants: set[tuple[str, str]] = set()
-        self.calls: list[tuple[str, dict[str, Any]]] = []
-        self.fail = False
-
-    async def __call__(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        self.calls.append((path, body))
-        if self.fail:
-            raise ApiError(503, {"reason": "ServiceUnavailable"}, "POST", path)
-        spec = body["spec"]
-        if path == auth.TOKEN_REVIEWS:
-            user = self.tokens.get(spec["token"])
-            return {"status": {"authenticated": True, "user": {"username": user, "groups": ["system:authenticated"]}}
-                    if user else {"authenticated": False}}
-        attrs = spec.get("resourceAttributes") or {}
-        what = spec["nonResourceAttributes"]["path"] if "nonResourceAttributes" in spec else \
-            f"{attrs.get('namespace', '')}/{attrs['resource']}/{attrs.get('subresource', '')}"
-        return {"status": {"allowed": (spec["user"], what) in self.grants}}
-
-    def count(self, path: str) -> int:
-        return sum(1 for p, _ in self.calls if p == path)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.t = 1000.0
-
-    def __call__(self) -> float:
-        return self.t
-
-
-def _delegated(api: FakeApi, clock: Clock, **kw: Any) -> auth.Delegated:
-    d = auth.Delegated(None, reviewer=api, clock=clock, now=lambda: NOW, **kw)
-    d.set_config(auth.AuthConfig.from_data(CONFIG_DATA))
-    return d
+def _cert(cn: str, orgs: tuple[str, ...] = (), issuer: Signed | None = None) -> Signed:
+    return make_cert(cn, issuer, orgs=orgs, at=NOW)
 
 
 # ---- the cache --------------------------------------------------------------------------------------------
@@ -116,7 +42,7 @@ def test_ttl_cache_expires_and_stays_bounded() -> None:
 
 def test_token_reviews_are_cached_ten_seconds_rejections_five_and_errors_not_at_all() -> None:
     api, clock = FakeApi(), Clock()
-    d = _delegated(api, clock)
+    d = delegated(api, clock)
 
     async def scenario() -> None:
         assert (await d.from_token("alice-token")).name == "alice"
@@ -145,7 +71,7 @@ def test_token_reviews_are_cached_ten_seconds_rejections_five_and_errors_not_at_
 
 def test_decisions_are_cached_by_user_and_attributes() -> None:
     api, clock = FakeApi(), Clock()
-    d = _delegated(api, clock)
+    d = delegated(api, clock)
     alice = auth.User("alice", groups=("system:authenticated",))
     lq = auth.Attributes("get", group=visibility.GROUP, version="v1beta2", resource="localqueues",
                          subresource="pendingworkloads", name="lq", namespace="team-a")
@@ -189,27 +115,27 @@ def _headers(**values: str | list[str]) -> CIMultiDict[str]:
 
 
 def test_headers_are_trusted_only_from_the_allowed_front_proxy_certificate() -> None:
-    d = _delegated(FakeApi(), Clock())
-    proxy = _der(_cert("front-proxy-client", issuer=FRONT_CA)[0])
+    d = delegated(FakeApi(), Clock())
+    proxy = der(_cert("front-proxy-client", issuer=FRONT_CA)[0])
     headers = _headers(X_Remote_User="carol", X_Remote_Group=["team-a", "system:authenticated"],
                        X_Remote_Extra_Scopes=["a", "b"])
     assert d.from_certificate(proxy, headers) == auth.User(
         "carol", groups=("team-a", "system:authenticated"), extra=(("scopes", ("a", "b")),))
     # the front proxy's CA, but a name not in requestheader-allowed-names
-    assert d.from_certificate(_der(_cert("someone", issuer=FRONT_CA)[0]), headers) is None
+    assert d.from_certificate(der(_cert("someone", issuer=FRONT_CA)[0]), headers) is None
     # a certificate of the client CA is its own user: the headers are ignored
-    client = _der(_cert("dave", ("devs",), issuer=CLIENT_CA)[0])
+    client = der(_cert("dave", ("devs",), issuer=CLIENT_CA)[0])
     assert d.from_certificate(client, headers) == auth.User("dave", groups=("devs",))
     # no certificate, or one of a CA the ConfigMap does not list: nobody
     assert d.from_certificate(None, headers) is None
-    assert d.from_certificate(_der(_cert("front-proxy-client", issuer=_cert("rogue-ca"))[0]), headers) is None
+    assert d.from_certificate(der(_cert("front-proxy-client", issuer=_cert("rogue-ca"))[0]), headers) is None
     # the ConfigMap changes: the allowed names are reloaded
     d.set_config(auth.AuthConfig.from_data({**CONFIG_DATA, "requestheader-allowed-names": '["aggregator"]'}))
     assert d.from_certificate(proxy, headers) is None
-    assert d.from_certificate(_der(_cert("aggregator", issuer=FRONT_CA)[0]), headers).name == "carol"
+    assert d.from_certificate(der(_cert("aggregator", issuer=FRONT_CA)[0]), headers).name == "carol"
     # an empty list of allowed names accepts any certificate of the front proxy's CA
     d.set_config(auth.AuthConfig.from_data({**CONFIG_DATA, "requestheader-allowed-names": ""}))
-    assert d.from_certificate(_der(_cert("whoever", issuer=FRONT_CA)[0]), headers).name == "carol"
+    assert d.from_certificate(der(_cert("whoever", issuer=FRONT_CA)[0]), headers).name == "carol"
     # a front proxy that names nobody authenticates nobody
     assert d.from_certificate(proxy, _headers(X_Remote_Group="g")) is None
 
@@ -217,13 +143,13 @@ def test_headers_are_trusted_only_from_the_allowed_front_proxy_certificate() -> 
 def test_one_ca_for_front_proxy_and_clients_tries_each_in_turn() -> None:
     """Some clusters sign the front proxy's certificate with the client CA: a client certificate of
     another name is then its own user, and the front proxy's is believed only with a user header."""
-    shared = _pem(CLIENT_CA[0])
-    d = _delegated(FakeApi(), Clock())
+    shared = pem(CLIENT_CA[0])
+    d = delegated(FakeApi(), Clock())
     d.set_config(auth.AuthConfig.from_data({**CONFIG_DATA, "requestheader-client-ca-file": shared}))
     forged = _headers(X_Remote_User="pykueue-admin", X_Remote_Group="system:masters")
-    dave = _der(_cert("dave", ("devs",), issuer=CLIENT_CA)[0])
+    dave = der(_cert("dave", ("devs",), issuer=CLIENT_CA)[0])
     assert d.from_certificate(dave, forged) == auth.User("dave", groups=("devs",))  # not the headers' admin
-    proxy = _der(_cert("front-proxy-client", issuer=CLIENT_CA)[0])
+    proxy = der(_cert("front-proxy-client", issuer=CLIENT_CA)[0])
     assert d.from_certificate(proxy, forged).name == "pykueue-admin"
     assert d.from_certificate(proxy, _headers()) == auth.User("front-proxy-client")
 
@@ -231,9 +157,9 @@ def test_one_ca_for_front_proxy_and_clients_tries_each_in_turn() -> None:
 def test_a_front_proxy_ca_that_signs_client_certificates_without_allowed_names_is_warned_of(caplog) -> None:
     """With one CA for both and no allowed names, any client certificate is believed as the front
     proxy (its X-Remote-User headers): the configuration is logged as a warning, once per change."""
-    shared = _pem(CLIENT_CA[0])
+    shared = pem(CLIENT_CA[0])
     open_data = {**CONFIG_DATA, "requestheader-client-ca-file": shared, "requestheader-allowed-names": ""}
-    d = _delegated(FakeApi(), Clock())
+    d = delegated(FakeApi(), Clock())
     with caplog.at_level(logging.WARNING, logger="pykueue.auth"):
         d.set_config(auth.AuthConfig.from_data({**CONFIG_DATA, "requestheader-client-ca-file": shared}))
         d.set_config(auth.AuthConfig.from_data({**CONFIG_DATA, "requestheader-allowed-names": ""}))
@@ -242,12 +168,12 @@ def test_a_front_proxy_ca_that_signs_client_certificates_without_allowed_names_i
         d.set_config(auth.AuthConfig.from_data(open_data))  # unchanged: not again
     assert [r.getMessage().split(":")[0] for r in caplog.records] == [
         "the front-proxy CA also signs client certificates and no requestheader-allowed-names are set"]
-    dave = _der(_cert("dave", issuer=CLIENT_CA)[0])  # why: dave's own certificate now speaks for anyone
+    dave = der(_cert("dave", issuer=CLIENT_CA)[0])  # why: dave's own certificate now speaks for anyone
     assert d.from_certificate(dave, _headers(X_Remote_User="admin")) == auth.User("admin")
 
 
 def test_listeners_hear_of_a_changed_config_only() -> None:
-    d = _delegated(FakeApi(), Clock())
+    d = delegated(FakeApi(), Clock())
     heard: list[auth.AuthConfig] = []
     d.listeners.append(heard.append)
     d.set_config(auth.AuthConfig.from_data(CONFIG_DATA))
@@ -261,7 +187,7 @@ def test_listeners_hear_of_a_changed_config_only() -> None:
 
 def test_middleware_answers_401_403_and_lets_unguarded_paths_through() -> None:
     api = FakeApi()
-    d = _delegated(api, Clock())
+    d = delegated(api, Clock())
     api.grants.add(("alice", "/metrics"))
 
     async def ok(_: web.Request) -> web.Response:
@@ -300,34 +226,23 @@ def test_middleware_answers_401_403_and_lets_unguarded_paths_through() -> None:
 # ---- client certificates through intermediate CAs ---------------------------------------------------------
 
 
-def _signed(cn: str, issuer: tuple[x509.Certificate, Any], *, ca: bool = False, path_length: int | None = None,
-            usages: tuple[x509.ObjectIdentifier, ...] | None = None, orgs: tuple[str, ...] = (),
-            days: int = 1) -> tuple[x509.Certificate, Any]:
-    """A certificate ``issuer`` signs: an intermediate CA with ``ca``, else a leaf with ``usages``."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn),
-                      *(x509.NameAttribute(NameOID.ORGANIZATION_NAME, o) for o in orgs)])
-    builder = (x509.CertificateBuilder().subject_name(name).issuer_name(issuer[0].subject)
-               .public_key(key.public_key()).serial_number(x509.random_serial_number())
-               .not_valid_before(NOW - datetime.timedelta(days=1)).not_valid_after(NOW + datetime.timedelta(days=days))
-               .add_extension(x509.BasicConstraints(ca=ca, path_length=path_length if ca else None), critical=True))
-    if usages is not None:
-        builder = builder.add_extension(x509.ExtendedKeyUsage(list(usages)), critical=False)
-    return builder.sign(issuer[1], hashes.SHA256()), key
+def _signed(cn: str, issuer: Signed, *, ca: bool = False, **kw: Any) -> Signed:
+    """A certificate ``issuer`` signs: an intermediate CA with ``ca``, else a leaf."""
+    return make_cert(cn, issuer, ca=ca, at=NOW, **kw)
 
 
 def test_a_client_certificate_chains_to_the_client_ca_through_the_intermediates_it_sends() -> None:
     from cryptography.x509.oid import ExtendedKeyUsageOID as EKU
 
-    d = _delegated(FakeApi(), Clock())
+    d = delegated(FakeApi(), Clock())
     middle = _signed("team-ca", CLIENT_CA, ca=True)
     erin = _signed("erin", middle, orgs=("ops",), usages=(EKU.CLIENT_AUTH,))[0]
     # the root's CA signed the intermediate, which signed erin: with the intermediate sent, she is herself
-    assert d.from_certificate(_der(erin), _headers(), (_der(erin), _der(middle[0]))) == auth.User(
+    assert d.from_certificate(der(erin), _headers(), (der(erin), der(middle[0]))) == auth.User(
         "erin", groups=("ops",))
     # without it nothing links her to the root; an intermediate of another root does not either
-    assert d.from_certificate(_der(erin), _headers()) is None
-    assert d.from_certificate(_der(erin), _headers(), (_der(_signed("team-ca", _cert("rogue"), ca=True)[0]),)) is None
+    assert d.from_certificate(der(erin), _headers()) is None
+    assert d.from_certificate(der(erin), _headers(), (der(_signed("team-ca", _cert("rogue"), ca=True)[0]),)) is None
     # two intermediates deep, when the root's path length allows one only: refused; allows two: taken
     for root_length, expected in ((1, None), (2, "frank")):
         root = _cert("root")
@@ -336,26 +251,26 @@ def test_a_client_certificate_chains_to_the_client_ca_through_the_intermediates_
                    .not_valid_before(NOW - datetime.timedelta(days=1)).not_valid_after(NOW + datetime.timedelta(days=1))
                    .add_extension(x509.BasicConstraints(ca=True, path_length=root_length), critical=True)
                    .sign(root[1], hashes.SHA256()))
-        d.set_config(auth.AuthConfig.from_data({**CONFIG_DATA, "client-ca-file": _pem(limited)}))
+        d.set_config(auth.AuthConfig.from_data({**CONFIG_DATA, "client-ca-file": pem(limited)}))
         upper = _signed("upper", (limited, root[1]), ca=True)
         lower = _signed("lower", upper, ca=True)
         frank = _signed("frank", lower)[0]
-        user = d.from_certificate(_der(frank), _headers(), (_der(frank), _der(lower[0]), _der(upper[0])))
+        user = d.from_certificate(der(frank), _headers(), (der(frank), der(lower[0]), der(upper[0])))
         assert (user.name if user else None) == expected, root_length
     d.set_config(auth.AuthConfig.from_data(CONFIG_DATA))
     # a signer that is not a CA, an expired intermediate, a leaf only for servers: no chain
     not_ca = _signed("not-a-ca", CLIENT_CA)
     grace = _signed("grace", not_ca)[0]
-    assert d.from_certificate(_der(grace), _headers(), (_der(not_ca[0]),)) is None
+    assert d.from_certificate(der(grace), _headers(), (der(not_ca[0]),)) is None
     expired = _signed("old-ca", CLIENT_CA, ca=True, days=-1)  # ended yesterday, valid the day before
-    assert d.from_certificate(_der(_signed("heidi", expired)[0]), _headers(), (_der(expired[0]),)) is None
+    assert d.from_certificate(der(_signed("heidi", expired)[0]), _headers(), (der(expired[0]),)) is None
     server = _signed("ivan", middle, usages=(EKU.SERVER_AUTH,))[0]
-    assert d.from_certificate(_der(server), _headers(), (_der(middle[0]),)) is None
+    assert d.from_certificate(der(server), _headers(), (der(middle[0]),)) is None
     # an intermediate restricted to servers cannot vouch for a client either
     servers_ca = _signed("servers-ca", CLIENT_CA, ca=True, usages=(EKU.SERVER_AUTH,))
-    assert d.from_certificate(_der(_signed("judy", servers_ca)[0]), _headers(), (_der(servers_ca[0]),)) is None
+    assert d.from_certificate(der(_signed("judy", servers_ca)[0]), _headers(), (der(servers_ca[0]),)) is None
     # a front proxy whose certificate is signed through an intermediate of the request-header CA
     front_middle = _signed("front-middle", FRONT_CA, ca=True)
     proxy = _signed("front-proxy-client", front_middle)[0]
-    assert d.from_certificate(_der(proxy), _headers(X_Remote_User="carol"), (_der(front_middle[0]),)).name == "carol"
+    assert d.from_certificate(der(proxy), _headers(X_Remote_User="carol"), (der(front_middle[0]),)).name == "carol"
 

@@ -13,7 +13,7 @@ from pykueue.controller.metrics import Metrics, _buckets, resource_value
 from pykueue.engine import events as ev
 from pykueue.engine import model
 from pykueue.kube import resources as r
-from tests.controller.test_status_writes import controller_with, kueue, workload
+from tests.controller.controllers import controller_with, kueue, workload
 
 NOW = 1_800_000_000.0
 CREATED = 1_767_225_600.0  # 2026-01-01T00:00:00Z, the test workloads' creationTimestamp

@@ -66,19 +66,16 @@ def test_a_renewed_certificate_still_asks_for_and_checks_client_certificates(tmp
     """The dashboard's port trusts the ConfigMap's client CAs (auth.trust_client_cas). The handshake that
     renews its certificate switches to a fresh context: that context must ask for, and verify, a client
     certificate as the listener's does (without the CAs the client's certificate was refused)."""
-    from cryptography.hazmat.primitives import serialization
-
     from pykueue.controller import auth
-    from tests.controller.test_auth import CONFIG_DATA, FakeApi
-    from tests.controller.test_visibility_server import _cert, _pem
+    from tests.certs import key_pem, make_cert, pem
+    from tests.controller.fake_auth import CONFIG_DATA, FakeApi
 
-    root = _cert("client-ca", None, True)
-    leaf, key = _cert("erin", root, False)
-    (tmp_path / "leaf.crt").write_text(_pem(leaf))
-    (tmp_path / "leaf.key").write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                                          serialization.NoEncryption()))
+    root = make_cert("client-ca")
+    leaf, key = make_cert("erin", root)
+    (tmp_path / "leaf.crt").write_text(pem(leaf))
+    (tmp_path / "leaf.key").write_bytes(key_pem(key))
     delegated = auth.Delegated(None, reviewer=FakeApi())
-    delegated.set_config(auth.AuthConfig.from_data({**CONFIG_DATA, "client-ca-file": _pem(root[0])}))
+    delegated.set_config(auth.AuthConfig.from_data({**CONFIG_DATA, "client-ca-file": pem(root[0])}))
     clock = Clock()
     serving = SecureServing.self_signed(delegated, validity=datetime.timedelta(hours=1),
                                         lookahead=datetime.timedelta(minutes=10), now=clock)

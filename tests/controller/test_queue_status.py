@@ -14,8 +14,8 @@ from pykueue.controller import queue_status, views
 from pykueue.controller.manager import Controller
 from pykueue.controller.queue_status import QueueStatusWriter
 from pykueue.kube.client import ApiError
+from tests.controller.controllers import controller_with, workload
 from tests.controller.fakes import FakeKube, stop, until
-from tests.controller.test_status_writes import controller_with, workload
 
 NOW = "2027-01-15T08:00:00Z"  # the controllers' clock, 1_800_000_000 s
 USAGE = [{"name": "default", "resources": [{"name": "cpu", "total": "3", "borrowed": "0"}]}]

@@ -26,8 +26,7 @@ from pykueue.controller import serving
 from pykueue.controller.health import Probes, SecureServing, Server
 from pykueue.controller.webhooks import conversion, names
 from pykueue.controller.webhooks.server import INTERNAL_ERROR, Options, WebhookServer
-from tests.controller.fakes import until
-from tests.controller.test_visibility_server import _NoCluster
+from tests.controller.fakes import NoCluster, until
 
 V1BETA1 = "kueue.x-k8s.io/v1beta1"
 
@@ -49,7 +48,7 @@ class _Webhooks:
     """A WebhookServer on loopback with certificates in ``tmp``, and a client context trusting them."""
 
     def __init__(self, tmp: Path) -> None:
-        self.server = WebhookServer(_NoCluster(), Options(port=0, host="127.0.0.1", cert_dir=tmp / "serving"))  # type: ignore[arg-type]
+        self.server = WebhookServer(NoCluster(), Options(port=0, host="127.0.0.1", cert_dir=tmp / "serving"))  # type: ignore[arg-type]
         self.tmp = tmp
 
     async def __aenter__(self) -> _Webhooks:

@@ -1,8 +1,8 @@
 """The visibility server's application (``VisibilityServer.app``) without TLS or a cluster: what each
 request is authorized as (the SubjectAccessReviews the fake API server records), and what an
 aggregated API server must answer the API aggregator (discovery, aggregated discovery, OpenAPI v2 and
-v3, ``/version``, the probes). Bearer tokens stand in for the callers (tests/controller/test_auth.py's
-fake API: alice and bob)."""
+v3, ``/version``, the probes). Bearer tokens stand in for the callers (tests/controller/fake_auth.py's
+fake API: alice and bob). A standby (no controller yet, or one not synced) answers 503."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from pykueue.controller import auth
 from pykueue.controller.visibility_server import VisibilityOptions, VisibilityServer
-from tests.controller.test_auth import CONFIG_DATA, Clock, FakeApi
+from tests.controller.fake_auth import CONFIG_DATA, Clock, FakeApi
 
 GROUP = "visibility.kueue.x-k8s.io"
 BASE = f"/apis/{GROUP}/v1beta2"
@@ -195,3 +195,34 @@ def test_openapi_v2_and_v3_version_and_probes() -> None:
         assert (await client.get("/healthz")).status == 401  # still authenticated first
 
     _run(api, scenario)
+
+
+def test_a_standby_answers_503_and_bad_options_400() -> None:
+    import asyncio
+    from types import SimpleNamespace
+
+    from aiohttp import web
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from pykueue.controller.visibility import Visibility
+
+    controllers: list[Any] = []
+
+    async def scenario() -> None:
+        app = web.Application()
+        Visibility(lambda: controllers[-1] if controllers else None).register(app)
+        async with TestClient(TestServer(app)) as client:
+            base = f"/apis/{GROUP}/v1beta2"
+            r = await client.get(f"{base}/clusterqueues/cq/pendingworkloads")
+            assert r.status == 503 and (await r.json())["reason"] == "ServiceUnavailable"
+            r = await client.get(f"{base}/clusterqueues/cq/pendingworkloads?limit=-1")
+            assert r.status == 400 and (await r.json())["reason"] == "BadRequest"
+            r = await client.get(f"{base}/clusterqueues/cq/pendingworkloads?offset=x")
+            assert r.status == 400
+            assert (await (await client.get("/apis")).json())["groups"][0]["name"] == GROUP
+            ready = asyncio.Event()
+            controllers.append(SimpleNamespace(ready=ready, engine=None, informers={}))
+            r = await client.get(f"{base}/clusterqueues/cq/pendingworkloads")
+            assert r.status == 503  # not synced yet
+
+    asyncio.run(scenario())

@@ -2,77 +2,40 @@
 port, without a cluster: one WebhookServer keeps the certificates, the visibility server serves them
 with a TLS context of its own that asks for client certificates, the webhook port asks for none and
 serves no visibility path. The client certificates come from a root -> intermediate -> leaf chain made
-here; TokenReview and SubjectAccessReview answers from tests/controller/test_auth.py's fake API."""
+here; TokenReview and SubjectAccessReview answers from tests/controller/fake_auth.py's fake API."""
 
 from __future__ import annotations
 
 import asyncio
-import datetime
-import socket
 import ssl
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import pytest
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from pykueue.controller import auth
 from pykueue.controller.visibility_server import VisibilityOptions, VisibilityServer
 from pykueue.controller.webhooks import certs, names
 from pykueue.controller.webhooks.server import Options, WebhookServer
-from pykueue.kube.client import ApiError
-from tests.controller.test_auth import CONFIG_DATA, Clock, FakeApi
+from tests.certs import key_pem, make_cert, pem, served_certificate
+from tests.controller.fake_auth import CONFIG_DATA, Clock, FakeApi
+from tests.controller.fakes import NoCluster
 
 GROUP_PATH = "/apis/visibility.kueue.x-k8s.io/v1beta2"
-
-
-class _NoCluster:
-    """A Kube where nothing is installed: the certificate manager has no bundle to patch."""
-
-    async def get(self, res: Any, name: str, namespace: str | None = None) -> dict[str, Any]:
-        raise ApiError(404, {"reason": "NotFound"}, "GET", res.path(namespace, name))
-
-
-def _cert(cn: str, issuer: tuple[x509.Certificate, Any] | None, ca: bool) -> tuple[x509.Certificate, Any]:
-    now = datetime.datetime.now(datetime.UTC)  # the TLS layer checks validity at the real time
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
-    issuer_name, signer = (issuer[0].subject, issuer[1]) if issuer else (name, key)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(issuer_name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
-            .not_valid_after(now + datetime.timedelta(hours=2))
-            .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
-            .sign(signer, hashes.SHA256()))
-    return cert, key
-
-
-def _pem(cert: x509.Certificate) -> str:
-    return cert.public_bytes(serialization.Encoding.PEM).decode()
-
-
-def _served_serial(port: int, ca: bytes) -> int:
-    context = ssl.create_default_context(cadata=ca.decode())
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw, \
-            context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
-        return x509.load_der_x509_certificate(tls.getpeercert(binary_form=True)).serial_number
 
 
 def test_visibility_on_its_own_port_with_client_chains_and_the_webhook_port_without(tmp_path: Path) -> None:
     api = FakeApi()
     clock = Clock()
     d = auth.Delegated(None, reviewer=api, clock=clock)
-    root = _cert("client-ca", None, True)
-    d.set_config(auth.AuthConfig.from_data({**CONFIG_DATA, "client-ca-file": _pem(root[0])}))
-    middle = _cert("team-ca", root, True)
-    leaf, leaf_key = _cert("erin", middle, False)
-    (tmp_path / "chain.crt").write_text(_pem(leaf) + _pem(middle[0]))
-    (tmp_path / "leaf.crt").write_text(_pem(leaf))
-    (tmp_path / "leaf.key").write_bytes(leaf_key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
+    root = make_cert("client-ca")
+    d.set_config(auth.AuthConfig.from_data({**CONFIG_DATA, "client-ca-file": pem(root[0])}))
+    middle = make_cert("team-ca", root, ca=True)
+    leaf, leaf_key = make_cert("erin", middle)
+    (tmp_path / "chain.crt").write_text(pem(leaf) + pem(middle[0]))
+    (tmp_path / "leaf.crt").write_text(pem(leaf))
+    (tmp_path / "leaf.key").write_bytes(key_pem(leaf_key))
     serving = tmp_path / "serving"
     options = Options(port=0, host="127.0.0.1", cert_dir=serving, visibility=True, sync_seconds=0.2)
 
@@ -83,7 +46,7 @@ def test_visibility_on_its_own_port_with_client_chains_and_the_webhook_port_with
         return context
 
     async def scenario() -> None:
-        webhooks = WebhookServer(_NoCluster(), options)  # type: ignore[arg-type]
+        webhooks = WebhookServer(NoCluster(), options)  # type: ignore[arg-type]
         await webhooks.start()
         visibility = VisibilityServer(VisibilityOptions(port=0, host="127.0.0.1"), webhooks, d, lambda: None)
         await visibility.start()
@@ -121,7 +84,7 @@ def test_visibility_on_its_own_port_with_client_chains_and_the_webhook_port_with
                         pass
             # a renewal on the webhook side is served on the visibility port too, without a restart
             ca = webhooks.certs.bundle.ca_cert
-            before = await asyncio.to_thread(_served_serial, visibility.port, ca)
+            before = await asyncio.to_thread(served_certificate, visibility.port, ca)
             webhooks.certs.bundle = certs.renew(webhooks.certs.bundle, ("somewhere-else.svc",))
             renewed = lambda: webhooks.certs.bundle is not None and \
                 certs.renewal_reason(webhooks.certs.bundle, options.dns_names) is None  # noqa: E731
@@ -130,9 +93,9 @@ def test_visibility_on_its_own_port_with_client_chains_and_the_webhook_port_with
                     break
                 await asyncio.sleep(0.1)
             assert renewed()
-            after = await asyncio.to_thread(_served_serial, visibility.port, ca)
+            after = await asyncio.to_thread(served_certificate, visibility.port, ca)
             assert after != before
-            assert after == x509.load_pem_x509_certificate(webhooks.certs.bundle.cert).serial_number
+            assert after.serial_number == x509.load_pem_x509_certificate(webhooks.certs.bundle.cert).serial_number
         finally:
             await visibility.stop()
             await webhooks.stop()
@@ -170,7 +133,7 @@ def test_visibility_flags_default_to_upstreams_and_refuse_a_bad_port(capsys: pyt
 def test_with_the_webhook_port_off_the_certificates_are_kept_for_the_visibility_port_alone(tmp_path: Path) -> None:
     """--webhook-port 0 with --visibility-port on: no webhook listener, and of the CA bundles only the
     APIServices' are patched (nobody serves the webhooks), but the visibility port has its certificate."""
-    kube = _NoCluster()
+    kube = NoCluster()
     options = Options(port=0, host="127.0.0.1", cert_dir=tmp_path / "serving", visibility=True, serve=False)
 
     async def scenario() -> None:

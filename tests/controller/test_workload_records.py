@@ -9,8 +9,8 @@ import asyncio
 from pykueue.controller.workload_records import WorkloadRecords
 from pykueue.controller.workload_status import Eviction
 from pykueue.engine.workload import State
+from tests.controller.controllers import controller_with, modified, quota_reserved, workload
 from tests.controller.fakes import stop, until
-from tests.controller.test_status_writes import controller_with, modified, quota_reserved, workload
 
 
 def test_a_different_uid_under_a_known_key_starts_a_fresh_record() -> None:

@@ -15,8 +15,8 @@ from pykueue.controller import views, workload_writer
 from pykueue.controller.manager import Controller
 from pykueue.controller.workload_writer import WorkloadStatusWriter
 from pykueue.kube.client import ApiError
+from tests.controller.controllers import controller_with, quota_reserved, workload
 from tests.controller.fakes import FakeKube, stop, until
-from tests.controller.test_status_writes import controller_with, quota_reserved, workload
 
 
 @pytest.fixture(autouse=True)

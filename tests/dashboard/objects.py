@@ -82,3 +82,28 @@ def objects(**kinds: list[Obj]) -> dict[str, dict[str, Obj]]:
             m = obj["metadata"]
             out[plural][f"{m['namespace']}/{m['name']}" if m.get("namespace") else m["name"]] = obj
     return out
+
+
+NOW = 1767225600.0 + 600  # 2026-01-01T00:10:00Z
+
+
+def live() -> dict[str, dict[str, Obj]]:
+    """ClusterQueue solo: 2 cpu, no cohort; big holds 2, small waits for 1; ClusterQueue empty: 4 cpu."""
+    held_c, held_a = admitted("solo", "2026-01-01T00:01:00Z", "2")
+    return objects(
+        namespaces=[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}],
+        resourceflavors=[flavor("default")],
+        clusterqueues=[cluster_queue("solo", None, "2", used="2"), cluster_queue("empty", None, "4")],
+        localqueues=[local_queue("team", "lq", "solo"), local_queue("team", "spare", "empty")],
+        workloads=[workload("big", cpu="2", conditions=held_c, admission=held_a),
+                   workload("small", created="2026-01-01T00:02:00Z", conditions=[
+                       cond("QuotaReserved", "False", "Pending", "waiting")])],
+    )
+
+
+def job(name: str, queue: str, cpu: str = "1", extra: str = "") -> str:
+    """A Job's YAML as a user pastes it into the what-if box."""
+    return (f"apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: team\n  labels:\n"
+            f"    kueue.x-k8s.io/queue-name: {queue}\n{extra}spec:\n  template:\n    spec:\n      restartPolicy: Never\n"
+            f"      containers:\n      - name: c\n        image: busybox\n        resources:\n"
+            f"          requests:\n            cpu: \"{cpu}\"\n")

@@ -6,29 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pykueue.dashboard.answers import Answers, WhatIfError
-from tests.dashboard import objects as o
-
-NOW = 1767225600.0 + 600  # 2026-01-01T00:10:00Z
-
-
-def live() -> dict:
-    held_c, held_a = o.admitted("solo", "2026-01-01T00:01:00Z", "2")
-    return o.objects(
-        namespaces=[{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}}],
-        resourceflavors=[o.flavor("default")],
-        clusterqueues=[o.cluster_queue("solo", None, "2", used="2"), o.cluster_queue("empty", None, "4")],
-        localqueues=[o.local_queue("team", "lq", "solo"), o.local_queue("team", "spare", "empty")],
-        workloads=[o.workload("big", cpu="2", conditions=held_c, admission=held_a),
-                   o.workload("small", created="2026-01-01T00:02:00Z", conditions=[
-                       o.cond("QuotaReserved", "False", "Pending", "waiting")])],
-    )
-
-
-def job(name: str, queue: str, cpu: str = "1", extra: str = "") -> str:
-    return (f"apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: team\n  labels:\n"
-            f"    kueue.x-k8s.io/queue-name: {queue}\n{extra}spec:\n  template:\n    spec:\n      restartPolicy: Never\n"
-            f"      containers:\n      - name: c\n        image: busybox\n        resources:\n"
-            f"          requests:\n            cpu: \"{cpu}\"\n")
+from tests.dashboard.objects import NOW, job, live
 
 
 def test_a_pending_workload_is_explained_as_pykueue_explain_words_it() -> None:

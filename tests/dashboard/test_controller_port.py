@@ -15,8 +15,8 @@ from pykueue.controller import command
 from pykueue.dashboard.server import Dashboard
 from pykueue.dashboard.state import Hub
 from pykueue.engine import model
-from tests.controller.test_auth import Clock, FakeApi, _delegated
-from tests.dashboard.test_answers import job, live
+from tests.controller.fake_auth import Clock, FakeApi, delegated
+from tests.dashboard.objects import job, live
 
 
 class Served:
@@ -46,11 +46,11 @@ def test_the_cli_hands_the_controller_its_dashboard_off_by_default() -> None:
 def test_pages_are_authenticated_and_authorized_per_path_and_verb() -> None:
     api = FakeApi()
     api.grants |= {("alice", "/dashboard"), ("alice", "/dashboard/queues/solo")}
-    delegated = _delegated(api, Clock())
+    auth = delegated(api, Clock())
     args = argparse.Namespace(dashboard_port=1, dashboard_host="127.0.0.1", dashboard=fake_serve)
 
     async def scenario() -> None:
-        served = await command._dashboard(None, model.Config(), args, delegated)
+        served = await command._dashboard(None, model.Config(), args, auth)
         assert served is not None
         url = f"https://127.0.0.1:{served.served.port}"
         try:

@@ -15,7 +15,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from pykueue.dashboard.guard import Guard
 from pykueue.dashboard.server import Dashboard
 from pykueue.dashboard.state import Hub
-from tests.dashboard.test_answers import NOW, job, live
+from tests.dashboard.objects import NOW, job, live
 
 TOKEN = "t0ken-of-this-start"
 

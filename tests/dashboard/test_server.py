@@ -16,7 +16,7 @@ from pykueue.dashboard.server import Dashboard
 from pykueue.dashboard.state import Hub
 from pykueue.sim.report_plot import PALETTE
 from tests.dashboard import objects as o
-from tests.dashboard.test_answers import NOW, job, live
+from tests.dashboard.objects import NOW, job, live
 
 
 class Page(HTMLParser):

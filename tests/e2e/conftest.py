@@ -38,9 +38,10 @@ def eventually(check: Callable[[], T], timeout: float = 60.0, interval: float = 
 class Kueue:
     """The cluster with Kueue's CRDs and a running controller, plus helpers the tests share."""
 
-    def __init__(self, cluster: DevCluster, log: Path, args: tuple[str, ...] = ()) -> None:
+    def __init__(self, cluster: DevCluster, log: Path, args: tuple[str, ...] = (), tree: Path = REPO) -> None:
         self.cluster = cluster
         self.log = log
+        self.tree = tree  # where `python -m pykueue.cli` runs from: this checkout, or a compiled copy
         # No listeners unless a test asks (fixed ports would clash between controllers on one host).
         self.args = ("--metrics-bind-address=0", "--health-probe-bind-address=0", "--webhook-port=0", "--visibility-port=0",
                      *args)
@@ -53,7 +54,7 @@ class Kueue:
             args += ["--config", str(config)]
         offset = self.log.stat().st_size if self.log.exists() else 0
         out = open(self.log, "a")  # noqa: SIM115 - the child owns it
-        self.process = subprocess.Popen(args, stdout=out, stderr=out, cwd=REPO)
+        self.process = subprocess.Popen(args, stdout=out, stderr=out, cwd=self.tree)
         # this start's own line: the log is appended to across restarts
         try:
             eventually(lambda: ready in self.log.read_bytes()[offset:]
@@ -220,3 +221,22 @@ def ns(kueue: Kueue, request: pytest.FixtureRequest) -> Iterator[str]:
     kueue.cluster.kubectl("create", "namespace", name)
     yield name
     kueue.cluster.kubectl("delete", "namespace", name, "--wait=false", check=False)
+    delete_named_after(kueue.cluster, name)
+
+
+# What a test makes outside its namespace: removed afterwards when named after the namespace (a queue
+# NS, flavor NS-gone, classes NS-low), so a run does not pile them up. Shared names (the "plain" and
+# "gpu-h100" flavors every test applies) stay: deleting one another test re-applies races its finalizer.
+CLUSTER_SCOPED = ",".join((
+    "clusterqueues.kueue.x-k8s.io", "resourceflavors.kueue.x-k8s.io", "cohorts.kueue.x-k8s.io",
+    "admissionchecks.kueue.x-k8s.io", "workloadpriorityclasses.kueue.x-k8s.io", "priorityclasses.scheduling.k8s.io"))
+
+
+def delete_named_after(cluster: DevCluster, namespace: str) -> list[str]:
+    """Delete (without waiting for finalizers) the cluster-scoped objects named NAMESPACE or NAMESPACE-*."""
+    listed = cluster.kubectl("get", CLUSTER_SCOPED, "-o", "name", check=False).stdout.split()
+    ours = [ref for ref in listed
+            if (n := ref.split("/", 1)[1]) == namespace or n.startswith(f"{namespace}-")]
+    if ours:
+        cluster.kubectl("delete", *ours, "--wait=false", "--ignore-not-found", check=False)
+    return ours

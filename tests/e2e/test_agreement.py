@@ -22,7 +22,7 @@ import yaml
 from pykueue.api.durations import parse_duration
 from pykueue.controller.webhooks.conversion import KUEUE_V1BETA2, convert
 from pykueue.devcluster.cluster import DevCluster
-from tests.conftest import _cluster
+from tests.conftest import start_cluster
 from tests.e2e.conftest import CRDS, Kueue, condition, is_true
 from tests.scenario_harness import SCENARIOS, simulate, split
 
@@ -56,7 +56,7 @@ SETTLE_POLLS = 3  # unchanged snapshots, half a second apart, before a state cou
 @pytest.fixture(scope="module")
 def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
     """An API server of its own (scenarios reuse names like ``cq``) with the CRDs and a controller."""
-    for cluster in _cluster(tmp_path_factory, 1):
+    for cluster in start_cluster(tmp_path_factory, 1):
         cluster.kubectl("apply", "--server-side", "-f", str(CRDS))
         cluster.wait_for("Established", "crd", "--all", timeout=60)
         k = Kueue(cluster, tmp_path_factory.mktemp("agreement") / "controller.log")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import Kueue, condition, eventually, is_true
-from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, local_queue
+from tests.e2e.objects import PLAIN_FLAVOR, active, bare_workload, cluster_queue, local_queue
 
 pytestmark = pytest.mark.e2e
 
@@ -18,33 +18,10 @@ IDLE_SECONDS = 5.0
 IDLE_CPU_SECONDS = 0.5
 
 
-def bare_workload(name: str, namespace: str, queue: str, cpu: str = "1") -> str:
-    return f"""
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: Workload
-metadata: {{name: {name}, namespace: {namespace}}}
-spec:
-  queueName: {queue}
-  podSets:
-  - name: main
-    count: 1
-    template:
-      spec:
-        restartPolicy: Never
-        containers:
-        - {{name: c, image: busybox, resources: {{requests: {{cpu: "{cpu}"}}}}}}
-"""
-
-
 def cpu_seconds(pid: int) -> float:
     """user + system CPU time of a process so far, from /proc."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def active(obj: dict | None) -> tuple[str, str, str] | None:
-    cond = condition(obj, "Active")
-    return (cond["status"], cond["reason"], cond["message"]) if cond else None
 
 
 def test_bad_state_ends_as_conditions_without_crash_or_hot_loop(kueue: Kueue, ns: str) -> None:

@@ -11,130 +11,20 @@ import time
 import pytest
 
 from tests.e2e.conftest import Kueue, condition, eventually, is_true, settled
+from tests.e2e.objects import (
+    GPU_FLAVOR,
+    PLAIN_FLAVOR,
+    checked_queue,
+    cluster_queue,
+    events,
+    job,
+    local_queue,
+    low_priority_job_running,
+    running,
+    suspended,
+)
 
 pytestmark = pytest.mark.e2e
-
-GPU_FLAVOR = """
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: gpu-h100}
-spec:
-  nodeLabels: {nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3}
-  tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]
-"""
-PLAIN_FLAVOR = """
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: plain}
-"""
-
-
-def cluster_queue(name: str, cpu: str, *, flavor: str = "plain", cohort: str | None = None,
-                  strategy: str = "BestEffortFIFO", preemption: str = "{}", extra: str = "",
-                  memory: str | None = None) -> str:
-    """A ClusterQueue of ``cpu`` (and ``memory``, when given) on one flavor."""
-    memory_quota = f'\n      - {{name: memory, nominalQuota: "{memory}"}}' if memory else ""
-    return f"""
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {{name: {name}}}
-spec:
-  {f"cohortName: {cohort}" if cohort else ""}
-  namespaceSelector: {{}}
-  queueingStrategy: {strategy}
-  preemption: {preemption}
-  resourceGroups:
-  - coveredResources: [cpu{", memory" if memory else ""}]
-    flavors:
-    - name: {flavor}
-      resources:
-      - {{name: cpu, nominalQuota: "{cpu}"}}{memory_quota}
-  {extra}
-"""
-
-
-def checked_queue(kueue: Kueue, ns: str, cpu: str) -> None:
-    """The plain flavor, a ClusterQueue ``ns`` of ``cpu`` with one admission check (``NS-check``, whose
-    controller is the test), and LocalQueue ``lq``."""
-    kueue.apply(PLAIN_FLAVOR)
-    kueue.apply(f"""
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: AdmissionCheck
-metadata: {{name: {ns}-check}}
-spec: {{controllerName: test.pykueue.dev/check}}
-""")
-    kueue.apply(cluster_queue(ns, cpu, extra=f"admissionChecksStrategy: {{admissionChecks: [{{name: {ns}-check}}]}}"))
-    kueue.apply(local_queue(ns, ns))
-
-
-def local_queue(namespace: str, cq: str, name: str = "lq") -> str:
-    return f"""
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {{name: {name}, namespace: {namespace}}}
-spec: {{clusterQueue: {cq}}}
-"""
-
-
-def priority_classes(ns: str) -> str:
-    """PriorityClasses `NS-low` (10) and `NS-high` (1000)."""
-    return f"""
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {{name: {ns}-low}}
-value: 10
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {{name: {ns}-high}}
-value: 1000
-"""
-
-
-def low_priority_job_running(kueue: Kueue, ns: str) -> None:
-    """A 4 cpu queue that preempts by priority, classes `NS-low` (10) and `NS-high` (1000), and a
-    3 cpu `low` Job running in it."""
-    kueue.apply(PLAIN_FLAVOR)
-    kueue.apply(priority_classes(ns))
-    kueue.apply(cluster_queue(ns, "4", preemption="{withinClusterQueue: LowerPriority}"))
-    kueue.apply(local_queue(ns, ns))
-    kueue.apply(job("low", ns, "3", priority_class=f"{ns}-low"))
-    eventually(lambda: running(kueue, "low", ns), what="low running")
-
-
-def job(name: str, namespace: str, cpu: str, *, queue: str = "lq", pods: int = 1, runs_for: str = "1h",
-        priority_class: str | None = None) -> str:
-    return f"""
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: {name}
-  namespace: {namespace}
-  labels: {{kueue.x-k8s.io/queue-name: {queue}}}
-spec:
-  parallelism: {pods}
-  completions: {pods}
-  suspend: true
-  template:
-    metadata: {{annotations: {{pod-complete.stage.kwok.x-k8s.io/delay: "{runs_for}"}}}}
-    spec:
-      {f"priorityClassName: {priority_class}" if priority_class else ""}
-      restartPolicy: Never
-      containers:
-      - name: main
-        image: busybox
-        resources: {{requests: {{cpu: "{cpu}"}}}}
-"""
-
-
-def suspended(kueue: Kueue, name: str, namespace: str) -> bool:
-    obj = kueue.get("job", name, namespace)
-    return bool(obj and obj["spec"].get("suspend"))
-
-
-def running(kueue: Kueue, name: str, namespace: str) -> bool:
-    obj = kueue.get("job", name, namespace)
-    return bool(obj and obj["spec"].get("suspend") is False)
 
 
 def test_seed_001_smoke_job(kueue: Kueue, ns: str) -> None:
@@ -364,12 +254,6 @@ def test_rejected_admission_check_deactivates(kueue: Kueue, ns: str) -> None:
     assert suspended(kueue, "rejected", ns)
 
 
-def _events(kueue: Kueue, namespace: str, name: str) -> list[str]:
-    out = kueue.cluster.kubectl("get", "events", "-n", namespace, "--field-selector",
-                                f"involvedObject.name={name}", "-o", "json").stdout
-    return [e["reason"] for e in sorted(json.loads(out)["items"], key=lambda e: e.get("lastTimestamp") or "")]
-
-
 def test_seed_004_all_or_nothing_on_a_short_clock(kueue: Kueue, ns: str, tmp_path) -> None:
     """Seed 004's sequence with waitForPodsReady timeout 3 s, backoff base 1 s, limit 3: pods that
     never get ready are evicted at 3 s, requeued after 1, 2 and 4 s, and deactivated at the fourth
@@ -410,7 +294,7 @@ waitForPodsReady:
         reserved = condition(wl, "QuotaReserved")
         assert (reserved["status"], reserved["reason"], reserved["message"]) == ("False", "Deactivated", message)
         eventually(lambda: suspended(kueue, "all-or-nothing", ns), what="Job suspended again")
-        reasons = eventually(lambda: (e := _events(kueue, ns, wl["metadata"]["name"])) and
+        reasons = eventually(lambda: (e := events(kueue, ns, wl["metadata"]["name"])) and
                              "WorkloadDeactivated" in e and e, 20)
         assert reasons.count("Admitted") == 4
         assert reasons.count("EvictedDueToPodsReadyTimeout") == 3

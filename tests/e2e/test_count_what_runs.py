@@ -11,8 +11,7 @@ import time
 import pytest
 
 from tests.e2e.conftest import Kueue, condition, eventually, is_true
-from tests.e2e.running import Sampler
-from tests.e2e.test_controller import (
+from tests.e2e.objects import (
     PLAIN_FLAVOR,
     cluster_queue,
     job,
@@ -21,6 +20,7 @@ from tests.e2e.test_controller import (
     running,
     suspended,
 )
+from tests.e2e.running import Sampler
 
 pytestmark = pytest.mark.e2e
 

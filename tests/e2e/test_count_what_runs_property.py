@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.e2e.conftest import Kueue
+from tests.e2e.objects import PLAIN_FLAVOR, cluster_queue, job, local_queue, priority_classes
 from tests.e2e.running import Sampler
-from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, job, local_queue, priority_classes
 
 pytestmark = pytest.mark.e2e
 

@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 
 from pykueue.dashboard.view import contrast
+from pykueue.devcluster.cluster import free_port
 from tests.e2e.callers import https_get, service_account_token, status_reason
 from tests.e2e.conftest import REPO, Kueue, condition, eventually
-from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, job, local_queue, priority_classes
-from tests.e2e.test_metrics import free_port
+from tests.e2e.objects import PLAIN_FLAVOR, cluster_queue, job, local_queue, priority_classes
 
 pytestmark = pytest.mark.e2e
 SCREENSHOT = REPO / "docs" / "images" / "dashboard.png"
@@ -245,7 +245,7 @@ def test_a_burst_of_dashboard_requests_never_stalls_the_controller(kueue: Kueue,
     import urllib.request
     from concurrent.futures import ThreadPoolExecutor
 
-    from tests.e2e.test_leader_election import LEASE
+    from pykueue.controller.leader import LEASE_NAME as LEASE
 
     cluster = kueue.cluster
     kueue.apply(PLAIN_FLAVOR)

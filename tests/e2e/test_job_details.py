@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from tests.e2e.conftest import Kueue, condition, eventually, is_true
-from tests.e2e.test_controller import PLAIN_FLAVOR, checked_queue, cluster_queue, job, local_queue, suspended
+from tests.e2e.objects import PLAIN_FLAVOR, checked_queue, cluster_queue, job, local_queue, suspended
 
 pytestmark = pytest.mark.e2e
 ZONE = "example.com/zone"

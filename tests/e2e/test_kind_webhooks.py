@@ -19,7 +19,8 @@ import pytest
 
 from pykueue.controller.webhooks import names
 from tests.e2e.conftest import Kueue, controller_with_webhooks, eventually
-from tests.e2e.test_ray_integration import raycluster, rayjob
+from tests.e2e.objects import refused
+from tests.e2e.ray_objects import raycluster, rayjob
 
 pytestmark = pytest.mark.e2e
 FRAMEWORKS = ["batch/job", "pod", "deployment", "statefulset", "ray.io/raycluster", "ray.io/rayjob"]
@@ -42,12 +43,6 @@ def hooks(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ku
 
 def create(kueue: Kueue, manifest: dict[str, Any]) -> subprocess.CompletedProcess[str]:
     return kueue.cluster.kubectl("create", "-f", "-", input=json.dumps(manifest), check=False)
-
-
-def refused(result: subprocess.CompletedProcess[str], hook: str, message: str) -> None:
-    assert result.returncode != 0, result.stdout
-    assert f'admission webhook "{hook}" denied the request' in result.stderr, result.stderr
-    assert message in result.stderr, result.stderr
 
 
 def pod(name: str, ns: str, labels: dict[str, str] | None = None,

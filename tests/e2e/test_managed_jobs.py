@@ -21,7 +21,7 @@ import pytest
 
 from pykueue.jobs import batch
 from tests.e2e.conftest import Kueue, controller_with_webhooks, eventually, is_true, settled
-from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, local_queue
+from tests.e2e.objects import PLAIN_FLAVOR, cluster_queue, local_queue
 
 pytestmark = pytest.mark.e2e
 SELECTED = "kueue-managed"

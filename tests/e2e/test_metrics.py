@@ -20,7 +20,6 @@ from __future__ import annotations
 import http.client
 import json
 import math
-import socket
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -29,9 +28,10 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from pykueue.devcluster.cluster import free_port
 from tests.e2e.callers import chart_role, https_get, service_account_token, status_reason
 from tests.e2e.conftest import Kueue, eventually, is_true
-from tests.e2e.test_controller import (
+from tests.e2e.objects import (
     PLAIN_FLAVOR,
     cluster_queue,
     job,
@@ -45,12 +45,6 @@ from tests.e2e.test_controller import (
 pytestmark = pytest.mark.e2e
 
 Series = dict[tuple[str, frozenset[tuple[str, str]]], float]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get(url: str) -> tuple[int, str]:

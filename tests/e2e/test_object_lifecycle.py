@@ -9,16 +9,16 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.e2e.conftest import Kueue, condition, eventually, is_true
-from tests.e2e.test_bad_state import bare_workload
-from tests.e2e.test_controller import (
+from tests.e2e.objects import (
     PLAIN_FLAVOR,
-    _events,
+    active,
+    bare_workload,
     cluster_queue,
+    events,
     job,
     local_queue,
     running,
@@ -56,11 +56,6 @@ def set_pods_ready(kueue: Kueue, ns: str, name: str, ready: bool) -> None:
                                                   "message": "test", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}})
     kueue.cluster.kubectl("apply", "--server-side", "--subresource=status", "--field-manager=test-job-side",
                           "--force-conflicts", "-f", "-", input=body)
-
-
-def active(obj: dict[str, Any] | None) -> tuple[str, str, str] | None:
-    cond = condition(obj, "Active")
-    return (cond["status"], cond["reason"], cond["message"]) if cond else None
 
 
 def never_over(kueue: Kueue, ns: str, cq: str, limit: int, seconds: float) -> None:
@@ -132,7 +127,7 @@ def test_invalid_quota_across_a_restart_never_over_admits(kueue: Kueue, ns: str)
     status = eventually(lambda: (a := active(kueue.get("clusterqueue", ns))) and a[1] == "InvalidSpec" and a,
                         what="Active=False InvalidSpec")
     assert status[0] == "False" and status[2].startswith(message), status
-    eventually(lambda: "InvalidSpec" in _events(kueue, ns, ns) or "InvalidSpec" in _cluster_events(kueue, ns),
+    eventually(lambda: "InvalidSpec" in events(kueue, ns, ns) or "InvalidSpec" in _cluster_events(kueue, ns),
                what="a Warning event on the ClusterQueue")
     lq = eventually(lambda: (a := active(kueue.get("localqueue", "lq", ns))) and a[0] == "False" and a)
     assert lq[1] == "ClusterQueueIsInactive", lq  # never "doesn't exist" for a queue that exists
@@ -166,7 +161,7 @@ def test_an_invalid_workload_is_told_on_itself(kueue: Kueue, ns: str) -> None:
     assert (cond["status"], cond["reason"]) == ("False", "Misconfigured"), cond
     assert cond["message"].startswith("The workload is invalid: spec.podSets[0]"), cond
     assert "cpu" in cond["message"], cond
-    eventually(lambda: "InvalidSpec" in _events(kueue, ns, "negative"), what="a Warning event")
+    eventually(lambda: "InvalidSpec" in events(kueue, ns, "negative"), what="a Warning event")
 
 
 def test_maximum_execution_time_deactivates_a_running_job(kueue: Kueue, ns: str) -> None:
@@ -190,7 +185,7 @@ def test_maximum_execution_time_deactivates_a_running_job(kueue: Kueue, ns: str)
     assert condition(wl, "Evicted")["message"] == "The workload is deactivated due to exceeding the maximum execution time"
     eventually(lambda: suspended(kueue, "limited", ns), what="limited suspended")
     eventually(lambda: running(kueue, "next", ns), what="next admitted in the freed quota")
-    reasons = eventually(lambda: (e := _events(kueue, ns, wl["metadata"]["name"])) and
+    reasons = eventually(lambda: (e := events(kueue, ns, wl["metadata"]["name"])) and
                          "MaximumExecutionTimeExceeded" in e and e, 20)
     assert "WorkloadDeactivated" in reasons
 

@@ -21,8 +21,17 @@ import pytest
 from pykueue.controller.webhooks import local, names
 from pykueue.devcluster import kuberay
 from tests.e2e.conftest import Kueue, condition, controller_with_webhooks, eventually, is_true
+from tests.e2e.objects import (
+    GPU_FLAVOR,
+    as_created,
+    cluster_queue,
+    gpu_queue,
+    local_queue,
+    priority_classes,
+    workload_for,
+)
+from tests.e2e.ray_objects import raycluster, rayjob
 from tests.e2e.running import Sampler
-from tests.e2e.test_controller import GPU_FLAVOR, cluster_queue, local_queue, priority_classes
 
 pytestmark = pytest.mark.e2e
 GPU_NODE = "gpu-h100-0"
@@ -50,53 +59,6 @@ def ray_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterato
         cluster.stop_ray()
 
 
-def _template(cpu: str, container: str = "ray") -> dict[str, Any]:
-    return {"spec": {"containers": [{"name": container, "image": "rayproject/ray:2.41.0",
-                                     "resources": {"requests": {"cpu": cpu}, "limits": {"cpu": cpu}}}]}}
-
-
-def _cluster_spec(head_cpu: str, worker_cpu: str, workers: int) -> dict[str, Any]:
-    return {"headGroupSpec": {"rayStartParams": {}, "template": _template(head_cpu)},
-            "workerGroupSpecs": [{"groupName": "workers", "replicas": workers, "minReplicas": workers,
-                                  "maxReplicas": workers, "rayStartParams": {}, "template": _template(worker_cpu)}]}
-
-
-def raycluster(name: str, ns: str, head_cpu: str = "1", worker_cpu: str = "1", workers: int = 1,
-               priority_class: str | None = None) -> dict[str, Any]:
-    spec = _cluster_spec(head_cpu, worker_cpu, workers)
-    if priority_class:
-        for template in (spec["headGroupSpec"]["template"], spec["workerGroupSpecs"][0]["template"]):
-            template["spec"]["priorityClassName"] = priority_class
-    return {"apiVersion": "ray.io/v1", "kind": "RayCluster",
-            "metadata": {"name": name, "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
-            "spec": spec}
-
-
-def rayjob(name: str, ns: str) -> dict[str, Any]:
-    """Head 1 cpu, one 1 cpu worker, and a 1 cpu submitter of its own (KubeRay's default one asks
-    for memory, which the test queues do not cover)."""
-    return {"apiVersion": "ray.io/v1", "kind": "RayJob",
-            "metadata": {"name": name, "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
-            "spec": {"entrypoint": "python -c 'print(1)'", "shutdownAfterJobFinishes": True,
-                     "rayClusterSpec": _cluster_spec("1", "1", 1),
-                     "submitterPodTemplate": {"spec": {"restartPolicy": "Never", **_template(
-                         "1", "ray-job-submitter")["spec"]}}}}
-
-
-def as_created(kueue: Kueue, obj: dict[str, Any]) -> dict[str, Any]:
-    """The object as the API server would store it, webhooks applied (a server-side dry run: the real
-    one may be admitted and started before a read could see it suspended)."""
-    out = kueue.cluster.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", input=json.dumps(obj)).stdout
-    return json.loads(out)
-
-
-def workload_for(kueue: Kueue, ns: str, kind: str, owner: str) -> dict[str, Any] | None:
-    for wl in kueue.items("workloads.kueue.x-k8s.io", ns):
-        if any(o.get("kind") == kind and o.get("name") == owner for o in wl["metadata"].get("ownerReferences") or []):
-            return wl
-    return None
-
-
 def ray_pods(kueue: Kueue, ns: str, cluster: str) -> list[dict[str, Any]]:
     out = kueue.cluster.kubectl("get", "pods", "-n", ns, "-l", f"ray.io/cluster={cluster}", "-o", "json").stdout
     return json.loads(out)["items"]
@@ -108,12 +70,6 @@ def running_on_gpu(kueue: Kueue, ns: str, cluster: str, count: int) -> list[dict
     running = [p for p in found if p["spec"].get("nodeName") == GPU_NODE
                and (p.get("status") or {}).get("phase") == "Running"]
     return found if len(running) == count == len(found) else None
-
-
-def gpu_queue(kueue: Kueue, ns: str, cpu: str, preemption: str = "{}") -> None:
-    kueue.apply(GPU_FLAVOR)
-    kueue.apply(cluster_queue(ns, cpu, flavor="gpu-h100", preemption=preemption))
-    kueue.apply(local_queue(ns, ns))
 
 
 def test_raycluster_admitted_runs_on_its_flavor_and_one_over_quota_waits(ray_kueue: Kueue, ns: str) -> None:

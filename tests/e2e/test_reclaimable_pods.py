@@ -13,7 +13,7 @@ import json
 import pytest
 
 from tests.e2e.conftest import Kueue, condition, eventually, is_true
-from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, job, local_queue, running, suspended
+from tests.e2e.objects import PLAIN_FLAVOR, cluster_queue, job, local_queue, running, suspended
 
 pytestmark = pytest.mark.e2e
 

@@ -9,8 +9,7 @@ import re
 import pytest
 
 from tests.e2e.conftest import Kueue, eventually, is_true
-from tests.e2e.test_bad_state import bare_workload
-from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, local_queue
+from tests.e2e.objects import PLAIN_FLAVOR, bare_workload, cluster_queue, local_queue
 
 pytestmark = pytest.mark.e2e
 

@@ -308,37 +308,3 @@ def test_the_aggregator_reads_the_visibility_api_and_namespaces_still_delete(kue
     for version in ("v1beta2", "v1beta1"):
         assert kueue.get("apiservice", f"{version}.{GROUP}") is None
     _namespace_deletes(kueue, f"{ns}-after", 15)
-
-
-# --- the handlers alone, without a cluster: a standby, bad options --------------------------------------
-
-
-def test_a_standby_answers_503_and_bad_options_400() -> None:
-    import asyncio
-    from types import SimpleNamespace
-
-    from aiohttp import web
-    from aiohttp.test_utils import TestClient, TestServer
-
-    from pykueue.controller.visibility import Visibility
-
-    controllers: list[Any] = []
-
-    async def scenario() -> None:
-        app = web.Application()
-        Visibility(lambda: controllers[-1] if controllers else None).register(app)
-        async with TestClient(TestServer(app)) as client:
-            base = f"/apis/{GROUP}/v1beta2"
-            r = await client.get(f"{base}/clusterqueues/cq/pendingworkloads")
-            assert r.status == 503 and (await r.json())["reason"] == "ServiceUnavailable"
-            r = await client.get(f"{base}/clusterqueues/cq/pendingworkloads?limit=-1")
-            assert r.status == 400 and (await r.json())["reason"] == "BadRequest"
-            r = await client.get(f"{base}/clusterqueues/cq/pendingworkloads?offset=x")
-            assert r.status == 400
-            assert (await (await client.get("/apis")).json())["groups"][0]["name"] == GROUP
-            ready = asyncio.Event()
-            controllers.append(SimpleNamespace(ready=ready, engine=None, informers={}))
-            r = await client.get(f"{base}/clusterqueues/cq/pendingworkloads")
-            assert r.status == 503  # not synced yet
-
-    asyncio.run(scenario())

@@ -1,6 +1,5 @@
-"""The controller's webhooks: certificates (without a cluster), then on the tier 2 cluster as a user meets
-them through kubectl: managed Jobs created suspended, bad Kueue objects refused with `pykueue validate`'s
-message, v1beta1 converted both ways, and upstream's failurePolicy while the controller is down.
+"""The controller's webhooks on the tier 2 cluster as a user meets them through kubectl: managed Jobs
+created suspended, bad Kueue objects refused with `pykueue validate`'s message, v1beta1 converted both ways, and upstream's failurePolicy while the controller is down.
 
 The module stops the session's controller, installs the release manifest's webhook configurations and
 runs `pykueue controller --webhook-url https://127.0.0.1:PORT` (the controller runs outside the cluster,
@@ -10,183 +9,27 @@ the CRDs' conversion back on the Service and starts the session's controller aga
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import datetime
 import json
-import socket
-import ssl
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from cryptography import x509
 
-from pykueue.controller.webhooks import admission, certs, names
-from pykueue.controller.webhooks.server import Options, WebhookServer
+from pykueue.controller.webhooks import certs, names
 from pykueue.devcluster.cluster import free_port
-from pykueue.kube.client import ApiError
 from pykueue.manifests import crds, render
-from tests.e2e.conftest import REPO, Kueue, eventually, is_true
+from tests.e2e.conftest import Kueue, eventually, is_true
+from tests.objects import batch_job
+from tests.validate_cli import validate_lines
 
 NAMES = certs.service_names(names.SERVICE, names.NAMESPACE)
 
 
-# --- certificates, without a cluster ------------------------------------------------------------------
-
-
-def test_a_new_bundle_names_the_service_and_loopback() -> None:
-    bundle = certs.renew(None, NAMES)
-    assert certs.renewal_reason(bundle, NAMES) is None
-    cert = x509.load_pem_x509_certificate(bundle.cert)
-    san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    assert "pykueue-webhook-service.pykueue-system.svc" in san.get_values_for_type(x509.DNSName)
-    assert [str(ip) for ip in san.get_values_for_type(x509.IPAddress)] == ["127.0.0.1"]
-    assert certs.Bundle.from_data(bundle.as_data()) == bundle
-
-
-def test_renewal_before_expiry_keeps_the_ca_while_it_has_time_left() -> None:
-    bundle = certs.renew(None, NAMES)
-    in_300_days = datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=300)
-    assert certs.renewal_reason(bundle, NAMES, in_300_days) == "the serving certificate expires soon"
-    renewed = certs.renew(bundle, NAMES, in_300_days)
-    assert renewed.ca_cert == bundle.ca_cert and renewed.cert != bundle.cert  # no new CA bundle needed
-    assert certs.renewal_reason(renewed, NAMES, in_300_days) is None
-    in_10_years = datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=3600)
-    assert certs.renewal_reason(renewed, NAMES, in_10_years) == "the CA expires soon"
-    assert certs.renew(renewed, NAMES, in_10_years).ca_cert != bundle.ca_cert
-    other = certs.renew(None, ("elsewhere.svc",))
-    assert "does not name" in (certs.renewal_reason(other, NAMES) or "")
-    mixed = certs.Bundle(bundle.ca_cert, bundle.ca_key, other.cert, other.key)
-    # every CA is named pykueue-ca: only the signature tells another CA's certificate
-    assert certs.renewal_reason(mixed, ("elsewhere.svc",)) == (
-        "the serving certificate is not signed by the CA (InvalidSignature)")
-
-
-def test_cert_dir_keeps_keys_private(tmp_path: Path) -> None:
-    bundle = certs.renew(None, NAMES)
-    certs.write_dir(tmp_path, bundle)
-    assert certs.read_dir(tmp_path) == bundle
-    assert {(p.name, p.stat().st_mode & 0o777) for p in tmp_path.iterdir()} == {
-        (name, 0o600) for name in certs.FILES}
-
-
-class _NoCluster:
-    """A Kube where nothing is installed: the certificate manager has no bundle to patch."""
-
-    async def get(self, res: Any, name: str, namespace: str | None = None) -> dict[str, Any]:
-        raise ApiError(404, {"reason": "NotFound"}, "GET", res.path(namespace, name))
-
-
-def _served_certificate(port: int, ca: bytes) -> x509.Certificate:
-    context = ssl.create_default_context(cadata=ca.decode())
-    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw, \
-            context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
-        return x509.load_der_x509_certificate(tls.getpeercert(binary_form=True))
-
-
-def test_server_renews_and_reloads_its_certificate_in_place(tmp_path: Path) -> None:
-    """A certificate that must be renewed (here: it names the wrong host) is replaced on the next sync,
-    by the same CA, and the running server presents the new one without a restart."""
-
-    async def scenario() -> tuple[int, int, bytes, bytes]:
-        server = WebhookServer(_NoCluster(), Options(port=0, host="127.0.0.1", cert_dir=tmp_path,  # type: ignore[arg-type]
-                                                     sync_seconds=0.2))
-        await server.start()
-        try:
-            first = certs.read_dir(tmp_path)
-            assert first is not None and first == server.certs.bundle
-            served = await asyncio.to_thread(_served_certificate, server.port, first.ca_cert)
-            wrong = certs.renew(first, ("somewhere-else.svc",))  # same CA, wrong name
-            server.certs.bundle = wrong  # what it holds (it never reads the directory back)
-            await asyncio.sleep(1.0)
-            second = certs.read_dir(tmp_path)
-            assert second == server.certs.bundle
-            assert second is not None and certs.renewal_reason(second, NAMES) is None
-            again = await asyncio.to_thread(_served_certificate, server.port, first.ca_cert)
-            return served.serial_number, again.serial_number, first.ca_cert, second.ca_cert
-        finally:
-            await server.stop()
-
-    before, after, ca_before, ca_after = asyncio.run(scenario())
-    assert before != after
-    assert ca_before == ca_after
-
-
-# --- admission decisions, without a cluster -----------------------------------------------------------
-
-
-def _job(labels: dict[str, str] | None = None, suspend: bool | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}
-    if suspend is not None:
-        spec["suspend"] = suspend
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j", "labels": labels or {}}, "spec": spec}
-
-
-def test_job_default_suspends_exactly_the_managed_jobs() -> None:
-    queued = _job({"kueue.x-k8s.io/queue-name": "q"})
-    patch = admission.mutate_job({"uid": "1", "operation": "CREATE", "object": queued}, False)
-    assert patch["allowed"] and patch["patchType"] == "JSONPatch"
-    assert json.loads(base64.b64decode(patch["patch"])) == [
-        {"op": "add", "path": "/spec/suspend", "value": True}]
-    for job, manage_all in ((_job(), False), (_job({"kueue.x-k8s.io/queue-name": "q"}, suspend=True), False)):
-        assert admission.mutate_job({"uid": "2", "operation": "CREATE", "object": job}, manage_all) == {
-            "uid": "2", "allowed": True}
-    assert "patch" in admission.mutate_job({"uid": "3", "operation": "CREATE", "object": _job()}, True)
-
-
-def test_a_job_without_queue_goes_to_its_namespaces_default_local_queue() -> None:
-    """Upstream's LocalQueueDefaulting: where a LocalQueue named `default` exists, a Job without a
-    queue label gets `default` and is suspended; not in another namespace, not a RayJob's child."""
-    def patch_of(job: dict[str, Any], namespace: str = "team") -> list[dict[str, Any]]:
-        out = admission.mutate_job({"uid": "1", "operation": "CREATE", "namespace": namespace, "object": job}, False,
-                                   lambda ns: ns == "team")
-        return json.loads(base64.b64decode(out["patch"])) if "patch" in out else []
-    assert patch_of(_job()) == [
-        {"op": "add", "path": "/metadata/labels/kueue.x-k8s.io~1queue-name", "value": "default"},
-        {"op": "add", "path": "/spec/suspend", "value": True}]
-    unlabelled = _job()
-    del unlabelled["metadata"]["labels"]
-    assert patch_of(unlabelled)[0] == {"op": "add", "path": "/metadata/labels",
-                                       "value": {"kueue.x-k8s.io/queue-name": "default"}}
-    assert patch_of(_job(), "elsewhere") == []
-    assert patch_of(_job({"kueue.x-k8s.io/queue-name": "mine"}))[0]["path"] == "/spec/suspend"  # its own queue
-    child = _job()
-    child["metadata"]["ownerReferences"] = [{"apiVersion": "ray.io/v1", "kind": "RayJob", "name": "r", "uid": "u",
-                                             "controller": True}]
-    assert patch_of(child) == []
-
-
-def test_refusal_lists_validates_problems_as_upstreams_aggregate(tmp_path: Path) -> None:
-    cq = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "two-problems"},
-          "spec": {"resourceGroups": [
-              {"coveredResources": ["cpu"], "flavors": [{"name": "f", "resources": [{"name": "cpu", "nominalQuota": "-1"}]}]},
-              {"coveredResources": ["memory"], "flavors": [{"name": "f", "resources": [{"name": "memory", "nominalQuota": "1"}]}]},
-          ]}}
-    lines = _validate_lines(tmp_path, cq)
-    assert len(lines) == 2
-    got = admission.validate({"uid": "1", "operation": "CREATE", "object": cq})
-    assert got["allowed"] is False and got["status"]["code"] == 403
-    assert got["status"]["message"] == "[" + ", ".join(lines) + "]"
-    assert admission.aggregate(["a", "a"]) == "a"
-
-
 # --- on the cluster -----------------------------------------------------------------------------------
-
-
-def _validate_lines(tmp_path: Path, manifest: dict[str, Any]) -> list[str]:
-    """What `pykueue validate` prints for the object, each line without its file and object prefix."""
-    path = tmp_path / f"{manifest['metadata']['name']}.yaml"
-    path.write_text(yaml.safe_dump(manifest))
-    result = subprocess.run([sys.executable, "-m", "pykueue.cli", "validate", str(path)], capture_output=True,
-                            text=True, cwd=REPO)
-    assert result.returncode == 2, result
-    prefix = f"{manifest['kind']} {manifest['metadata']['name']}: "
-    return [line.split(prefix, 1)[1] for line in result.stderr.splitlines() if prefix in line]
 
 
 @pytest.fixture(scope="module")
@@ -223,7 +66,7 @@ def _create(kueue: Kueue, manifest: dict[str, Any], *args: str) -> subprocess.Co
 
 
 def _namespace_job(name: str, namespace: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
-    job = _job(labels)
+    job = batch_job(labels)
     job["metadata"] = {"name": name, "namespace": namespace, "labels": labels or {}}
     job["spec"]["template"]["spec"]["restartPolicy"] = "Never"
     return job
@@ -288,7 +131,7 @@ def test_a_job_upstreams_webhook_refuses_is_refused_at_create_and_on_update(webh
 def test_a_job_without_queue_is_queued_in_the_namespaces_default_local_queue(webhooks: Kueue, ns: str) -> None:
     """LocalQueueDefaulting on the cluster: once `default` exists, a Job created without a queue label
     is labelled, suspended, queued there and admitted; dropping the label afterwards is refused."""
-    from tests.e2e.test_controller import PLAIN_FLAVOR, cluster_queue, local_queue
+    from tests.e2e.objects import PLAIN_FLAVOR, cluster_queue, local_queue
 
     webhooks.apply(PLAIN_FLAVOR)
     webhooks.apply(cluster_queue(ns, "2"))
@@ -335,7 +178,7 @@ def test_bad_cluster_queue_is_refused_with_validates_message(webhooks: Kueue, tm
         bad = _cluster_queue(name, [_group("cpu", "default", "-2")])
     else:
         bad = _cluster_queue(name, [_group("cpu", "default", "1"), _group("memory", "default", "1Gi")])
-    (line,) = _validate_lines(tmp_path, bad)
+    (line,) = validate_lines(tmp_path, bad)
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(bad))
     refused = webhooks.cluster.kubectl("apply", "-f", str(path), check=False)
@@ -454,15 +297,3 @@ def test_with_the_controller_down_the_webhooks_fail_closed(webhooks: Kueue, ns: 
     assert webhooks.cluster.kubectl("create", "configmap", "still-fine", "-n", ns, check=False).returncode == 0
 
 
-def test_a_service_name_longer_than_a_common_name_still_gets_a_certificate() -> None:
-    """A common name holds at most 64 characters; the SANs carry the whole DNS name."""
-    from cryptography import x509
-
-    from pykueue.controller.webhooks import certs
-
-    names = certs.service_names("pykueue-webhook-service", "a-rather-long-namespace-name-for-a-release")
-    assert len(names[0]) > 64
-    bundle = certs.renew(None, names)
-    cert = x509.load_pem_x509_certificate(bundle.cert)
-    sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
-    assert names[0] in sans.get_values_for_type(x509.DNSName)

@@ -15,7 +15,7 @@ from pykueue.engine import model as m
 from pykueue.engine.engine import Engine
 from pykueue.engine.model import US
 from pykueue.engine.workload import State
-from tests.engine.test_properties import FLAVORS, World, check_limits, worlds
+from tests.engine.engine_worlds import FLAVORS, World, check_limits, worlds
 
 OPS = ("delete", "recreate", "invalidate", "restart", "finish", "arrive")
 

@@ -25,7 +25,7 @@ from pykueue.engine.preemption import classical
 from pykueue.perf.generator import build_manifests, parse_generator
 from pykueue.sim.result import build_result
 from pykueue.sim.simulator import Simulation
-from tests.engine.test_shared_candidate_merge import GENERATOR, RULES
+from tests.engine.twice import RULED_GENERATOR, RULES
 
 V2 = "kueue.x-k8s.io/v1beta2"
 
@@ -65,7 +65,7 @@ def _both(run: Any) -> tuple[str, str, _OthersFirst]:
 
 @pytest.mark.parametrize(("reclaim", "within"), RULES)
 def test_generated_reclaim_is_the_same_without_others_first(reclaim: str, within: str) -> None:
-    text = GENERATOR.format(reclaim=reclaim, within=within)
+    text = RULED_GENERATOR.format(reclaim=reclaim, within=within)
 
     def run() -> str:
         inputs, problems = load_documents(build_manifests(parse_generator(yaml.safe_load(text))), source="generator")
@@ -82,11 +82,11 @@ def test_generated_reclaim_is_the_same_without_others_first(reclaim: str, within
 
 @st.composite
 def _worlds(draw: st.DrawFn) -> list[dict[str, Any]]:
-    """The generator's shape (``GENERATOR``), varied: the rules, each queue's borrowing and lending limits,
+    """The generator's shape (``RULED_GENERATOR``), varied: the rules, each queue's borrowing and lending limits,
     and maybe the second cohort nested in the first (its queues' victims are then deeper than a
     preemptor of the first cohort reaches in one step: the walk decides)."""
     reclaim, within = draw(st.sampled_from(RULES))
-    manifests = build_manifests(parse_generator(yaml.safe_load(GENERATOR.format(reclaim=reclaim, within=within))))
+    manifests = build_manifests(parse_generator(yaml.safe_load(RULED_GENERATOR.format(reclaim=reclaim, within=within))))
     for doc in manifests:
         if doc["kind"] != "ClusterQueue":
             continue

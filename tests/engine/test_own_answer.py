@@ -9,6 +9,7 @@ from pathlib import Path
 from pykueue.api.loader import load_paths
 from pykueue.engine.engine import Engine
 from pykueue.sim.simulator import Simulation
+from tests.objects import workload_yaml
 
 WORLD = """
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -34,24 +35,8 @@ spec: {clusterQueue: cq}
 
 
 def workload(name: str, cpu: str, queue: str = "lq", arrival: str = "0s") -> str:
-    return f"""---
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: Workload
-metadata:
-  name: {name}
-  namespace: ns
-  annotations: {{pykueue.dev/arrival: {arrival}, pykueue.dev/runtime: 100s}}
-spec:
-  queueName: {queue}
-  podSets:
-  - name: main
-    count: 1
-    template:
-      spec:
-        containers:
-        - name: c
-          resources: {{requests: {{cpu: "{cpu}"}}}}
-"""
+    return workload_yaml(name, cpu=cpu, queue=queue, namespace="ns",
+                         notes=f"pykueue.dev/arrival: {arrival}, pykueue.dev/runtime: 100s")
 
 
 def engine_of(tmp_path: Path, docs: str, until: float) -> Engine:

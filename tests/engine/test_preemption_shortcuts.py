@@ -10,24 +10,13 @@ comparison proves nothing.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
-import yaml
 
-from pykueue.api.durations import parse_duration
-from pykueue.api.loader import load_documents, load_paths
 from pykueue.engine.preemption import common
-from pykueue.perf.generator import build_manifests, parse_generator
-from pykueue.sim.result import build_result
-from pykueue.sim.simulator import Simulation
-
-ROOT = Path(__file__).resolve().parents[2]
-_T = TypeVar("_T")
-SCENARIOS = sorted((ROOT / "tests" / "scenarios").glob("*.yaml"))
+from tests.engine.twice import compare_every_scenario, run_generator
 
 # upstream's large-scale shape (reclaimWithinCohort Any, borrowing, LowerPriority), small: 3 cohorts
 # of 8 queues, 24 workloads per queue.
@@ -88,51 +77,15 @@ class _Counting:
         monkeypatch.setattr(common._Slack, "absorbs", counted_absorbs)
 
 
-def _run_generator() -> str:
-    manifests = build_manifests(parse_generator(yaml.safe_load(GENERATOR)))
-    inputs, problems = load_documents(manifests, source="generator")
-    assert problems == []
-    return json.dumps(build_result(Simulation(inputs, record_usage=True).run()))
-
-
 def test_generated_reclaim_is_the_same_without_the_shortcuts() -> None:
     with pytest.MonkeyPatch.context() as mp:
         fast = _Counting(mp, off=False)
-        with_shortcuts = _run_generator()
+        with_shortcuts = run_generator(GENERATOR)
     with pytest.MonkeyPatch.context() as mp:
         _Counting(mp, off=True)
-        without = _run_generator()
+        without = run_generator(GENERATOR)
     assert fast.skipped_forward > 20 and fast.absorbed > 20, (fast.skipped_forward, fast.absorbed)
     assert with_shortcuts == without
-
-
-def _scenario_result(path: Path, tmp_path: Path) -> str | None:
-    text = path.read_text()
-    meta = yaml.safe_load(text.partition("\n---\n")[0])
-    if meta.get("exitCode", 0) != 0:
-        return None
-    f = tmp_path / path.name
-    f.write_text(text.partition("\n---\n")[2])
-    inputs, problems = load_paths([str(f)])
-    assert problems == []
-    until = parse_duration(str(meta["until"])) if "until" in meta else None
-    return json.dumps(build_result(Simulation(inputs, until=until).run()))
-
-
-def compare_every_scenario(tmp_path: Path, instrument: Callable[[pytest.MonkeyPatch, bool], _T]) -> list[_T]:
-    """Every scenario run with ``instrument(mp, off=False)`` in place and again with ``off=True``: the
-    documents must be identical. Returns the instruments of the first runs (what they counted)."""
-    counted = []
-    for path in SCENARIOS:
-        with pytest.MonkeyPatch.context() as mp:
-            on = instrument(mp, False)
-            first = _scenario_result(path, tmp_path)
-        with pytest.MonkeyPatch.context() as mp:
-            instrument(mp, True)
-            second = _scenario_result(path, tmp_path)
-        assert first == second, path.name
-        counted.append(on)
-    return counted
 
 
 def test_every_scenario_is_the_same_without_the_shortcuts(tmp_path: Path) -> None:

@@ -17,44 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
-from pykueue.api.loader import load_documents
 from pykueue.engine.preemption import Preemptor
 from pykueue.engine.preemption.classical import ClassicalPolicy
-from pykueue.perf.generator import build_manifests, parse_generator
-from pykueue.sim.result import build_result
-from pykueue.sim.simulator import Simulation
-from tests.engine.test_preemption_shortcuts import compare_every_scenario
-
-# Upstream's large-scale shape, small, with each queue rule in turn: heads of one cohort in the same
-# cycle with different priorities, whose judgements of the shared merge differ.
-GENERATOR = """
-cohorts:
-  - className: cohort
-    count: 2
-    queuesSets:
-    - className: cq
-      count: 10
-      nominalQuota: 20
-      borrowingLimit: 100
-      reclaimWithinCohort: {reclaim}
-      withinClusterQueue: {within}
-      workloadsSets:
-      - count: 14
-        creationIntervalMs: 60
-        workloads:
-        - {{className: small, runtimeMs: 150, priority: 50, request: 1}}
-      - count: 5
-        creationIntervalMs: 300
-        workloads:
-        - {{className: medium, runtimeMs: 350, priority: 100, request: 5}}
-      - count: 2
-        creationIntervalMs: 700
-        workloads:
-        - {{className: large, runtimeMs: 700, priority: 200, request: 20}}
-"""
-RULES = [("Any", "LowerPriority"), ("LowerPriority", "LowerOrNewerEqualPriority"), ("Any", "Never")]
+from tests.engine.twice import RULED_GENERATOR, RULES, compare_every_scenario, run_generator
 
 
 class _Sharing:
@@ -85,21 +51,14 @@ class _Sharing:
             monkeypatch.setattr(Preemptor, "nominating_heads", unshared)
 
 
-def _run_generator(reclaim: str, within: str) -> str:
-    text = GENERATOR.format(reclaim=reclaim, within=within)
-    inputs, problems = load_documents(build_manifests(parse_generator(yaml.safe_load(text))), source="generator")
-    assert problems == []
-    return json.dumps(build_result(Simulation(inputs, record_usage=True).run()))
-
-
 @pytest.mark.parametrize(("reclaim", "within"), RULES)
 def test_generated_reclaim_is_the_same_without_the_shared_merge(reclaim: str, within: str) -> None:
     with pytest.MonkeyPatch.context() as mp:
         shared = _Sharing(mp, off=False)
-        with_sharing = _run_generator(reclaim, within)
+        with_sharing = run_generator(RULED_GENERATOR.format(reclaim=reclaim, within=within))
     with pytest.MonkeyPatch.context() as mp:
         unshared = _Sharing(mp, off=True)
-        without = _run_generator(reclaim, within)
+        without = run_generator(RULED_GENERATOR.format(reclaim=reclaim, within=within))
     assert unshared.made == unshared.reused == 0
     assert shared.reused >= 10 and shared.made >= 5, (shared.made, shared.reused)
     assert with_sharing == without

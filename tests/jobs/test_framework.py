@@ -269,7 +269,9 @@ def test_an_evicted_pods_quota_goes_once_it_has_terminated() -> None:
 
 def test_a_pending_gated_pod_is_left_as_it_is() -> None:
     pod = pods.Pod(_pod())
-    assert reconcile(pod, _pending(pod.workload_name(), {"type": "QuotaReserved", "status": "False"}), FLAVORS) == []
+    workload = _pending(pod.workload_name(), {"type": "QuotaReserved", "status": "False"})
+    workload["spec"] = pod.build_workload()["spec"]  # a Pod's Workload is compared with it, as a Job's
+    assert reconcile(pod, workload, FLAVORS) == []
 
 
 def test_a_succeeded_pod_finishes_its_workload_and_loses_its_finalizer() -> None:

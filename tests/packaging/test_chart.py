@@ -302,7 +302,8 @@ def test_helm_template_pod_integration(helm_bin: Path) -> None:
     from pykueue.controller.webhooks import names
 
     for frameworks in (["batch/job"], ["batch/job", "pod"], ["deployment"], ["pod", "deployment", "statefulset"],
-                       ["batch/job", "ray.io/raycluster"], ["ray.io/rayjob", "ray.io/raycluster"]):
+                       ["batch/job", "ray.io/raycluster"], ["ray.io/rayjob", "ray.io/raycluster"],
+                       ["batch/job", "jobset.x-k8s.io/jobset"]):
         out = helm(helm_bin, "template", "kq", str(CHART), "--set-json",
                    "config.integrations=" + json.dumps({"frameworks": frameworks})).stdout
         kinds = by_kind(documents(out))
@@ -342,6 +343,11 @@ def test_helm_template_pod_integration(helm_bin: Path) -> None:
         assert ray_rules == [rule for plural in granted for rule in (
             {"apiGroups": ["ray.io"], "resources": [plural], "verbs": ["get", "list", "patch", "update", "watch"]},
             {"apiGroups": ["ray.io"], "resources": [f"{plural}/finalizers"], "verbs": ["update"]})], frameworks
+        jobset_rules = [r for r in role["rules"] if r["apiGroups"] == ["jobset.x-k8s.io"]]
+        assert jobset_rules == ([
+            {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": ["get", "list", "patch", "update", "watch"]},
+            {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets/finalizers"], "verbs": ["update"]}]
+            if "jobset.x-k8s.io/jobset" in frameworks else []), frameworks
 
 
 @pytest.mark.cluster

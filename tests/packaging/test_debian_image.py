@@ -10,7 +10,7 @@ import tarfile
 import pytest
 
 from pykueue.devcluster import image
-from tests.packaging.test_dockerfile import instructions
+from tests.packaging.dockerfile import instructions
 
 pytestmark = pytest.mark.e2e  # builds the image (root, mmdebstrap) on first use; .ci/run builds it first
 
@@ -37,3 +37,21 @@ def test_the_debian_image_runs_what_the_dockerfile_runs() -> None:
             assert env["PATH"].startswith(value.split(":")[0] + ":")  # /opt/pykueue/bin first
         else:
             assert env[name] == value
+
+
+def test_the_debian_image_carries_the_compiled_engine() -> None:
+    """Its package is the wheel built here, whose hook compiled the engine (this machine has the
+    toolchain: .ci/run installs it): the extension modules are in the virtualenv, beside the sources."""
+    with tarfile.open(image.ensure()) as tar:
+        index = json.load(tar.extractfile("index.json"))
+        manifest = json.load(tar.extractfile(f"blobs/sha256/{index['manifests'][0]['digest'].split(':')[1]}"))
+        names: set[str] = set()
+        for layer in manifest["layers"]:
+            with tarfile.open(fileobj=tar.extractfile(f"blobs/sha256/{layer['digest'].split(':')[1]}")) as fs:
+                names |= {n.lstrip("./") for n in fs.getnames() if "/site-packages/pykueue/" in n}
+    engine = [n for n in names if n.endswith("/pykueue/engine/engine.py")]
+    assert engine, "the package is not in the image"
+    site = engine[0].rsplit("/pykueue/", 1)[0]
+    assert any(n.startswith(f"{site}/pykueue/engine/engine.cpython-311") and n.endswith(".so") for n in names), \
+        sorted(n for n in names if "/pykueue/engine/" in n)[:20]
+    assert f"{site}/pykueue/_compiled.json" in names

@@ -12,21 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.packaging.dockerfile import instructions
+
 REPO = Path(__file__).resolve().parents[2]
-DOCKERFILE = REPO / "Dockerfile"
 CHART_VALUES = REPO / "charts" / "pykueue" / "values.yaml"
-
-
-def instructions() -> list[tuple[str, str]]:
-    """(INSTRUCTION, arguments) with comments dropped and continuation lines joined."""
-    text = re.sub(r"\\\n", " ", DOCKERFILE.read_text())
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            word, _, rest = line.partition(" ")
-            out.append((word.upper(), rest.strip()))
-    return out
 
 
 def build_args() -> dict[str, str]:
@@ -91,16 +80,26 @@ def test_entrypoint_and_command() -> None:
 
 
 def test_build_context_is_only_the_package() -> None:
-    """The build copies pyproject.toml and pykueue/ only, and .dockerignore keeps the rest (virtualenvs,
-    test clusters, caches) out of the context."""
+    """The build copies pyproject.toml, setup.py (the hook that compiles the engine) and pykueue/ only,
+    and .dockerignore keeps the rest (virtualenvs, test clusters, caches) out of the context."""
     copies = [rest.split() for word, rest in instructions() if word == "COPY" and "--from" not in rest]
     sources = {src for args in copies for src in args[:-1]}
-    assert sources == {"pyproject.toml", "pykueue"}, sources
+    assert sources == {"pyproject.toml", "setup.py", "pykueue"}, sources
     ignore = [line.strip() for line in (REPO / ".dockerignore").read_text().splitlines()
               if line.strip() and not line.startswith("#")]
-    assert ignore[0] == "*" and "!pyproject.toml" in ignore and "!pykueue/" in ignore
+    assert ignore[0] == "*" and {"!pyproject.toml", "!setup.py", "!pykueue/"} <= set(ignore)
 
 
 @pytest.mark.parametrize("word", ["ADD", "EXPOSE", "VOLUME", "HEALTHCHECK"])
 def test_no_instructions_the_controller_does_not_need(word: str) -> None:
     assert word not in {w for w, _ in instructions()}
+
+
+def test_the_build_stage_can_compile_the_engine_and_checks_it_did() -> None:
+    """setup.py's hook compiles when a C compiler is there: the build stage installs one (the final stage
+    copies only the virtualenv), and the build fails if the installed package is not the compiled one."""
+    froms = [i for i, (word, _) in enumerate(instructions()) if word == "FROM"]
+    assert len(froms) == 2 and instructions()[froms[0]][1].endswith(" AS build")
+    build_stage = " ".join(rest for word, rest in instructions()[froms[0]:froms[1]] if word == "RUN")
+    assert "apt-get install" in build_stage and "gcc" in build_stage.split()
+    assert '"(compiled engine)"' in build_stage

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pykueue.cli import main
+from tests.objects import workload_yaml
 
 SCENARIOS = Path(__file__).parent.parent / "scenarios"
 
@@ -33,14 +34,7 @@ spec: {clusterQueue: cq}
 
 
 def workload(name: str, cpu: str, count: int, notes: str) -> str:
-    return f"""---
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: Workload
-metadata: {{name: {name}, namespace: default, annotations: {{{notes}}}}}
-spec:
-  queueName: q
-  podSets: [{{name: main, count: {count}, template: {{spec: {{restartPolicy: Never, containers: [{{name: c, image: x, resources: {{requests: {{cpu: "{cpu}"}}}}}}]}}}}}}]
-"""
+    return workload_yaml(name, cpu=cpu, count=count, notes=notes)
 
 
 @pytest.fixture

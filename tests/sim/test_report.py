@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pykueue.api.loader import load_paths
 from pykueue.sim.report import (
-    CLASS_LABEL,
     MAX_POINTS,
     _choose_cohorts,
     _choose_units,
@@ -19,96 +17,12 @@ from pykueue.sim.report import (
     write_report,
 )
 from pykueue.sim.report_plot import resample
-from pykueue.sim.result import build_result
-from pykueue.sim.simulator import US, Run, Simulation
+from pykueue.sim.simulator import US, Run
+from tests.sim.report_worlds import FLAVOR, cluster_queue, local_queue, reclaim_scenario, simulate, workload
 
 pytest.importorskip("plotly")
 
 CPU = ("default-flavor", "cpu")
-
-FLAVOR = """\
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default-flavor}
-"""
-
-FAIR = """\
-apiVersion: config.kueue.x-k8s.io/v1beta1
-kind: Configuration
-fairSharing: {enable: true}
-"""
-
-
-def _cq(name: str, cohort: str, cpu: int = 4, reclaim: bool = False) -> str:
-    preemption = "  preemption: {reclaimWithinCohort: Any}\n" if reclaim else ""
-    return f"""\
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {{name: {name}}}
-spec:
-  cohortName: {cohort}
-{preemption}  namespaceSelector: {{}}
-  resourceGroups:
-  - coveredResources: ["cpu", "memory"]
-    flavors:
-    - name: default-flavor
-      resources: [{{name: cpu, nominalQuota: {cpu}}}, {{name: memory, nominalQuota: 8Gi}}]
-"""
-
-
-def _lq(ns: str, cq: str) -> str:
-    return f"""\
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {{name: q, namespace: {ns}}}
-spec: {{clusterQueue: {cq}}}
-"""
-
-
-def _wl(ns: str, name: str, arrival: str, runtime: str, cpu: int, label: str | None = None) -> str:
-    labels = f", labels: {{{CLASS_LABEL}: {label}}}" if label else ""
-    return f"""\
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: Workload
-metadata:
-  {{name: {name}, namespace: {ns}{labels},
-   annotations: {{pykueue.dev/arrival: "{arrival}", pykueue.dev/runtime: "{runtime}"}}}}
-spec:
-  queueName: q
-  priority: 0
-  podSets:
-  - name: main
-    count: 1
-    template:
-      spec:
-        restartPolicy: Never
-        containers: [{{name: c, image: x, resources: {{requests: {{cpu: "{cpu}", memory: 1Gi}}}}}}]
-"""
-
-
-def _reclaim_scenario(fair: bool = False) -> list[str]:
-    """team-b borrows 2 cpu of team-a's idle quota; at 5s a-1 reclaims them, preempting b-5 and b-4.
-
-    At 10s a-1 finishes: c-1 (waiting since 6s) and the two requeued b workloads are admitted, and
-    team-b borrows 2 again while team-a uses 1 of its 4.
-    """
-    docs = [FLAVOR]
-    if fair:
-        docs.append(FAIR)
-    docs += [_cq("team-a", "research", reclaim=True), _cq("team-b", "research"),
-             _lq("team-a", "team-a"), _lq("team-b", "team-b")]
-    docs += [_wl("team-b", f"b-{i}", "0s", "20s", 1, label="batch") for i in range(6)]
-    docs += [_wl("team-a", "a-1", "5s", "5s", 4), _wl("team-a", "c-1", "6s", "10s", 1)]
-    return docs
-
-
-def _simulate(tmp_path: Path, docs: list[str]) -> tuple[Run, dict]:
-    path = tmp_path / "scenario.yaml"
-    path.write_text("---\n".join(docs))
-    inputs, problems = load_paths([str(path)])
-    assert not problems, [str(p) for p in problems]
-    run = Simulation(inputs, record_usage=True).run()
-    return run, build_result(run)
 
 
 def _figure_html(page: str, div_id: str) -> str:
@@ -120,7 +34,7 @@ def _figure_html(page: str, div_id: str) -> str:
 
 @pytest.fixture(scope="module")
 def reclaim(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, dict]:
-    return _simulate(tmp_path_factory.mktemp("reclaim"), _reclaim_scenario())
+    return simulate(tmp_path_factory.mktemp("reclaim"), reclaim_scenario())
 
 
 def test_the_scenario_preempts_as_the_report_expects(reclaim: tuple[Run, dict]) -> None:
@@ -171,10 +85,10 @@ def test_report_is_one_self_contained_page(reclaim: tuple[Run, dict], tmp_path: 
 
 
 def test_report_bytes_are_deterministic(tmp_path: Path) -> None:
-    run, result = _simulate(tmp_path, _reclaim_scenario())
+    run, result = simulate(tmp_path, reclaim_scenario())
     write_report(run, result, str(tmp_path / "one.html"))
     write_report(run, result, str(tmp_path / "two.html"))
-    again, again_result = _simulate(tmp_path, _reclaim_scenario())  # a second simulation of the same file
+    again, again_result = simulate(tmp_path, reclaim_scenario())  # a second simulation of the same file
     write_report(again, again_result, str(tmp_path / "three.html"))
     one = (tmp_path / "one.html").read_bytes()
     assert one == (tmp_path / "two.html").read_bytes()
@@ -233,7 +147,7 @@ def test_time_to_admission_classes(reclaim: tuple[Run, dict]) -> None:
 
 
 def test_fair_sharing_adds_the_share_chart(tmp_path: Path) -> None:
-    run, result = _simulate(tmp_path, _reclaim_scenario(fair=True))
+    run, result = simulate(tmp_path, reclaim_scenario(fair=True))
     assert run.engine.config.fair_sharing.enable
     out = tmp_path / "fair.html"
     write_report(run, result, str(out))
@@ -247,9 +161,9 @@ def test_many_queues_are_drawn_per_cohort(tmp_path: Path) -> None:
     docs = [FLAVOR]
     for i in range(40):
         cohort = f"co-{i % 2}"
-        docs += [_cq(f"cq-{i:02d}", cohort, cpu=2), _lq(f"ns-{i:02d}", f"cq-{i:02d}")]
-        docs += [_wl(f"ns-{i:02d}", f"w-{j}", f"{j}s", "3s", 1) for j in range(3)]
-    run, result = _simulate(tmp_path, docs)
+        docs += [cluster_queue(f"cq-{i:02d}", cohort, cpu=2), local_queue(f"ns-{i:02d}", f"cq-{i:02d}")]
+        docs += [workload(f"ns-{i:02d}", f"w-{j}", f"{j}s", "3s", 1) for j in range(3)]
+    run, result = simulate(tmp_path, docs)
     out = tmp_path / "many.html"
     write_report(run, result, str(out))
     page = out.read_text(encoding="utf-8")
@@ -279,10 +193,10 @@ def test_resample_is_a_time_weighted_mean() -> None:
 
 def test_long_runs_are_resampled_and_stay_small(tmp_path: Path) -> None:
     """A queue whose usage changes at every one of many instants is drawn with at most MAX_POINTS points."""
-    docs = [FLAVOR, _cq("solo", "alone", cpu=1), _lq("solo", "solo")]
+    docs = [FLAVOR, cluster_queue("solo", "alone", cpu=1), local_queue("solo", "solo")]
     n = MAX_POINTS + 300
-    docs += [_wl("solo", f"w-{i}", f"{i}s", "500ms", 1) for i in range(n)]
-    run, result = _simulate(tmp_path, docs)
+    docs += [workload("solo", f"w-{i}", f"{i}s", "500ms", 1) for i in range(n)]
+    run, result = simulate(tmp_path, docs)
     assert len(run.samples) > MAX_POINTS
     out = tmp_path / "long.html"
     write_report(run, result, str(out))
@@ -295,7 +209,7 @@ def test_long_runs_are_resampled_and_stay_small(tmp_path: Path) -> None:
 
 def test_nominal_quota_follows_timed_changes_and_cohort_trees(tmp_path: Path) -> None:
     """A ClusterQueue replaced at 10s steps its nominal line; a parent cohort sums its children's trees."""
-    grown = _cq("team-a", "research", cpu=6).replace(
+    grown = cluster_queue("team-a", "research", cpu=6).replace(
         "metadata: {name: team-a}", 'metadata: {name: team-a, annotations: {pykueue.dev/at: "10s"}}'
     )
     parent = """\
@@ -310,9 +224,9 @@ spec:
     - name: default-flavor
       resources: [{name: cpu, nominalQuota: 2}, {name: memory, nominalQuota: 0}]
 """
-    docs = [FLAVOR, parent, _cq("team-a", "research"), grown, _cq("team-c", "org"), _lq("team-a", "team-a"),
-            _wl("team-a", "a-1", "0s", "20s", 1)]
-    run, result = _simulate(tmp_path, docs)
+    docs = [FLAVOR, parent, cluster_queue("team-a", "research"), grown, cluster_queue("team-c", "org"), local_queue("team-a", "team-a"),
+            workload("team-a", "a-1", "0s", "20s", 1)]
+    run, result = simulate(tmp_path, docs)
     sweep = _sweep(run)
     nominal = sweep.index(CPU, "nominal")
     a = sweep.units["team-a"].points

@@ -20,7 +20,7 @@ from pykueue.sim.report import queue_classes_from_manifests, write_report
 from pykueue.sim.report_timeline import build_timelines, choose, pending_reason_points
 from pykueue.sim.result import build_result
 from pykueue.sim.simulator import US, Run, Simulation
-from tests.sim.test_report import FLAVOR, _cq, _lq, _reclaim_scenario, _simulate, _wl
+from tests.sim.report_worlds import FLAVOR, cluster_queue, local_queue, reclaim_scenario, simulate, workload
 
 pytest.importorskip("plotly")
 
@@ -53,7 +53,7 @@ def _page(run: Run, result: dict[str, Any], tmp_path: Path, **kwargs: Any) -> st
 @pytest.fixture(scope="module")
 def reclaim(tmp_path_factory: pytest.TempPathFactory) -> tuple[Run, dict, str, dict[str, Figure]]:
     tmp = tmp_path_factory.mktemp("reclaim")
-    run, result = _simulate(tmp, _reclaim_scenario())
+    run, result = simulate(tmp, reclaim_scenario())
     page = _page(run, result, tmp)
     return run, result, page, _figures(page)
 
@@ -172,7 +172,7 @@ def test_the_generator_report_has_one_panel_per_queue_class(generated: tuple, tm
 
 
 def test_every_input_file_is_listed(tmp_path: Path) -> None:
-    docs = _reclaim_scenario()
+    docs = reclaim_scenario()
     folder = tmp_path / "setup"
     folder.mkdir()
     (folder / "a.yaml").write_text("---\n".join(docs[:3]))
@@ -217,8 +217,8 @@ spec:
 
 
 def test_usage_is_drawn_per_flavor_never_summed(tmp_path: Path) -> None:
-    docs = [TWO_FLAVORS, _lq("team", "mixed"), _wl("team", "w-2", "0s", "10s", 2), _wl("team", "w-3", "1s", "10s", 3)]
-    run, result = _simulate(tmp_path, docs)
+    docs = [TWO_FLAVORS, local_queue("team", "mixed"), workload("team", "w-2", "0s", "10s", 2), workload("team", "w-3", "1s", "10s", 3)]
+    run, result = simulate(tmp_path, docs)
     admitted = {w["name"]: w["admission"]["podSetAssignments"][0]["flavors"]["cpu"] for w in result["workloads"]}
     assert admitted == {"w-2": "on-demand", "w-3": "spot"}
     data, layout = _figures(_page(run, result, tmp_path))["fig-usage"]
@@ -340,8 +340,8 @@ def _value_at(labels: list[str], points: list, label: str, seconds: float) -> fl
 
 
 def test_pending_reasons_are_derived_from_the_log(tmp_path: Path) -> None:
-    docs = _reclaim_scenario() + [_wl("team-a", "huge", "2s", "1s", 100)]  # never fits: pending to the end
-    run, result = _simulate(tmp_path, docs)
+    docs = reclaim_scenario() + [workload("team-a", "huge", "2s", "1s", 100)]  # never fits: pending to the end
+    run, result = simulate(tmp_path, docs)
     (huge,) = [w for w in result["workloads"] if w["name"] == "huge"]
     assert huge["state"] == "Pending" and huge["reason"]
     timelines = build_timelines(run, result, 30.0)
@@ -385,8 +385,8 @@ def test_recorded_reasons_are_used_when_the_run_has_them(reclaim: tuple, tmp_pat
 
 
 def test_workloads_left_without_quota_are_listed_with_reason_and_message(tmp_path: Path) -> None:
-    docs = [FLAVOR, _cq("solo", "alone", cpu=2), _lq("solo", "solo"), _wl("solo", "too-big", "0s", "1s", 3)]
-    run, result = _simulate(tmp_path, docs)
+    docs = [FLAVOR, cluster_queue("solo", "alone", cpu=2), local_queue("solo", "solo"), workload("solo", "too-big", "0s", "1s", 3)]
+    run, result = simulate(tmp_path, docs)
     (w,) = result["workloads"]
     assert w["state"] == "Pending"
     w.setdefault("message", "couldn't assign flavors to pod set main: insufficient quota for cpu")

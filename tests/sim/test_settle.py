@@ -12,35 +12,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.sim.settle_objects import queue, workload
+
 ROOT = Path(__file__).resolve().parents[2]
 GUARD = 30  # seconds; every case here takes well under one
 
-QUEUE = """\
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: default}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: AdmissionCheck
-metadata: {name: prov}
-spec: {controllerName: example.com/prov}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  CHECKS
-  resourceGroups:
-  - coveredResources: ["cpu"]
-    flavors:
-    - {name: default, resources: [{name: cpu, nominalQuota: 4}]}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: q, namespace: default}
-spec: {clusterQueue: cq}
-"""
 
 DEFAULT_PODS_READY = """\
 apiVersion: config.kueue.x-k8s.io/v1beta1
@@ -48,24 +24,6 @@ kind: Configuration
 waitForPodsReady: {enable: true}
 ---
 """
-
-
-def workload(name: str, annotations: str) -> str:
-    return f"""---
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: Workload
-metadata:
-  name: {name}
-  namespace: default
-  annotations: {{{annotations}}}
-spec:
-  queueName: q
-  podSets: [{{name: main, count: 1, template: {{spec: {{restartPolicy: Never, containers: [{{name: c, image: x, resources: {{requests: {{cpu: "1"}}}}}}]}}}}}}]
-"""
-
-
-def queue(checks: bool = False) -> str:
-    return QUEUE.replace("CHECKS", "admissionChecksStrategy: {admissionChecks: [{name: prov}]}" if checks else "")
 
 
 def simulate(tmp: Path, text: str, *args: str) -> tuple[int, dict[str, Any] | None, str]:

@@ -18,7 +18,7 @@ from pykueue.cli import main
 from pykueue.sim.result import build_result
 from pykueue.sim.simulator import Simulation
 from pykueue.sim.table import Column, Row, nominal_quotas, print_table, render, shorten, wrap
-from tests.sim.test_settle import queue, workload
+from tests.sim.settle_objects import queue, workload
 
 LONG_A = "a" * 30 + "-training-run-with-a-long-name-00001"[:30]  # 60 characters
 LONG_B = "b" * 30 + "-evaluation-run-with-long-name-2"[:30]

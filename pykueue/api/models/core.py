@@ -61,3 +61,7 @@ class RayCluster(_Integrated):
 
 class RayJob(_Integrated):
     """A ray.io/v1 RayJob (the ray.io/rayjob integration)."""
+
+
+class JobSet(_Integrated):
+    """A jobset.x-k8s.io/v1alpha2 JobSet (the jobset.x-k8s.io/jobset integration)."""

@@ -28,7 +28,17 @@ from pykueue.api.loader import load_documents, read_workload
 from pykueue.controller.translate import clean
 from pykueue.controller.webhooks import names
 from pykueue.controller.webhooks.default_queues import DEFAULT_QUEUE
-from pykueue.jobs import batch, job_update, managed, pod_update, pods, ray_live, ray_update, serving_update
+from pykueue.jobs import (
+    batch,
+    job_update,
+    jobset,
+    managed,
+    pod_update,
+    pods,
+    ray_live,
+    ray_update,
+    serving_update,
+)
 from pykueue.jobs.framework import enabled
 
 KEEP_STATUS = ("Workload",)  # the kinds whose status carries what validation checks (the admission)
@@ -133,6 +143,9 @@ def validator_for_jobs(kind: str, frameworks: tuple[str, ...],
         return lambda req: _refusals(
             req, lambda obj: ray_update.validate_create(obj, manage_without_queue_name),
             lambda old, new: ray_update.validate_update(old, new, manage_without_queue_name, default_queue_exists))
+    if kind == jobset.KIND and jobset.FRAMEWORK in on:
+        return lambda req: _refusals(req, jobset.validate_create,
+                                     lambda old, new: jobset.validate_update(old, new, default_queue_exists))
     return lambda req: response(req, True)
 
 
@@ -267,4 +280,7 @@ def mutator(kind: str, frameworks: tuple[str, ...], manage_without_queue_name: b
             obj, lambda o: pods.statefulset_defaults(o, manage, scope), default_queue_exists, on))
     if kind in ray_live.KINDS.values() and {f for f, k in ray_live.KINDS.items() if k == kind} & set(frameworks):
         return lambda req: mutate_ray(req, manage, default_queue_exists, scope, on)
+    if kind == jobset.KIND and jobset.FRAMEWORK in frameworks:
+        # upstream's JobSet Default is the Job's: LocalQueueDefaulting, then suspend one Kueue manages
+        return lambda req: mutate_job(req, manage, default_queue_exists, scope, on)
     return allow

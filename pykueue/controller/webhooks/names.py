@@ -74,6 +74,8 @@ MUTATING: tuple[Hook, ...] = (
          ("CREATE",), "RayCluster", ("ray.io/raycluster",)),
     Hook("mrayjob.kb.io", _path("mutate", "ray.io", "v1", "RayJob"), "ray.io", "v1", ("rayjobs",),
          ("CREATE",), "RayJob", ("ray.io/rayjob",)),
+    Hook("mjobset.kb.io", _path("mutate", "jobset.x-k8s.io", "v1alpha2", "JobSet"), "jobset.x-k8s.io", "v1alpha2",
+         ("jobsets",), ("CREATE",), "JobSet", ("jobset.x-k8s.io/jobset",)),
 )
 
 
@@ -123,6 +125,8 @@ VALIDATING_JOBS: tuple[Hook, ...] = (
          ("CREATE", "UPDATE"), "RayCluster", ("ray.io/raycluster",)),
     Hook("vrayjob.kb.io", _path("validate", "ray.io", "v1", "RayJob"), "ray.io", "v1", ("rayjobs",),
          ("CREATE", "UPDATE"), "RayJob", ("ray.io/rayjob",)),
+    Hook("vjobset.kb.io", _path("validate", "jobset.x-k8s.io", "v1alpha2", "JobSet"), "jobset.x-k8s.io", "v1alpha2",
+         ("jobsets",), ("CREATE", "UPDATE"), "JobSet", ("jobset.x-k8s.io/jobset",)),
 )
 
 

@@ -1,0 +1,110 @@
+"""JobSet on the job framework: the GenericJob the controller reconciles for it.
+
+The Workload it becomes is ``pykueue.jobs.jobset``'s (shared with the simulator); this adds the live
+state upstream's integration reads and the writes that suspend, start and stop it:
+
+- suspended: ``spec.suspend``; JobSet's controller creates the child Jobs suspended and resumes them
+  (copying each replicated job's template into them) when the JobSet is resumed;
+- start (``RunWithPodSetsInfo``): suspend false, each pod set's admission info (the flavors' node
+  labels and tolerations, the queue labels) merged into its replicated job's pod template;
+- stop (``RestorePodSetsInfo``): suspend true and each template as the Workload recorded it;
+- finished: the ``Completed`` or ``Failed`` condition is true (succeeded for ``Completed``);
+- active: some replicated job reports active Jobs;
+- pods ready: every replica's Job is ready or succeeded (the replicated jobs' statuses);
+- reclaimable pods: per replicated job, its succeeded Jobs times the pods each ran.
+
+The child Jobs are the JobSet's (their controller owner is it): ``pykueue.jobs.managed`` never queues
+them by themselves while this integration is on.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pykueue.jobs import batch, jobset
+from pykueue.jobs.framework import Action, Note, Patch, Replace, SuspendFlag
+from pykueue.jobs.ray_live import _merged  # podset.Merge / RestorePodSpec on one pod template
+
+
+def is_managed(obj: Mapping[str, Any], manage_without_queue_name: bool) -> bool:
+    """Kueue queues it: it names a LocalQueue, or every object is queued."""
+    return batch.is_managed(obj) or manage_without_queue_name
+
+
+def with_pod_sets_info(obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]], *, restore: bool) -> dict[str, Any]:
+    """``RunWithPodSetsInfo`` (``restore=False``) or ``RestorePodSetsInfo`` plus ``Suspend``
+    (``restore=True``), as a new object; one info per replicated job, else ``PodSetInfoError``."""
+    new = copy.deepcopy(dict(obj))
+    jobs = new["spec"].get("replicatedJobs") or []
+    if len(infos) != len(jobs):
+        raise batch.PodSetInfoError(f"invalid podset infos: expecting {len(jobs)} podsets, got {len(infos)}")
+    new["spec"]["suspend"] = restore
+    for replicated, info in zip(jobs, infos, strict=True):
+        spec = replicated.setdefault("template", {}).setdefault("spec", {})
+        spec["template"] = _merged(copy.deepcopy(spec.get("template") or {}), info, restore)
+    return new
+
+
+class JobSetObject(SuspendFlag):
+    """A managed JobSet."""
+
+    kind = jobset.KIND
+
+    def workload_name(self) -> str:
+        return batch.workload_name_for_owner(jobset.KIND, jobset.GROUP, self.meta["name"], self.meta.get("uid") or None)
+
+    def _statuses(self) -> list[Mapping[str, Any]]:
+        return list((self.obj.get("status") or {}).get("replicatedJobsStatus") or [])
+
+    def finished(self) -> tuple[bool, bool, str]:
+        for cond in (self.obj.get("status") or {}).get("conditions") or []:
+            if cond.get("status") == "True" and cond.get("type") in ("Completed", "Failed"):
+                return True, cond["type"] == "Completed", cond.get("message") or ""
+        return False, False, ""
+
+    def is_active(self) -> bool:
+        return any((s.get("active") or 0) > 0 for s in self._statuses())
+
+    def pods_ready(self) -> bool:
+        wanted = sum(jobset.replicas(j) for j in jobset.replicated_jobs(self.obj))
+        ready = sum((s.get("ready") or 0) + (s.get("succeeded") or 0) for s in self._statuses())
+        return wanted == ready
+
+    def reclaimable_pods(self) -> dict[str, int]:
+        statuses = {s.get("name"): s for s in self._statuses()}
+        out = {}
+        for replicated in jobset.replicated_jobs(self.obj):
+            succeeded = (statuses.get(replicated.get("name")) or {}).get("succeeded") or 0
+            if 0 < succeeded <= jobset.replicas(replicated):
+                out[replicated["name"]] = succeeded * jobset.pods_per_replica(replicated)
+        return out
+
+    def build_workload(self) -> dict[str, Any] | None:
+        return jobset.workload_from_jobset(self.obj)
+
+    def suspend(self) -> list[Action]:
+        # no webhook suspended it: stop it before JobSet's controller makes its Jobs
+        return [Patch(jobset.KIND, self.namespace, self.meta["name"], {"spec": {"suspend": True}}),
+                Note("suspended until its workload is admitted", {"object": self.describe()})]
+
+    def run(self, infos: Sequence[Mapping[str, Any]], workload: Mapping[str, Any]) -> list[Action]:
+        started = with_pod_sets_info(self.obj, infos, restore=False)
+        return [Replace(jobset.KIND, self.namespace, self.meta["name"], obj=started),
+                Note("started", {"object": self.describe()})]
+
+    def stop(self, workload: Mapping[str, Any], evicted: bool) -> list[Action]:
+        if self.is_suspended():
+            return []
+        pod_sets = (workload.get("spec") or {}).get("podSets") or []
+        infos = [batch.pod_set_info_from_pod_set(p) for p in pod_sets]
+        return [Replace(jobset.KIND, self.namespace, self.meta["name"],
+                        change=lambda fresh: with_pod_sets_info(fresh, infos, restore=True)),
+                Note("suspended: its workload is not admitted", {"object": self.describe()})]
+
+    def finalize(self) -> list[Action]:
+        return []  # Kueue puts no finalizer on JobSets
+
+    def cleanup(self) -> list[Action]:
+        return []

@@ -1,0 +1,107 @@
+"""The leader elector alone, against an in-memory Lease with the API server's optimistic concurrency:
+what kubectl cannot stage, such as an API server that stops answering a leader mid-term."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import pytest
+
+from pykueue.controller.leader import LEASE_NAME as LEASE
+from pykueue.controller.leader import LeaderElectionLost, LeaderElector, run_as_leader
+from pykueue.kube.client import ApiError
+
+
+class FakeLeases:
+    """get/create/replace of Leases with the API server's optimistic concurrency; `down` makes every
+    request hang, as an unreachable API server does."""
+
+    def __init__(self) -> None:
+        self.objects: dict[str, dict[str, Any]] = {}
+        self.version = 0
+        self.down = False
+
+    async def _maybe_hang(self) -> None:
+        while self.down:
+            await asyncio.sleep(0.05)
+
+    def _stored(self, obj: dict[str, Any]) -> dict[str, Any]:
+        self.version += 1
+        stored = json.loads(json.dumps(obj))
+        stored["metadata"]["resourceVersion"] = str(self.version)
+        self.objects[obj["metadata"]["name"]] = stored
+        return json.loads(json.dumps(stored))
+
+    async def get(self, res: Any, name: str, namespace: str | None = None) -> dict[str, Any]:
+        await self._maybe_hang()
+        if name not in self.objects:
+            raise ApiError(404, {"reason": "NotFound"}, "GET", name)
+        return json.loads(json.dumps(self.objects[name]))
+
+    async def create(self, res: Any, obj: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
+        await self._maybe_hang()
+        if obj["metadata"]["name"] in self.objects:
+            raise ApiError(409, {"reason": "AlreadyExists"}, "POST", obj["metadata"]["name"])
+        return self._stored(obj)
+
+    async def replace(self, res: Any, obj: dict[str, Any]) -> dict[str, Any]:
+        await self._maybe_hang()
+        current = self.objects[obj["metadata"]["name"]]
+        if obj["metadata"].get("resourceVersion") != current["metadata"]["resourceVersion"]:
+            raise ApiError(409, {"reason": "Conflict"}, "PUT", obj["metadata"]["name"])
+        return self._stored(obj)
+
+
+def test_elector_rules_without_a_cluster() -> None:
+    """One winner among two candidates; the loser takes over only after the lease duration of silence;
+    a leader whose renewals hang stops within the renew deadline; a released Lease is taken at once."""
+    async def scenario() -> None:
+        api = FakeLeases()
+        timing = {"lease_duration": 1.5, "renew_deadline": 1.0, "retry_period": 0.2}
+        a = LeaderElector(api, "ns", identity="a", **timing)  # type: ignore[arg-type]
+        b = LeaderElector(api, "ns", identity="b", **timing)  # type: ignore[arg-type]
+        assert await a.try_acquire_or_renew()
+        assert not await b.try_acquire_or_renew()  # held, and just seen changing
+        stale = dict(api.objects[LEASE])
+        assert await a.try_acquire_or_renew()  # a renews: b's copy is now stale
+        b.lease = stale
+        with pytest.raises(Exception, match="409"):
+            await api.replace(None, stale)  # an update from an old read is refused
+
+        # a leads and renews; its API goes away: it stops within the renew deadline, before b may take over.
+        work_stopped = asyncio.Event()
+
+        async def work() -> None:
+            try:
+                await asyncio.Event().wait()
+            finally:
+                work_stopped.set()
+
+        a2 = LeaderElector(api, "ns", identity="a", **timing)  # type: ignore[arg-type]
+        leading = asyncio.create_task(run_as_leader(a2, work))
+        await asyncio.sleep(0.5)
+        assert a2.leading and not work_stopped.is_set()
+        standby = asyncio.create_task(b.acquire())
+        await asyncio.sleep(0.5)
+        assert not standby.done()
+        api.down = True
+        cut = time.monotonic()
+        with pytest.raises(LeaderElectionLost):
+            await leading
+        assert work_stopped.is_set() and time.monotonic() - cut <= timing["renew_deadline"] + 0.1
+        api.down = False
+        await asyncio.wait_for(standby, 5)
+        assert time.monotonic() - cut >= timing["renew_deadline"]  # not before a2 had stopped
+        assert api.objects[LEASE]["spec"]["holderIdentity"] == "b"
+        assert api.objects[LEASE]["spec"]["leaseTransitions"] == 1
+
+        # b releases; a third candidate takes the Lease at its first try.
+        await b.release()
+        assert api.objects[LEASE]["spec"]["holderIdentity"] == ""
+        c = LeaderElector(api, "ns", identity="c", **timing)  # type: ignore[arg-type]
+        assert await c.try_acquire_or_renew()
+
+    asyncio.run(scenario())
