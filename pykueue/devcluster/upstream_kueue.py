@@ -53,7 +53,8 @@ def configuration(work: Path, health_port: int, webhook_port: int) -> dict:
     """A Configuration for a run against a bare control plane: no leader election, no metrics, internal
     certificate management off (it would write a Secret and patch webhook configurations the control
     plane does not have), only the batch/job integration (the others wait for CRDs that are absent),
-    and the webhook server on a loopback port with ``webhook_certificate``'s pair."""
+    the webhook server on a loopback port with ``webhook_certificate``'s pair, and the visibility
+    server off (as ``pykueue controller``'s is in the bench, ``--visibility-port=0``)."""
     return {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
         "namespace": "kueue-system",
@@ -64,6 +65,7 @@ def configuration(work: Path, health_port: int, webhook_port: int) -> dict:
         "internalCertManagement": {"enable": False},
         "clientConnection": {"qps": 50, "burst": 100},  # upstream's default and its perf runner's
         "integrations": {"frameworks": ["batch/job"]},
+        "featureGates": {"VisibilityOnDemand": False},
     }
 
 
@@ -80,16 +82,14 @@ def manager_command(kubeconfig: Path, work: Path) -> tuple[list[str], int]:
 
     The webhook server runs (the manager requires it) but no webhook configuration points the API
     server at it: the bench's objects are complete and valid as created, and ``pykueue controller`` is
-    run the same way (``--webhook-port=0``), so both controllers see the same requests. The visibility
-    server's port is a free loopback one."""
+    run the same way (``--webhook-port=0``), so both controllers see the same requests."""
     work.mkdir(parents=True, exist_ok=True)
     webhook_certificate(work / "webhook-certs")
     health = free_port()
     config = work / "upstream-kueue.yaml"
     config.write_text(yaml.safe_dump(configuration(work, health, free_port()), sort_keys=False))
     binary = ensure() / "bin" / BINARY
-    return [str(binary), f"--kubeconfig={kubeconfig}", f"--config={config}",
-            f"--visibility-server-port={free_port()}"], health
+    return [str(binary), f"--kubeconfig={kubeconfig}", f"--config={config}"], health
 
 
 def main() -> int:
