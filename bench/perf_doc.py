@@ -165,10 +165,10 @@ def live_block(runs: dict[str, dict[str, Any]], machine: Machine, scale: float) 
 def replace_block(text: str, name: str, block: str) -> str:
     """``text`` with what stands between ``<!-- perf_doc:NAME -->`` and ``<!-- /perf_doc:NAME -->``
     replaced by ``block``; a document without the markers is an error, not a silent append."""
-    pattern = re.compile(rf"(<!-- perf_doc:{name} -->\n).*?(\n<!-- /perf_doc:{name} -->)", re.DOTALL)
+    pattern = re.compile(rf"(<!-- perf_doc:{name} -->\n)(?:.*?\n)?(<!-- /perf_doc:{name} -->)", re.DOTALL)
     if not pattern.search(text):
         raise SystemExit(f"{DOC.relative_to(ROOT)}: no <!-- perf_doc:{name} --> ... <!-- /perf_doc:{name} --> block")
-    return pattern.sub(lambda m: m.group(1) + block + m.group(2), text, count=1)
+    return pattern.sub(lambda m: m.group(1) + block + "\n" + m.group(2), text, count=1)
 
 
 def _bench_json(command: list[str], codes: tuple[int, ...] = (0,)) -> Any:
@@ -178,7 +178,10 @@ def _bench_json(command: list[str], codes: tuple[int, ...] = (0,)) -> Any:
     if done.returncode not in codes:
         raise SystemExit(f"python {' '.join(command)} exited {done.returncode}")
     out = done.stdout
-    return json.loads(out[out.index("\n[") + 1:] if "\n[" in out else out.strip().splitlines()[-1])
+    try:
+        return json.loads(out[out.index("\n[") + 1:] if "\n[" in out else out.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise SystemExit(f"python {' '.join(command)} printed no figures (exit {done.returncode})") from None
 
 
 def measure_simulate(repeat: int, keep: Path | None) -> str:
@@ -190,7 +193,8 @@ def measure_simulate(repeat: int, keep: Path | None) -> str:
 
 def measure_live(scale: float) -> str:
     load = os.getloadavg()[0]
-    runs = {c: _bench_json(live_command(c, scale), codes=(0, 1)) for c in CONTROLLERS}  # 1: range spec failed
+    # upstream's first: a build or start-up that fails then costs no pykueue run; 1 is a failed range spec
+    runs = {c: _bench_json(live_command(c, scale), codes=(0, 1)) for c in reversed(CONTROLLERS)}
     return live_block(runs, machine_facts(load), scale)
 
 

@@ -10,19 +10,23 @@ to the binary. The proxy serves the release the wrapper pins (v0.17.0), not v0.1
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
 import yaml
 
 from pykueue.devcluster import pki
-from pykueue.devcluster.binaries import report
+from pykueue.devcluster.binaries import BuildError, report
 from pykueue.devcluster.cluster import free_port
 from pykueue.devcluster.go_wrapped import Wrapped
 
 BUILD = Wrapped("kueue", "sigs.k8s.io/kueue", "sigs.k8s.io/kueue/cmd/kueue", "kueue", "upstream Kueue's manager",
                 ("config", "components", "crd", "bases"))
 BINARY = BUILD.binary
+# with internal certificate management off, the manager reads its metrics server's pair from this fixed
+# path (cmd/kueue/main.go) and exits when it is absent, even with metrics off
+METRICS_CERTS = Path("/etc/kueue/metrics/certs")
 
 
 def version() -> str:
@@ -77,6 +81,20 @@ def webhook_certificate(directory: Path) -> pki.Pair:
     return pki.make_leaf(directory, "tls", ca_cert, ca_key, "kueue-webhook", server_names=("127.0.0.1", "localhost"))
 
 
+def metrics_certificate(pair: pki.Pair, directory: Path = METRICS_CERTS) -> None:
+    """A pair where the manager looks for its metrics server's (metrics stay off: nothing serves it);
+    one already there is left as it is."""
+    if (directory / "tls.crt").is_file() and (directory / "tls.key").is_file():
+        return
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(pair.cert, directory / "tls.crt")
+        shutil.copyfile(pair.key, directory / "tls.key")
+    except OSError as exc:
+        raise BuildError(f"upstream Kueue's manager reads a metrics certificate from {directory}, which "
+                         f"cannot be written here: {exc.strerror}") from None
+
+
 def manager_command(kubeconfig: Path, work: Path) -> tuple[list[str], int]:
     """The command line that runs upstream's manager against ``kubeconfig``, and its health port.
 
@@ -84,7 +102,8 @@ def manager_command(kubeconfig: Path, work: Path) -> tuple[list[str], int]:
     server at it: the bench's objects are complete and valid as created, and ``pykueue controller`` is
     run the same way (``--webhook-port=0``), so both controllers see the same requests."""
     work.mkdir(parents=True, exist_ok=True)
-    webhook_certificate(work / "webhook-certs")
+    pair = webhook_certificate(work / "webhook-certs")
+    metrics_certificate(pair)
     health = free_port()
     config = work / "upstream-kueue.yaml"
     config.write_text(yaml.safe_dump(configuration(work, health, free_port()), sort_keys=False))

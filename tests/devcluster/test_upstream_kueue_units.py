@@ -42,6 +42,8 @@ def test_the_configuration_runs_without_certificate_management_or_leader_electio
 def test_the_manager_command_points_at_its_config_and_certificate(tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(upstream_kueue, "ensure", lambda: tmp_path / "built")
+    monkeypatch.setattr(upstream_kueue, "METRICS_CERTS", tmp_path / "metrics")
+    monkeypatch.setattr(upstream_kueue.metrics_certificate, "__defaults__", (tmp_path / "metrics",))
     cmd, health = upstream_kueue.manager_command(tmp_path / "kubeconfig", tmp_path / "work")
     assert cmd == [str(tmp_path / "built" / "bin" / "kueue"), f"--kubeconfig={tmp_path / 'kubeconfig'}",
                        f"--config={tmp_path / 'work' / 'upstream-kueue.yaml'}"]
@@ -50,3 +52,4 @@ def test_the_manager_command_points_at_its_config_and_certificate(tmp_path: Path
     certs = tmp_path / "work" / "webhook-certs"
     assert written["webhook"]["certDir"] == str(certs)
     assert (certs / "tls.crt").is_file() and (certs / "tls.key").is_file()  # controller-runtime's names
+    assert (tmp_path / "metrics" / "tls.crt").read_bytes() == (certs / "tls.crt").read_bytes()
