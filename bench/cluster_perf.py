@@ -2,7 +2,9 @@
 
 Starts a tier 1 control plane (etcd + kube-apiserver; no kwok: Workloads are created directly, as
 upstream's ``test/performance/scheduler`` runner does), installs Kueue's CRDs, starts ``pykueue
-controller`` as a separate process with its listeners off, creates the generator's setup objects
+controller`` as a separate process with its listeners off (or, with ``--controller upstream``,
+upstream Kueue's Go manager and its own CRDs, built from the release ``hack/k8s/kueue`` pins: see
+``pykueue/devcluster/upstream_kueue.py``), creates the generator's setup objects
 (ResourceFlavor, ClusterQueues, Namespaces, LocalQueues) and then every generated Workload at its
 arrival time in real time. Like upstream's runner, each Workload is marked Finished (a ``Finished``
 condition on its status) ``runtimeMs`` after it is admitted; the count restarts on re-admission.
@@ -18,7 +20,7 @@ in-process so both print side by side. Then the range spec is checked.
     python bench/cluster_perf.py --generator pykueue/examples/perf/baseline/generator.yaml \
         --rangespec pykueue/examples/perf/baseline/rangespec.yaml [--scale 0.05] [--report out.html]
 
-The last line of stdout is one JSON object: wallSeconds, controllerCpuSeconds, controllerPeakMB,
+The last line of stdout is one JSON object: controller (which one, with upstream's release), scale, wallSeconds, controllerCpuSeconds, controllerPeakMB,
 apiserverCpuSeconds, etcdCpuSeconds, driverCpuSeconds, stealSeconds (CPU time the hypervisor took for
 others during the run), calibrationMs (a fixed loop's time before and after: the host's speed),
 rangespec ("pass"/"fail"), live and simulated summaries. Exit status 0 when the range spec passes, 1 when it fails.
@@ -410,6 +412,64 @@ async def play(kubeconfig: str, manifests: list[dict[str, Any]], timeout: float)
         await kube.close()
 
 
+# -------------------------------------------------------------------------------------- controllers
+
+
+def controller_label(which: str) -> str:
+    """What the output calls the controller under test, upstream's with the release actually built."""
+    if which == "upstream":
+        from pykueue.devcluster import upstream_kueue
+
+        return f"upstream Kueue {upstream_kueue.version()} (Go)"
+    return "pykueue controller"
+
+
+def crd_paths(which: str) -> list[Path]:
+    """The CRDs the controller under test ships: pykueue's, or those of upstream's built release."""
+    if which == "upstream":
+        from pykueue.devcluster import upstream_kueue
+
+        return upstream_kueue.crd_files(upstream_kueue.ensure())
+    return [CRDS]
+
+
+def start_controller(which: str, cluster: DevCluster, work: Path, config: str | None) -> subprocess.Popen:
+    """The controller under test as its own process, once it says it is ready (pykueue: its log line;
+    upstream: its readiness probe), its output in ``work/controller.log``."""
+    log = work / "controller.log"
+    health = None
+    if which == "upstream":
+        from pykueue.devcluster import upstream_kueue
+
+        cmd, health = upstream_kueue.manager_command(cluster.kubeconfig, work / "upstream")
+    else:
+        cmd = [sys.executable, "-m", "pykueue.cli", "controller", "--kubeconfig", str(cluster.kubeconfig),
+               "--metrics-bind-address=0", "--health-probe-bind-address=0", "--webhook-port=0",
+               "--visibility-port=0"]
+        if config:
+            cmd += ["--config", config]
+    with open(log, "ab") as out:
+        controller = subprocess.Popen(cmd, stdout=out, stderr=out, cwd=ROOT, preexec_fn=die_with_parent)
+    deadline = time.monotonic() + 120
+    while not (ready(health) if health else b"controller ready" in log.read_bytes()):
+        if controller.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"controller did not start:\n{log.read_text()[-3000:]}")
+        time.sleep(0.2)
+    return controller
+
+
+def ready(port: int) -> bool:
+    """Whether a controller-runtime manager's readiness probe on ``port`` answers 200."""
+    import urllib.request
+
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through $http_proxy
+    try:
+        with direct.open(f"http://127.0.0.1:{port}/readyz", timeout=2) as answer:
+            return answer.status == 200
+    except OSError:
+        return False
+
+
 # ------------------------------------------------------------------------------------------ output
 
 
@@ -485,12 +545,19 @@ def main() -> int:
     ap.add_argument("--config", help="a Kueue Configuration for the controller")
     ap.add_argument("--keep", action="store_true", help="leave the work directory (logs) in place")
     ap.add_argument("--profile", metavar="F.txt", help="py-spy the controller during the run; collapsed stacks to F.txt")
+    ap.add_argument("--controller", choices=("pykueue", "upstream"), default="pykueue",
+                    help="the controller under test: pykueue controller, or upstream Kueue's Go manager built "
+                         "from the Go module hack/k8s/kueue pins (python -m pykueue.devcluster.upstream_kueue)")
     args = ap.parse_args()
+    if args.controller == "upstream" and (args.config or args.profile):
+        ap.error("--config and --profile are pykueue controller's: not with --controller upstream")
+    label = controller_label(args.controller)
 
     cfg = scaled(load_generator(args.generator), args.scale)
     spec = load_rangespec(args.rangespec)
     manifests = build_manifests(cfg)
     n_wl = sum(1 for m in manifests if m["kind"] == "Workload")
+    print(f"controller: {label}", flush=True)
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
           f"{cfg.cluster_queue_count} cluster queues, {n_wl} workloads (scale {args.scale})", flush=True)
 
@@ -500,23 +567,12 @@ def main() -> int:
     try:
         started = time.monotonic()
         cluster.start()
-        cluster.kubectl("apply", "--server-side", "-f", str(CRDS))
+        for crds in crd_paths(args.controller):
+            cluster.kubectl("apply", "--server-side", "-f", str(crds))
         cluster.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
         print(f"control plane and CRDs ready in {time.monotonic() - started:.1f} s at {work}", flush=True)
-        log = work / "controller.log"
-        cmd = [sys.executable, "-m", "pykueue.cli", "controller", "--kubeconfig", str(cluster.kubeconfig),
-               "--metrics-bind-address=0", "--health-probe-bind-address=0", "--webhook-port=0",
-               "--visibility-port=0"]
-        if args.config:
-            cmd += ["--config", args.config]
-        with open(log, "ab") as out:
-            controller = subprocess.Popen(cmd, stdout=out, stderr=out, cwd=ROOT, preexec_fn=die_with_parent)
-        deadline = time.monotonic() + 60
-        while b"controller ready" not in log.read_bytes():
-            if controller.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"controller did not start:\n{log.read_text()[-3000:]}")
-            time.sleep(0.1)
-        print(f"controller pid {controller.pid} ready; playing {n_wl} workloads", flush=True)
+        controller = start_controller(args.controller, cluster, work, args.config)
+        print(f"{label} pid {controller.pid} ready; playing {n_wl} workloads", flush=True)
         api_pid = next(p.pid for p in cluster.processes if p.name == "kube-apiserver")
         etcd_pid = next(p.pid for p in cluster.processes if p.name == "etcd")
         base = {"api": proc_cpu(api_pid), "etcd": proc_cpu(etcd_pid), "ctl": proc_cpu(controller.pid)}
@@ -555,7 +611,7 @@ def main() -> int:
                 controller.wait(timeout=20)
         cluster.stop()
     live = summarize(rec.cluster_queue_observations(observations_from_result(result, manifests)))
-    figures = {"wallSeconds": round(live["wallMs"] / 1000, 2), **figures}
+    figures = {"controller": label, "scale": args.scale, "wallSeconds": round(live["wallMs"] / 1000, 2), **figures}
     sim, sim_cpu = simulate(manifests, args.generator)
     failures = check(live, spec)
     figures["rangespec"] = "pass" if not failures else "fail"

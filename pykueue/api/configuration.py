@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pykueue.api import convert, validation
+from pykueue.api import convert, names, validation
 from pykueue.api.durations import parse_duration
 from pykueue.api.models.config import ConfigurationV1beta1, ConfigurationV1beta2, RequeuingStrategy
 from pykueue.api.models.pod import LabelSelector
@@ -42,6 +42,11 @@ def _duration(value: object, path: str, errors: Errors) -> float | None:
         errors.append((path, f"Invalid value: {value!r}: must be greater than or equal to 0"))
         return None
     return seconds
+
+
+def _duration_or(value: object, path: str, errors: Errors, default: float) -> float:
+    seconds = _duration(value, path, errors)
+    return default if seconds is None else seconds
 
 
 def _requeuing(strategy: RequeuingStrategy | None, path: str, errors: Errors) -> model.RequeuingStrategy:
@@ -147,6 +152,40 @@ def _which_jobs(cfg: ConfigurationV1beta1 | ConfigurationV1beta2, errors: Errors
     return {"managed_jobs_namespace_selector": selector, "label_keys_to_copy": tuple(keys or ())}
 
 
+def _multi_kueue(raw: object, errors: Errors) -> model.MultiKueue:
+    """``multiKueue``: upstream's defaults, its checks (no negative interval, the origin a label value)."""
+    default = model.MultiKueue()
+    if raw is None:
+        return default
+    if not isinstance(raw, dict):
+        errors.append(("multiKueue", f"Invalid value: {json.dumps(raw)}: must be an object"))
+        return default
+    fields = {"gcInterval", "origin", "workerLostTimeout", "dispatcherName", "externalFrameworks"}
+    for key in raw:
+        if key not in fields:
+            errors.append((f"multiKueue.{key}", "unknown field"))
+    gc = default.gc_interval_seconds
+    lost = default.worker_lost_timeout_seconds
+    if raw.get("gcInterval") is not None:
+        gc = _duration_or(raw["gcInterval"], "multiKueue.gcInterval", errors, gc)
+    if raw.get("workerLostTimeout") is not None:
+        lost = _duration_or(raw["workerLostTimeout"], "multiKueue.workerLostTimeout", errors, lost)
+    origin = raw.get("origin", default.origin)
+    if not isinstance(origin, str):
+        errors.append(("multiKueue.origin", f"Invalid value: {json.dumps(origin)}: must be a string"))
+        origin = default.origin
+    else:
+        problems = names.label_value(origin)
+        if problems:
+            errors.append(("multiKueue.origin", f'Invalid value: "{origin}": {",".join(problems)}'))
+    dispatcher = raw.get("dispatcherName", default.dispatcher_name)
+    if not isinstance(dispatcher, str) or not dispatcher:
+        errors.append(("multiKueue.dispatcherName", f"Invalid value: {json.dumps(dispatcher)}: must be a name"))
+        dispatcher = default.dispatcher_name
+    return model.MultiKueue(gc_interval_seconds=gc, origin=origin, worker_lost_timeout_seconds=lost,
+                            dispatcher_name=dispatcher)
+
+
 def _config(wait: model.WaitForPodsReady, strategies: list[str] | None, fair_on: bool, manage: object,
             errors: Errors, integrations: object, metrics: model.Metrics) -> model.Config:
     fair = model.FairSharing()
@@ -168,7 +207,8 @@ def config_v1beta2(cfg: ConfigurationV1beta2) -> tuple[model.Config, Errors]:
     config = _config(wait, fs.preemption_strategies if fs else None, fs is not None,
                      cfg.manage_jobs_without_queue_name, errors, cfg.integrations,
                      _metrics(cfg.metrics, cfg.feature_gates, errors))
-    return dataclasses.replace(config, **_which_jobs(cfg, errors)), errors
+    return dataclasses.replace(config, **_which_jobs(cfg, errors),
+                               multi_kueue=_multi_kueue(cfg.multi_kueue, errors)), errors
 
 
 def config_v1beta1(cfg: ConfigurationV1beta1) -> tuple[model.Config, Errors]:
@@ -181,4 +221,5 @@ def config_v1beta1(cfg: ConfigurationV1beta1) -> tuple[model.Config, Errors]:
     config = _config(wait, fs.preemption_strategies if fs else None, fs is not None and bool(fs.enable),
                      cfg.manage_jobs_without_queue_name, errors, cfg.integrations,
                      _metrics(cfg.metrics, cfg.feature_gates, errors))
-    return dataclasses.replace(config, **_which_jobs(cfg, errors)), errors
+    return dataclasses.replace(config, **_which_jobs(cfg, errors),
+                               multi_kueue=_multi_kueue(cfg.multi_kueue, errors)), errors

@@ -362,7 +362,7 @@ class _Loader:
             errors.append(
                 ("spec", "Either AdmissionChecks or AdmissionCheckStrategy can be set, but not both")
             )
-        if isinstance(obj, v1.ClusterQueue | v1.Workload | v1.AdmissionCheck):
+        if isinstance(obj, v1.ClusterQueue | v1.Workload | v1.AdmissionCheck | v1.MultiKueueCluster):
             obj = obj.to_v1beta2()
         doc.obj = obj
         if doc.kind != "Configuration":
@@ -440,6 +440,8 @@ class _Loader:
             "LocalQueue": validation.local_queue,
             "ResourceFlavor": validation.resource_flavor,
             "AdmissionCheck": validation.admission_check,
+            "MultiKueueConfig": validation.multikueue_config,
+            "MultiKueueCluster": validation.multikueue_cluster,
             "PriorityClass": validation.priority_class,
             "Workload": validation.workload,
         }

@@ -462,6 +462,49 @@ def admission_check(obj: v2.AdmissionCheck) -> Errors:
     return []
 
 
+MAX_MULTIKUEUE_CLUSTERS = 20
+MAX_MULTIKUEUE_NAME = 256  # a cluster name in a MultiKueueConfig, a kubeconfig location, a profile name
+
+
+def _bounded_name(value: str, path: str) -> Errors:
+    if not value:
+        return [(path, "Required value")]
+    if len(value) > MAX_MULTIKUEUE_NAME:
+        return [(path, f"Too long: may not be more than {MAX_MULTIKUEUE_NAME} bytes")]
+    return []
+
+
+def multikueue_config(obj: v2.MultiKueueConfig) -> Errors:
+    """Upstream's markers on ``spec.clusters``: 1 to 20 names, each at most 256 bytes, no repeats."""
+    clusters = obj.spec.clusters or []
+    path = "spec.clusters"
+    if not clusters:
+        return [(path, "Required value")]
+    errors: Errors = []
+    if len(clusters) > MAX_MULTIKUEUE_CLUSTERS:
+        errors.append((path, _too_many(len(clusters), MAX_MULTIKUEUE_CLUSTERS)))
+    seen: set[str] = set()
+    for i, name in enumerate(clusters):
+        if len(name) > MAX_MULTIKUEUE_NAME:
+            errors.append((f"{path}[{i}]", f"Too long: may not be more than {MAX_MULTIKUEUE_NAME} bytes"))
+        if name in seen:
+            errors.append((f"{path}[{i}]", f'Duplicate value: "{name}"'))
+        seen.add(name)
+    return errors
+
+
+def multikueue_cluster(obj: v2.MultiKueueCluster) -> Errors:
+    """Exactly one cluster source (a kubeconfig or a ClusterProfile), its names bounded as upstream's."""
+    source = obj.spec.cluster_source
+    path = "spec.clusterSource"
+    if (source.kube_config is None) == (source.cluster_profile_ref is None):
+        return [(path, "Invalid value: exactly one of the fields in [kubeConfig clusterProfileRef] must be set")]
+    if source.kube_config is not None:
+        return _bounded_name(source.kube_config.location, f"{path}.kubeConfig.location")
+    assert source.cluster_profile_ref is not None
+    return _bounded_name(source.cluster_profile_ref.name, f"{path}.clusterProfileRef.name")
+
+
 def priority_class(obj: PriorityClass) -> Errors:
     name = obj.metadata.name or ""
     errors: Errors = []

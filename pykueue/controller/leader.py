@@ -277,7 +277,7 @@ async def run_replica(kube: Kube, config: Any, *, metrics_address: str = ":8443"
     ]
 
     async def work() -> None:
-        controller = Controller(kube, config, metrics=metrics)
+        controller = Controller(kube, config, metrics=metrics, namespace=default_namespace())
         controllers.append(controller)
         await controller.run()
 

@@ -32,6 +32,7 @@ from pykueue.controller.events import Recorder
 from pykueue.controller.jobs import RESOURCES as JOB_RESOURCES
 from pykueue.controller.jobs import JobKeys, JobReconciler, JobSetKeys, ObjectKeys, PodKeys, RayKeys, Rules
 from pykueue.controller.metrics import INADMISSIBLE, SUCCESS, Metrics
+from pykueue.controller.multikueue import MultiKueue
 from pykueue.controller.queue_objects import KINDS as QUEUE_KINDS
 from pykueue.controller.queue_objects import QueueObjects
 from pykueue.controller.queue_status import QueueStatusWriter
@@ -61,8 +62,10 @@ T = TypeVar("T")
 
 
 class Controller:
-    def __init__(self, kube: Kube, config: model.Config, *, clock=time.time, metrics: Metrics | None = None) -> None:
+    def __init__(self, kube: Kube, config: model.Config, *, clock=time.time, metrics: Metrics | None = None,
+                 namespace: str | None = None) -> None:
         self.kube = kube
+        self.namespace = namespace  # the controller's (its MultiKueue kubeconfig Secrets'); None: pykueue-system
         # A live job stops some time after its eviction: the engine holds its quota until the job side
         # sees it stopped (job_stopped), so what runs never exceeds the quota.
         self.engine = Engine(config, jobs_stop_at_once=False)
@@ -89,6 +92,7 @@ class Controller:
         self.rebuilds = 0  # the engine started afresh from the caches after a failure inside it
         self.ready = asyncio.Event()
         self.job_sync: JobReconciler | None = None
+        self.multikueue: MultiKueue | None = None  # started once the Workloads and Jobs are cached
         self.pod_sync: JobReconciler | None = None
         self.recorder = Recorder(kube)
         self.records = WorkloadRecords()  # each Workload object's memory, one record per UID
@@ -143,7 +147,7 @@ class Controller:
                 inf = self._informer(res, self.on_priority_class)
                 tasks.append(supervise.start(f"informer-{res.plural}", inf.run))
             await asyncio.gather(*(i.synced.wait() for i in self.informers.values()))
-            workloads = self._informer(r.WORKLOAD, self.workload_sync.handle)
+            workloads = self._informer(r.WORKLOAD, self.on_workload)
             tasks.append(supervise.start("informer-workloads", workloads.run))
             await workloads.synced.wait()
             flavors = self.informers["resourceflavors"].store
@@ -168,6 +172,9 @@ class Controller:
                     tasks += self._start_statefulsets(pods.store, workloads.store, flavors)
             for kind in self.crd_keys:
                 tasks += self._start_crd_kind(kind, workloads.store, flavors)
+            self.multikueue = MultiKueue(self.kube, self.informers, self.engine.config.multi_kueue, self.recorder,
+                                         self.clock, self.namespace)
+            tasks += self.multikueue.start(self._informer)
             tasks += [
                 supervise.start("scheduler", self.schedule_loop),
                 supervise.start("status-writer", self.status_writer.run),
@@ -253,6 +260,11 @@ class Controller:
                 return None  # its kind's cache is not filled yet
         integrations: list[Any] = [self.job_keys, self.pod_keys, *self.crd_keys.values()]
         return any(keys.load(k) is not None for keys in integrations for k in keys.keys_for_workload(obj))
+
+    def on_workload(self, kind: str, old: dict | None, new: dict | None) -> None:
+        self.workload_sync.handle(kind, old, new)
+        if self.multikueue is not None:
+            self.multikueue.on_workload(new or old)  # type: ignore[arg-type]
 
     def on_job(self, kind: str, old: dict | None, new: dict | None) -> None:
         obj = new or old

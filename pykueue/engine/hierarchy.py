@@ -71,9 +71,11 @@ def rebuild(cohorts: dict[str, CohortState], cqs: dict[str, ClusterQueueState],
         node.children.sort(key=lambda n: (n.is_cohort, n.name))
     for cq in cqs.values():
         cq.node.usage = {}
-        for info in cq.admitted.values():
-            for fr, v in info.usage.items():
-                cq.node.usage[fr] = cq.node.usage.get(fr, 0) + v
+        # what holds quota: the admitted, and the evicted or deleted whose jobs are still stopping
+        for holders in (cq.admitted, cq.stopping):
+            for info in holders.values():
+                for fr, v in info.usage.items():
+                    cq.node.usage[fr] = cq.node.usage.get(fr, 0) + v
     roots = {cq.node.root() for cq in cqs.values()} | {c.node.root() for c in cohorts.values()}
     for root in sorted(roots, key=lambda n: n.name):
         recompute_subtree(root)

@@ -348,6 +348,21 @@ class Metrics:
     local_queues: bool = True
 
 
+MULTIKUEUE_ALL_AT_ONCE = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
+MULTIKUEUE_INCREMENTAL = "kueue.x-k8s.io/multikueue-dispatcher-incremental"
+
+
+@dataclass(slots=True, frozen=True)
+class MultiKueue:
+    """The Configuration's ``multiKueue`` block, with upstream's defaults (the controller reads it)."""
+
+    gc_interval_seconds: float = 60.0  # 0 turns the garbage collection of orphaned remote objects off
+    origin: str = "multikueue"  # the value of the origin label on every object this manager creates remotely
+    worker_lost_timeout_seconds: float = 900.0  # how long a workload waits for a lost worker that admitted it
+    # the built-in dispatchers by these names; any other name leaves nominating to an external controller
+    dispatcher_name: str = MULTIKUEUE_ALL_AT_ONCE
+
+
 # Upstream's default managedJobsNamespaceSelector: every namespace but kube-system and the controller's
 # own (the Configuration's ``namespace``, kueue-system unless set).
 DEFAULT_MANAGED_JOBS_NAMESPACES = LabelSelector(match_expressions=(
@@ -370,3 +385,4 @@ class Config:
     managed_jobs_namespace_selector: LabelSelector | None = DEFAULT_MANAGED_JOBS_NAMESPACES
     # integrations.labelKeysToCopy: the job's labels a Workload made for it carries
     label_keys_to_copy: tuple[str, ...] = ()
+    multi_kueue: MultiKueue = MultiKueue()

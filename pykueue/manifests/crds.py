@@ -44,6 +44,8 @@ from pykueue.api.validation import (
     MAX_FLAVOR_RESOURCES,
     MAX_FLAVOR_TOLERATIONS,
     MAX_FLAVORS,
+    MAX_MULTIKUEUE_CLUSTERS,
+    MAX_MULTIKUEUE_NAME,
     MAX_NODE_LABELS,
     MAX_NODE_TAINTS,
     MAX_POD_SETS,
@@ -303,6 +305,8 @@ LOCAL_QUEUE_STATUS = obj(
 COHORT_STATUS = obj({"conditions": conditions(), "fairSharing": _fair_sharing_status()})
 
 ADMISSION_CHECK_STATUS = obj({"conditions": conditions(max_items=None)})
+MULTIKUEUE_CLUSTER_STATUS = obj({"conditions": conditions()})
+MULTIKUEUE_CLUSTER_STATUS_V1BETA1 = obj({"conditions": conditions(max_items=None)})
 
 _POD_SET_NAME = {**reference(63, DNS_LABEL)}
 
@@ -406,6 +410,14 @@ CONSTRAINTS: dict[str, dict[str, dict[str, Any]]] = {
     },
     "WorkloadPriorityClass": {"description": {"maxLength": 2048}},
     "AdmissionCheck": {"spec.controllerName": {"minLength": 1}},
+    "MultiKueueConfig": {
+        "spec.clusters": {"minItems": 1, "maxItems": MAX_MULTIKUEUE_CLUSTERS, "x-kubernetes-list-type": "set"},
+        "spec.clusters[]": string(maxLength=MAX_MULTIKUEUE_NAME),
+    },
+    "MultiKueueCluster": {
+        "spec.clusterSource.kubeConfig.location": string(minLength=1, maxLength=MAX_MULTIKUEUE_NAME),
+        "spec.clusterSource.clusterProfileRef.name": string(minLength=1, maxLength=MAX_MULTIKUEUE_NAME),
+    },
     "Workload": {
         "spec.podSets": {
             "minItems": 1, "maxItems": MAX_POD_SETS, "x-kubernetes-list-type": "map",
@@ -448,6 +460,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     },
     "Cohort": {"spec.fairSharing.weight": 1},
     "LocalQueue": {"spec.stopPolicy": "None", "spec.fairSharing.weight": 1},
+    "MultiKueueCluster": {"spec.clusterSource.kubeConfig.locationType": "Secret"},
     "Workload": {"spec.active": True},
 }
 
@@ -589,6 +602,9 @@ VALIDATIONS: dict[str, dict[str, list[dict[str, str]]]] = {
         "spec.tolerations": _TOLERATION_RULES,
     },
     "AdmissionCheck": {"spec.controllerName": _IMMUTABLE},
+    "MultiKueueCluster": {"spec.clusterSource": [
+        rule("[has(self.kubeConfig),has(self.clusterProfileRef)].filter(x,x==true).size() == 1",
+             "exactly one of the fields in [kubeConfig clusterProfileRef] must be set")]},
     "Workload": {
         "": [*_WORKLOAD_RULES[:1], *_PRIORITY_CLASS_REF_RULES, *_WORKLOAD_RULES[1:], *_UPDATE_RULES],
         "spec": [rule("!has(self.priorityClassRef) || has(self.priority)",
@@ -617,6 +633,10 @@ VALIDATIONS: dict[str, dict[str, list[dict[str, str]]]] = {
 V1BETA1_PATHS: dict[str, dict[str, str | None]] = {
     "ClusterQueue": {"spec.cohortName": "spec.cohort"},
     "Workload": {"spec.priorityClassRef.name": None, "spec.priorityClassRef": None},
+    "MultiKueueCluster": {"spec.clusterSource.kubeConfig.location": "spec.kubeConfig.location",
+                          "spec.clusterSource.kubeConfig.locationType": "spec.kubeConfig.locationType",
+                          "spec.clusterSource.clusterProfileRef.name": "spec.clusterProfileRef.name",
+                          "spec.clusterSource": None},
 }
 V1BETA1_CONSTRAINTS: dict[str, dict[str, dict[str, Any]]] = {
     "ClusterQueue": {"spec.admissionChecks": {"maxItems": MAX_ADMISSION_CHECKS, "x-kubernetes-list-type": "set"},
@@ -626,6 +646,7 @@ V1BETA1_CONSTRAINTS: dict[str, dict[str, dict[str, Any]]] = {
 _V1BETA1_SOURCE = ("has(self.spec.priorityClassSource) ? self.spec.priorityClassSource : ''",
                    "has(oldSelf.spec.priorityClassSource) ? oldSelf.spec.priorityClassSource : ''")
 V1BETA1_VALIDATIONS: dict[str, dict[str, list[dict[str, str]]]] = {
+    "MultiKueueCluster": {},  # v1beta1 has one kubeconfig and no choice of source
     "ClusterQueue": {
         **VALIDATIONS["ClusterQueue"],
         "spec": [rule("!has(self.cohort) && has(self.resourceGroups) ? self.resourceGroups.all(rg, rg.flavors.all("
@@ -739,6 +760,23 @@ KINDS: tuple[Kind, ...] = (
         "AdmissionCheck", "admissionchecks", v2.AdmissionCheck, status=ADMISSION_CHECK_STATUS,
         model_v1beta1=v1.AdmissionCheck,
         description="A check a controller must pass before a workload with reserved quota is admitted.",
+    ),
+    Kind(
+        "MultiKueueConfig", "multikueueconfigs", v2.MultiKueueConfig,
+        description="The worker clusters a MultiKueue admission check dispatches workloads to.",
+    ),
+    Kind(
+        "MultiKueueCluster", "multikueueclusters", v2.MultiKueueCluster,
+        columns=(
+            _column("Connected", ".status.conditions[?(@.type=='Active')].status", "string",
+                    "MultiKueueCluster is connected"),
+            _column("Age", ".metadata.creationTimestamp", "date", "Time this workload was created"),
+        ),
+        status=MULTIKUEUE_CLUSTER_STATUS,
+        status_v1beta1=MULTIKUEUE_CLUSTER_STATUS_V1BETA1,
+        model_v1beta1=v1.MultiKueueCluster,
+        conversion=True,
+        description="A worker cluster of MultiKueue: where its kubeconfig is, and whether it is connected.",
     ),
     Kind(
         "LocalQueue", "localqueues", v2.LocalQueue, namespaced=True, short_names=("queue", "queues", "lq"),

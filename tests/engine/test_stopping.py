@@ -178,17 +178,20 @@ def test_pods_ready_backoff_runs_from_the_eviction() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["add", "stop", "delete", "deactivate", "activate", "finish"]),
+@given(st.lists(st.tuples(st.sampled_from(["add", "stop", "delete", "deactivate", "activate", "finish", "restructure"]),
                           st.integers(0, 5), st.integers(0, 3), st.integers(1, 2)), max_size=40))
 def test_usage_never_exceeds_quota_while_jobs_stop_late(steps: list[tuple[str, int, int, int]]) -> None:
-    """Random arrivals, late stops, deletions, deactivations and finishes: the ClusterQueue's usage is
-    the sum of what its holders (reserving, admitted or stopping) charge, never above 3 cpu."""
+    """Random arrivals, late stops, deletions, deactivations, finishes and changes of the queue structure
+    (a flavor applied: every queue's usage recomputed): the ClusterQueue's usage is the sum of what its
+    holders (reserving, admitted or stopping) charge, never above 3 cpu."""
     e = engine(3)
     now = 0
     for op, i, prio, cpu in steps:
         now += US
         key = f"ns/w{i}"
-        if op == "add" and not e.has_workload(key):
+        if op == "restructure":
+            e.apply_resource_flavor(m.ResourceFlavor(f"g{i}"))
+        elif op == "add" and not e.has_workload(key):
             e.add_workload(wl(f"w{i}", cpu=cpu, priority=prio, created=now / US), now)
         elif e.has_workload(key):
             if op == "stop":
@@ -204,3 +207,24 @@ def test_usage_never_exceeds_quota_while_jobs_stop_late(steps: list[tuple[str, i
         e.schedule(now)
         holders = [s for s in e.workload_statuses() if s.state in (State.QUOTA_RESERVED, State.ADMITTED, State.STOPPING)]
         assert used(e) == sum(s.usage.get(CPU, 0) for s in holders) <= 3000
+
+
+def test_a_stopping_workload_stays_counted_when_the_queue_structure_changes() -> None:
+    """Any change of the queues (another ClusterQueue deleted, a flavor or check applied) rebuilds the
+    forest and recomputes every queue's usage: a workload whose job is still stopping holds its 2 cpu
+    through it, so the preemptor still waits (before the fix, the rebuild counted only the admitted
+    and a 2-cpu preemptor was admitted beside the running victim)."""
+    e = engine()
+    e.apply_cluster_queue(m.ClusterQueue(name="other", namespace_selector=m.LabelSelector()))
+    e.add_workload(wl("low"))
+    e.schedule(0)
+    e.add_workload(wl("high", priority=10, created=1.0))
+    e.schedule(1 * US)
+    assert e.state_of("ns/low") is State.STOPPING and used(e) == 2000
+    e.delete_cluster_queue("other")  # e.g. a neighbour's queue removed while low's pods still run
+    e.apply_resource_flavor(m.ResourceFlavor("g"))
+    assert used(e) == 2000
+    assert e.schedule(2 * US) == []  # high still waits: nothing is admitted beside the running victim
+    assert e.state_of("ns/high") is State.PENDING
+    assert e.job_stopped("ns/low", 3 * US) and used(e) == 0
+    assert (ev.ADMITTED, "ns/high") in [(x.type, x.workload) for x in e.schedule(3 * US)]

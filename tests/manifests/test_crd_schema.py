@@ -92,7 +92,7 @@ def test_command_reports_an_unwritable_directory(tmp_path: Path, capsys: pytest.
 def test_names_scopes_and_versions() -> None:
     docs = {d["spec"]["names"]["kind"]: d for d in crds.crds()}
     assert set(docs) == {"ResourceFlavor", "ClusterQueue", "Cohort", "WorkloadPriorityClass", "AdmissionCheck",
-                         "LocalQueue", "Workload"}
+                         "LocalQueue", "Workload", "MultiKueueConfig", "MultiKueueCluster"}
     namespaced = {kind for kind, d in docs.items() if d["spec"]["scope"] == "Namespaced"}
     assert namespaced == {"LocalQueue", "Workload"}
     assert docs["ClusterQueue"]["spec"]["names"]["shortNames"] == ["cq"]
@@ -115,11 +115,12 @@ def test_names_scopes_and_versions() -> None:
 
 
 def test_the_kinds_whose_shape_changed_are_converted_by_the_webhook() -> None:
-    """As upstream: ClusterQueue, Cohort, LocalQueue and Workload through the controller's /convert (a
+    """As upstream: ClusterQueue, Cohort, LocalQueue, Workload and MultiKueueCluster through the controller's /convert (a
     Service with no CA bundle: the controller patches its own in); the others only change apiVersion."""
     docs = {d["spec"]["names"]["plural"]: d for d in crds.crds()}
     converted = {plural for plural, d in docs.items() if "conversion" in d["spec"]}
-    assert converted == set(webhook_names.CONVERTED_PLURALS) == {"clusterqueues", "cohorts", "localqueues", "workloads"}
+    assert converted == set(webhook_names.CONVERTED_PLURALS) == {"clusterqueues", "cohorts", "localqueues", "workloads",
+                                                                    "multikueueclusters"}
     for plural in converted:
         assert docs[plural]["spec"]["conversion"] == {
             "strategy": "Webhook",

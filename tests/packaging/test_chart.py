@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 CHART = REPO / "charts" / "pykueue"
 SA = "pykueue-controller"
 NAMESPACE = "pykueue-system"
-# What the controller may never do: read secrets, touch pods, delete anything, grant itself more.
+# What the controller may never do: read secrets (but MultiKueue's, in its namespace, when on), touch pods, delete anything, grant itself more.
 FORBIDDEN_VERBS = {"*", "delete", "deletecollection", "escalate", "bind", "impersonate"}
 FORBIDDEN_RESOURCES = {"*", "secrets", "pods", "configmaps", "serviceaccounts", "nodes"}
 
@@ -72,10 +72,11 @@ def test_default_configuration_is_one_the_controller_accepts(tmp_path: Path) -> 
 
 def test_manifests_hold_every_object_once(manifests: dict[str, list[dict[str, Any]]]) -> None:
     counts = {kind: len(docs) for kind, docs in manifests.items()}
-    assert counts == {"CustomResourceDefinition": 7, "Namespace": 1, "ServiceAccount": 1, "ConfigMap": 1,
+    assert counts == {"CustomResourceDefinition": 9, "Namespace": 1, "ServiceAccount": 1, "ConfigMap": 1,
                       # the controller's, the visibility API's two viewer roles for users, metrics-reader
                       "ClusterRole": 4, "ClusterRoleBinding": 1, "Role": 2,
                       # leader election, the webhook Secret, the authentication ConfigMap reader in kube-system
+                      # (and MultiKueue's kubeconfig Secrets only with config.multiKueue)
                       "RoleBinding": 3, "Deployment": 1,
                       # the webhooks: their Service, configurations and certificate Secret (filled by the
                       # controller); the metrics Service; the visibility API's Service

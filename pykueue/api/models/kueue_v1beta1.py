@@ -153,3 +153,33 @@ class Workload(ApiModel):
             spec=self.spec.to_v1beta2(),
             status=self.status,
         )
+
+
+class MultiKueueClusterSpec(ApiModel):
+    """v1beta1 names the kubeconfig at ``spec.kubeConfig``; v1beta2 moved it under ``clusterSource``.
+    ``clusterProfileRef`` is carried only so a v1beta2 object survives the round trip."""
+
+    kube_config: v2.KubeConfig
+    cluster_profile_ref: v2.ClusterProfileReference | None = None
+
+    def to_v1beta2(self) -> v2.MultiKueueClusterSpec:
+        # upstream's conversion: a kubeconfig with a location becomes the cluster source
+        source = v2.ClusterSource.model_construct(
+            kube_config=self.kube_config if self.kube_config.location else None,
+            cluster_profile_ref=self.cluster_profile_ref,
+        )
+        return v2.MultiKueueClusterSpec.model_construct(cluster_source=source)
+
+
+class MultiKueueCluster(ApiModel):
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: MultiKueueClusterSpec
+    status: Any = None
+
+    def to_v1beta2(self) -> v2.MultiKueueCluster:
+        return v2.MultiKueueCluster.model_construct(
+            api_version=self.api_version, kind=self.kind, metadata=self.metadata, spec=self.spec.to_v1beta2(),
+            status=self.status,
+        )

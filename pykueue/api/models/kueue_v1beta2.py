@@ -226,3 +226,45 @@ class Workload(ApiModel):
     metadata: ObjectMeta
     spec: WorkloadSpec
     status: WorkloadStatus | None = None
+
+
+# --- MultiKueue ------------------------------------------------------------------------------------------
+
+MultiKueueLocationType = Literal["Secret", "Path"]
+
+
+class KubeConfig(ApiModel):
+    location: str
+    location_type: MultiKueueLocationType | None = None  # the API server defaults it to Secret
+
+
+class ClusterProfileReference(ApiModel):
+    name: str
+
+
+class ClusterSource(ApiModel):
+    kube_config: KubeConfig | None = None
+    cluster_profile_ref: ClusterProfileReference | None = None
+
+
+class MultiKueueClusterSpec(ApiModel):
+    cluster_source: ClusterSource = Field(default_factory=ClusterSource)
+
+
+class MultiKueueCluster(ApiModel):
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: MultiKueueClusterSpec = Field(default_factory=MultiKueueClusterSpec)
+    status: Any = None
+
+
+class MultiKueueConfigSpec(ApiModel):
+    clusters: list[str] | None = None
+
+
+class MultiKueueConfig(ApiModel):
+    api_version: str
+    kind: str
+    metadata: ObjectMeta
+    spec: MultiKueueConfigSpec = Field(default_factory=MultiKueueConfigSpec)

@@ -66,6 +66,16 @@ def to_v1beta2(obj: dict[str, Any]) -> None:
         _rename(status, "flavorUsage", "flavorsUsage")
     elif kind == "AdmissionCheck" and spec is not None:
         spec.pop("retryDelayMinutes", None)
+    elif kind == "MultiKueueCluster" and spec is not None:
+        # v1beta2 put the kubeconfig under clusterSource (upstream: only one with a location moves)
+        source: dict[str, Any] = {}
+        kube_config = spec.pop("kubeConfig", None)
+        if isinstance(kube_config, dict) and kube_config.get("location"):
+            source["kubeConfig"] = kube_config
+        profile = spec.pop("clusterProfileRef", None)
+        if profile is not None:
+            source["clusterProfileRef"] = profile
+        spec["clusterSource"] = source
 
 
 def to_v1beta1(obj: dict[str, Any]) -> None:
@@ -85,6 +95,12 @@ def to_v1beta1(obj: dict[str, Any]) -> None:
         _rename(status, "accumulatedPastExecutionTimeSeconds", "accumulatedPastExexcutionTimeSeconds")
     elif kind == "LocalQueue":
         _rename(status, "flavorsUsage", "flavorUsage")
+    elif kind == "MultiKueueCluster" and spec is not None:
+        source = spec.pop("clusterSource", None)
+        source = source if isinstance(source, dict) else {}
+        spec["kubeConfig"] = source.get("kubeConfig") or {"location": "", "locationType": ""}
+        if source.get("clusterProfileRef") is not None:
+            spec["clusterProfileRef"] = source["clusterProfileRef"]
 
 
 def convert(obj: dict[str, Any], desired: str) -> dict[str, Any]:

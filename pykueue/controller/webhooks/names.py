@@ -23,7 +23,7 @@ VISIBILITY_SUFFIX = "-visibility-server"
 
 # The CRDs whose versions differ in shape, so the API server asks the webhook to convert them (upstream's
 # cert controller lists the same four, plus MultiKueueCluster which pykueue does not serve).
-CONVERTED_PLURALS = ("clusterqueues", "cohorts", "localqueues", "workloads")
+CONVERTED_PLURALS = ("clusterqueues", "cohorts", "localqueues", "workloads", "multikueueclusters")
 
 
 def configuration_names(service: str) -> tuple[str, str]:
@@ -93,6 +93,8 @@ VALIDATED_KINDS = (
     ("WorkloadPriorityClass", "workloadpriorityclasses"),
     ("AdmissionCheck", "admissionchecks"),
 )
+# Kinds whose every rule upstream declares in the CRD schema (markers and CEL), with no webhook of theirs.
+SCHEMA_VALIDATED_KINDS = ("MultiKueueConfig", "MultiKueueCluster")
 
 
 def _validating(kind: str, plural: str) -> Hook:

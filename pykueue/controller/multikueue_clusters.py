@@ -1,0 +1,233 @@
+"""MultiKueue's worker connections, kept as upstream's clustersReconciler keeps them: each
+MultiKueueCluster's kubeconfig read from its Secret (key ``kubeconfig``) in the controller's namespace,
+checked, connected, and its ``Active`` condition written with upstream's reasons (``BadKubeConfig``:
+the Secret or its key missing, or the document unreadable; ``InsecureKubeConfig``;
+``ClientConnectionFailed``: the worker does not answer; ``Active``: connected). Every worker is probed
+every ``PROBE_SECONDS``, which also notices a rotated Secret; a worker that stops answering turns
+inactive and remembers since when (the workload side's worker-lost timeout counts from there).
+The MultiKueue AdmissionChecks' own ``Active`` condition follows their config's clusters."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+
+from pykueue.controller import multikueue_kubeconfig as kubeconfig
+from pykueue.engine import multikueue as mk
+from pykueue.kube import resources as r
+from pykueue.kube.client import ApiError, Kube
+from pykueue.kube.informer import Informer
+
+log = logging.getLogger("pykueue.controller.multikueue")
+
+PROBE_SECONDS = 2.0
+PROBE_TIMEOUT = aiohttp.ClientTimeout(total=5)
+SECRET_KEY = "kubeconfig"
+MANAGER = "kueue-multikueue"  # the field manager of what this side writes
+
+
+@dataclass
+class Worker:
+    """One worker cluster as this manager sees it."""
+
+    name: str
+    source: bytes | None = None  # the kubeconfig it is connected with
+    kube: Kube | None = None
+    connected: bool = False
+    lost_since: float | None = None  # since when it has not been connected (None: connected)
+    informers: dict[str, Informer] = field(default_factory=dict)  # remote Workloads and Jobs, by plural
+    tasks: list[asyncio.Task] = field(default_factory=list)
+
+    async def close(self) -> None:
+        for task in self.tasks:
+            task.cancel()
+        for task in self.tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self.tasks.clear()
+        self.informers.clear()
+        if self.kube is not None:
+            await self.kube.close()
+        self.kube = None
+        self.source = None
+
+
+def _condition(conditions: list[dict[str, Any]], kind: str) -> dict[str, Any] | None:
+    return next((c for c in conditions if c.get("type") == kind), None)
+
+
+def _stamp(now: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now))
+
+
+class Workers:
+    """The worker clusters of every MultiKueueCluster, their connections and conditions."""
+
+    def __init__(self, kube: Kube, informers: dict[str, Informer], namespace: str, origin: str,
+                 changed: Callable[[str], None], remote_event: Callable[[str, str, dict[str, Any]], None],
+                 clock: Callable[[], float] = time.time) -> None:
+        self.kube = kube
+        self.informers = informers  # the manager's caches: multikueueclusters, multikueueconfigs, admissionchecks
+        self.namespace = namespace
+        self.origin = origin
+        self.changed = changed  # called with a worker's name when its state changes
+        self.remote_event = remote_event  # (worker, plural, object) for each change a worker's informers see
+        self.clock = clock
+        self.workers: dict[str, Worker] = {}
+        self.written: dict[tuple[str, str], tuple[bool, str, str]] = {}  # (plural, name) -> condition
+
+    def usable(self, name: str) -> Worker | None:
+        worker = self.workers.get(name)
+        return worker if worker is not None and worker.connected and worker.kube is not None else None
+
+    async def run(self) -> None:
+        """Forever: every MultiKueueCluster reconciled, then every MultiKueue AdmissionCheck."""
+        try:
+            while True:
+                await self.sync_all()
+                await asyncio.sleep(PROBE_SECONDS)
+        finally:
+            for worker in self.workers.values():
+                await worker.close()
+
+    async def sync_all(self) -> None:
+        clusters = self.informers["multikueueclusters"].store
+        for name in list(self.workers):
+            if name not in clusters:
+                await self.workers.pop(name).close()
+                self.changed(name)
+        for obj in list(clusters.values()):
+            await self.reconcile(obj)
+        for check in list(self.informers["admissionchecks"].store.values()):
+            if (check.get("spec") or {}).get("controllerName") == mk.CONTROLLER_NAME:
+                await self.check_status(check)
+
+    async def reconcile(self, obj: dict[str, Any]) -> None:
+        name = obj["metadata"]["name"]
+        worker = self.workers.setdefault(name, Worker(name, lost_since=self.clock()))
+        was = worker.connected
+        status, reason, message = await self._connect(worker, obj)
+        worker.connected = status
+        if status:
+            worker.lost_since = None
+        elif worker.lost_since is None:
+            worker.lost_since = self.clock()
+        if was != status:
+            log.info("multikueue cluster " + ("connected" if status else "inactive"), extra={"fields": {
+                "cluster": name, "reason": reason, "message": message}})
+            self.changed(name)
+        await self._write_condition(r.MULTIKUEUE_CLUSTER, obj, "Active", status, reason, message)
+
+    async def _connect(self, worker: Worker, obj: dict[str, Any]) -> tuple[bool, str, str]:
+        source = ((obj.get("spec") or {}).get("clusterSource") or {})
+        ref = source.get("kubeConfig")
+        if not isinstance(ref, dict):
+            return False, "BadKubeConfig", "load client config failed: kubeconfig reference is nil"
+        if ref.get("locationType", "Secret") != "Secret":
+            return False, "BadKubeConfig", "load client config failed: only Secret locations are supported"
+        secret_name = str(ref.get("location", ""))
+        try:
+            secret = await self.kube.get(r.SECRET, secret_name, self.namespace)
+        except ApiError as exc:
+            missing = f'secrets "{secret_name}" not found' if exc.status == 404 else str(exc)
+            await worker.close()
+            return False, "BadKubeConfig", f"load client config failed: {missing}"
+        encoded = (secret.get("data") or {}).get(SECRET_KEY)
+        if encoded is None:
+            await worker.close()
+            return False, "BadKubeConfig", (
+                f'load client config failed: key "{SECRET_KEY}" not found in secret "{secret_name}"')
+        data = base64.b64decode(encoded)
+        try:
+            doc = kubeconfig.parse(data)
+        except kubeconfig.KubeconfigError as exc:
+            await worker.close()
+            return False, "BadKubeConfig", f"load client config failed: {exc}"
+        if (why := kubeconfig.problem(doc)) is not None:
+            await worker.close()
+            return False, "InsecureKubeConfig", f"load client config failed: {why}"
+        if worker.source != data:  # new, or the Secret was rotated: connect afresh
+            await worker.close()
+            try:
+                worker.kube = await kubeconfig.connect(doc)
+            except kubeconfig.KubeconfigError as exc:
+                return False, "BadKubeConfig", f"load client config failed: {exc}"
+            worker.source = data
+        assert worker.kube is not None
+        try:
+            response = await worker.kube.raw("GET", "/version", timeout=PROBE_TIMEOUT)
+            async with response:
+                ok = response.status == 200
+                detail = f"HTTP {response.status}"
+        except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+            ok, detail = False, str(exc) or type(exc).__name__
+        if not ok:
+            return False, "ClientConnectionFailed", detail
+        if not worker.tasks:
+            self._watch(worker)
+        return True, "Active", "Connected"
+
+    def _watch(self, worker: Worker) -> None:
+        """The worker's Workloads and Jobs carrying this manager's origin label, cached."""
+        assert worker.kube is not None
+        selector = f"{mk.ORIGIN_LABEL}={self.origin}"
+        for res in (r.WORKLOAD, r.JOB):
+            inf = Informer(worker.kube, res, lambda t, o, n, res=res, w=worker.name: self.remote_event(
+                w, res.plural, n or o), label_selector=selector)
+            worker.informers[res.plural] = inf
+            worker.tasks.append(asyncio.create_task(inf.run(), name=f"multikueue-{worker.name}-{res.plural}"))
+
+    async def check_status(self, check: dict[str, Any]) -> None:
+        """A MultiKueue AdmissionCheck's Active condition (upstream's ACReconciler)."""
+        params = (check.get("spec") or {}).get("parameters")
+        why = mk.bad_parameters(params)
+        configs = self.informers["multikueueconfigs"].store
+        if why is None and (config := configs.get(params["name"])) is None:
+            why = f'multikueueconfigs.kueue.x-k8s.io "{params["name"]}" not found'
+        if why is not None:
+            cond = mk.Condition(False, mk.BAD_CONFIG, f"Cannot load the AdmissionChecks parameters: {why}")
+        else:
+            clusters = list((config.get("spec") or {}).get("clusters") or [])
+            known = self.informers["multikueueclusters"].store
+            missing = [c for c in clusters if c not in known]
+            inactive = [c for c in clusters if c in known and not _is_true(known[c], "Active")]
+            cond = mk.check_active(clusters, missing, inactive)
+        await self._write_condition(r.ADMISSION_CHECK, check, "Active", cond.status, cond.reason, cond.message)
+
+    async def _write_condition(self, res: r.Resource, obj: dict[str, Any], kind: str, status: bool, reason: str,
+                               message: str) -> None:
+        conditions = (obj.get("status") or {}).get("conditions") or []
+        old = _condition(conditions, kind)
+        state = (status, reason, message)
+        name = obj["metadata"]["name"]
+        if old is not None and (old.get("status") == ("True" if status else "False"), old.get("reason"),
+                                old.get("message")) == ("True" if status else "False", reason, message):
+            return
+        if self.written.get((res.plural, name)) == state:
+            return  # written, and the cache has not caught up yet
+        now = self.clock()
+        stamp = old.get("lastTransitionTime") if old is not None and old.get("status") == (
+            "True" if status else "False") else _stamp(now)
+        condition = {"type": kind, "status": "True" if status else "False", "reason": reason, "message": message,
+                     "lastTransitionTime": stamp or _stamp(now),
+                     "observedGeneration": obj["metadata"].get("generation", 0)}
+        body = {"apiVersion": res.api_version, "kind": res.kind, "metadata": {"name": name},
+                "status": {"conditions": [condition]}}
+        try:
+            await self.kube.apply(res, body, manager=MANAGER, subresource="status")
+            self.written[(res.plural, name)] = state
+        except ApiError as exc:
+            log.warning("condition not written", extra={"fields": {"kind": res.kind, "name": name, "error": str(exc)}})
+
+
+def _is_true(obj: dict[str, Any], kind: str) -> bool:
+    cond = _condition((obj.get("status") or {}).get("conditions") or [], kind)
+    return cond is not None and cond.get("status") == "True"

@@ -1,0 +1,424 @@
+"""MultiKueue's workload side on the manager, after upstream's wlReconciler (workload.go) and its
+batch/v1 Job adapter (batchjob_adapter.go): a Workload holding quota in a ClusterQueue with a
+MultiKueue check is copied, as a prebuilt Workload carrying this manager's origin label, to the
+workers nominated for it; the first worker to admit its copy wins (the other copies are deleted), the
+Job is created there with ``kueue.x-k8s.io/prebuilt-workload-name``, the check turns Ready with
+``status.clusterName`` set, and the manager's Job (``spec.managedBy: kueue.x-k8s.io/multikueue``, so
+no Job controller runs it here) mirrors the remote Job's status until it finishes; then the job side
+finishes the Workload and the remote objects are deleted. A worker lost while it runs the workload
+is waited for ``workerLostTimeout``, then the check is set to Retry and the workload requeued.
+Orphans (remote objects of this origin whose Workload is gone) are deleted every ``gcInterval``.
+
+The decisions (nomination, the winner, the lost-worker wait) are ``pykueue.engine.multikueue``'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pykueue.controller.events import Recorder
+from pykueue.controller.multikueue_clusters import Workers
+from pykueue.controller.workload_status import rfc3339
+from pykueue.engine import model
+from pykueue.engine import multikueue as mk
+from pykueue.kube import resources as r
+from pykueue.kube.client import ApiError, Kube
+from pykueue.kube.informer import Informer, key_of
+from pykueue.kube.workqueue import WorkQueue
+
+log = logging.getLogger("pykueue.controller.multikueue")
+
+RESYNC_SECONDS = 2.0  # every tracked workload looked at again (the local Job's status moves without an event here)
+JOB_TEMPLATE_LABELS = ("controller-uid", "job-name", "batch.kubernetes.io/controller-uid",
+                       "batch.kubernetes.io/job-name")
+JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
+
+
+def _cond(obj: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
+    for c in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if c.get("type") == kind:
+            return c
+    return None
+
+
+def _true(obj: dict[str, Any] | None, kind: str) -> bool:
+    c = _cond(obj, kind)
+    return c is not None and c.get("status") == "True"
+
+
+def clone_workload(local: dict[str, Any], origin: str) -> dict[str, Any]:
+    """The copy a worker gets: name, namespace, labels (but the job's uid) with the origin label,
+    annotations, and the spec; no owner, no status (upstream's cloneForCreate)."""
+    meta = local["metadata"]
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k != JOB_UID_LABEL}
+    labels[mk.ORIGIN_LABEL] = origin
+    out_meta: dict[str, Any] = {"name": meta["name"], "namespace": meta["namespace"], "labels": labels}
+    if meta.get("annotations"):
+        out_meta["annotations"] = dict(meta["annotations"])
+    return {"apiVersion": r.WORKLOAD.api_version, "kind": "Workload", "metadata": out_meta,
+            "spec": copy.deepcopy(local["spec"])}
+
+
+def merge_patch(old: Any, new: Any) -> Any:
+    """The RFC 7386 merge patch that turns ``old`` into ``new``: what ``new`` lacks is set to null, at
+    every depth (a Job's ``uncountedTerminatedPods`` would otherwise keep the uids it no longer has)."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return copy.deepcopy(new)
+    out: dict[str, Any] = {k: None for k in old if k not in new}
+    for key, value in new.items():
+        if key not in old or old[key] != value:
+            out[key] = merge_patch(old.get(key), value)
+    return out
+
+
+def clone_job(local: dict[str, Any], workload: str, origin: str) -> dict[str, Any]:
+    """The Job a worker runs: the manager's, adopting the prebuilt Workload, left to the worker's Job
+    controller (no ``managedBy``), without the selector and labels the manager's Job controller added."""
+    meta = local["metadata"]
+    labels = dict(meta.get("labels") or {})
+    labels[mk.PREBUILT_WORKLOAD_LABEL] = workload
+    labels[mk.ORIGIN_LABEL] = origin
+    out_meta: dict[str, Any] = {"name": meta["name"], "namespace": meta["namespace"], "labels": labels}
+    if meta.get("annotations"):
+        out_meta["annotations"] = dict(meta["annotations"])
+    spec = copy.deepcopy(local.get("spec") or {})
+    spec.pop("selector", None)
+    spec.pop("managedBy", None)
+    template_meta = (spec.get("template") or {}).get("metadata") or {}
+    for label in JOB_TEMPLATE_LABELS:
+        (template_meta.get("labels") or {}).pop(label, None)
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": out_meta, "spec": spec}
+
+
+class MultiKueueWorkloads:
+    """The manager's MultiKueue workload reconciler (one work queue keyed by Workload)."""
+
+    def __init__(self, kube: Kube, informers: dict[str, Informer], workers: Workers, config: model.MultiKueue,
+                 recorder: Recorder, clock: Callable[[], float] = time.time) -> None:
+        self.kube = kube
+        self.informers = informers
+        self.workers = workers
+        self.config = config
+        self.recorder = recorder
+        self.clock = clock
+        self.work = WorkQueue()
+        self.tracked: set[str] = set()  # local Workloads with a MultiKueue check
+        self.round_started: dict[str, float] = {}  # the incremental dispatcher's rounds, by Workload
+        self.lost_since: dict[str, float] = {}  # a Ready workload whose worker is unreachable, since when
+
+    # ---- triggers ----------------------------------------------------------------------------------
+
+    def on_workload(self, obj: dict[str, Any]) -> None:
+        key = key_of(obj)
+        if key in self.tracked or self.check_name(obj) is not None:
+            self.tracked.add(key)
+            self.work.add(key)
+
+    def on_remote(self, worker: str, plural: str, obj: dict[str, Any]) -> None:
+        meta = obj["metadata"]
+        name = meta["name"] if plural == "workloads" else (meta.get("labels") or {}).get(mk.PREBUILT_WORKLOAD_LABEL)
+        if name:
+            self.work.add(f"{meta['namespace']}/{name}")
+
+    def on_worker(self, worker: str) -> None:
+        for key in self.tracked:
+            self.work.add(key)
+
+    async def resync(self) -> None:
+        while True:
+            await asyncio.sleep(RESYNC_SECONDS)
+            for key in list(self.tracked):
+                self.work.add(key)
+
+    async def gc(self) -> None:
+        """Every gcInterval: remote objects of this origin whose manager Workload is gone (upstream's runGC)."""
+        if self.config.gc_interval_seconds <= 0:
+            await asyncio.Event().wait()  # turned off: never collects (and never returns, so never restarts)
+        while True:
+            await asyncio.sleep(self.config.gc_interval_seconds)
+            await self.collect_orphans()
+
+    async def collect_orphans(self) -> None:
+        local = self.informers["workloads"].store
+        for name in list(self.workers.workers):
+            worker = self.workers.usable(name)
+            if worker is None or "workloads" not in worker.informers:
+                continue
+            for plural, res in (("jobs", r.JOB), ("workloads", r.WORKLOAD)):
+                for key, obj in list(worker.informers[plural].store.items()):
+                    meta = obj["metadata"]
+                    wl = meta["name"] if plural == "workloads" else (meta.get("labels") or {}).get(
+                        mk.PREBUILT_WORKLOAD_LABEL, "")
+                    mine = local.get(f"{meta['namespace']}/{wl}")
+                    if mine is None or mine["metadata"].get("deletionTimestamp"):
+                        log.info("multikueue orphan deleted", extra={"fields": {"cluster": name, "kind": res.kind,
+                                                                                "key": key}})
+                        await self._delete(worker.kube, res, meta["namespace"], meta["name"])
+
+    def failed(self, key: str, exc: Exception) -> None:
+        log.warning("multikueue workload not reconciled; retrying", extra={"fields": {"workload": key,
+                                                                                       "error": str(exc)}})
+
+    # ---- the reconciler ------------------------------------------------------------------------------
+
+    def check_name(self, wl: dict[str, Any]) -> str | None:
+        """The MultiKueue check among the Workload's checks (at most one applies, as upstream assumes)."""
+        checks = self.informers["admissionchecks"].store
+        for state in (wl.get("status") or {}).get("admissionChecks") or []:
+            check = checks.get(state.get("name", ""))
+            if check is not None and (check.get("spec") or {}).get("controllerName") == mk.CONTROLLER_NAME:
+                return str(state["name"])
+        return None
+
+    def clusters_of(self, check: str) -> list[str]:
+        obj = self.informers["admissionchecks"].store.get(check) or {}
+        params = (obj.get("spec") or {}).get("parameters")
+        if mk.bad_parameters(params) is not None:
+            return []
+        config = self.informers["multikueueconfigs"].store.get(params["name"]) or {}
+        return list((config.get("spec") or {}).get("clusters") or [])
+
+    async def reconcile(self, key: str) -> None:
+        local = self.informers["workloads"].get(key)
+        namespace, name = key.split("/", 1)
+        if local is None or local["metadata"].get("deletionTimestamp"):
+            for worker in list(self.workers.workers):
+                await self.remove_remote(worker, namespace, name)
+            self.tracked.discard(key)
+            self.round_started.pop(key, None)
+            self.lost_since.pop(key, None)
+            return
+        check = self.check_name(local)
+        if check is None:
+            return
+        owner = next((o for o in local["metadata"].get("ownerReferences") or [] if o.get("controller")), None)
+        owner = owner or next(iter(local["metadata"].get("ownerReferences") or []), None)
+        state = next(s for s in local["status"]["admissionChecks"] if s.get("name") == check)
+        if owner is None or owner.get("kind") != "Job" or not str(owner.get("apiVersion", "")).startswith("batch/"):
+            why = "No multikueue adapter found" if owner is None else (
+                f'No multikueue adapter found for owner kind "{_gvk(owner)}"')
+            await self.set_check(local, check, state, model.CheckState.REJECTED, why)
+            return
+        job = self.informers["jobs"].get(f"{namespace}/{owner['name']}")
+        if job is None:
+            return  # not in the cache yet: its event or the resync comes back
+        managed_by = (job.get("spec") or {}).get("managedBy") or ""
+        if managed_by != mk.CONTROLLER_NAME:
+            await self.set_check(local, check, state, model.CheckState.REJECTED, (
+                f'The owner is not managed by Kueue: Expecting spec.managedBy to be "{mk.CONTROLLER_NAME}" '
+                f'not "{managed_by}"'))
+            return
+        clusters = self.clusters_of(check)
+        available = [c for c in clusters if self.workers.usable(c) is not None]
+        remotes = {c: self._remote(c, "workloads", key) for c in available}
+
+        # the Workload finished or without quota: nothing of it may run on a worker
+        if _true(local, "Finished") or not _true(local, "QuotaReserved"):
+            for c in available:
+                await self.remove_remote(c, namespace, name)
+            self.round_started.pop(key, None)
+            self.lost_since.pop(key, None)
+            status = local.get("status") or {}
+            if not _true(local, "Finished") and (status.get("clusterName") or status.get("nominatedClusterNames")):
+                await self._patch_status(local, {"clusterName": None, "nominatedClusterNames": None})
+            return
+
+        # evicted here while holding quota (its worker lost, preempted, a check Retry): the copies are given
+        # up and the manager's Job no longer shows them running, so the job side can release the quota.
+        # Admitted while the check is no longer Ready is the same moment, seen before Evicted is written.
+        evicting = _true(local, "Admitted") and state.get("state") != model.CheckState.READY
+        if _true(local, "Evicted") or evicting:
+            for c in available:
+                await self.remove_remote(c, namespace, name)
+            await self.clear_job_status(job)
+            return
+
+        # a remote copy finished: its Job's final status comes over; the job side finishes the Workload
+        finished = mk.first_admitted({c: (_cond(w, "Finished") or {}).get("lastTransitionTime")
+                                      for c, w in remotes.items() if w is not None and _true(w, "Finished")})
+        if finished is not None:
+            await self.sync_job(finished, job, name)
+            return
+
+        # a remote copy evicted while the check is Ready: the workload goes back to the manager's queue
+        evicted = [c for c, w in remotes.items() if w is not None and _true(w, "Evicted")]
+        if evicted and state.get("state") == model.CheckState.READY:
+            cluster = (local.get("status") or {}).get("clusterName") or evicted[0]
+            await self.set_check(local, check, state, model.CheckState.RETRY, (
+                f'Workload evicted on worker cluster: "{cluster}", resetting for re-admission. '
+                f'Previously: "{state.get("state")}"'))
+            return
+
+        winner = mk.first_admitted({c: (_cond(w, "Admitted") or {}).get("lastTransitionTime")
+                                    for c, w in remotes.items() if w is not None and _true(w, "Admitted")})
+        if winner is None and state.get("state") == model.CheckState.READY:
+            reserving = (local.get("status") or {}).get("clusterName") or ""
+            if not reserving or reserving not in available:
+                since = self.lost_since.setdefault(key, self.clock())
+                wait = mk.worker_lost_wait(since, self.clock(), self.config.worker_lost_timeout_seconds)
+                if wait > 0:
+                    self.work.add_after(key, wait)
+                    return
+                self.lost_since.pop(key, None)
+                await self.set_check(local, check, state, model.CheckState.RETRY, "Reserving remote lost")
+                return
+            await self.set_check(local, check, state, model.CheckState.RETRY,
+                                 "Reserving remote no longer exists or is not admitted")
+            return
+        if winner is not None:
+            self.lost_since.pop(key, None)
+            for c, w in remotes.items():
+                if w is not None and c != winner:
+                    await self.remove_remote(c, namespace, name)
+            await self.sync_job(winner, job, name)
+            if state.get("state") not in (model.CheckState.READY, model.CheckState.RETRY, model.CheckState.REJECTED):
+                message = f'The workload got reservation on "{winner}"'
+                await self.set_check(local, check, state, model.CheckState.READY, message,
+                                     extra={"clusterName": winner, "nominatedClusterNames": None})
+                self.recorder.emit(local, "MultiKueue", message)
+            return
+
+        # nominate the workers, then make the copies agree with the nomination
+        if state.get("state") != model.CheckState.PENDING or _true(local, "Evicted"):
+            return
+        nominated = await self.nominate(local, key, clusters, available)
+        if nominated is None:
+            return
+        for c in available:
+            if c in nominated and remotes[c] is None:
+                worker = self.workers.usable(c)
+                assert worker is not None and worker.kube is not None
+                try:
+                    await worker.kube.create(r.WORKLOAD, clone_workload(local, self.workers.origin), namespace)
+                    log.info("multikueue workload dispatched", extra={"fields": {"workload": key, "cluster": c}})
+                except ApiError as exc:
+                    if exc.status != 409:
+                        raise
+            elif c not in nominated and remotes[c] is not None:
+                await self.remove_remote(c, namespace, name)
+
+    async def nominate(self, local: dict[str, Any], key: str, clusters: list[str], available: list[str]
+                       ) -> list[str] | None:
+        """The clusters this workload is offered to now, written to ``status.nominatedClusterNames`` by the
+        built-in dispatchers; an external dispatcher's are read from there."""
+        status = local.get("status") or {}
+        current = list(status.get("nominatedClusterNames") or [])
+        dispatcher = self.config.dispatcher_name
+        if dispatcher == model.MULTIKUEUE_ALL_AT_ONCE:
+            wanted = mk.all_at_once(available)
+            if sorted(current) != wanted or status.get("clusterName"):
+                # a clusterName left from an earlier admission goes (the two are mutually exclusive)
+                await self._patch_status(local, {"nominatedClusterNames": wanted or None, "clusterName": None})
+            return wanted
+        if dispatcher == model.MULTIKUEUE_INCREMENTAL and not status.get("clusterName"):
+            now = self.clock()
+            new, wait = mk.incremental_round(current, clusters, self.round_started.get(key), now)
+            if new is not None:
+                await self._patch_status(local, {"nominatedClusterNames": new, "clusterName": None})
+                self.round_started[key] = now
+                current = new
+            if wait is not None:
+                self.work.add_after(key, wait)
+        return current
+
+    # ---- writes ----------------------------------------------------------------------------------------
+
+    async def set_check(self, local: dict[str, Any], check: str, state: dict[str, Any], value: str, message: str,
+                        extra: dict[str, Any] | None = None) -> None:
+        if state.get("state") == value and state.get("message") == message and not extra:
+            return
+        checks = copy.deepcopy((local.get("status") or {}).get("admissionChecks") or [])
+        for entry in checks:
+            if entry.get("name") == check:
+                if entry.get("state") != value:
+                    entry["lastTransitionTime"] = rfc3339(self.clock())
+                entry["state"], entry["message"] = value, message
+        await self._patch_status(local, {"admissionChecks": checks, **(extra or {})})
+        log.info("multikueue check", extra={"fields": {"workload": key_of(local), "check": check, "state": value,
+                                                       "message": message}})
+
+    async def _patch_status(self, local: dict[str, Any], status: dict[str, Any]) -> None:
+        """A merge patch of the Workload's status, on the version the decision was made from (a 409 comes
+        back through the work queue's retry)."""
+        meta = local["metadata"]
+        patch = {"metadata": {"resourceVersion": meta.get("resourceVersion"), "uid": meta.get("uid")},
+                 "status": status}
+        await self.kube.merge_patch(r.WORKLOAD, meta["name"], patch, meta["namespace"], subresource="status")
+
+    async def sync_job(self, cluster: str, job: dict[str, Any], workload: str) -> None:
+        """The Job on the winning worker: created when missing, else its status copied to the manager's
+        Job (once that is no longer suspended: a suspended Job's status is not where it runs)."""
+        worker = self.workers.usable(cluster)
+        if worker is None or worker.kube is None:
+            return
+        meta = job["metadata"]
+        remote = worker.informers["jobs"].get(f"{meta['namespace']}/{meta['name']}") if worker.informers else None
+        if remote is None:
+            try:
+                await worker.kube.create(r.JOB, clone_job(job, workload, self.workers.origin), meta["namespace"])
+                log.info("multikueue job created", extra={"fields": {"job": key_of(job), "cluster": cluster}})
+            except ApiError as exc:
+                if exc.status != 409:
+                    raise
+            return
+        if (job.get("spec") or {}).get("suspend"):
+            return
+        await self._job_status(job, remote.get("status") or {})
+
+    async def clear_job_status(self, job: dict[str, Any]) -> None:
+        """The manager's Job shows nothing running once its copies are given up (no Job controller here
+        would ever count its pods down)."""
+        status = job.get("status") or {}
+        if not any(status.get(k) for k in ("active", "ready", "terminating")):
+            return
+        await self._job_status(job, {k: v for k, v in status.items() if k in ("succeeded", "failed")})
+
+    async def _job_status(self, job: dict[str, Any], wanted: dict[str, Any]) -> None:
+        """The manager's Job status made ``wanted`` (keys it no longer has set to null), on the version
+        it was read at."""
+        status = job.get("status") or {}
+        if status == wanted:
+            return
+        meta = job["metadata"]
+        patch = {"metadata": {"resourceVersion": meta.get("resourceVersion")}, "status": merge_patch(status, wanted)}
+        await self.kube.merge_patch(r.JOB, meta["name"], patch, meta["namespace"], subresource="status")
+
+    def _remote(self, cluster: str, plural: str, key: str) -> dict[str, Any] | None:
+        worker = self.workers.usable(cluster)
+        if worker is None or plural not in worker.informers:
+            return None
+        return worker.informers[plural].get(key)
+
+    async def remove_remote(self, cluster: str, namespace: str, name: str) -> None:
+        """The worker's Job for this Workload (found by its prebuilt label), then its copy."""
+        worker = self.workers.usable(cluster)
+        if worker is None or worker.kube is None or "jobs" not in worker.informers:
+            return
+        for obj in list(worker.informers["jobs"].store.values()):
+            meta = obj["metadata"]
+            if meta["namespace"] == namespace and (meta.get("labels") or {}).get(mk.PREBUILT_WORKLOAD_LABEL) == name:
+                await self._delete(worker.kube, r.JOB, namespace, meta["name"])
+        if worker.informers["workloads"].get(f"{namespace}/{name}") is not None:
+            await self._delete(worker.kube, r.WORKLOAD, namespace, name)
+
+    @staticmethod
+    async def _delete(kube: Kube | None, res: r.Resource, namespace: str, name: str) -> None:
+        if kube is None:
+            return
+        try:
+            await kube.delete(res, name, namespace)
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+
+
+def _gvk(owner: dict[str, Any]) -> str:
+    """apimachinery's GroupVersionKind.String() of an owner reference: ``batch/v1, Kind=Job``."""
+    api_version = str(owner.get("apiVersion", ""))
+    group, _, version = api_version.rpartition("/")
+    return f"{group}/{version}, Kind={owner.get('kind', '')}"

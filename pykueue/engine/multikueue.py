@@ -1,0 +1,95 @@
+"""MultiKueue's decisions, with no I/O: which worker clusters a workload is offered to, which worker's
+admission wins, when a lost worker gives its workload up, and what the AdmissionCheck and
+MultiKueueCluster conditions say. The controller (``pykueue/controller/multikueue*.py``) carries them
+out; the simulator can play the same rules on virtual time.
+
+Upstream: pkg/controller/admissionchecks/multikueue (workload.go, admissioncheck.go,
+multikueuecluster.go) and pkg/controller/workloaddispatcher (the incremental dispatcher).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pykueue.engine.model import MULTIKUEUE_ALL_AT_ONCE, MULTIKUEUE_INCREMENTAL
+
+CONTROLLER_NAME = "kueue.x-k8s.io/multikueue"
+ORIGIN_LABEL = "kueue.x-k8s.io/multikueue-origin"
+PREBUILT_WORKLOAD_LABEL = "kueue.x-k8s.io/prebuilt-workload-name"
+INCREMENTAL_BATCH = 3  # clusters added per round by the incremental dispatcher
+INCREMENTAL_ROUND_SECONDS = 300.0  # a round's length before the next clusters are added
+
+
+def builtin_dispatcher(name: str) -> bool:
+    """The dispatchers Kueue runs itself; any other name leaves ``status.nominatedClusterNames`` to an
+    external controller, which MultiKueue then follows."""
+    return name in (MULTIKUEUE_ALL_AT_ONCE, MULTIKUEUE_INCREMENTAL)
+
+
+def all_at_once(clusters: list[str] | tuple[str, ...]) -> list[str]:
+    """AllAtOnce: every usable worker of the MultiKueueConfig at once (sorted, so a write is stable)."""
+    return sorted(clusters)
+
+
+def incremental_round(nominated: list[str] | tuple[str, ...], clusters: list[str] | tuple[str, ...],
+                      round_started: float | None, now: float) -> tuple[list[str] | None, float | None]:
+    """Incremental: ``(new nominations, seconds to wait)``. A round lasts ``INCREMENTAL_ROUND_SECONDS``;
+    then up to ``INCREMENTAL_BATCH`` clusters not yet nominated, in name order, join those already
+    nominated. None when nothing changes now (the wait says when to ask again; None: never, every
+    cluster has been offered)."""
+    if round_started is not None and now - round_started <= INCREMENTAL_ROUND_SECONDS:
+        return None, INCREMENTAL_ROUND_SECONDS - (now - round_started)
+    offered = set(nominated)
+    rest = sorted(c for c in set(clusters) if c not in offered)
+    if not rest:
+        return None, None
+    return [*nominated, *rest[:INCREMENTAL_BATCH]], INCREMENTAL_ROUND_SECONDS
+
+
+def first_admitted(admitted_at: dict[str, str | None]) -> str | None:
+    """The worker whose copy was admitted first (the earliest Admitted transition; a tie by name), or
+    None. ``admitted_at``: worker -> the RFC 3339 time its copy turned Admitted, None when it has not."""
+    found = sorted((at, name) for name, at in admitted_at.items() if at is not None)
+    return found[0][1] if found else None
+
+
+def worker_lost_wait(lost_since: float, now: float, timeout: float) -> float:
+    """Seconds left before a workload whose worker is unreachable is given up (0: now)."""
+    return max(0.0, timeout - (now - lost_since))
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    status: bool
+    reason: str
+    message: str
+
+
+def check_active(clusters: list[str], missing: list[str], inactive: list[str]) -> Condition:
+    """The MultiKueue AdmissionCheck's ``Active`` condition from its config's clusters: active while at
+    least one is usable (``SomeActiveClusters`` when some are not), ``NoUsableClusters`` otherwise."""
+    unusable = len(missing) + len(inactive)
+    if not unusable:
+        return Condition(True, "Active", "The admission check is active")
+    parts = []
+    if missing:
+        parts.append(f"Missing clusters: [{' '.join(missing)}]")
+    if inactive:
+        parts.append(f"Inactive clusters: [{' '.join(inactive)}]")
+    if unusable < len(clusters):
+        return Condition(True, "SomeActiveClusters", ", ".join(parts))
+    return Condition(False, "NoUsableClusters", ", ".join(parts))
+
+
+BAD_CONFIG = "BadConfig"
+
+
+def bad_parameters(parameters: object) -> str | None:
+    """Why an AdmissionCheck's ``spec.parameters`` cannot name a MultiKueueConfig (upstream's
+    ConfigHelper errors), or None."""
+    if not isinstance(parameters, dict) or not parameters:
+        return "missing parameters reference"
+    if (parameters.get("apiGroup") != "kueue.x-k8s.io" or parameters.get("kind") != "MultiKueueConfig"
+            or not parameters.get("name")):
+        return "bad parameters reference"
+    return None

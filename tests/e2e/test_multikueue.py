@@ -1,0 +1,351 @@
+"""MultiKueue on real API servers: a manager cluster and two workers, each with its own etcd, API
+server and `pykueue controller` (issue 42 items 1, 2 and 4).
+
+The manager is tier 1 (etcd and kube-apiserver only): nothing runs there, since its Jobs carry
+``spec.managedBy: kueue.x-k8s.io/multikueue`` and no Job controller acts on them, and a tier 1 cluster
+spares the shared CPU a controller manager, scheduler and kwok. The workers are tier 2: their Job
+controller makes the pods and kwok runs them. All three clusters and controllers start once for the
+module; the worker whose API server is killed is the last test's.
+
+The invariant checked while jobs run: a job runs in at most one worker at any moment (its pods,
+sampled on both workers every 0.3 s, are never active in both at once)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pykueue.devcluster.cluster import DevCluster, free_port
+from tests.e2e.conftest import CRDS, Kueue, condition, eventually, is_true
+
+NS = "mk-e2e"
+ORIGIN = "mk-manager"
+LOST_TIMEOUT = 20  # seconds: multiKueue.workerLostTimeout of the manager's Configuration
+MANAGER_CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+                  "multiKueue": {"gcInterval": "2s", "origin": ORIGIN, "workerLostTimeout": f"{LOST_TIMEOUT}s"}}
+NODE = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-0"}}]
+
+QUEUES = f"""
+apiVersion: v1
+kind: Namespace
+metadata: {{name: {NS}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: default}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: lq, namespace: {NS}}}
+spec: {{clusterQueue: cq}}
+"""
+
+
+def cluster_queue(checks: bool) -> str:
+    strategy = "  admissionChecksStrategy: {admissionChecks: [{name: mk}]}\n" if checks else ""
+    return f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cq}}
+spec:
+  namespaceSelector: {{}}
+{strategy}  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{{name: default, resources: [{{name: cpu, nominalQuota: "4"}}]}}]
+"""
+
+
+def job(name: str, run: str = "4s", managed: bool = True) -> str:
+    managed_by = "  managedBy: kueue.x-k8s.io/multikueue\n" if managed else ""
+    return f"""
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  namespace: {NS}
+  labels: {{kueue.x-k8s.io/queue-name: lq}}
+spec:
+  suspend: true
+{managed_by}  template:
+    metadata: {{annotations: {{pod-complete.stage.kwok.x-k8s.io/delay: "{run}"}}}}
+    spec:
+      restartPolicy: Never
+      containers: [{{name: main, image: busybox, resources: {{requests: {{cpu: "1"}}}}}}]
+"""
+
+
+def secret(name: str, kubeconfig: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": "pykueue-system"},
+            "data": {"kubeconfig": base64.b64encode(kubeconfig.encode()).decode()}}
+
+
+def flattened(cluster: DevCluster) -> str:
+    """The worker's admin kubeconfig with its certificates inline, as MultiKueue requires."""
+    return cluster.kubectl("config", "view", "--flatten", "--raw").stdout
+
+
+class Clusters:
+    def __init__(self, manager: Kueue, workers: dict[str, Kueue]) -> None:
+        self.manager = manager
+        self.workers = workers
+
+
+def _start(directory: Path, tier: int, name: str, config: dict[str, Any] | None = None) -> Kueue:
+    cluster = DevCluster(directory / name, tier=tier)
+    cluster.start(NODE if tier == 2 else None)
+    cluster.kubectl("apply", "--server-side", "-f", str(CRDS))
+    cluster.wait_for("Established", "crd", "--all", timeout=60)
+    kueue = Kueue(cluster, directory / f"{name}-controller.log")
+    path = None
+    if config is not None:
+        path = directory / f"{name}-config.yaml"
+        path.write_text(yaml.safe_dump(config))
+    kueue.start(path)
+    return kueue
+
+
+@pytest.fixture(scope="module")
+def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clusters]:
+    directory = tmp_path_factory.mktemp("multikueue")
+    started: list[Kueue] = []
+    try:
+        for name in ("worker1", "worker2"):
+            started.append(worker := _start(directory, 2, name))
+            worker.apply(QUEUES + "---" + cluster_queue(checks=False))
+        started.append(manager := _start(directory, 1, "manager", MANAGER_CONFIG))
+        manager.cluster.kubectl("create", "namespace", "pykueue-system")
+        manager.apply([secret(f"{w}-secret", flattened(k.cluster)) for w, k in zip(("w1", "w2"), started[:2], strict=True)])
+        manager.apply(QUEUES + "---" + cluster_queue(checks=True) + """
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {name: mk}
+spec:
+  controllerName: kueue.x-k8s.io/multikueue
+  parameters: {apiGroup: kueue.x-k8s.io, kind: MultiKueueConfig, name: mkc}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueConfig
+metadata: {name: mkc}
+spec: {clusters: [w1, w2]}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {name: w1}
+spec: {clusterSource: {kubeConfig: {location: w1-secret}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {name: w2}
+spec: {clusterSource: {kubeConfig: {location: w2-secret, locationType: Secret}}}
+""")
+        yield Clusters(manager, {"w1": started[0], "w2": started[1]})
+    finally:
+        for kueue in reversed(started):
+            kueue.stop()
+            print(f"\n--- {kueue.log.name} (tail) ---\n{kueue._tail(lines=25)}")
+            kueue.cluster.stop()
+
+
+class Sampler:
+    """Samples a job's pods on every worker; records any moment they are active in two at once."""
+
+    def __init__(self, clusters: Clusters, name: str) -> None:
+        self.clusters, self.name = clusters, name
+        self.overlaps: list[dict[str, int]] = []
+        self.seen: set[str] = set()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def active(self, kueue: Kueue) -> int:
+        result = kueue.cluster.kubectl("get", "pods", "-n", NS, "-l", f"batch.kubernetes.io/job-name={self.name}",
+                                       "-o", "json", check=False, timeout=10)
+        if result.returncode != 0:
+            return 0  # an unreachable worker runs nothing anyone can see
+        pods = json.loads(result.stdout)["items"]
+        return sum(1 for p in pods if p["status"].get("phase") in ("Pending", "Running")
+                   and not p["metadata"].get("deletionTimestamp"))
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            counts = {w: self.active(k) for w, k in self.clusters.workers.items()}
+            self.seen |= {w for w, n in counts.items() if n}
+            if sum(1 for n in counts.values() if n) > 1:
+                self.overlaps.append(counts)
+            self.stop.wait(0.3)
+
+    def finish(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=30)
+        assert self.overlaps == [], f"job {self.name} ran in two workers at once: {self.overlaps}"
+
+
+def workload_of(kueue: Kueue, job_name: str) -> dict[str, Any] | None:
+    return kueue.workload_of(job_name, NS)
+
+
+def check_state(wl: dict[str, Any] | None) -> dict[str, Any]:
+    return next((c for c in (wl or {}).get("status", {}).get("admissionChecks") or [] if c["name"] == "mk"), {})
+
+
+def test_clusters_and_check_turn_active(clusters: Clusters) -> None:
+    manager = clusters.manager
+    for name in ("w1", "w2"):
+        eventually(lambda name=name: is_true(manager.get("multikueuecluster", name), "Active"), 60,
+                   what=f"MultiKueueCluster {name} Active")
+        assert condition(manager.get("multikueuecluster", name), "Active")["reason"] == "Active"
+    active = eventually(lambda: (c := condition(manager.get("admissioncheck", "mk"), "Active")) and c["reason"] == "Active"
+                        and c, 60, what="AdmissionCheck mk Active with both clusters")
+    assert (active["status"], active["message"]) == ("True", "The admission check is active")
+
+
+def test_a_job_is_dispatched_runs_on_one_worker_and_finishes(clusters: Clusters) -> None:
+    manager = clusters.manager
+    sampler = Sampler(clusters, "first")
+    manager.apply(job("first"))
+    wl = eventually(lambda: (w := workload_of(manager, "first")) and is_true(w, "Admitted") and w, 90,
+                    what="the manager's Workload admitted")
+    chosen = wl["status"]["clusterName"]
+    assert chosen in ("w1", "w2") and not wl["status"].get("nominatedClusterNames")
+    assert check_state(wl)["state"] == "Ready"
+    assert check_state(wl)["message"] == f'The workload got reservation on "{chosen}"'
+    other = "w2" if chosen == "w1" else "w1"
+    remote = eventually(lambda: clusters.workers[chosen].get("job", "first", NS), 60, what="the remote Job")
+    labels = remote["metadata"]["labels"]
+    assert labels["kueue.x-k8s.io/prebuilt-workload-name"] == wl["metadata"]["name"]
+    assert labels["kueue.x-k8s.io/multikueue-origin"] == ORIGIN
+    assert "managedBy" not in remote["spec"]
+    # the copy in the other worker is removed, and no Job is made there
+    eventually(lambda: clusters.workers[other].get("workload", wl["metadata"]["name"], NS) is None, 60,
+               what=f"the copy in {other} removed")
+    assert clusters.workers[other].get("job", "first", NS) is None
+    # the manager's Job mirrors the remote one, completes, and its Workload finishes
+    done = eventually(lambda: is_true(j := manager.get("job", "first", NS), "Complete") and j, 120,
+                      what="the manager's Job Complete")
+    assert done["status"].get("succeeded") == 1
+    eventually(lambda: is_true(workload_of(manager, "first"), "Finished"), 60, what="the manager's Workload Finished")
+    eventually(lambda: clusters.workers[chosen].get("workload", wl["metadata"]["name"], NS) is None
+               and clusters.workers[chosen].get("job", "first", NS) is None, 60, what="the remote objects deleted")
+    sampler.finish()
+    assert sampler.seen == {chosen}
+
+
+def test_a_job_not_managed_by_multikueue_is_rejected(clusters: Clusters) -> None:
+    manager = clusters.manager
+    manager.apply(job("plain", managed=False))
+    wl = eventually(lambda: (w := workload_of(manager, "plain")) and check_state(w).get("state") == "Rejected" and w,
+                    60, what="the check Rejected")
+    assert check_state(wl)["message"] == ('The owner is not managed by Kueue: Expecting spec.managedBy to be '
+                                          '"kueue.x-k8s.io/multikueue" not ""')
+    eventually(lambda: workload_of(manager, "plain")["spec"].get("active") is False, 60, what="deactivated")
+    for worker in clusters.workers.values():
+        assert worker.get("job", "plain", NS) is None
+
+
+def test_cluster_conditions_follow_its_secret(clusters: Clusters) -> None:
+    """Missing Secret, an insecure kubeconfig, an unreachable worker, then a rotated good one."""
+    manager = clusters.manager
+    manager.apply("""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {name: w3}
+spec: {clusterSource: {kubeConfig: {location: w3-secret}}}
+""")
+
+    def reason() -> str | None:
+        return (condition(manager.get("multikueuecluster", "w3"), "Active") or {}).get("reason")
+
+    eventually(lambda: reason() == "BadKubeConfig", 60, what="BadKubeConfig")
+    assert 'secrets "w3-secret" not found' in condition(manager.get("multikueuecluster", "w3"), "Active")["message"]
+    good = yaml.safe_load(flattened(clusters.workers["w1"].cluster))
+    insecure = json.loads(json.dumps(good))
+    insecure["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = True
+    manager.apply([secret("w3-secret", yaml.safe_dump(insecure))])
+    eventually(lambda: reason() == "InsecureKubeConfig", 60, what="InsecureKubeConfig")
+    dead = json.loads(json.dumps(good))
+    dead["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{free_port()}"
+    manager.apply([secret("w3-secret", yaml.safe_dump(dead))])
+    eventually(lambda: reason() == "ClientConnectionFailed", 60, what="ClientConnectionFailed")
+    assert not is_true(manager.get("multikueuecluster", "w3"), "Active")
+    manager.apply([secret("w3-secret", yaml.safe_dump(good))])  # rotated to a working one
+    eventually(lambda: reason() == "Active", 60, what="Active again after the rotation")
+    manager.cluster.kubectl("delete", "multikueuecluster", "w3")
+
+
+def test_orphans_of_this_origin_are_collected(clusters: Clusters) -> None:
+    """A remote Workload with this manager's origin label and no Workload on the manager is deleted
+    within gcInterval (2 s here); one of another origin is left alone."""
+    worker = clusters.workers["w1"]
+    template = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+                "spec": {"queueName": "lq", "active": False, "podSets": [{"name": "main", "count": 1, "template": {
+                    "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}]}}
+    worker.apply([{**template, "metadata": {"name": name, "namespace": NS, "labels": {
+        "kueue.x-k8s.io/multikueue-origin": origin}}} for name, origin in (("orphan", ORIGIN), ("foreign", "other"))])
+    eventually(lambda: worker.get("workload", "orphan", NS) is None, 60, what="the orphan collected")
+    assert worker.get("workload", "foreign", NS) is not None
+    worker.cluster.kubectl("delete", "workload", "foreign", "-n", NS)
+
+
+def test_an_external_dispatcher_nominates_through_the_status(clusters: Clusters, tmp_path: Path) -> None:
+    """With a dispatcherName that is not Kueue's, nothing is copied until status.nominatedClusterNames
+    names workers; then only those get a copy."""
+    manager = clusters.manager
+    config = tmp_path / "external.yaml"
+    config.write_text(yaml.safe_dump({**MANAGER_CONFIG, "multiKueue": {
+        **MANAGER_CONFIG["multiKueue"], "dispatcherName": "example.com/external"}}))
+    original = manager.log.parent / "manager-config.yaml"
+    manager.stop()
+    manager.start(config)
+    try:
+        manager.apply(job("external"))
+        wl = eventually(lambda: (w := workload_of(manager, "external")) and is_true(w, "QuotaReserved")
+                        and check_state(w).get("state") == "Pending" and w, 60, what="quota reserved, check Pending")
+        assert not wl["status"].get("nominatedClusterNames")
+        manager.cluster.kubectl("patch", "workload", wl["metadata"]["name"], "-n", NS, "--subresource=status",
+                                "--type=merge", "-p", json.dumps({"status": {"nominatedClusterNames": ["w2"]}}))
+        done = eventually(lambda: (w := workload_of(manager, "external")) and is_true(w, "Admitted") and w, 90,
+                          what="admitted through the nominated worker")
+        assert done["status"]["clusterName"] == "w2"
+        assert clusters.workers["w1"].get("workload", wl["metadata"]["name"], NS) is None
+        eventually(lambda: is_true(manager.get("job", "external", NS), "Complete"), 120, what="completed")
+    finally:
+        manager.stop()
+        manager.start(original)
+
+
+def test_a_lost_worker_gives_its_workload_to_the_other(clusters: Clusters) -> None:
+    """Its API server killed while it runs a job: the cluster turns inactive; after workerLostTimeout
+    the workload is requeued and runs on the other worker."""
+    manager = clusters.manager
+    sampler = Sampler(clusters, "long")
+    manager.apply(job("long", run="600s"))
+    wl = eventually(lambda: (w := workload_of(manager, "long")) and is_true(w, "Admitted") and w, 90,
+                    what="admitted")
+    lost = wl["status"]["clusterName"]
+    other = "w2" if lost == "w1" else "w1"
+    eventually(lambda: sampler.seen == {lost}, 60, what=f"the job running in {lost}")
+    apiserver = next(p for p in clusters.workers[lost].cluster.processes if p.name == "kube-apiserver")
+    os.kill(apiserver.pid, signal.SIGKILL)
+    killed = time.monotonic()
+    eventually(lambda: not is_true(manager.get("multikueuecluster", lost), "Active"), 30, what=f"{lost} inactive")
+    assert condition(manager.get("multikueuecluster", lost), "Active")["reason"] == "ClientConnectionFailed"
+    remote = eventually(lambda: clusters.workers[other].get("job", "long", NS), LOST_TIMEOUT + 90,
+                        what=f"the job dispatched to {other}")
+    assert time.monotonic() - killed >= LOST_TIMEOUT - 1, "requeued before workerLostTimeout"
+    assert remote["metadata"]["labels"]["kueue.x-k8s.io/multikueue-origin"] == ORIGIN
+    moved = eventually(lambda: (w := workload_of(manager, "long")) and (w["status"].get("clusterName") == other) and w,
+                       90, what=f"the Workload admitted through {other}")
+    assert is_true(moved, "Admitted")
+    eventually(lambda: other in sampler.seen, 60, what=f"the job running in {other}")
+    sampler.finish()
