@@ -218,4 +218,4 @@ def test_status_subresource_exactly_where_there_is_a_status(crd_cluster: DevClus
     version = item["spec"]["versions"][0]
     has_status = "status" in version["schema"]["openAPIV3Schema"]["properties"]
     assert ("status" in version.get("subresources", {})) == has_status
-    assert has_status == (kind not in ("ResourceFlavor", "WorkloadPriorityClass"))
+    assert has_status == (kind not in ("ResourceFlavor", "WorkloadPriorityClass", "MultiKueueConfig"))
