@@ -240,3 +240,15 @@ def delete_named_after(cluster: DevCluster, namespace: str) -> list[str]:
     if ours:
         cluster.kubectl("delete", *ours, "--wait=false", "--ignore-not-found", check=False)
     return ours
+
+
+POD_CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+          "integrations": {"frameworks": ["batch/job", "pod", "deployment", "statefulset"]}}
+
+
+@pytest.fixture(scope="module")
+def pod_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
+    """The session's controller restarted, for the requesting module, with the pod integrations on and
+    their webhooks served locally."""
+    with controller_with_webhooks(kueue, tmp_path_factory.mktemp("pod-integration"), POD_CONFIG, "pod-integration") as mine:
+        yield mine

@@ -1,29 +1,16 @@
-"""Pods, pod groups, Deployments and StatefulSets in the e2e tests: the controller with the pod
-integrations on (its webhooks served locally), Pod manifests, and readers of a Pod's gate, node and
+"""Pods, pod groups, Deployments and StatefulSets in the e2e tests (the controller with the pod
+integrations on is conftest's ``pod_kueue``): Pod manifests, and readers of a Pod's gate, node and
 Workload."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
 from pykueue.jobs import pods as pod_rules
-from tests.e2e.conftest import Kueue, condition, controller_with_webhooks, eventually
+from tests.e2e.conftest import Kueue, condition, eventually
 
 GPU_NODE = "gpu-h100-0"
-CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-          "integrations": {"frameworks": ["batch/job", "pod", "deployment", "statefulset"]}}
-
-
-@pytest.fixture(scope="module")
-def pod_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
-    with controller_with_webhooks(kueue, tmp_path_factory.mktemp("pod-integration"), CONFIG, "pod-integration") as mine:
-        yield mine
-
-
 def pod(name: str, namespace: str, cpu: str, *, priority_class: str | None = None,
         labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None) -> dict[str, Any]:
     spec: dict[str, Any] = {"restartPolicy": "Never", "containers": [

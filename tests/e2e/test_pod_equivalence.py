@@ -16,10 +16,9 @@ from pykueue.jobs.batch import PREBUILT_WORKLOAD_LABEL as PREBUILT
 from pykueue.jobs.pod import workload_from_pod
 from tests.e2e.conftest import Kueue, condition, eventually
 from tests.e2e.objects import GPU_FLAVOR, cluster_queue, local_queue, refused
-from tests.e2e.pod_objects import gated, get_pod, pod, pod_kueue, running_on_gpu, workload_for
+from tests.e2e.pod_objects import gated, get_pod, pod, running_on_gpu, workload_for
 
 pytestmark = pytest.mark.e2e
-__all__ = ["pod_kueue"]  # the module's controller, shared with the pod integration's tests
 QUEUE = "kueue.x-k8s.io/queue-name"
 CLASS = "kueue.x-k8s.io/priority-class"
 WORKLOADS = "workloads.kueue.x-k8s.io"

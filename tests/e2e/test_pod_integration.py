@@ -20,10 +20,10 @@ import yaml
 
 from pykueue.controller.webhooks import local, names
 from pykueue.jobs import pods as pod_rules
+from tests.e2e.conftest import POD_CONFIG as CONFIG
 from tests.e2e.conftest import Kueue, condition, eventually, is_true
 from tests.e2e.objects import cluster_queue, gpu_queue, priority_classes
 from tests.e2e.pod_objects import (
-    CONFIG,
     GPU_NODE,
     gated,
     get_pod,
