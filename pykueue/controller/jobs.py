@@ -329,7 +329,7 @@ class JobReconciler:
                                                      updated["metadata"]["name"], obj=updated))
             if decided.replaces is not None:
                 if self.integration.label_keys:
-                    built = framework._with_labels(built, job, self.integration.label_keys)
+                    built = framework.with_labels(built, job, self.integration.label_keys)
                 await self.execute(framework.CreateWorkload(slicing.replacing(built, decided.replaces),
                                                             job.describe()))
                 return

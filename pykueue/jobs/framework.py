@@ -22,6 +22,7 @@ from pykueue.jobs.batch import (
     is_dns1123_label,
     merge_pod_set_info,
     pod_set_info_from_flavors,
+    pod_set_info_from_pod_set,
 )
 
 # upstream's ImplicitlyEnabledFrameworkNames: a Deployment's or StatefulSet's Pods queue as Pods
@@ -261,6 +262,41 @@ class SuspendFlag(OneObject):
         return bool((self.obj.get("spec") or {}).get("suspend"))
 
 
+class TemplatesBySuspend(SuspendFlag):
+    """A custom resource started by writing each pod set's flavors into its own template and stopped by
+    ``spec.suspend`` with the templates restored (a RayCluster, a RayJob, a JobSet): the kind says how
+    its templates take the pod sets' infos (``with_pod_sets_info``); no finalizer of Kueue's."""
+
+    def with_pod_sets_info(self, obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]], *,
+                           restore: bool) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def suspend(self) -> list[Action]:
+        # no webhook suspended it: stop it before its operator makes its Pods
+        return [Patch(self.kind, self.namespace, self.meta["name"], {"spec": {"suspend": True}}),
+                Note("suspended until its workload is admitted", {"object": self.describe()})]
+
+    def run(self, infos: Sequence[Mapping[str, Any]], workload: Mapping[str, Any]) -> list[Action]:
+        started = self.with_pod_sets_info(self.obj, infos, restore=False)
+        return [Replace(self.kind, self.namespace, self.meta["name"], obj=started),
+                Note("started", {"object": self.describe()})]
+
+    def stop(self, workload: Mapping[str, Any], evicted: bool) -> list[Action]:
+        if self.is_suspended():
+            return []
+        pod_sets = (workload.get("spec") or {}).get("podSets") or []
+        infos = [pod_set_info_from_pod_set(p) for p in pod_sets]
+        return [Replace(self.kind, self.namespace, self.meta["name"],
+                        change=lambda fresh: self.with_pod_sets_info(fresh, infos, restore=True)),
+                Note("suspended: its workload is not admitted", {"object": self.describe()})]
+
+    def finalize(self) -> list[Action]:
+        return []
+
+    def cleanup(self) -> list[Action]:
+        return []
+
+
 # ---- the rule ----------------------------------------------------------------------------------------
 
 
@@ -448,7 +484,7 @@ def source_objects(job: GenericJob) -> list[Mapping[str, Any]]:
     return list(getattr(job, "pods", ()))
 
 
-def _with_labels(built: Manifest, job: GenericJob, label_keys: Sequence[str]) -> Manifest:
+def with_labels(built: Manifest, job: GenericJob, label_keys: Sequence[str]) -> Manifest:
     """The Workload with the job's ``integrations.labelKeysToCopy`` labels (ValueError: they disagree)."""
     copied = managed.copied_labels(source_objects(job), label_keys)
     if copied:
@@ -520,7 +556,7 @@ def _reconcile(job: GenericJob, workload: Mapping[str, Any] | None, flavors: Map
         try:
             built = job.build_workload()
             if built is not None and label_keys:
-                built = _with_labels(built, job, label_keys)
+                built = with_labels(built, job, label_keys)
         except ValueError as exc:
             note = Note("cannot be queued", {"object": job.describe(), "error": str(exc)}, warning=True)
             target = _event_target(job)

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pykueue.jobs import batch, jobset
-from pykueue.jobs.framework import Action, Note, Patch, Replace, SuspendFlag
+from pykueue.jobs.framework import TemplatesBySuspend
 from pykueue.jobs.ray_live import _merged  # podset.Merge / RestorePodSpec on one pod template
 
 
@@ -47,7 +47,7 @@ def with_pod_sets_info(obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]
     return new
 
 
-class JobSetObject(SuspendFlag):
+class JobSetObject(TemplatesBySuspend):
     """A managed JobSet."""
 
     kind = jobset.KIND
@@ -84,27 +84,6 @@ class JobSetObject(SuspendFlag):
     def build_workload(self) -> dict[str, Any] | None:
         return jobset.workload_from_jobset(self.obj)
 
-    def suspend(self) -> list[Action]:
-        # no webhook suspended it: stop it before JobSet's controller makes its Jobs
-        return [Patch(jobset.KIND, self.namespace, self.meta["name"], {"spec": {"suspend": True}}),
-                Note("suspended until its workload is admitted", {"object": self.describe()})]
-
-    def run(self, infos: Sequence[Mapping[str, Any]], workload: Mapping[str, Any]) -> list[Action]:
-        started = with_pod_sets_info(self.obj, infos, restore=False)
-        return [Replace(jobset.KIND, self.namespace, self.meta["name"], obj=started),
-                Note("started", {"object": self.describe()})]
-
-    def stop(self, workload: Mapping[str, Any], evicted: bool) -> list[Action]:
-        if self.is_suspended():
-            return []
-        pod_sets = (workload.get("spec") or {}).get("podSets") or []
-        infos = [batch.pod_set_info_from_pod_set(p) for p in pod_sets]
-        return [Replace(jobset.KIND, self.namespace, self.meta["name"],
-                        change=lambda fresh: with_pod_sets_info(fresh, infos, restore=True)),
-                Note("suspended: its workload is not admitted", {"object": self.describe()})]
-
-    def finalize(self) -> list[Action]:
-        return []  # Kueue puts no finalizer on JobSets
-
-    def cleanup(self) -> list[Action]:
-        return []
+    def with_pod_sets_info(self, obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]], *,
+                           restore: bool) -> dict[str, Any]:
+        return with_pod_sets_info(obj, infos, restore=restore)

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pykueue.jobs import batch, ray, slicing
-from pykueue.jobs.framework import Action, Note, Patch, Replace, SuspendFlag
+from pykueue.jobs.framework import TemplatesBySuspend
 
 RAY_CLUSTER = "RayCluster"
 RAY_JOB = "RayJob"
@@ -103,7 +103,7 @@ def with_pod_sets_info(obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]
     return new
 
 
-class RayObject(SuspendFlag):
+class RayObject(TemplatesBySuspend):
     """A managed RayCluster or RayJob."""
 
     def __init__(self, obj: dict[str, Any]) -> None:
@@ -147,27 +147,6 @@ class RayObject(SuspendFlag):
     def build_workload(self) -> dict[str, Any] | None:
         return ray.workload_from_ray(self.obj)
 
-    def suspend(self) -> list[Action]:
-        # no webhook suspended it: stop it before KubeRay makes its Pods
-        return [Patch(self.kind, self.namespace, self.meta["name"], {"spec": {"suspend": True}}),
-                Note("suspended until its workload is admitted", {"object": self.describe()})]
-
-    def run(self, infos: Sequence[Mapping[str, Any]], workload: Mapping[str, Any]) -> list[Action]:
-        started = with_pod_sets_info(self.obj, infos, restore=False)
-        return [Replace(self.kind, self.namespace, self.meta["name"], obj=started),
-                Note("started", {"object": self.describe()})]
-
-    def stop(self, workload: Mapping[str, Any], evicted: bool) -> list[Action]:
-        if self.is_suspended():
-            return []
-        pod_sets = (workload.get("spec") or {}).get("podSets") or []
-        infos = [batch.pod_set_info_from_pod_set(p) for p in pod_sets]
-        return [Replace(self.kind, self.namespace, self.meta["name"],
-                        change=lambda fresh: with_pod_sets_info(fresh, infos, restore=True)),
-                Note("suspended: its workload is not admitted", {"object": self.describe()})]
-
-    def finalize(self) -> list[Action]:
-        return []  # Kueue puts no finalizer on Ray objects
-
-    def cleanup(self) -> list[Action]:
-        return []
+    def with_pod_sets_info(self, obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]], *,
+                           restore: bool) -> dict[str, Any]:
+        return with_pod_sets_info(obj, infos, restore=restore)
