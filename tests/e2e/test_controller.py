@@ -284,12 +284,14 @@ waitForPodsReady:
         assert 14 <= elapsed <= 35, elapsed  # 3 + 1 + 3 + 2 + 3 + 4 + 3 = 19 s of timers
         # As upstream: Kueue's deactivation is one eviction with reason Deactivated and the cause
         # (ReasonWithCause: DeactivatedDueToRequeuingLimitExceeded), and it drops status.requeueState
-        # (reactivation starts the count from zero).
+        # (reactivation starts the count from zero). The reservation goes only once the job side has
+        # seen the Job stopped, which can come later than the eviction under load.
         message = "The workload is deactivated due to exceeding the maximum number of re-queuing retries"
         wl = eventually(lambda: (w := kueue.workload_of("all-or-nothing", ns)) and
                         w["status"].get("requeueState") is None and
                         (condition(w, "Evicted") or {}).get("reason") == "DeactivatedDueToRequeuingLimitExceeded"
-                        and w, 30, what="requeueState cleared, evicted as Deactivated")
+                        and not is_true(w, "QuotaReserved")
+                        and w, 60, what="requeueState cleared, evicted as Deactivated, reservation released")
         assert condition(wl, "Evicted")["message"] == message
         reserved = condition(wl, "QuotaReserved")
         assert (reserved["status"], reserved["reason"], reserved["message"]) == ("False", "Deactivated", message)
