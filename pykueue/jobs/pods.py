@@ -32,6 +32,7 @@ from pykueue.jobs.pod import (
     GROUP_SERVING,
     GROUP_TOTAL_COUNT,
     SUSPENDED_BY_PARENT,
+    spec_shape,
     workload_from_pod,
 )
 
@@ -59,14 +60,7 @@ def role_hash(pod_spec: Mapping[str, Any]) -> str:
     """The role of a group member: a hash of what admission reads of its spec (its containers'
     names and resources, node selector, affinity, runtime class, overhead, spread), so Pods of one
     shape share a pod set; the annotation the webhook wrote wins, as upstream's."""
-    def containers(items: Iterable[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
-        return [{"name": c.get("name"), "resources": c.get("resources") or {}} for c in items or []]
-
-    shape = {"initContainers": containers(pod_spec.get("initContainers")),
-             "containers": containers(pod_spec.get("containers")),
-             **{k: pod_spec.get(k) for k in ("nodeSelector", "affinity", "runtimeClassName", "overhead",
-                                               "topologySpreadConstraints")}}
-    return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:8]
+    return hashlib.sha256(json.dumps(spec_shape(pod_spec), sort_keys=True).encode()).hexdigest()[:8]
 
 
 def pod_role(pod: Mapping[str, Any]) -> str:
