@@ -37,6 +37,7 @@ from pykueue.jobs.pod import (
 )
 
 KIND = "Pod"
+LWS_FRAMEWORK = "leaderworkerset.x-k8s.io/leaderworkerset"  # its Pods' parent mark (pykueue.jobs.leaderworkerset)
 GATE = "kueue.x-k8s.io/admission"
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
 FINALIZER = MANAGED_LABEL
@@ -61,6 +62,12 @@ def role_hash(pod_spec: Mapping[str, Any]) -> str:
     names and resources, node selector, affinity, runtime class, overhead, spread), so Pods of one
     shape share a pod set; the annotation the webhook wrote wins, as upstream's."""
     return hashlib.sha256(json.dumps(spec_shape(pod_spec), sort_keys=True).encode()).hexdigest()[:8]
+
+
+def awaits_parent(pod: Mapping[str, Any]) -> bool:
+    """A LeaderWorkerSet's Pod its reconciler has not yet named into its group: gated, but nobody's
+    Workload yet (upstream's Pod webhook leaves it unlabelled, so the pod reconciler skips it)."""
+    return _annotations(pod).get(SUSPENDED_BY_PARENT) == LWS_FRAMEWORK and not group_name(pod)
 
 
 def pod_role(pod: Mapping[str, Any]) -> str:
