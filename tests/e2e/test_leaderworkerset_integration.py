@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import Kueue, condition, controller_with_webhooks, eventually, is_true
-from tests.e2e.objects import gpu_queue, priority_classes, refused
+from tests.e2e.objects import gpu_queue, priority_classes, refused, scenario_in_namespace
 
 pytestmark = pytest.mark.e2e
 GPU_SELECTOR = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
@@ -181,3 +181,29 @@ def test_a_workload_priority_class_orders_the_groups(lws_kueue: Kueue, ns: str) 
     assert wl["spec"]["priorityClassRef"]["name"] == f"{ns}-high"
     high = json.loads(lws_kueue.cluster.kubectl("get", "priorityclass", f"{ns}-high", "-o", "json").stdout)["value"]
     assert wl["spec"]["priority"] == high
+
+
+def test_simulate_predicts_each_groups_admission(lws_kueue: Kueue, ns: str, tmp_path) -> None:
+    """tests/scenarios/integration_leaderworkerset.yaml through `simulate`, then live (its ClusterQueue
+    named after this test, in its namespace): each group's Workload is admitted with the pod sets,
+    counts and flavors simulate predicted for the group of the same index (groups are admitted in
+    turn, so which group takes flavor small is compared as a set of assignments)."""
+    from tests.scenario_harness import SCENARIOS, simulate, split
+
+    _, text = split(SCENARIOS / "integration_leaderworkerset.yaml")
+    code, predicted, err = simulate(text, tmp_path)
+    assert code == 0 and predicted is not None, err
+    expected = sorted((w["admission"]["podSetAssignments"] for w in predicted["workloads"]
+                       if w["kind"] == "LeaderWorkerSet"), key=json.dumps)
+    assert len(expected) == 2
+    docs = scenario_in_namespace(text, ns)
+    lws_kueue.apply(docs)
+
+    def admitted() -> list[dict[str, Any]] | None:
+        found = list(group_workloads(lws_kueue, ns, "infer").values())
+        return found if len(found) == 2 and all(is_true(w, "Admitted") for w in found) else None
+
+    got = sorted(([{"name": a["name"], "count": a["count"], "flavors": a["flavors"]}
+                   for a in w["status"]["admission"]["podSetAssignments"]] for w in eventually(
+                      admitted, 120, what="both groups admitted")), key=json.dumps)
+    assert got == expected
