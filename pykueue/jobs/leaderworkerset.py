@@ -34,7 +34,16 @@ from pykueue.jobs.batch import (
     workload_name_for_owner,
 )
 from pykueue.jobs.batch import _topology_request as topology_request
-from pykueue.jobs.framework import Action, CreateWorkload, Delete, Note, Patch, SetPriority
+from pykueue.jobs.framework import (
+    ERR_WORKLOAD_COMPOSE,
+    Action,
+    CreateWorkload,
+    Delete,
+    Note,
+    Patch,
+    SetPriority,
+    Warn,
+)
 from pykueue.jobs.pod import (
     GROUP_NAME_LABEL,
     GROUP_SERVING,
@@ -372,8 +381,11 @@ def reconcile(obj: Mapping[str, Any], owned: Iterable[Mapping[str, Any]], pods: 
     meta = _meta(obj)
     namespace = meta.get("namespace") or "default"
     actions: list[Action] = [a for pod in pods if is_member(pod, obj) for a in _pod_actions(obj, pod)]
+    errors = validate(obj)
+    if errors:  # the webhook refuses most of these; one that slipped by is said once, not retried
+        return actions + [Warn(obj, ERR_WORKLOAD_COMPOSE, f"{errors[0].path}: {errors[0].message}")]
     existing = {_meta(w).get("name"): w for w in owned}
-    ref, _ = priority_class_ref(obj, pod_sets(obj)) if not validate(obj) else (None, -1)
+    ref, _ = priority_class_ref(obj, pod_sets(obj))
     for index in range(groups(obj)):
         name = name_of(obj, index)
         workload = existing.pop(name, None)

@@ -9,7 +9,7 @@ from typing import Any
 
 from pykueue.jobs import leaderworkerset as lws
 from pykueue.jobs.batch import JobConversionError
-from pykueue.jobs.framework import CreateWorkload, Delete, Patch, SetPriority
+from pykueue.jobs.framework import CreateWorkload, Delete, Patch, SetPriority, Warn
 
 SUSPENDED_BY_PARENT = "kueue.x-k8s.io/pod-suspending-parent"
 
@@ -213,3 +213,11 @@ def test_a_lws_without_worker_containers_cannot_become_a_workload() -> None:
         assert exc.path == "spec.leaderWorkerTemplate.workerTemplate.spec.containers"
     else:
         raise AssertionError("no error")
+
+
+def test_a_lws_that_cannot_become_a_workload_is_warned_about_not_retried() -> None:
+    obj = an_lws()
+    obj["spec"]["leaderWorkerTemplate"]["size"] = 0
+    (warn,) = lws.reconcile(obj, [], [])
+    assert isinstance(warn, Warn) and warn.reason == "ErrWorkloadCompose"
+    assert warn.message == "spec.leaderWorkerTemplate.size: Invalid value: 0: must be greater than or equal to 1"
