@@ -207,3 +207,31 @@ def test_simulate_predicts_each_groups_admission(lws_kueue: Kueue, ns: str, tmp_
                    for a in w["status"]["admission"]["podSetAssignments"]] for w in eventually(
                       admitted, 120, what="both groups admitted")), key=json.dumps)
     assert got == expected
+
+
+def test_a_rolling_update_with_max_surge_queues_the_surge_group(lws_kueue: Kueue, ns: str) -> None:
+    """2 groups of 2 pods, 1 cpu each, with maxSurge 1 in 6 cpu (room for 3 groups). A new image makes
+    LWS add a surge group (index 2, status.replicas 3 above spec.replicas 2): it gets a Workload of its
+    own, admitted, so its Pods are released and the rollout goes on; once every group runs the new
+    image the surge group is gone and so is its Workload."""
+    gpu_queue(lws_kueue, ns, "6")
+    obj = leaderworkerset("surge", ns, replicas=2, size=2)
+    obj["spec"]["rolloutStrategy"] = {"type": "RollingUpdate",
+                                      "rollingUpdateConfiguration": {"maxSurge": 1, "maxUnavailable": 1}}
+    lws_kueue.apply([obj])
+    for group in ("0", "1"):
+        eventually(lambda g=group: running(group_pods(lws_kueue, ns, "surge", g), 2), 120, what=f"group {group} running")
+    lws_kueue.cluster.kubectl("patch", LWS_RESOURCE, "surge", "-n", ns, "--type=json", "-p", json.dumps([
+        {"op": "replace", "path": "/spec/leaderWorkerTemplate/workerTemplate/spec/containers/0/image", "value": "nginx:2"},
+        {"op": "replace", "path": "/spec/leaderWorkerTemplate/leaderTemplate/spec/containers/0/image", "value": "nginx:2"}]))
+    surge = eventually(lambda: group_workloads(lws_kueue, ns, "surge").get("2"), 60, interval=0.1,
+                       what="the surge group's workload")
+    assert [(p["name"], p["count"]) for p in surge["spec"]["podSets"]] == [("leader", 1), ("worker", 1)]
+
+    def rolled() -> bool:
+        pods = [p for g in ("0", "1") for p in group_pods(lws_kueue, ns, "surge", g)]
+        return bool(running(pods, 4)) and all(p["spec"]["containers"][0]["image"] == "nginx:2" for p in pods)
+
+    eventually(rolled, 240, what="both groups rolled to nginx:2")
+    eventually(lambda: sorted(group_workloads(lws_kueue, ns, "surge")) == ["0", "1"], 120,
+               what="the surge group's workload deleted")
