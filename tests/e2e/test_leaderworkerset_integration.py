@@ -235,3 +235,20 @@ def test_a_rolling_update_with_max_surge_queues_the_surge_group(lws_kueue: Kueue
     eventually(rolled, 240, what="both groups rolled to nginx:2")
     eventually(lambda: sorted(group_workloads(lws_kueue, ns, "surge")) == ["0", "1"], 120,
                what="the surge group's workload deleted")
+
+
+def test_a_preempted_group_is_gated_again_and_the_higher_one_runs(lws_kueue: Kueue, ns: str) -> None:
+    """Priority preemption in 2 cpu: low (1 group of 2 pods, 1 cpu each) runs; high, the same at a
+    higher PriorityClass, evicts low's group: low's Pods are stopped and LWS's controller makes them
+    again, gated, while high's group runs on the flavor."""
+    lws_kueue.apply(priority_classes(ns))
+    gpu_queue(lws_kueue, ns, "2", preemption="{withinClusterQueue: LowerPriority}")
+    lws_kueue.apply([leaderworkerset("low", ns, replicas=1, size=2, priority_class=f"{ns}-low")])
+    eventually(lambda: running(group_pods(lws_kueue, ns, "low", "0"), 2), 120, what="low's group running")
+    lws_kueue.apply([leaderworkerset("high", ns, replicas=1, size=2, priority_class=f"{ns}-high")])
+    pods = eventually(lambda: running(group_pods(lws_kueue, ns, "high", "0"), 2), 120, what="high's group running")
+    assert all(p["spec"]["nodeSelector"] == GPU_SELECTOR for p in pods)
+    (low,) = group_workloads(lws_kueue, ns, "low").values()
+    assert not is_true(low, "Admitted")
+    eventually(lambda: (found := group_pods(lws_kueue, ns, "low", "0")) and all(
+        GATE in (p["spec"].get("schedulingGates") or []) for p in found), 120, what="low's pods gated again")
