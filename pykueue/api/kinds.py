@@ -56,6 +56,7 @@ _SPECS = [
     _spec("ray.io/v1", "RayCluster", core.RayCluster, namespaced=True),
     _spec("ray.io/v1", "RayJob", core.RayJob, namespaced=True),
     _spec("jobset.x-k8s.io/v1alpha2", "JobSet", core.JobSet, namespaced=True),
+    _spec("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", core.LeaderWorkerSet, namespaced=True),
     _spec(CONFIG_V1BETA1, "Configuration", config.ConfigurationV1beta1),
     _spec(CONFIG_V1BETA2, "Configuration", config.ConfigurationV1beta2),
 ]

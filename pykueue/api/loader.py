@@ -69,13 +69,15 @@ QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 DEFAULT_NAMESPACE = "default"
 # each becomes engine workloads: one, but a Deployment one per replica (and a StatefulSet of 0 none)
-WORKLOAD_KINDS = ("Workload", "Job", "Pod", "Deployment", "StatefulSet", "RayCluster", "RayJob", "JobSet")
+WORKLOAD_KINDS = ("Workload", "Job", "Pod", "Deployment", "StatefulSet", "RayCluster", "RayJob", "JobSet",
+                  "LeaderWorkerSet")
 # The kinds an integration turns into Workloads, by upstream's framework name; on when the
 # Configuration's integrations.frameworks lists them (upstream's default enables batch/job only).
 INTEGRATIONS = {"Job": "batch/job", "Pod": "pod", "Deployment": "deployment", "StatefulSet": "statefulset",
-                "RayCluster": "ray.io/raycluster", "RayJob": "ray.io/rayjob", "JobSet": "jobset.x-k8s.io/jobset"}
+                "RayCluster": "ray.io/raycluster", "RayJob": "ray.io/rayjob", "JobSet": "jobset.x-k8s.io/jobset",
+                "LeaderWorkerSet": "leaderworkerset.x-k8s.io/leaderworkerset"}
 # upstream's ImplicitlyEnabledFrameworkNames: enabling one of these enables the pod integration too
-SERVING_KINDS = ("Deployment", "StatefulSet")  # queued through the pod integration
+SERVING_KINDS = ("Deployment", "StatefulSet", "LeaderWorkerSet")  # queued through the pod integration
 DEFAULT_FRAMEWORKS = frozenset(("batch/job",))
 # upstream's webhooks leave these namespaces alone (the pod-based integrations always did)
 MAX_COHORT_DEPTH = 100  # cohorts from a root to the deepest cohort; see the module's docstring
@@ -453,7 +455,7 @@ class _Loader:
             if not errors and doc.labels.get(POD_GROUP_LABEL):
                 errors = pod_group.member_errors(doc.annotations)
             return errors
-        if doc.kind in ("Deployment", "StatefulSet", "RayCluster", "RayJob", "JobSet"):
+        if doc.kind in ("Deployment", "StatefulSet", "RayCluster", "RayJob", "JobSet", "LeaderWorkerSet"):
             return self.integration_errors(doc)
         if doc.kind == "Job":
             if not doc.name:  # already reported on metadata.name; the integration would only repeat it
@@ -475,14 +477,14 @@ class _Loader:
         raw = doc.raw
         if doc.generated_name:  # the integration names the Workloads after the (generated) name
             raw = {**raw, "metadata": {**_metadata(raw), "name": doc.name}}
-        if doc.timing.at is not None and doc.kind == "Deployment":
-            message = ("a Deployment cannot change while the clock runs (scaling is not simulated); "
+        if doc.timing.at is not None and doc.kind in ("Deployment", "LeaderWorkerSet"):
+            message = (f"a {doc.kind} cannot change while the clock runs (scaling is not simulated); "
                        "delete it with pykueue.dev/delete-at and create another one")
             return [(f"metadata.annotations[{AT}]", message)]
         built, errors = self.workloads.from_integration(doc.kind, raw)
         if errors:
             return errors
-        if doc.kind == "Deployment":
+        if doc.kind in ("Deployment", "LeaderWorkerSet"):
             doc.members = built
         else:
             doc.obj = built[0][1] if built else None
@@ -494,6 +496,10 @@ class _Loader:
             from pykueue.jobs.jobset import priority_class_path as jobset_class_path
 
             doc.pod_class_path = jobset_class_path(raw)
+        if doc.kind == "LeaderWorkerSet" and built:
+            from pykueue.jobs.leaderworkerset import priority_class_path as lws_class_path
+
+            doc.pod_class_path = lws_class_path(raw)
         return []
 
     def expand_serving(self, docs: list[_Doc]) -> list[_Doc]:
@@ -505,15 +511,15 @@ class _Loader:
             if doc.kind not in SERVING_KINDS:
                 out.append(doc)
                 continue
-            if doc.kind == "Deployment":  # a copy would clash replica by replica: say it once
+            if doc.kind in ("Deployment", "LeaderWorkerSet"):  # a copy would clash member by member: say it once
                 first = deployments.setdefault(doc.key, doc)
                 if first is not doc:
                     message = f"duplicate object: Deployment {doc.key} is already defined at {first.source}"
                     self.doc_problems(doc, [("metadata.name", message)])
                     continue
-            empty = doc.members == [] if doc.kind == "Deployment" else doc.obj is None
+            empty = doc.members == [] if doc.kind != "StatefulSet" else doc.obj is None
             if empty:
-                message = "replicas is 0: no Pod is created, so nothing is queued"
+                message = "replicas is 0: no Pod is created, so nothing is queued"  # a LWS: no group
                 self.warnings.append(Problem(doc.source, doc.kind, doc.namespace, doc.name, "spec.replicas", message))
                 continue
             if doc.kind == "StatefulSet":
@@ -740,6 +746,7 @@ class _Loader:
             "RayCluster": self.inputs.workloads,
             "RayJob": self.inputs.workloads,
             "JobSet": self.inputs.workloads,
+            "LeaderWorkerSet": self.inputs.workloads,
         }
         if kind in lists:
             lists[kind].append(obj)

@@ -137,13 +137,18 @@ class WorkloadReader:
         from pykueue.jobs.jobset import template_paths as jobset_template_paths
         from pykueue.jobs.jobset import validate as validate_jobset
         from pykueue.jobs.jobset import workload_from_jobset
+        from pykueue.jobs.leaderworkerset import replicas as lws_replicas
+        from pykueue.jobs.leaderworkerset import template_paths as lws_template_paths
+        from pykueue.jobs.leaderworkerset import validate as validate_lws
+        from pykueue.jobs.leaderworkerset import workload_for_group
         from pykueue.jobs.ray import template_paths, workload_from_ray
         from pykueue.jobs.ray import validate as validate_ray
         from pykueue.jobs.statefulset import workload_from_statefulset
 
         obj = copy.deepcopy(obj)  # the document may share objects with others (see fastyaml)
         name = (obj.get("metadata") or {}).get("name", "")
-        checks = {"Deployment": validate_deployment, "StatefulSet": validate_deployment, "JobSet": validate_jobset}
+        checks = {"Deployment": validate_deployment, "StatefulSet": validate_deployment, "JobSet": validate_jobset,
+                  "LeaderWorkerSet": validate_lws}
         problems = checks.get(kind, validate_ray)(obj)
         if problems:  # every one of them, as the API server and the webhook would list them
             return [], [(p.path, p.message) for p in problems]
@@ -158,6 +163,9 @@ class WorkloadReader:
             elif kind == "JobSet":
                 built = [(name, workload_from_jobset(obj))]
                 paths = jobset_template_paths(obj)
+            elif kind == "LeaderWorkerSet":  # a group's Workload by its leader's name, NAME-INDEX
+                built = [(f"{name}-{i}", workload_for_group(obj, i)) for i in range(lws_replicas(obj))]
+                paths = lws_template_paths(obj)
             else:
                 built = [(name, workload_from_ray(obj))]
                 paths = template_paths(obj)

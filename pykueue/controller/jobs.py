@@ -240,7 +240,8 @@ class PodKeys:
             members = [self.pods[k] for k in sorted(self.groups.get(key, ())) if k in self.pods]
             return pods.PodGroup(namespace, name, members)
         pod = self.pods.get(key)
-        if pod is None or (pod["metadata"].get("labels") or {}).get(pods.MANAGED_LABEL) != "true":
+        if pod is None or (pod["metadata"].get("labels") or {}).get(pods.MANAGED_LABEL) != "true" \
+                or pods.awaits_parent(pod):
             return None
         return pods.Pod(pod)
 

@@ -31,6 +31,7 @@ from pykueue.controller import decisions, supervise, views
 from pykueue.controller.events import Recorder
 from pykueue.controller.jobs import RESOURCES as JOB_RESOURCES
 from pykueue.controller.jobs import JobKeys, JobReconciler, JobSetKeys, ObjectKeys, PodKeys, RayKeys, Rules
+from pykueue.controller.leaderworkersets import LeaderWorkerSetKeys, LeaderWorkerSetReconciler
 from pykueue.controller.metrics import INADMISSIBLE, SUCCESS, Metrics
 from pykueue.controller.multikueue import MultiKueue
 from pykueue.controller.queue_objects import KINDS as QUEUE_KINDS
@@ -46,7 +47,7 @@ from pykueue.engine.engine import Engine
 from pykueue.engine.events import EngineError
 from pykueue.engine.model import US
 from pykueue.engine.workload import State
-from pykueue.jobs import jobset, ray_live
+from pykueue.jobs import jobset, leaderworkerset, ray_live
 from pykueue.jobs import pods as pod_rules
 from pykueue.kube import resources as r
 from pykueue.kube.client import Kube
@@ -80,6 +81,7 @@ class Controller:
         self.job_keys = JobKeys({}, rules, "batch/job" in config.frameworks)
         self.pod_keys = PodKeys({}, rules)
         self.sts_keys, self.sts_work = StatefulSetKeys({}, {}), WorkQueue()  # their Workloads and Pods' labels
+        self.lws_keys, self.lws_work = LeaderWorkerSetKeys({}, {}), WorkQueue()  # a Workload per group, Pods' labels
         # RayClusters, RayJobs and JobSets, each kind with its own keys and queue while its integration is on
         self.crd_keys: dict[str, ObjectKeys] = {kind: RayKeys(kind, {}, rules)
                                                 for fw, kind in ray_live.KINDS.items() if fw in config.frameworks}
@@ -170,6 +172,8 @@ class Controller:
                 tasks.append(supervise.start("pods", lambda: self.pod_work.run(self.pod_sync.reconcile, self._job_error)))
                 if "statefulset" in self.engine.config.frameworks:
                     tasks += self._start_statefulsets(pods.store, workloads.store, flavors)
+                if leaderworkerset.FRAMEWORK in self.engine.config.frameworks:
+                    tasks += self._start_leaderworkersets(pods.store, workloads.store, flavors)
             for kind in self.crd_keys:
                 tasks += self._start_crd_kind(kind, workloads.store, flavors)
             self.multikueue = MultiKueue(self.kube, self.informers, self.engine.config.multi_kueue, self.recorder,
@@ -276,7 +280,7 @@ class Controller:
 
     def manages_pods(self) -> bool:
         """The pod integration runs when it is on, or an integration that queues through it is."""
-        return bool({"pod", "deployment", "statefulset"} & set(self.engine.config.frameworks))
+        return bool({"pod", "deployment", "statefulset", leaderworkerset.FRAMEWORK} & set(self.engine.config.frameworks))
 
     def on_pod(self, kind: str, old: dict | None, new: dict | None) -> None:
         obj = new or old
@@ -284,6 +288,8 @@ class Controller:
         self.pod_work.add(self.pod_keys.track(obj, deleted=kind == DELETED))
         if kind == ADDED and self.sts_keys.sets and (sts := self.sts_keys.key_for_pod(obj)) is not None:
             self.sts_work.add(sts)  # a new Pod of a StatefulSet: its group labels (upstream's podHandler)
+        if kind != DELETED and self.lws_keys.sets and (lws := self.lws_keys.key_for_pod(obj)) is not None:
+            self.lws_work.add(lws)  # a Pod of a LeaderWorkerSet: its group labels, its finalizer once it ends
 
     def _start_statefulsets(self, pods: dict[str, Any], workloads: dict[str, Any], flavors: dict[str, Any]
                             ) -> list[asyncio.Task]:
@@ -296,6 +302,24 @@ class Controller:
             wait_for_pods_ready=self.engine.config.wait_for_pods_ready.enable))
         return [supervise.start("informer-statefulsets", inf.run),
                 supervise.start("statefulsets", lambda: self.sts_work.run(sync.reconcile, self._job_error))]
+
+    def _start_leaderworkersets(self, pods: dict[str, Any], workloads: dict[str, Any], flavors: dict[str, Any]
+                                ) -> list[asyncio.Task]:
+        """The LeaderWorkerSet informer and work queue (upstream's leaderworkerset reconcilers). Not
+        waited on: until LWS's CRD is installed the informer waits for it, and the rest runs."""
+        res = r.LEADERWORKERSET
+        inf = self._informer(res, lambda t, o, n: None if t == DELETED else self.lws_work.add(key_of(n or o)))
+        self.lws_keys.sets, self.lws_keys.pods = inf.store, pods
+        sync = LeaderWorkerSetReconciler(self.lws_keys, JobReconciler(
+            self.kube, self.lws_keys, workloads, flavors, self.priority_classes, self.clock,
+            self.workload_sync.job_stopped, self.recorder,
+            wait_for_pods_ready=self.engine.config.wait_for_pods_ready.enable))
+
+        async def watch() -> None:
+            await self._served(res)
+            await inf.run()
+        return [supervise.start(f"informer-{res.plural}", watch),
+                supervise.start(res.plural, lambda: self.lws_work.run(sync.reconcile, self._job_error))]
 
     def _start_crd_kind(self, kind: str, workloads: dict[str, Any], flavors: dict[str, Any]) -> list[asyncio.Task]:
         """The informer and work queue of one custom job kind (Ray's, JobSet). Not waited on: until
@@ -341,6 +365,8 @@ class Controller:
             self.pod_work.add(key)
         for key in self.sts_keys.keys_for_workload(workload):
             self.sts_work.add(key)
+        for key in self.lws_keys.keys_for_workload(workload):
+            self.lws_work.add(key)
 
     # ---- scheduling ------------------------------------------------------------------------------
 

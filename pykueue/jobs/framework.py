@@ -26,7 +26,7 @@ from pykueue.jobs.batch import (
 )
 
 # upstream's ImplicitlyEnabledFrameworkNames: a Deployment's or StatefulSet's Pods queue as Pods
-IMPLIED_FRAMEWORKS = {"deployment": ("pod",), "statefulset": ("pod",)}
+IMPLIED_FRAMEWORKS = {"deployment": ("pod",), "statefulset": ("pod",), "leaderworkerset.x-k8s.io/leaderworkerset": ("pod",)}
 
 LOCAL_QUEUE_LABEL = "kueue.x-k8s.io/local-queue-name"  # on an admitted job's pods
 CLUSTER_QUEUE_LABEL = "kueue.x-k8s.io/cluster-queue-name"

@@ -32,10 +32,12 @@ from pykueue.jobs.pod import (
     GROUP_SERVING,
     GROUP_TOTAL_COUNT,
     SUSPENDED_BY_PARENT,
+    spec_shape,
     workload_from_pod,
 )
 
 KIND = "Pod"
+LWS_FRAMEWORK = "leaderworkerset.x-k8s.io/leaderworkerset"  # its Pods' parent mark (pykueue.jobs.leaderworkerset)
 GATE = "kueue.x-k8s.io/admission"
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
 FINALIZER = MANAGED_LABEL
@@ -59,14 +61,13 @@ def role_hash(pod_spec: Mapping[str, Any]) -> str:
     """The role of a group member: a hash of what admission reads of its spec (its containers'
     names and resources, node selector, affinity, runtime class, overhead, spread), so Pods of one
     shape share a pod set; the annotation the webhook wrote wins, as upstream's."""
-    def containers(items: Iterable[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
-        return [{"name": c.get("name"), "resources": c.get("resources") or {}} for c in items or []]
+    return hashlib.sha256(json.dumps(spec_shape(pod_spec), sort_keys=True).encode()).hexdigest()[:8]
 
-    shape = {"initContainers": containers(pod_spec.get("initContainers")),
-             "containers": containers(pod_spec.get("containers")),
-             **{k: pod_spec.get(k) for k in ("nodeSelector", "affinity", "runtimeClassName", "overhead",
-                                               "topologySpreadConstraints")}}
-    return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:8]
+
+def awaits_parent(pod: Mapping[str, Any]) -> bool:
+    """A LeaderWorkerSet's Pod its reconciler has not yet named into its group: gated, but nobody's
+    Workload yet (upstream's Pod webhook leaves it unlabelled, so the pod reconciler skips it)."""
+    return _annotations(pod).get(SUSPENDED_BY_PARENT) == LWS_FRAMEWORK and not group_name(pod)
 
 
 def pod_role(pod: Mapping[str, Any]) -> str:

@@ -62,3 +62,19 @@ def test_a_workload_wakes_the_keys_of_its_owners() -> None:
                               "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "j"}]}}
     assert keys.keys_for_workload(job_owned) == []
     assert JobKeys({}, False).keys_for_workload(job_owned) == ["ns/j"]
+
+
+def test_a_leaderworkerset_pod_waits_for_its_group_before_it_is_queued() -> None:
+    """A LWS's Pod is gated by the webhook before the LWS's reconciler names its group: until then it
+    is nobody's single-Pod Workload (upstream skips it: it has no managed label yet); once labelled it
+    is its group's member."""
+    waiting = _pod("infer-0")
+    waiting["metadata"]["annotations"] = {pods.SUSPENDED_BY_PARENT: "leaderworkerset.x-k8s.io/leaderworkerset"}
+    keys = PodKeys({"ns/infer-0": waiting})
+    assert keys.track(waiting, deleted=False) == "ns/infer-0"
+    assert keys.load("ns/infer-0") is None
+    labelled = _pod("infer-0", "leaderworkerset-infer-0-abcde")
+    labelled["metadata"]["annotations"] = dict(waiting["metadata"]["annotations"])
+    keys.pods["ns/infer-0"] = labelled
+    key = keys.track(labelled, deleted=False)
+    assert key == f"{GROUP_PREFIX}ns/leaderworkerset-infer-0-abcde" and isinstance(keys.load(key), pods.PodGroup)

@@ -7,6 +7,8 @@ import json
 import subprocess
 from typing import Any
 
+import yaml
+
 from tests.e2e.conftest import Kueue, condition, eventually
 
 GPU_FLAVOR = """
@@ -186,3 +188,17 @@ def refused(result: subprocess.CompletedProcess[str], hook: str, message: str) -
     assert result.returncode != 0, result.stdout
     assert f'admission webhook "{hook}" denied the request' in result.stderr, result.stderr
     assert message in result.stderr, result.stderr
+
+
+def scenario_in_namespace(text: str, ns: str) -> list[dict[str, Any]]:
+    """A scenario's objects (its Configuration left out) moved into the test's namespace, its
+    ClusterQueue named after it, so that a live run of the scenario stays the test's own."""
+    docs = [d for d in yaml.safe_load_all(text) if d and d.get("kind") != "Configuration"]
+    for d in docs:
+        if d["kind"] == "ClusterQueue":
+            d["metadata"]["name"] = ns
+        elif d["kind"] == "LocalQueue":
+            d["spec"]["clusterQueue"] = ns
+        if d["kind"] not in ("ResourceFlavor", "ClusterQueue"):
+            d["metadata"]["namespace"] = ns
+    return docs

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import Kueue, condition, controller_with_webhooks, eventually, is_true
-from tests.e2e.objects import as_created, gpu_queue, priority_classes, workload_for
+from tests.e2e.objects import as_created, gpu_queue, priority_classes, scenario_in_namespace, workload_for
 
 pytestmark = pytest.mark.e2e
 GPU_NODE = "gpu-h100-0"
@@ -145,22 +145,13 @@ def test_simulate_predicts_a_jobsets_admission(jobset_kueue: Kueue, ns: str, tmp
     """tests/scenarios/integration_jobset.yaml through `simulate`, then live (its ClusterQueue named
     after this test, in its namespace): the JobSet's Workload is admitted with the pod sets, counts
     and flavors simulate predicted (driver on small, the four workers on big)."""
-    import yaml
-
     from tests.scenario_harness import SCENARIOS, simulate, split
 
     _, text = split(SCENARIOS / "integration_jobset.yaml")
     code, predicted, err = simulate(text, tmp_path)
     assert code == 0 and predicted is not None, err
     (expected,) = [w for w in predicted["workloads"] if w["kind"] == "JobSet"]
-    docs = [d for d in yaml.safe_load_all(text) if d and d.get("kind") != "Configuration"]
-    for d in docs:
-        if d["kind"] == "ClusterQueue":
-            d["metadata"]["name"] = ns
-        elif d["kind"] == "LocalQueue":
-            d["spec"]["clusterQueue"] = ns
-        if d["kind"] not in ("ResourceFlavor", "ClusterQueue"):
-            d["metadata"]["namespace"] = ns
+    docs = scenario_in_namespace(text, ns)
     jobset_kueue.apply(docs)
 
     def admitted() -> dict[str, Any] | None:

@@ -28,6 +28,7 @@ from tests.e2e.objects import (
     gpu_queue,
     local_queue,
     priority_classes,
+    scenario_in_namespace,
     workload_for,
 )
 from tests.e2e.ray_objects import raycluster, rayjob
@@ -163,22 +164,13 @@ def test_simulate_predicts_a_rayclusters_admission(ray_kueue: Kueue, ns: str, tm
     """tests/scenarios/integration_raycluster.yaml through `simulate`, then live (its ClusterQueue named
     after this test, in its namespace): the RayCluster's Workload is admitted with the pod sets, counts
     and flavors simulate predicted (head on small, the four workers on big)."""
-    import yaml
-
     from tests.scenario_harness import SCENARIOS, simulate, split
 
     _, text = split(SCENARIOS / "integration_raycluster.yaml")
     code, predicted, err = simulate(text, tmp_path)
     assert code == 0 and predicted is not None, err
     (expected,) = [w for w in predicted["workloads"] if w["kind"] == "RayCluster"]
-    docs = [d for d in yaml.safe_load_all(text) if d and d.get("kind") != "Configuration"]
-    for d in docs:
-        if d["kind"] == "ClusterQueue":
-            d["metadata"]["name"] = ns
-        elif d["kind"] == "LocalQueue":
-            d["spec"]["clusterQueue"] = ns
-        if d["kind"] not in ("ResourceFlavor", "ClusterQueue"):
-            d["metadata"]["namespace"] = ns
+    docs = scenario_in_namespace(text, ns)
     ray_kueue.apply(docs)
 
     def admitted() -> dict[str, Any] | None:

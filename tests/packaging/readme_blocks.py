@@ -31,6 +31,14 @@ def sh_block(section: str, doc: str = "README.md") -> str:
     return match.group(1)
 
 
+def block_before_down(section: str, doc: str) -> str:
+    """A block that ends by stopping its dev cluster, without that last line: the test looks at what it
+    left running (the ``workdir`` fixture stops the cluster afterwards)."""
+    body, _, last = sh_block(section, doc).rstrip("\n").rpartition("\n")
+    assert last == "kill %1; pykueue dev-cluster down --dir /tmp/kc", last
+    return body + "\n"
+
+
 @pytest.fixture
 def workdir(tmp_path: Path) -> Iterator[Path]:
     """A directory standing for /tmp; the cluster a block starts in its kc/ is stopped afterwards."""

@@ -14,17 +14,14 @@ from pathlib import Path
 import pytest
 
 from pykueue.devcluster.cluster import DevCluster
-from tests.packaging.readme_blocks import running, sh_block, workdir  # noqa: F401 - a fixture
+from tests.packaging.readme_blocks import block_before_down, running, workdir  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.e2e
 
 
 def test_the_jobset_block_admits_and_completes_its_jobset(workdir: Path) -> None:  # noqa: F811
-    block = sh_block("JobSet on the dev cluster", "docs/cluster.md")
-    # the block ends with `down`: stop before it, to look at what it left
-    body, _, last = block.rstrip("\n").rpartition("\n")
-    assert last == "kill %1; pykueue dev-cluster down --dir /tmp/kc"
-    with running(body + "\n", workdir, timeout=900) as (returncode, out):
+    body = block_before_down("JobSet on the dev cluster", "docs/cluster.md")
+    with running(body, workdir, timeout=900) as (returncode, out):
         assert returncode == 0, out[-3000:]
         assert re.search(r"^jobset-demo-\w+\s+lq\s+training\s+True", out, re.MULTILINE), out[-2000:]
         cluster = DevCluster.load(workdir / "kc")

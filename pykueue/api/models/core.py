@@ -65,3 +65,7 @@ class RayJob(_Integrated):
 
 class JobSet(_Integrated):
     """A jobset.x-k8s.io/v1alpha2 JobSet (the jobset.x-k8s.io/jobset integration)."""
+
+
+class LeaderWorkerSet(_Integrated):
+    """A leaderworkerset.x-k8s.io/v1 LeaderWorkerSet (its integration: one Workload per group)."""

@@ -32,6 +32,7 @@ from pykueue.jobs import (
     batch,
     job_update,
     jobset,
+    leaderworkerset,
     managed,
     pod_update,
     pods,
@@ -147,6 +148,9 @@ def validator_for_jobs(kind: str, frameworks: tuple[str, ...],
     if kind == jobset.KIND and jobset.FRAMEWORK in on:
         return lambda req: _refusals(req, jobset.validate_create,
                                      lambda old, new: jobset.validate_update(old, new, default_queue_exists))
+    if kind == leaderworkerset.KIND and leaderworkerset.FRAMEWORK in on:
+        return lambda req: _refusals(req, leaderworkerset.validate_create, lambda old, new: leaderworkerset.validate_update(
+            old, new, managed=bool(batch.queue_name(new)) or manage_without_queue_name))
     return lambda req: response(req, True)
 
 
@@ -289,4 +293,9 @@ def mutator(kind: str, frameworks: tuple[str, ...], manage_without_queue_name: b
     if kind == jobset.KIND and jobset.FRAMEWORK in frameworks:
         # upstream's JobSet Default is the Job's: LocalQueueDefaulting, then suspend one Kueue manages
         return lambda req: mutate_job(req, manage, default_queue_exists, scope, on)
+    if kind == leaderworkerset.KIND and leaderworkerset.FRAMEWORK in frameworks:
+        # LocalQueueDefaulting, then both pod templates of one Kueue manages are marked
+        return lambda req: _patched(req, lambda obj: _owner_ops(obj, lambda o: leaderworkerset.defaults(
+            o, managed.suspended_on_create(batch.queue_name(o), (o.get("metadata") or {}).get("namespace") or "",
+                                           manage, scope)), default_queue_exists, on))
     return allow

@@ -61,7 +61,7 @@ def _path(prefix: str, group: str, version: str, kind: str) -> str:
     return f"/{prefix}-{group.replace('.', '-')}-{version}-{kind.lower()}"
 
 
-POD_FRAMEWORKS = ("pod", "deployment", "statefulset")  # a Deployment's or StatefulSet's Pods are gated too
+POD_FRAMEWORKS = ("pod", "deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset")  # their Pods are gated too
 
 MUTATING: tuple[Hook, ...] = (
     Hook("mjob.kb.io", _path("mutate", "batch", "v1", "Job"), "batch", "v1", ("jobs",), ("CREATE",), "Job"),
@@ -76,6 +76,9 @@ MUTATING: tuple[Hook, ...] = (
          ("CREATE",), "RayJob", ("ray.io/rayjob",)),
     Hook("mjobset.kb.io", _path("mutate", "jobset.x-k8s.io", "v1alpha2", "JobSet"), "jobset.x-k8s.io", "v1alpha2",
          ("jobsets",), ("CREATE",), "JobSet", ("jobset.x-k8s.io/jobset",)),
+    Hook("mleaderworkerset.kb.io", _path("mutate", "leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet"),
+         "leaderworkerset.x-k8s.io", "v1", ("leaderworkersets",), ("CREATE", "UPDATE"), "LeaderWorkerSet",
+         ("leaderworkerset.x-k8s.io/leaderworkerset",)),
 )
 
 
@@ -127,6 +130,9 @@ VALIDATING_JOBS: tuple[Hook, ...] = (
          ("CREATE", "UPDATE"), "RayJob", ("ray.io/rayjob",)),
     Hook("vjobset.kb.io", _path("validate", "jobset.x-k8s.io", "v1alpha2", "JobSet"), "jobset.x-k8s.io", "v1alpha2",
          ("jobsets",), ("CREATE", "UPDATE"), "JobSet", ("jobset.x-k8s.io/jobset",)),
+    Hook("vleaderworkerset.kb.io", _path("validate", "leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet"),
+         "leaderworkerset.x-k8s.io", "v1", ("leaderworkersets",), ("CREATE", "UPDATE"), "LeaderWorkerSet",
+         ("leaderworkerset.x-k8s.io/leaderworkerset",)),
 )
 
 

@@ -1,0 +1,412 @@
+"""The LeaderWorkerSet integration, as upstream v0.18's (``pkg/controller/jobs/leaderworkerset``).
+
+A ``leaderworkerset.x-k8s.io/v1`` LeaderWorkerSet runs ``replicas`` groups of ``size`` Pods (a leader
+and ``size - 1`` workers, or ``size`` workers without a leader template). Each group is one prebuilt
+Workload, ``leaderworkerset-NAME-INDEX-<hash>`` (``GetWorkloadNameForOwnerWithGVK`` of
+``NAME-INDEX`` and the LWS's UID), owned by the LWS (not as its controller) and made by the LWS's
+reconciler: pod sets ``leader`` (1) and ``worker`` (size - 1), or ``main`` (size), each with its
+template's spec only. Scaling up makes the new groups' Workloads, scaling down deletes theirs; during
+a rolling update with ``maxSurge`` the surge groups (``status.replicas`` above ``spec.replicas``)
+keep theirs.
+
+The webhook marks both templates (``pod-suspending-parent``, serving group, the WorkloadPriorityClass
+label), so the Pods LWS's StatefulSets make are gated; the Pod side of the reconciler then names each
+Pod's group and prebuilt Workload after its group index (``leaderworkerset.sigs.k8s.io/group-index``)
+and its role (``leader`` for the Pod without a leader-name annotation, else ``worker``; ``main``
+without a leader template), so each group is released on its own once its Workload is admitted.
+
+The simulator has no UID: a manifest without one hashes ``NAME-INDEX`` in the UID's place, as every
+other kind's Workload name does there (``batch.workload_name_for_owner``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pykueue.jobs import batch, generic_update
+from pykueue.jobs.batch import (
+    PREBUILT_WORKLOAD_LABEL,
+    QUEUE_NAME_LABEL,
+    JobConversionError,
+    Manifest,
+    pod_set_template,
+    workload_name_for_owner,
+)
+from pykueue.jobs.batch import _topology_request as topology_request
+from pykueue.jobs.framework import (
+    ERR_WORKLOAD_COMPOSE,
+    Action,
+    CreateWorkload,
+    Delete,
+    Note,
+    Patch,
+    SetPriority,
+    Warn,
+)
+from pykueue.jobs.pod import (
+    GROUP_NAME_LABEL,
+    GROUP_SERVING,
+    GROUP_TOTAL_COUNT,
+    SUSPENDED_BY_PARENT,
+    spec_shape,
+)
+from pykueue.jobs.ray import priority_class_ref
+
+API_VERSION = "leaderworkerset.x-k8s.io/v1"
+GROUP = "leaderworkerset.x-k8s.io"
+KIND = "LeaderWorkerSet"
+FRAMEWORK = "leaderworkerset.x-k8s.io/leaderworkerset"
+IMPLIES = ("pod",)  # upstream's ImplicitlyEnabledFrameworkNames
+SET_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"  # on LWS's StatefulSets and Pods
+GROUP_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
+WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
+LEADER_NAME_ANNOTATION = "leaderworkerset.sigs.k8s.io/leader-name"  # on workers only
+LEADER, WORKER, MAIN = "leader", "worker", "main"
+ROLE_HASH = "kueue.x-k8s.io/role-hash"
+IS_GROUP_WORKLOAD = "kueue.x-k8s.io/is-group-workload"
+MANAGED_LABEL = "kueue.x-k8s.io/managed"
+POD_FINALIZER = "kueue.x-k8s.io/managed"
+LEADER_READY = "LeaderReady"
+TERMINAL = ("Succeeded", "Failed")
+
+Errors = list[JobConversionError]
+TEMPLATE_PATH = "spec.leaderWorkerTemplate"
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def _template(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return (obj.get("spec") or {}).get("leaderWorkerTemplate") or {}
+
+
+def leader_template(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    return _template(obj).get("leaderTemplate")
+
+
+def worker_template(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _template(obj).get("workerTemplate") or {}
+
+
+def _int(value: object, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def replicas(obj: Mapping[str, Any]) -> int:
+    """``spec.replicas`` (the CRD's default 1)."""
+    return _int((obj.get("spec") or {}).get("replicas"), 1)
+
+
+def size(obj: Mapping[str, Any]) -> int:
+    """``spec.leaderWorkerTemplate.size``: Pods per group (the CRD's default 1)."""
+    return _int(_template(obj).get("size"), 1)
+
+
+def workload_name(name: str, uid: str | None, index: int | str) -> str:
+    """Upstream's ``GetWorkloadName(uid, name, groupIndex)``."""
+    return workload_name_for_owner(KIND, GROUP, f"{name}-{index}", uid or None)
+
+
+def name_of(obj: Mapping[str, Any], index: int | str) -> str:
+    meta = _meta(obj)
+    return workload_name(meta.get("name", ""), meta.get("uid"), index)
+
+
+def groups(obj: Mapping[str, Any]) -> int:
+    """The groups that need a Workload: ``spec.replicas``, or ``status.replicas`` while a rolling
+    update with ``maxSurge`` runs more (upstream's ``isRollingUpdateWithSurge``)."""
+    want = replicas(obj)
+    status = obj.get("status") or {}
+    current = _int(status.get("replicas"), 0)
+    rolling = ((obj.get("spec") or {}).get("rolloutStrategy") or {}).get("rollingUpdateConfiguration") or {}
+    surge = rolling.get("maxSurge")
+    surging = isinstance(surge, int) and surge > 0 or isinstance(surge, str) and surge not in ("", "0", "0%")
+    if current > want and surging and _int(status.get("updatedReplicas"), 0) < want:
+        return current
+    return want
+
+
+def _pod_set(name: str, count: int, template: Mapping[str, Any], indexed: bool) -> dict[str, Any]:
+    """``newPodSet``: the template's spec only (env de-duplicated), and its topology request."""
+    pod_set: dict[str, Any] = {"name": name, "count": count,
+                               "template": {"spec": pod_set_template({"spec": template.get("spec") or {}})["spec"]}}
+    topology = topology_request(template)
+    if topology is not None:
+        if indexed:
+            topology["podIndexLabel"] = WORKER_INDEX_LABEL
+        pod_set["topologyRequest"] = topology
+    return pod_set
+
+
+def pod_sets(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``podSets``: ``leader`` x1 and ``worker`` x(size-1), or ``main`` x size without a leader template."""
+    leader = leader_template(obj)
+    if leader is None:
+        return [_pod_set(MAIN, size(obj), worker_template(obj), True)]
+    return [_pod_set(LEADER, 1, leader, False), _pod_set(WORKER, size(obj) - 1, worker_template(obj), True)]
+
+
+def template_paths(obj: Mapping[str, Any]) -> list[str]:
+    """Each pod set's template field path, in pod set order."""
+    worker = f"{TEMPLATE_PATH}.workerTemplate"
+    return [worker] if leader_template(obj) is None else [f"{TEMPLATE_PATH}.leaderTemplate", worker]
+
+
+def validate(obj: Mapping[str, Any]) -> Errors:
+    """What the CRD requires of what becomes a Workload, then the webhook's create rules."""
+    errors: Errors = []
+    spec = obj.get("spec") or {}
+    for key, path, minimum in (("replicas", "spec.replicas", 0),):
+        value = spec.get(key)
+        if value is not None and (_int(value, -1) < minimum):
+            errors.append(JobConversionError(path, f"Invalid value: {value!r}: must be greater than or equal to {minimum}"))
+    value = _template(obj).get("size")
+    if value is not None and _int(value, 0) < 1:
+        errors.append(JobConversionError(f"{TEMPLATE_PATH}.size", f"Invalid value: {value!r}: must be greater than or equal to 1"))
+    if not (worker_template(obj).get("spec") or {}).get("containers"):
+        errors.append(JobConversionError(f"{TEMPLATE_PATH}.workerTemplate.spec.containers", "Required value"))
+    leader = leader_template(obj)
+    if leader is not None and not (leader.get("spec") or {}).get("containers"):
+        errors.append(JobConversionError(f"{TEMPLATE_PATH}.leaderTemplate.spec.containers", "Required value"))
+    return errors + validate_create(obj)
+
+
+def owner_reference(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """``SetOwnerReference``: the LWS owns its groups' Workloads, not as their controller."""
+    meta = _meta(obj)
+    ref = {"apiVersion": API_VERSION, "kind": KIND, "name": meta.get("name", "")}
+    if meta.get("uid"):
+        ref["uid"] = meta["uid"]
+    return ref
+
+
+def workload_for_group(obj: Mapping[str, Any], index: int, *, label_keys_to_copy: tuple[str, ...] = ()) -> Manifest:
+    """``constructWorkload``: group ``index``'s Workload (``NewGroupWorkload``): its pod sets, the
+    LWS's queue, priority class and provisioning annotations, marked a group Workload. Raises the
+    first ``JobConversionError`` of ``validate``."""
+    errors = validate(obj)
+    if errors:
+        raise errors[0]
+    sets = pod_sets(obj)
+    ref, _ = priority_class_ref(obj, sets)
+    built = batch.owner_workload(obj, api_version=API_VERSION, kind=KIND, group=GROUP, pod_sets=sets,
+                                 priority_ref=ref, label_keys_to_copy=label_keys_to_copy)
+    meta = built["metadata"]
+    meta["name"] = name_of(obj, index)
+    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k != batch.JOB_UID_LABEL}
+    if labels:
+        meta["labels"] = labels
+    else:
+        meta.pop("labels", None)
+    meta.setdefault("annotations", {})[IS_GROUP_WORKLOAD] = "true"
+    meta["ownerReferences"] = [owner_reference(obj)]
+    built["spec"].pop("maximumExecutionTimeSeconds", None)  # NewGroupWorkload sets none
+    return built
+
+
+def workloads(obj: Mapping[str, Any]) -> list[Manifest]:
+    """Every group's Workload, group 0 first."""
+    return [workload_for_group(obj, i) for i in range(replicas(obj))]
+
+
+def priority_class_path(obj: Mapping[str, Any]) -> str | None:
+    _, index = priority_class_ref(obj, pod_sets(obj))
+    return None if index < 0 else template_paths(obj)[index] + ".spec.priorityClassName"
+
+
+# ---- the webhook -----------------------------------------------------------------------------------
+
+
+def template_marks(obj: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    """``podTemplateSpecDefault``: the labels and annotations put on each template of a managed LWS."""
+    labels = {}
+    if priority := generic_update.label(obj, batch.WORKLOAD_PRIORITY_CLASS_LABEL):
+        labels[batch.WORKLOAD_PRIORITY_CLASS_LABEL] = priority
+    return labels, {SUSPENDED_BY_PARENT: FRAMEWORK, GROUP_SERVING: "true"}
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def _template_ops(path: str, template: Mapping[str, Any] | None, labels: Mapping[str, str],
+                  annotations: Mapping[str, str]) -> list[dict[str, Any]]:
+    tmeta = (template or {}).get("metadata")
+    if template is None:
+        return []
+    if tmeta is None:
+        body: dict[str, Any] = {"annotations": dict(annotations)}
+        if labels:
+            body["labels"] = dict(labels)
+        return [{"op": "add", "path": f"{path}/metadata", "value": body}]
+    ops: list[dict[str, Any]] = []
+    for field, values in (("labels", labels), ("annotations", annotations)):
+        current = tmeta.get(field)
+        if not values:
+            continue
+        if current is None:
+            ops.append({"op": "add", "path": f"{path}/metadata/{field}", "value": dict(values)})
+        else:
+            ops += [{"op": "add", "path": f"{path}/metadata/{field}/{_escape(k)}", "value": v}
+                    for k, v in values.items() if current.get(k) != v]
+    return ops
+
+
+def defaults(obj: Mapping[str, Any], suspend: bool) -> list[dict[str, Any]]:
+    """The webhook's ``Default`` after LocalQueueDefaulting: a LWS Kueue manages (``suspend``: it
+    names a queue, or every job is Kueue's) gets both templates marked."""
+    if not suspend:
+        return []
+    labels, annotations = template_marks(obj)
+    base = "/spec/leaderWorkerTemplate"
+    return (_template_ops(f"{base}/leaderTemplate", leader_template(obj), labels, annotations)
+            + _template_ops(f"{base}/workerTemplate", worker_template(obj), labels, annotations))
+
+
+def validate_create(obj: Mapping[str, Any]) -> Errors:
+    """``ValidateCreate``: the queue name, the LeaderCreated startup policy only for a queued LWS,
+    and each template's topology annotations."""
+    errors = generic_update.queue_name_errors(obj)
+    policy = (obj.get("spec") or {}).get("startupPolicy")
+    if batch.queue_name(obj) and policy == LEADER_READY:
+        errors.append(JobConversionError("spec.startupPolicy", f'Invalid value: "{policy}": only the LeaderCreated '
+                                         "startup policy is allowed when using the kueue.x-k8s.io/queue-name label"))
+    for path, template in ((f"{TEMPLATE_PATH}.leaderTemplate", leader_template(obj)),
+                           (f"{TEMPLATE_PATH}.workerTemplate", worker_template(obj))):
+        if template is None:
+            continue
+        try:
+            topology_request(template)
+        except JobConversionError as exc:
+            errors.append(JobConversionError(exc.path.replace("spec.template.", f"{path}.", 1), exc.message))
+    return errors
+
+
+def _shape_errors(new: Any, old: Any, path: str) -> Errors:
+    """``ValidateImmutablePodGroupPodSpec`` over the pod spec's shape (what a role hash reads)."""
+    if isinstance(new, dict) and isinstance(old, dict):
+        out: Errors = []
+        for key in sorted(set(new) | set(old)):
+            out += _shape_errors(new.get(key), old.get(key), f"{path}.{key}")
+        return out
+    if isinstance(new, list) and isinstance(old, list) and len(new) == len(old):
+        out = []
+        for i, (a, b) in enumerate(zip(new, old, strict=True)):
+            out += _shape_errors(a, b, f"{path}[{i}]")
+        return out
+    return generic_update.immutable(path, new, old)
+
+
+def _template_errors(new: Mapping[str, Any] | None, old: Mapping[str, Any] | None, path: str) -> Errors:
+    if new is None or old is None:
+        return [] if new is old else generic_update.immutable(path, new, old)
+    return _shape_errors(spec_shape(new.get("spec") or {}), spec_shape(old.get("spec") or {}), f"{path}.spec")
+
+
+def validate_update(old: Mapping[str, Any], new: Mapping[str, Any], managed: bool) -> Errors:
+    """``ValidateUpdate``: the create rules; the queue name never changes; the WorkloadPriorityClass
+    rule (suspended meaning no ready group yet); and, for a LWS Kueue manages, each template's shape
+    (containers' names and resources, placement) stays as it is: an image rolls out, a size does not."""
+    key = QUEUE_NAME_LABEL
+    errors = validate_create(new)
+    errors += generic_update.immutable(generic_update.label_path(key), batch.queue_name(new) or "",
+                                       batch.queue_name(old) or "")
+    errors += generic_update.priority_class(old, new, suspended=_int((old.get("status") or {}).get("readyReplicas"), 0) == 0)
+    if managed:
+        errors += _template_errors(leader_template(new), leader_template(old), f"{TEMPLATE_PATH}.leaderTemplate")
+        errors += _template_errors(worker_template(new), worker_template(old), f"{TEMPLATE_PATH}.workerTemplate")
+    return errors
+
+
+# ---- the reconcilers ---------------------------------------------------------------------------------
+
+
+def managed(obj: Mapping[str, Any]) -> bool:
+    """Kueue's webhook marked its worker template."""
+    annotations = (worker_template(obj).get("metadata") or {}).get("annotations") or {}
+    return annotations.get(SUSPENDED_BY_PARENT) == FRAMEWORK
+
+
+def is_member(pod: Mapping[str, Any], obj: Mapping[str, Any]) -> bool:
+    """One of ``obj``'s Pods: its set-name label and the webhook's parent mark."""
+    return (((_meta(pod).get("labels") or {}).get(SET_NAME_LABEL) == _meta(obj).get("name"))
+            and ((_meta(pod).get("annotations") or {}).get(SUSPENDED_BY_PARENT) == FRAMEWORK))
+
+
+def pod_role(obj: Mapping[str, Any], pod: Mapping[str, Any]) -> str:
+    if leader_template(obj) is None:
+        return MAIN
+    return WORKER if LEADER_NAME_ANNOTATION in (_meta(pod).get("annotations") or {}) else LEADER
+
+
+def pod_marks(obj: Mapping[str, Any], pod: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]] | None:
+    """``setDefault``: the labels and annotations a Pod of a queued LWS gets once LWS's controller
+    gave it its group index (None: nothing to do yet, or already done)."""
+    labels = _meta(pod).get("labels") or {}
+    queue = batch.queue_name(obj)
+    if QUEUE_NAME_LABEL in labels or GROUP_INDEX_LABEL not in labels or not queue:
+        return None
+    name = name_of(obj, labels[GROUP_INDEX_LABEL])
+    return ({MANAGED_LABEL: "true", QUEUE_NAME_LABEL: queue, GROUP_NAME_LABEL: name, PREBUILT_WORKLOAD_LABEL: name},
+            {GROUP_TOTAL_COUNT: str(size(obj)), ROLE_HASH: pod_role(obj, pod)})
+
+
+def _pod_actions(obj: Mapping[str, Any], pod: Mapping[str, Any]) -> list[Action]:
+    meta = _meta(pod)
+    namespace = meta.get("namespace") or "default"
+    if meta.get("deletionTimestamp") or (pod.get("status") or {}).get("phase") in TERMINAL:
+        finalizers = meta.get("finalizers") or []
+        if POD_FINALIZER not in finalizers:
+            return []
+        kept = [f for f in finalizers if f != POD_FINALIZER]
+        return [Patch("Pod", namespace, meta["name"], {"metadata": {
+            "finalizers": kept or None, "resourceVersion": meta.get("resourceVersion")}}, missing_ok=True)]
+    marks = pod_marks(obj, pod)
+    if marks is None:
+        return []
+    labels, annotations = marks
+    return [Patch("Pod", namespace, meta["name"], {"metadata": {"labels": labels, "annotations": annotations}},
+                  missing_ok=True)]
+
+
+def reconcile(obj: Mapping[str, Any], owned: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]]
+              ) -> list[Action]:
+    """Both of upstream's reconcilers for one LWS: its Pods' group labels (the Pod reconciler), then
+    ``filterWorkloads``: a Workload for each group that has none, the priority class of those that do,
+    and the Workloads of groups no longer there deleted (their finalizer dropped first)."""
+    if not managed(obj):
+        return []
+    meta = _meta(obj)
+    namespace = meta.get("namespace") or "default"
+    actions: list[Action] = [a for pod in pods if is_member(pod, obj) for a in _pod_actions(obj, pod)]
+    errors = validate(obj)
+    if errors:  # the webhook refuses most of these; one that slipped by is said once, not retried
+        return actions + [Warn(obj, ERR_WORKLOAD_COMPOSE, f"{errors[0].path}: {errors[0].message}")]
+    existing = {_meta(w).get("name"): w for w in owned}
+    ref, _ = priority_class_ref(obj, pod_sets(obj))
+    for index in range(groups(obj)):
+        name = name_of(obj, index)
+        workload = existing.pop(name, None)
+        if workload is None:
+            actions.append(CreateWorkload(workload_for_group(obj, index), f"{KIND} {namespace}/{meta.get('name')}"))
+        elif (workload.get("spec") or {}).get("priorityClassRef") != ref and ref is not None:
+            actions.append(SetPriority(namespace, name, _meta(workload).get("uid"), ref))
+    for name, workload in sorted(existing.items()):
+        wl_meta = _meta(workload)
+        finalizers = wl_meta.get("finalizers") or []
+        if batch.RESOURCE_IN_USE_FINALIZER in finalizers:
+            kept = [f for f in finalizers if f != batch.RESOURCE_IN_USE_FINALIZER]
+            actions.append(Patch("Workload", namespace, name, {"metadata": {
+                "finalizers": kept or None, "resourceVersion": wl_meta.get("resourceVersion")}}, missing_ok=True))
+        actions += [Delete("Workload", namespace, name),
+                    Note("leaderworkerset group gone; its workload deleted", {"workload": f"{namespace}/{name}"})]
+    return actions
+
+
+def owned_by(obj: Mapping[str, Any], candidates: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The Workloads ``obj`` owns (by UID)."""
+    uid = _meta(obj).get("uid")
+    return [w for w in candidates if any(o.get("uid") == uid and o.get("kind") == KIND
+                                         for o in _meta(w).get("ownerReferences") or [])]
