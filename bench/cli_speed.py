@@ -18,10 +18,10 @@ this tree, so quote the quiet rounds (the lowest figures) and their medians.
     python bench/cli_speed.py --reference 5ef5fcd --keep /tmp/pykueue-ref   # reuse the built reference
     python bench/cli_speed.py --compiled --repeat 3   # and a mypyc build of this tree beside
 
-``--compiled`` adds a third build: this tree's sources copied into a temporary directory with the
-engine and the simulate path compiled by ``pykueue.compiled`` (built once per source hash and
-cached, as the tests do), run with the same interpreter. The CPU ratios are each build's over the
-reference's, and the compiled build's over this tree's.
+``--compiled`` adds a third build: this tree as ``pip install .`` installs it. pip builds the wheel
+(setup.py's hook compiles the engine and the simulate path with mypyc, from the per-source-hash cache
+the tests share) and installs it into a temporary directory, which runs with the same interpreter.
+The CPU ratios are each build's over the reference's, and the compiled build's over this tree's.
 
 ``--instructions`` counts instead of timing: each build runs once under valgrind's callgrind
 (``PYTHONHASHSEED=0``), and the table gives the instructions executed (Ir) and their ratios. The count
@@ -47,6 +47,7 @@ import tempfile
 from pathlib import Path
 
 from pykueue import compiled
+from pykueue.devcluster.image import build_wheel
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_RUNS = ["baseline:json", "baseline:yaml", "large-scale:json"]
@@ -123,6 +124,19 @@ def best(results: list[dict]) -> dict:
     return figures
 
 
+def installed(where: Path) -> Path:
+    """This tree as ``pip install .`` puts it in site-packages: pip's wheel (compiled by the build hook)
+    installed into ``where/site``; refused unless the engine in it is the compiled one."""
+    print("building the wheel (pip wheel .) ...", file=sys.stderr)
+    wheel = build_wheel(where / "wheel", where / "pip.log")
+    site = where / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(wheel)],
+                   check=True)
+    if not compiled.installed(site):
+        raise SystemExit(f"--compiled: the wheel holds no compiled engine (see {where / 'pip.log'})")
+    return site
+
+
 def byte_compile(python: str, tree: Path) -> None:
     """``tree``'s package compiled to bytecode, so that no run pays for compiling it."""
     subprocess.run([python, "-m", "compileall", "-q", str(tree / "pykueue")], check=True, stdout=subprocess.DEVNULL)
@@ -152,13 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     builds: list[tuple[str, tuple[str, Path]]] = [("this tree" + (" (compiled in place)" if in_place else ""),
                                                    (sys.executable, ROOT))]
     if args.compiled:
-        print("building (or reusing) the compiled engine ...", file=sys.stderr)
-        try:
-            build = compiled.cached_build(ROOT)
-        except compiled.BuildError as e:
-            raise SystemExit(f"--compiled: {e}") from None
-        compiled_copy = tempfile.TemporaryDirectory(prefix="pykueue-compiled-")
-        builds.append(("compiled", (sys.executable, compiled.copy_package(ROOT, Path(compiled_copy.name), build))))
+        compiled_copy = tempfile.TemporaryDirectory(prefix="pykueue-installed-")
+        builds.append(("compiled", (sys.executable, installed(Path(compiled_copy.name)))))
     if not args.no_reference:
         if args.keep is None:
             temp = tempfile.TemporaryDirectory(prefix="pykueue-ref-")

@@ -67,7 +67,7 @@ def image_key() -> str:
     return _digest(*parts)
 
 
-def _wheel(dest: Path, logfile: Path) -> Path:
+def build_wheel(dest: Path, logfile: Path) -> Path:
     """The wheel pip builds from this tree's package files (copied first: pip builds in place, and
     the clone stays as it was), with setup.py's hook compiling the engine where it can."""
     tree = dest / "tree"
@@ -179,7 +179,7 @@ def ensure(log=sys.stderr) -> Path:
             _run(["cp", "-a", str(base), str(root)], logfile, "copying the Debian tree")
             src = root / "src"
             src.mkdir()
-            wheel = _wheel(Path(tmp) / "wheel", logfile)
+            wheel = build_wheel(Path(tmp) / "wheel", logfile)
             shutil.copy2(wheel, src / wheel.name)
             shutil.copy2("/etc/resolv.conf", root / "etc" / "resolv.conf")  # pip reaches PyPI from the chroot
             # This machine's trust store for the build only (an egress proxy's CA may be in it); the
