@@ -23,7 +23,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pykueue.jobs import batch, managed, statefulset
+from pykueue.jobs import batch, managed, prebuilt, statefulset
 from pykueue.jobs.batch import _annotations, _labels, _meta
 from pykueue.jobs.framework import Action, Delete, Event, Note, OneObject, Patch, WorkloadConditions, enabled
 from pykueue.jobs.pod import (
@@ -472,9 +472,13 @@ class PodGroup:
         Workload, so deleting the failed originals never garbage-collects it. A group whose execution
         limit (``max-exec-time-seconds``) no longer matches its Workload's, or none of whose members has
         a role of the Workload (``roles_match``), is stopped and its Workload deleted, to be made anew
-        (upstream's equivalence rule for groups)."""
+        (upstream's equivalence rule for groups). A prebuilt Workload (``prebuilt-workload-name``) is
+        compared by roles only, as upstream's group ``EquivalentToWorkload``, and when they no longer
+        match it is finished ``OutOfSync`` and the group stopped, never deleted."""
         meta = workload.get("metadata") or {}
-        if self.pods and (limit := _limit(self.pods[0])) != (workload.get("spec") or {}).get("maximumExecutionTimeSeconds"):
+        made_by_others = self.prebuilt() is not None
+        if self.pods and not made_by_others \
+                and (limit := _limit(self.pods[0])) != (workload.get("spec") or {}).get("maximumExecutionTimeSeconds"):
             stop = [] if self.is_suspended() and not self.is_active() else self.stop(workload, False)
             return [*stop, Delete("Workload", meta["namespace"], meta["name"]),
                     Note("workload no longer matches its pod group; replaced", {
@@ -497,6 +501,8 @@ class PodGroup:
             kept += failed[finalizable:]
         if self.pods and pod_sets and (not kept or not roles_match(workload, _role_counts(kept))):
             # upstream's equivalentToWorkload for a group: no member of a role its Workload has
+            if made_by_others:  # ensurePrebuiltWorkloadInSync: never replaced, finished OutOfSync
+                return prebuilt.out_of_sync(self, workload)
             stop = [] if self.is_suspended() and not self.is_active() else self.stop(workload, False)
             return [*stop, Delete("Workload", meta["namespace"], meta["name"]),
                     Note("workload no longer matches its pod group; replaced", {

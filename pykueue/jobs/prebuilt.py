@@ -4,9 +4,10 @@ ensureOneWorkload and handleJobWithNoWorkload for it.
 The Workload is made by someone else and adopted, never created: while it is missing, or controlled by
 another object, the job is kept stopped; once found it gets the job as its controller owner and the
 job-uid label; a Workload that no longer matches its job (pod sets, counts, requests, execution limit)
-is finished ``OutOfSync`` instead of being replaced. A single Pod names one as a Job does (upstream's pod
-integration: its Workload's name is the prebuilt one); a pod group's prebuilt Workload is the group's
-(the Pod webhook holds them equal) and is matched by the group's own rule.
+is finished ``OutOfSync`` instead of being replaced, and the job, left without a Workload, is stopped. A
+single Pod names one as a Job does (upstream's pod integration: its Workload's name is the prebuilt one);
+a pod group's prebuilt Workload is the group's (the Pod webhook holds them equal) and is matched by the
+group's own rule (``PodGroup.sync_workload``), finished ``OutOfSync`` the same way.
 """
 
 from __future__ import annotations
@@ -66,12 +67,27 @@ def adopt(job: OneObject, workload: Mapping[str, Any] | None) -> list[Action] | 
                              **({"labels": labels} if labels else {})}}
         return [Patch("Workload", meta["namespace"], meta["name"], body),
                 Note("prebuilt workload adopted", {"object": job.describe(), "workload": meta["name"]})]
+    try:
+        built = job.build_workload()
+    except ValueError:
+        built = None
+    if built is None or mismatch(job, built, workload) is None:
+        return None
+    return out_of_sync(job, workload) or None
+
+
+def out_of_sync(job: GenericJob, workload: Mapping[str, Any]) -> list[Action]:
+    """Upstream's ensurePrebuiltWorkloadInSync failing: the Workload is finished ``OutOfSync`` and, as
+    the job then has no Workload (handleJobWithNoWorkload for a prebuilt one), a job still running is
+    stopped; once both hold, nothing (the finished Workload's usual rule finalizes the job)."""
+    meta = workload.get("metadata") or {}
+    actions: list[Action] = []
     if not finished_workload(workload):
-        try:
-            built = job.build_workload()
-        except ValueError:
-            built = None
-        if built is not None and mismatch(job, built, workload) is not None:
-            return [WorkloadConditions(meta["namespace"], meta["name"], (("Finished", True, *OUT_OF_SYNC),),
-                                       meta.get("uid"))]
-    return None
+        actions.append(WorkloadConditions(meta["namespace"], meta["name"], (("Finished", True, *OUT_OF_SYNC),),
+                                          meta.get("uid")))
+    if not job.is_suspended() and not job.finished()[0]:
+        actions += job.suspend()
+    if actions:
+        actions.append(Note("prebuilt workload out of sync with its job; finished", {
+            "object": job.describe(), "workload": str(meta.get("name"))}))
+    return actions

@@ -287,7 +287,8 @@ def test_a_workload_whose_job_was_deleted_with_orphan_propagation_is_finished() 
 def test_a_prebuilt_workload_is_adopted_never_created() -> None:
     """ensureOneWorkload / handleJobWithNoWorkload for kueue.x-k8s.io/prebuilt-workload-name: missing or
     controlled by another object, the job is kept stopped and nothing is created; found, the job becomes
-    its controller owner (with the job-uid label); out of sync with the job, it is finished OutOfSync."""
+    its controller owner (with the job-uid label); out of sync with the job, it is finished OutOfSync and
+    the running job stopped."""
     from pykueue.jobs import prebuilt
     from pykueue.jobs.framework import Patch, WorkloadConditions
 
@@ -310,9 +311,11 @@ def test_a_prebuilt_workload_is_adopted_never_created() -> None:
     owned = {**wl, "metadata": {**wl["metadata"], "ownerReferences": patch.body["metadata"]["ownerReferences"]}}
     assert prebuilt.adopt(running, owned) is None  # in sync: the usual rule takes it from here
     bigger = {**owned, "spec": {**owned["spec"], "podSets": [{**owned["spec"]["podSets"][0], "count": 5}]}}
-    (finish,) = prebuilt.adopt(running, bigger)
+    finish, stop, *_ = prebuilt.adopt(running, bigger)
     assert isinstance(finish, WorkloadConditions) and finish.conditions == (
         ("Finished", True, "OutOfSync", "The prebuilt workload is out of sync with its user job"),)
+    # left without a Workload, the running job is stopped (handleJobWithNoWorkload for a prebuilt one)
+    assert stop == Patch("Job", "team", "j", {"spec": {"suspend": True}})
 
 
 # ---- the priority-class label ------------------------------------------------------------------------
