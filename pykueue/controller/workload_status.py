@@ -198,8 +198,8 @@ def desired_status(view: WorkloadView, obj: dict[str, Any], eviction: Eviction |
         add("Preempted", not holds or stopping, eviction.preemption_reason,
             preempted_message(preemptor_uids, eviction.preemption_reason))
     status["conditions"] = conditions
-    if holds and not stopping and view.check_states:
-        status["admissionChecks"] = _check_states(view.check_states, obj, stamp)
+    if holds and not stopping and (checks := _check_states(view.check_states, obj, stamp)):
+        status["admissionChecks"] = checks
     elif (not holds or stopping) and (reset := _reset_checks(obj, stamp)):
         status["admissionChecks"] = reset
     if view.spec.max_execution_seconds is not None and view.accumulated_seconds:
@@ -232,9 +232,14 @@ def released_status(obj: dict[str, Any], now: float) -> dict[str, Any]:
 
 def _check_states(states: dict[str, str], obj: dict[str, Any], stamp: str) -> list[dict[str, Any]]:
     """The admission checks that apply to this reservation, as their controllers last set them
-    (new ones Pending); kept when unchanged so the check controllers' writes are not undone."""
+    (new ones Pending); kept when unchanged so the check controllers' writes are not undone. An entry
+    the ClusterQueue no longer has (its checks changed while the workload held quota) is carried as
+    the API shows it: left out of the apply, an entry a check's controller co-owns loses the fields
+    this manager wrote and the server refuses the write (422). Upstream drops such entries
+    (syncAdmissionCheckConditions); they gate nothing here, as the engine reads the queue's checks."""
     old = {c.get("name"): c for c in (obj.get("status") or {}).get("admissionChecks") or []}
-    out = []
+    out = [{"name": name, "state": c.get("state", "Pending"), "lastTransitionTime": c.get("lastTransitionTime", stamp),
+            "message": c.get("message", "")} for name, c in old.items() if name and name not in states]
     for name in sorted(states):
         previous = old.get(name) or {}
         same = previous.get("state") == states[name]
@@ -244,7 +249,7 @@ def _check_states(states: dict[str, str], obj: dict[str, Any], stamp: str) -> li
             "lastTransitionTime": previous.get("lastTransitionTime", stamp) if same else stamp,
             "message": previous.get("message", "") if same else "",
         })
-    return out
+    return sorted(out, key=lambda c: c["name"])
 
 
 def _reset_checks(obj: dict[str, Any], stamp: str) -> list[dict[str, Any]]:
