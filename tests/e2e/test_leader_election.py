@@ -26,6 +26,7 @@ from pykueue.controller.leader import LEASE_NAME
 from pykueue.quantity import to_canonical
 from tests.e2e.conftest import Kueue, eventually, is_true, settled
 from tests.e2e.objects import PLAIN_FLAVOR, cluster_queue, job, local_queue, running
+from tests.e2e.running import Sampler
 
 pytestmark = pytest.mark.e2e
 
@@ -134,13 +135,14 @@ def test_killed_leader_is_replaced_within_the_lease_duration(replicas: tuple[Kue
     waiting = [line for line in standby.log.read_text().splitlines() if WAITING.decode() in line]
     assert waiting and f"lease={ns}/{LEASE}" in waiting[0] and f"leader={holder}" in waiting[0], waiting
     watch = WorkloadWatch(leader, ns)
+    runs = Sampler(leader, ns)  # what the Jobs run, beside the Workloads' reservations the watch sums
     try:
         setup_queue(leader, ns)
         for i in range(4):
             leader.apply(job(f"before-{i}", ns, "1"))
         leader.apply(job("too-big", ns, "3"))  # 4 + 3 > 6: waits
         for i in range(4):
-            eventually(lambda i=i: running(leader, f"before-{i}", ns), what=f"before-{i} running")
+            eventually(lambda i=i: runs.sample() >= 0 and running(leader, f"before-{i}", ns), what=f"before-{i} running")
         leader.cluster.kubectl("create", "namespace", markers)
         settled(leader, markers)  # a barrier in a namespace of its own: the watch counts only ns
         assert not admitted(leader, "too-big", ns)
@@ -149,7 +151,7 @@ def test_killed_leader_is_replaced_within_the_lease_duration(replicas: tuple[Kue
 
         leader.stop(kill=True)  # SIGKILL: the Lease stays held until it expires
         killed = time.monotonic()
-        eventually(lambda: identity(standby), LEASE_DURATION + 15, 0.1, what="the standby elected")
+        eventually(lambda: runs.sample() >= 0 and identity(standby), LEASE_DURATION + 15, 0.1, what="the standby elected")
         took = time.monotonic() - killed
         # Up to a lease duration after the last renewal it saw, plus its own retry period (jittered), plus
         # slack for a busy 2-core machine (it overran a 2 s slack by half a second under load).
@@ -160,7 +162,8 @@ def test_killed_leader_is_replaced_within_the_lease_duration(replicas: tuple[Kue
         eventually(lambda: b"controller ready" in standby.log.read_bytes(), 30, what="the new leader synced")
 
         standby.apply(job("after", ns, "2"))  # 4 + 2 = 6: fits beside the four still admitted
-        eventually(lambda: running(standby, "after", ns), 30, what="a Job admitted by the new leader")
+        eventually(lambda: runs.sample() >= 0 and running(standby, "after", ns), 30, what="a Job admitted by the new leader")
+        runs.sample()
         settled(standby, markers)
         assert not admitted(standby, "too-big", ns)
         new = [line for line in decisions(standby) if "decision=QuotaReserved" in line and f"workload={ns}/" in line]
@@ -172,6 +175,7 @@ def test_killed_leader_is_replaced_within_the_lease_duration(replicas: tuple[Kue
     assert len(watch.reservations) == 5, watch.reservations
     assert set(watch.reservations.values()) == {1}, watch.reservations  # no Workload reserved twice
     assert watch.peak_millis <= 6000, watch.peak_millis
+    assert runs.samples > 0 and 4000 <= runs.peak <= 6000, (runs.samples, runs.peak)  # the Jobs ran, never over
 
 
 def test_stopped_leader_releases_the_lease(replicas: tuple[Kueue, Kueue], ns: str) -> None:
