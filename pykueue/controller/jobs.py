@@ -124,13 +124,15 @@ class JobKeys:
         namespace = obj["metadata"].get("namespace") or ""
         if owner is None or not self.rules.scope.selected(namespace):
             return None
-        if not self.rules.manage_without_queue_name:
-            parent = self._owner(str(owner.get("kind") or ""), f"{namespace}/{owner.get('name')}")
-            if parent is None or not batch.queue_name(parent):
-                return None
+        parent = self._owner(str(owner.get("kind") or ""), f"{namespace}/{owner.get('name')}")
+        if not self.rules.manage_without_queue_name and (parent is None or not batch.queue_name(parent)):
+            return None
+        # an owner naming a prebuilt Workload (a MultiKueue worker's copy) runs under that one, as upstream
+        # finds the parent's Workload by its owner reference rather than by the name it would make
+        prebuilt_name = ((parent or {}).get("metadata", {}).get("labels") or {}).get(batch.PREBUILT_WORKLOAD_LABEL)
         group = str(owner.get("apiVersion") or "").rpartition("/")[0]
-        name = batch.workload_name_for_owner(str(owner.get("kind")), group, str(owner.get("name")),
-                                             owner.get("uid") or None)
+        name = prebuilt_name or batch.workload_name_for_owner(str(owner.get("kind")), group, str(owner.get("name")),
+                                                              owner.get("uid") or None)
         return obj, f"{namespace}/{name}"
 
     def _owner(self, kind: str, key: str) -> dict[str, Any] | None:

@@ -20,6 +20,7 @@ from typing import Any
 
 import aiohttp
 
+from pykueue.controller import multikueue_adapters as adapters
 from pykueue.controller import multikueue_kubeconfig as kubeconfig
 from pykueue.engine import multikueue as mk
 from pykueue.kube import resources as r
@@ -176,10 +177,11 @@ class Workers:
         return True, "Active", "Connected"
 
     def _watch(self, worker: Worker) -> None:
-        """The worker's Workloads and Jobs carrying this manager's origin label, cached."""
+        """The worker's Workloads and job objects carrying this manager's origin label, cached: each kind
+        with a MultiKueue adapter whose objects the manager caches (its integrations that are on)."""
         assert worker.kube is not None
         selector = f"{mk.ORIGIN_LABEL}={self.origin}"
-        for res in (r.WORKLOAD, r.JOB):
+        for res in (r.WORKLOAD, *adapters.watched(self.informers)):
             inf = Informer(worker.kube, res, lambda t, o, n, res=res, w=worker.name: self.remote_event(
                 w, res.plural, n or o), label_selector=selector)
             worker.informers[res.plural] = inf

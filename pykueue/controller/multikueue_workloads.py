@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from pykueue.controller import multikueue_adapters as adapters
 from pykueue.controller.events import Recorder
 from pykueue.controller.multikueue_clusters import Workers
 from pykueue.controller.workload_status import rfc3339
@@ -34,8 +35,6 @@ from pykueue.kube.workqueue import WorkQueue
 log = logging.getLogger("pykueue.controller.multikueue")
 
 RESYNC_SECONDS = 2.0  # every tracked workload looked at again (the local Job's status moves without an event here)
-JOB_TEMPLATE_LABELS = ("controller-uid", "job-name", "batch.kubernetes.io/controller-uid",
-                       "batch.kubernetes.io/job-name")
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 
 
@@ -76,25 +75,6 @@ def merge_patch(old: Any, new: Any) -> Any:
     return out
 
 
-def clone_job(local: dict[str, Any], workload: str, origin: str) -> dict[str, Any]:
-    """The Job a worker runs: the manager's, adopting the prebuilt Workload, left to the worker's Job
-    controller (no ``managedBy``), without the selector and labels the manager's Job controller added."""
-    meta = local["metadata"]
-    labels = dict(meta.get("labels") or {})
-    labels[mk.PREBUILT_WORKLOAD_LABEL] = workload
-    labels[mk.ORIGIN_LABEL] = origin
-    out_meta: dict[str, Any] = {"name": meta["name"], "namespace": meta["namespace"], "labels": labels}
-    if meta.get("annotations"):
-        out_meta["annotations"] = dict(meta["annotations"])
-    spec = copy.deepcopy(local.get("spec") or {})
-    spec.pop("selector", None)
-    spec.pop("managedBy", None)
-    template_meta = (spec.get("template") or {}).get("metadata") or {}
-    for label in JOB_TEMPLATE_LABELS:
-        (template_meta.get("labels") or {}).pop(label, None)
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": out_meta, "spec": spec}
-
-
 class MultiKueueWorkloads:
     """The manager's MultiKueue workload reconciler (one work queue keyed by Workload)."""
 
@@ -121,7 +101,7 @@ class MultiKueueWorkloads:
 
     def on_remote(self, worker: str, plural: str, obj: dict[str, Any]) -> None:
         meta = obj["metadata"]
-        name = meta["name"] if plural == "workloads" else (meta.get("labels") or {}).get(mk.PREBUILT_WORKLOAD_LABEL)
+        name = meta["name"] if plural == "workloads" else adapters.prebuilt_workload(obj)
         if name:
             self.work.add(f"{meta['namespace']}/{name}")
 
@@ -149,11 +129,10 @@ class MultiKueueWorkloads:
             worker = self.workers.usable(name)
             if worker is None or "workloads" not in worker.informers:
                 continue
-            for plural, res in (("jobs", r.JOB), ("workloads", r.WORKLOAD)):
-                for key, obj in list(worker.informers[plural].store.items()):
+            for res in (*adapters.watched(worker.informers), r.WORKLOAD):
+                for key, obj in list(worker.informers[res.plural].store.items()):
                     meta = obj["metadata"]
-                    wl = meta["name"] if plural == "workloads" else (meta.get("labels") or {}).get(
-                        mk.PREBUILT_WORKLOAD_LABEL, "")
+                    wl = meta["name"] if res is r.WORKLOAD else adapters.prebuilt_workload(obj)
                     mine = local.get(f"{meta['namespace']}/{wl}")
                     if mine is None or mine["metadata"].get("deletionTimestamp"):
                         log.info("multikueue orphan deleted", extra={"fields": {"cluster": name, "kind": res.kind,
@@ -199,19 +178,19 @@ class MultiKueueWorkloads:
         owner = next((o for o in local["metadata"].get("ownerReferences") or [] if o.get("controller")), None)
         owner = owner or next(iter(local["metadata"].get("ownerReferences") or []), None)
         state = next(s for s in local["status"]["admissionChecks"] if s.get("name") == check)
-        if owner is None or owner.get("kind") != "Job" or not str(owner.get("apiVersion", "")).startswith("batch/"):
+        adapter = adapters.for_owner(owner)
+        if owner is None or adapter is None or adapter.resource.plural not in self.informers:
             why = "No multikueue adapter found" if owner is None else (
                 f'No multikueue adapter found for owner kind "{_gvk(owner)}"')
             await self.set_check(local, check, state, model.CheckState.REJECTED, why)
             return
-        job = self.informers["jobs"].get(f"{namespace}/{owner['name']}")
-        if job is None:
+        jobs = adapter.local_objects(local, self.informers[adapter.resource.plural].store)
+        if jobs is None:
             return  # not in the cache yet: its event or the resync comes back
-        managed_by = (job.get("spec") or {}).get("managedBy") or ""
-        if managed_by != mk.CONTROLLER_NAME:
-            await self.set_check(local, check, state, model.CheckState.REJECTED, (
-                f'The owner is not managed by Kueue: Expecting spec.managedBy to be "{mk.CONTROLLER_NAME}" '
-                f'not "{managed_by}"'))
+        unmanaged = next((why for why in map(adapter.unmanaged, jobs) if why is not None), None)
+        if unmanaged is not None:
+            await self.set_check(local, check, state, model.CheckState.REJECTED,
+                                 f"The owner is not managed by Kueue: {unmanaged}")
             return
         clusters = self.clusters_of(check)
         available = [c for c in clusters if self.workers.usable(c) is not None]
@@ -235,14 +214,15 @@ class MultiKueueWorkloads:
         if _true(local, "Evicted") or evicting:
             for c in available:
                 await self.remove_remote(c, namespace, name)
-            await self.clear_job_status(job)
+            for job in jobs:
+                await self._job_status(adapter, job, adapter.given_up(job))
             return
 
         # a remote copy finished: its Job's final status comes over; the job side finishes the Workload
         finished = mk.first_admitted({c: (_cond(w, "Finished") or {}).get("lastTransitionTime")
                                       for c, w in remotes.items() if w is not None and _true(w, "Finished")})
         if finished is not None:
-            await self.sync_job(finished, job, name)
+            await self.sync_jobs(adapter, finished, jobs, name)
             return
 
         # a remote copy evicted while the check is Ready: the workload goes back to the manager's queue
@@ -275,7 +255,7 @@ class MultiKueueWorkloads:
             for c, w in remotes.items():
                 if w is not None and c != winner:
                     await self.remove_remote(c, namespace, name)
-            await self.sync_job(winner, job, name)
+            await self.sync_jobs(adapter, winner, jobs, name)
             if state.get("state") not in (model.CheckState.READY, model.CheckState.RETRY, model.CheckState.REJECTED):
                 message = f'The workload got reservation on "{winner}"'
                 await self.set_check(local, check, state, model.CheckState.READY, message,
@@ -350,43 +330,37 @@ class MultiKueueWorkloads:
                  "status": status}
         await self.kube.merge_patch(r.WORKLOAD, meta["name"], patch, meta["namespace"], subresource="status")
 
-    async def sync_job(self, cluster: str, job: dict[str, Any], workload: str) -> None:
-        """The Job on the winning worker: created when missing, else its status copied to the manager's
-        Job (once that is no longer suspended: a suspended Job's status is not where it runs)."""
+    async def sync_jobs(self, adapter: adapters.Adapter, cluster: str, jobs: list[dict[str, Any]],
+                        workload: str) -> None:
+        """The objects on the winning worker: each created when missing, else its status mirrored on the
+        manager's (upstream's SyncJob)."""
         worker = self.workers.usable(cluster)
-        if worker is None or worker.kube is None:
+        if worker is None or worker.kube is None or adapter.resource.plural not in worker.informers:
             return
-        meta = job["metadata"]
-        remote = worker.informers["jobs"].get(f"{meta['namespace']}/{meta['name']}") if worker.informers else None
-        if remote is None:
+        for job in jobs:
+            meta = job["metadata"]
+            remote = worker.informers[adapter.resource.plural].get(f"{meta['namespace']}/{meta['name']}")
+            if remote is not None:
+                await self._job_status(adapter, job, adapter.mirrored(job, remote))
+                continue
             try:
-                await worker.kube.create(r.JOB, clone_job(job, workload, self.workers.origin), meta["namespace"])
-                log.info("multikueue job created", extra={"fields": {"job": key_of(job), "cluster": cluster}})
+                await worker.kube.create(adapter.resource, adapter.clone(job, workload, self.workers.origin),
+                                         meta["namespace"])
+                log.info("multikueue job created", extra={"fields": {"kind": adapter.resource.kind,
+                                                                     "job": key_of(job), "cluster": cluster}})
             except ApiError as exc:
                 if exc.status != 409:
                     raise
-            return
-        if (job.get("spec") or {}).get("suspend"):
-            return
-        await self._job_status(job, remote.get("status") or {})
 
-    async def clear_job_status(self, job: dict[str, Any]) -> None:
-        """The manager's Job shows nothing running once its copies are given up (no Job controller here
-        would ever count its pods down)."""
+    async def _job_status(self, adapter: adapters.Adapter, job: dict[str, Any], wanted: dict[str, Any] | None) -> None:
+        """The manager's object's status made ``wanted`` (keys it no longer has set to null), on the
+        version it was read at; None or the same: nothing written."""
         status = job.get("status") or {}
-        if not any(status.get(k) for k in ("active", "ready", "terminating")):
-            return
-        await self._job_status(job, {k: v for k, v in status.items() if k in ("succeeded", "failed")})
-
-    async def _job_status(self, job: dict[str, Any], wanted: dict[str, Any]) -> None:
-        """The manager's Job status made ``wanted`` (keys it no longer has set to null), on the version
-        it was read at."""
-        status = job.get("status") or {}
-        if status == wanted:
+        if wanted is None or status == wanted:
             return
         meta = job["metadata"]
         patch = {"metadata": {"resourceVersion": meta.get("resourceVersion")}, "status": merge_patch(status, wanted)}
-        await self.kube.merge_patch(r.JOB, meta["name"], patch, meta["namespace"], subresource="status")
+        await self.kube.merge_patch(adapter.resource, meta["name"], patch, meta["namespace"], subresource="status")
 
     def _remote(self, cluster: str, plural: str, key: str) -> dict[str, Any] | None:
         worker = self.workers.usable(cluster)
@@ -395,14 +369,16 @@ class MultiKueueWorkloads:
         return worker.informers[plural].get(key)
 
     async def remove_remote(self, cluster: str, namespace: str, name: str) -> None:
-        """The worker's Job for this Workload (found by its prebuilt label), then its copy."""
+        """The worker's objects for this Workload (found by their prebuilt label, whatever their kind:
+        upstream's DeleteRemoteObject), then its copy."""
         worker = self.workers.usable(cluster)
-        if worker is None or worker.kube is None or "jobs" not in worker.informers:
+        if worker is None or worker.kube is None or "workloads" not in worker.informers:
             return
-        for obj in list(worker.informers["jobs"].store.values()):
-            meta = obj["metadata"]
-            if meta["namespace"] == namespace and (meta.get("labels") or {}).get(mk.PREBUILT_WORKLOAD_LABEL) == name:
-                await self._delete(worker.kube, r.JOB, namespace, meta["name"])
+        for res in adapters.watched(worker.informers):
+            for obj in list(worker.informers[res.plural].store.values()):
+                meta = obj["metadata"]
+                if meta["namespace"] == namespace and adapters.prebuilt_workload(obj) == name:
+                    await self._delete(worker.kube, res, namespace, meta["name"])
         if worker.informers["workloads"].get(f"{namespace}/{name}") is not None:
             await self._delete(worker.kube, r.WORKLOAD, namespace, name)
 

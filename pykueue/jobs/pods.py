@@ -191,6 +191,12 @@ def terminated(pod: Mapping[str, Any]) -> bool:
     return phase(pod) in ("Succeeded", "Failed")
 
 
+def dispatched(workload: Mapping[str, Any]) -> bool:
+    """Admitted through MultiKueue (``status.clusterName`` names the worker running it): the Pods run
+    there, created by MultiKueue, and the manager's own stay gated (upstream's Pod MultiKueue adapter)."""
+    return bool((workload.get("status") or {}).get("clusterName"))
+
+
 def suspended(pod: Mapping[str, Any]) -> bool:
     return terminated(pod) or gated(pod)
 
@@ -312,7 +318,7 @@ class Pod(OneObject):
         return _terminate(self.pod, "NoMatchingWorkload", "Missing Workload; unable to restore pod templates")
 
     def run(self, infos: Sequence[Mapping[str, Any]], workload: Mapping[str, Any]) -> list[Action]:
-        if not gated(self.pod):
+        if not gated(self.pod) or dispatched(workload):
             return []
         return [_release(self.pod, infos[0]), Note("pod started", {"pod": _key(self.pod)})]
 
@@ -540,6 +546,8 @@ class PodGroup:
         return actions
 
     def run(self, infos: Sequence[Mapping[str, Any]], workload: Mapping[str, Any]) -> list[Action]:
+        if dispatched(workload):
+            return []
         by_role = {info["name"]: info for info in infos}
 
         def info_of(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:

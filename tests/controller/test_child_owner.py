@@ -43,3 +43,10 @@ def test_a_job_owned_by_a_rayjob_without_queue_or_not_cached_is_left_alone() -> 
     assert _keys(None).child("ns/rj-submitter") is None
     # with manageJobsWithoutQueueName every owner of an integration that is on counts, cached or not
     assert _keys(None, manage_without_queue_name=True).child("ns/rj-submitter") is not None
+
+
+def test_a_job_owned_by_an_object_naming_a_prebuilt_workload_runs_under_that_one() -> None:
+    """A MultiKueue worker's RayJob or JobSet runs under the manager's Workload (its prebuilt label), not
+    the name its own uid would make: its child Jobs must find that one admitted, or they are suspended."""
+    (_, key) = _keys(_rayjob({QUEUE: "lq", batch.PREBUILT_WORKLOAD_LABEL: "rayjob-rj-abcde"})).child("ns/rj-submitter")
+    assert key == "ns/rayjob-rj-abcde"

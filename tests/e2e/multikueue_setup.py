@@ -1,0 +1,106 @@
+"""test_multikueue's setup (a tier 1 manager and tier 2 workers, each with its own etcd, API server and
+`pykueue controller`; the manager holds a kubeconfig Secret per worker, an AdmissionCheck ``mk`` of
+MultiKueue naming the MultiKueueConfig ``mkc`` of every worker, and the ClusterQueue ``cq`` with that
+check), for modules that need more of it: ``Setup`` says the Configurations, whether the controllers
+serve their webhooks, and the addons each worker runs (whose CRDs the manager gets too). Its queues,
+Secrets and kubeconfigs are test_multikueue's own helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pykueue.devcluster import archived, kuberay
+from pykueue.devcluster.cluster import DevCluster, free_port
+from tests.e2e.conftest import CRDS, Kueue
+from tests.e2e.test_multikueue import NODE, QUEUES, Clusters, cluster_queue, flattened, secret
+
+
+def multikueue_objects(workers: list[str]) -> str:
+    """The check, its config naming every worker, and one MultiKueueCluster per worker (its Secret
+    ``<worker>-secret``; the first leaves ``locationType`` to its default, the others spell it out)."""
+    clusters = "".join(f"""
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueCluster
+metadata: {{name: {w}}}
+spec: {{clusterSource: {{kubeConfig: {{location: {w}-secret{", locationType: Secret" if i else ""}}}}}}}
+""" for i, w in enumerate(workers))
+    return f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {{name: mk}}
+spec:
+  controllerName: kueue.x-k8s.io/multikueue
+  parameters: {{apiGroup: kueue.x-k8s.io, kind: MultiKueueConfig, name: mkc}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: MultiKueueConfig
+metadata: {{name: mkc}}
+spec: {{clusters: [{", ".join(workers)}]}}
+""" + clusters
+
+
+@dataclass
+class Setup:
+    manager_config: dict[str, Any]
+    worker_config: dict[str, Any] | None = None
+    webhooks: bool = False  # the controllers serve their webhooks (the Pod integration needs them)
+    addons: tuple[str, ...] = ()  # "jobset", "ray": run on each worker; their CRDs on the manager too
+    workers: tuple[str, ...] = ("w1", "w2")
+
+
+def addon_crds(addon: str) -> Path:
+    return (kuberay.ensure() if addon == "ray" else archived.ensure(archived.BY_ADDON[addon])) / "crds"
+
+
+def start_controller(directory: Path, name: str, cluster: DevCluster, config: dict[str, Any] | None,
+                     webhooks: bool) -> Kueue:
+    args = (f"--webhook-port={free_port()}", f"--webhook-cert-dir={directory / f'{name}-certs'}") if webhooks else ()
+    kueue = Kueue(cluster, directory / f"{name}-controller.log", args=args)
+    path = None
+    if config is not None:
+        path = directory / f"{name}-config.yaml"
+        path.write_text(yaml.safe_dump(config))
+    kueue.start(path, ready=b"webhooks registered" if webhooks else b"controller ready")
+    return kueue
+
+
+def start_cluster(directory: Path, tier: int, name: str, setup: Setup, config: dict[str, Any] | None) -> Kueue:
+    cluster = DevCluster(directory / name, tier=tier)
+    cluster.start(NODE if tier == 2 else None)
+    cluster.kubectl("apply", "--server-side", "-f", str(CRDS))
+    for addon in setup.addons:
+        if tier == 2 and addon == "ray":
+            cluster.start_ray(timeout=600)
+        elif tier == 2:
+            cluster.start_archived(addon, timeout=600)
+        else:  # the manager only stores the objects: their CRDs, no controller
+            cluster.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(addon_crds(addon)))
+    cluster.wait_for("Established", "crd", "--all", timeout=60)
+    return start_controller(directory, name, cluster, config, setup.webhooks)
+
+
+def multikueue(directory: Path, setup: Setup) -> Iterator[Clusters]:
+    """The manager and workers started, configured and connected; everything stopped afterwards."""
+    started: list[Kueue] = []
+    try:
+        for name in setup.workers:
+            started.append(worker := start_cluster(directory, 2, name, setup, setup.worker_config))
+            worker.apply(QUEUES + "---" + cluster_queue(checks=False))
+        started.append(manager := start_cluster(directory, 1, "manager", setup, setup.manager_config))
+        manager.cluster.kubectl("create", "namespace", "pykueue-system")
+        manager.apply([secret(f"{w}-secret", flattened(k.cluster))
+                       for w, k in zip(setup.workers, started, strict=False)])
+        manager.apply(QUEUES + "---" + cluster_queue(checks=True) + "---"
+                      + multikueue_objects(list(setup.workers)))
+        yield Clusters(manager, dict(zip(setup.workers, started, strict=False)))
+    finally:
+        for kueue in reversed(started):
+            kueue.stop()
+            print(f"\n--- {kueue.log.name} (tail) ---\n{kueue._tail(lines=25)}")
+            kueue.cluster.stop()
