@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pykueue.api.models import kueue_v1beta2 as v2
 from pykueue.jobs import pod_update
-from pykueue.jobs.pods import role_hash
+from pykueue.jobs.pod_shape import role_hash
 
 TOTAL_COUNT = "kueue.x-k8s.io/pod-group-total-count"
 Errors = list[tuple[str, str]]
@@ -26,7 +26,7 @@ def member_errors(annotations: dict[str, str]) -> Errors:
 
 
 def role(pod_spec: object) -> str:
-    """The role of a member Pod: the pod integration's role hash (``pykueue.jobs.pods.role_hash``),
+    """The role of a member Pod: the pod integration's role hash (``pykueue.jobs.pod_shape.role_hash``),
     the same live and here, so a group's pod sets have the same names in both."""
     return role_hash(pod_spec if isinstance(pod_spec, dict) else {})
 

@@ -49,8 +49,8 @@ from pykueue.jobs.pod import (
     GROUP_SERVING,
     GROUP_TOTAL_COUNT,
     SUSPENDED_BY_PARENT,
-    spec_shape,
 )
+from pykueue.jobs.pod_shape import immutable_shape_errors
 from pykueue.jobs.ray import priority_class_ref
 
 API_VERSION = "leaderworkerset.x-k8s.io/v1"
@@ -284,25 +284,10 @@ def validate_create(obj: Mapping[str, Any]) -> Errors:
     return errors
 
 
-def _shape_errors(new: Any, old: Any, path: str) -> Errors:
-    """``ValidateImmutablePodGroupPodSpec`` over the pod spec's shape (what a role hash reads)."""
-    if isinstance(new, dict) and isinstance(old, dict):
-        out: Errors = []
-        for key in sorted(set(new) | set(old)):
-            out += _shape_errors(new.get(key), old.get(key), f"{path}.{key}")
-        return out
-    if isinstance(new, list) and isinstance(old, list) and len(new) == len(old):
-        out = []
-        for i, (a, b) in enumerate(zip(new, old, strict=True)):
-            out += _shape_errors(a, b, f"{path}[{i}]")
-        return out
-    return generic_update.immutable(path, new, old)
-
-
 def _template_errors(new: Mapping[str, Any] | None, old: Mapping[str, Any] | None, path: str) -> Errors:
     if new is None or old is None:
         return [] if new is old else generic_update.immutable(path, new, old)
-    return _shape_errors(spec_shape(new.get("spec") or {}), spec_shape(old.get("spec") or {}), f"{path}.spec")
+    return immutable_shape_errors(new.get("spec") or {}, old.get("spec") or {}, f"{path}.spec")
 
 
 def validate_update(old: Mapping[str, Any], new: Mapping[str, Any], managed: bool) -> Errors:

@@ -8,7 +8,7 @@ template after Kueue's webhook has marked that template (``pod_from_template``).
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from pykueue.jobs.batch import Manifest, workload_from_job, workload_name_for_owner
@@ -19,19 +19,6 @@ GROUP_NAME_LABEL = "kueue.x-k8s.io/pod-group-name"
 GROUP_TOTAL_COUNT = "kueue.x-k8s.io/pod-group-total-count"
 GROUP_FAST_ADMISSION = "kueue.x-k8s.io/pod-group-fast-admission"
 GROUP_SERVING = "kueue.x-k8s.io/pod-group-serving"
-
-
-def spec_shape(pod_spec: Mapping[str, Any]) -> dict[str, Any]:
-    """What admission reads of a pod spec (its containers' names and resources, node selector,
-    affinity, runtime class, overhead, spread): the role hash's input, and what a serving group's
-    webhook keeps from changing."""
-    def containers(items: Iterable[Mapping[str, Any]] | None) -> list[dict[str, Any]]:
-        return [{"name": c.get("name"), "resources": c.get("resources") or {}} for c in items or []]
-
-    return {"initContainers": containers(pod_spec.get("initContainers")),
-            "containers": containers(pod_spec.get("containers")),
-            **{k: pod_spec.get(k) for k in ("nodeSelector", "affinity", "runtimeClassName", "overhead",
-                                              "topologySpreadConstraints")}}
 
 
 def workload_from_pod(pod: Mapping[str, Any]) -> Manifest:

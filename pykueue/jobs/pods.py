@@ -18,8 +18,6 @@ Pods is a Workload of its own and a StatefulSet's Pods are one group.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -32,9 +30,9 @@ from pykueue.jobs.pod import (
     GROUP_SERVING,
     GROUP_TOTAL_COUNT,
     SUSPENDED_BY_PARENT,
-    spec_shape,
     workload_from_pod,
 )
+from pykueue.jobs.pod_shape import role_hash
 
 KIND = "Pod"
 LWS_FRAMEWORK = "leaderworkerset.x-k8s.io/leaderworkerset"  # its Pods' parent mark (pykueue.jobs.leaderworkerset)
@@ -57,13 +55,6 @@ def group_name(pod: Mapping[str, Any]) -> str:
     return _labels(pod).get(GROUP_NAME_LABEL, "")
 
 
-def role_hash(pod_spec: Mapping[str, Any]) -> str:
-    """The role of a group member: a hash of what admission reads of its spec (its containers'
-    names and resources, node selector, affinity, runtime class, overhead, spread), so Pods of one
-    shape share a pod set; the annotation the webhook wrote wins, as upstream's."""
-    return hashlib.sha256(json.dumps(spec_shape(pod_spec), sort_keys=True).encode()).hexdigest()[:8]
-
-
 def awaits_parent(pod: Mapping[str, Any]) -> bool:
     """A LeaderWorkerSet's Pod its reconciler has not yet named into its group: gated, but nobody's
     Workload yet (upstream's Pod webhook leaves it unlabelled, so the pod reconciler skips it)."""
@@ -71,6 +62,7 @@ def awaits_parent(pod: Mapping[str, Any]) -> bool:
 
 
 def pod_role(pod: Mapping[str, Any]) -> str:
+    """A group member's role: the annotation the webhook wrote wins, as upstream's."""
     return _annotations(pod).get(ROLE_HASH) or role_hash(pod.get("spec") or {})
 
 
@@ -168,6 +160,8 @@ def statefulset_defaults(sts: Mapping[str, Any], manage_without_queue_name: bool
     """Upstream's StatefulSet webhook: its Pods are one serving group of ``replicas`` in the role
     ``main``, admitted as soon as the first exists (fast admission: the others are created one after
     another once it runs). The group's name needs the StatefulSet's UID: the Pod webhook adds it."""
+    if statefulset.managed_by_another_framework(sts):
+        return []
     queue = batch.queue_name(sts)
     if not managed.suspended_on_create(queue, _meta(sts).get("namespace") or "", manage_without_queue_name, scope):
         return []

@@ -193,8 +193,9 @@ def test_update_keeps_the_queue_and_each_templates_shape_but_lets_an_image_roll(
     bigger = copy.deepcopy(old)
     bigger["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "3"
     errors = lws.validate_update(old, bigger, managed=True)
+    # upstream's webhook test: a request list is compared whole, so the path ends at "requests"
     assert [e.path for e in errors] == [
-        "spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].resources.requests.cpu"]
+        "spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].resources.requests"]
     assert lws.validate_update(old, bigger, managed=False) == []
     dropped = copy.deepcopy(old)
     del dropped["spec"]["leaderWorkerTemplate"]["leaderTemplate"]
