@@ -8,6 +8,7 @@ messages are upstream's, as ``field.ErrorList`` prints them (``<path>: <message>
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -26,9 +27,19 @@ def annotation(obj: Mapping[str, Any], key: str) -> str | None:
     return ((obj.get("metadata") or {}).get("annotations") or {}).get(key)
 
 
+def printed(value: Any) -> str:
+    """How ``field.Invalid`` prints a value: strings quoted, numbers and booleans bare, anything else
+    (a map, a list, an unset value) as its JSON."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, str | int | float):
+        return batch._quote(value)
+    return json.dumps(value, separators=(",", ":"))
+
+
 def immutable(path: str, new: Any, old: Any) -> list[JobConversionError]:
     """apimachinery's ``ValidateImmutableField(new, old, path)``: the first value is the one printed."""
-    return [] if new == old else [JobConversionError(path, f"Invalid value: {batch._quote(new)}: {IMMUTABLE}")]
+    return [] if new == old else [JobConversionError(path, f"Invalid value: {printed(new)}: {IMMUTABLE}")]
 
 
 def label_path(key: str) -> str:

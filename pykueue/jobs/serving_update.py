@@ -4,8 +4,9 @@ Both are serving workloads: they count as suspended while none of their replicas
 only the queue-name label is checked (a resource name). On update the label is checked again; a
 WorkloadPriorityClass follows the shared rule (``generic_update.priority_class``); the queue name may
 not change once a replica is ready, nor be dropped at all. A StatefulSet Kueue queues also keeps its
-size: its replicas change only to or from 0, and not back up while pods of the scale-down are still
-there.
+pod template's shape and its size: its replicas change only to or from 0, and not back up while pods
+of the scale-down are still there. A StatefulSet another integration marked (a LeaderWorkerSet's) is
+not checked at all.
 """
 
 from __future__ import annotations
@@ -13,9 +14,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pykueue.jobs import batch, generic_update
+from pykueue.jobs import batch, generic_update, statefulset
 from pykueue.jobs.batch import JobConversionError
 from pykueue.jobs.generic_update import label, label_path
+from pykueue.jobs.pod_shape import immutable_shape_errors
+
+
+def _pod_spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
 
 
 def _ready(obj: Mapping[str, Any]) -> int:
@@ -52,11 +58,18 @@ def validate_deployment_update(old: Mapping[str, Any], new: Mapping[str, Any]) -
 
 
 def validate_statefulset_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[JobConversionError]:
-    """The StatefulSet webhook's ``ValidateUpdate``: the queue rules, then the size rules for one
-    Kueue queues (a queue label): its Workload's pod count is fixed, so it scales only to or from 0."""
+    """The StatefulSet webhook's ``ValidateUpdate``. One whose pod template another framework marked
+    (a LeaderWorkerSet's) is that framework's and passes. Otherwise the queue rules, then, for one
+    Kueue manages (its template marked by the mutating webhook, or a queue label), the rules that keep
+    its Workload true: the pod template's shape (what admission read: requests, ports, node selector,
+    affinity, tolerations, ...) never changes, so a rolling update may change an image but not what
+    was admitted; and the pod count is fixed, so it scales only to or from 0."""
+    if statefulset.managed_by_another_framework(new):
+        return []
     errors = _queue_rules(old, new)
-    if not label(old, batch.QUEUE_NAME_LABEL):
+    if not (statefulset.managed(new) or label(new, batch.QUEUE_NAME_LABEL)):
         return errors
+    errors += immutable_shape_errors(_pod_spec(new), _pod_spec(old), "spec.template.spec")
     before, after = _replicas(old), _replicas(new)
     if before != 0 and after != 0:
         errors += generic_update.immutable("spec.replicas", after, before)

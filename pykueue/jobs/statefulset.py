@@ -141,6 +141,15 @@ def managed(sts: Mapping[str, Any]) -> bool:
     return ((template.get("metadata") or {}).get("annotations") or {}).get(SUSPENDED_BY_PARENT) == FRAMEWORK
 
 
+def managed_by_another_framework(sts: Mapping[str, Any]) -> str | None:
+    """The framework whose mark the pod template carries when it is not this one's (a LeaderWorkerSet's
+    StatefulSets carry their LWS's): upstream's StatefulSet webhooks and reconciler leave such a
+    StatefulSet to that framework, as if the integration were off."""
+    template = (sts.get("spec") or {}).get("template") or {}
+    parent = ((template.get("metadata") or {}).get("annotations") or {}).get(SUSPENDED_BY_PARENT)
+    return parent if parent is not None and parent != FRAMEWORK else None
+
+
 def members(sts: Mapping[str, Any], candidates: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The Pods ``sts`` controls (by UID, so a successor of the same name never claims them)."""
     uid = (sts.get("metadata") or {}).get("uid")
