@@ -10,7 +10,8 @@ one serving pod group, admitted all or nothing, that never finishes by itself.
 
 Scaling to 0 drops the StatefulSet's owner reference from the Workload: once its Pods (also its
 owners, see ``pods.PodGroup.adopt``) are gone, the garbage collector deletes it, and scaling up again
-makes a new one. A replaced Pod (rolling update, drain) joins the same admitted Workload. A changed
+makes a new one. A replaced Pod (rolling update, drain) joins the same admitted Workload; while a
+rolling update is under way, a Pod of the old revision is released at once and let go. A changed
 queue label moves a Workload that holds no quota and relabels the Pods.
 
 The simulator has no UID: a StatefulSet manifest without one hashes its name in the UID's place, as
@@ -45,6 +46,8 @@ IS_GROUP_WORKLOAD = "kueue.x-k8s.io/is-group-workload"
 POD_INDEX_LABEL_ANNOTATION = "kueue.x-k8s.io/pod-group-pod-index-label"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 MANAGED_FINALIZER = "kueue.x-k8s.io/managed"
+SCHEDULING_GATE = "kueue.x-k8s.io/admission"
+REVISION_LABEL = "controller-revision-hash"  # apps/v1 ControllerRevisionHashLabelKey, on every replica
 TERMINAL = ("Succeeded", "Failed")
 
 
@@ -169,6 +172,9 @@ def reconcile(sts: Mapping[str, Any], workload: Mapping[str, Any] | None,
     namespace, uid, name = meta.get("namespace") or "default", meta.get("uid"), name_of(sts)
     queue = _labels_of(sts).get(QUEUE_NAME_LABEL)
     want = {GROUP_NAME_LABEL: name, PREBUILT_WORKLOAD_LABEL: name, **({QUEUE_NAME_LABEL: queue} if queue else {})}
+    status = sts.get("status") or {}
+    current = status.get("currentRevision")
+    rolling = bool(current) and current != status.get("updateRevision")
     actions: list[Action] = []
     for pod in pods_of_sts:
         pod_meta = pod.get("metadata") or {}
@@ -176,11 +182,19 @@ def reconcile(sts: Mapping[str, Any], workload: Mapping[str, Any] | None,
         change = {k: v for k, v in want.items() if _labels_of(pod).get(k) != v}
         if change and not going:
             actions.append(Patch("Pod", namespace, pod_meta["name"], {"metadata": {"labels": change}}, missing_ok=True))
+        # upstream's shouldUngate: during a rolling update a Pod of the current (old) revision, such as
+        # one recreated in a partition the update leaves alone, runs at once and is no longer tracked
+        old_revision = rolling and _labels_of(pod).get(REVISION_LABEL) == current
         finalizers = pod_meta.get("finalizers") or []
-        if going and MANAGED_FINALIZER in finalizers:  # upstream's shouldFinalize: a replica going or ended
-            kept = [f for f in finalizers if f != MANAGED_FINALIZER]
-            actions.append(Patch("Pod", namespace, pod_meta["name"], {"metadata": {
-                "finalizers": kept or None, "resourceVersion": pod_meta.get("resourceVersion")}}, missing_ok=True))
+        gates = (pod.get("spec") or {}).get("schedulingGates") or []
+        body: dict[str, Any] = {}
+        if (going or old_revision) and MANAGED_FINALIZER in finalizers:  # upstream's shouldFinalize
+            body["metadata"] = {"finalizers": [f for f in finalizers if f != MANAGED_FINALIZER] or None}
+        if old_revision and any(g.get("name") == SCHEDULING_GATE for g in gates):
+            body["spec"] = {"schedulingGates": [g for g in gates if g.get("name") != SCHEDULING_GATE] or None}
+        if body:
+            body.setdefault("metadata", {})["resourceVersion"] = pod_meta.get("resourceVersion")
+            actions.append(Patch("Pod", namespace, pod_meta["name"], body, missing_ok=True))
     count = replicas(sts)
     if workload is None:
         if count > 0:
