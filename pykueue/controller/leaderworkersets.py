@@ -59,5 +59,5 @@ class LeaderWorkerSetReconciler:
         owned = lws.owned_by(obj, (w for w in self.writer.workloads.values()
                                    if w["metadata"].get("namespace") == namespace))
         pods = [p for p in self.keys.pods.values() if p["metadata"].get("namespace") == namespace]
-        for action in lws.reconcile(obj, owned, pods):
+        for action in lws.reconcile(obj, owned, pods, self.keys.label_keys):
             await self.writer.execute(action)

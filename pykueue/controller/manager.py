@@ -310,6 +310,7 @@ class Controller:
         res = r.LEADERWORKERSET
         inf = self._informer(res, lambda t, o, n: None if t == DELETED else self.lws_work.add(key_of(n or o)))
         self.lws_keys.sets, self.lws_keys.pods = inf.store, pods
+        self.lws_keys.label_keys = tuple(self.engine.config.label_keys_to_copy)
         sync = LeaderWorkerSetReconciler(self.lws_keys, JobReconciler(
             self.kube, self.lws_keys, workloads, flavors, self.priority_classes, self.clock,
             self.workload_sync.job_stopped, self.recorder,

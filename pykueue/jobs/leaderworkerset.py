@@ -273,15 +273,40 @@ def validate_create(obj: Mapping[str, Any]) -> Errors:
     if batch.queue_name(obj) and policy == LEADER_READY:
         errors.append(JobConversionError("spec.startupPolicy", f'Invalid value: "{policy}": only the LeaderCreated '
                                          "startup policy is allowed when using the kueue.x-k8s.io/queue-name label"))
-    for path, template in ((f"{TEMPLATE_PATH}.leaderTemplate", leader_template(obj)),
-                           (f"{TEMPLATE_PATH}.workerTemplate", worker_template(obj))):
+    try:
+        counts = {p["name"]: p["count"] for p in pod_sets(obj)}
+    except (JobConversionError, ValueError, TypeError):
+        counts = {}  # upstream checks the bound only when the pod sets could be built
+    for path, template, pod_set in ((f"{TEMPLATE_PATH}.leaderTemplate", leader_template(obj), LEADER),
+                                    (f"{TEMPLATE_PATH}.workerTemplate", worker_template(obj),
+                                     WORKER if LEADER in counts else MAIN)):
         if template is None:
             continue
         try:
             topology_request(template)
         except JobConversionError as exc:
             errors.append(JobConversionError(exc.path.replace("spec.template.", f"{path}.", 1), exc.message))
+        errors += _slice_size_bound(template, f"{path}.metadata", counts.get(pod_set), errors)
     return errors
+
+
+def _slice_size_bound(template: Mapping[str, Any], path: str, count: int | None, found: Errors) -> Errors:
+    """``ValidateSliceSizeAnnotationUpperBound``: a template's slice size is a number no greater than its
+    pod set's count (1 for the leader; the workers, or all ``size`` without a leader)."""
+    value = ((template.get("metadata") or {}).get("annotations") or {}).get(batch.PODSET_SLICE_SIZE_ANNOTATION)
+    if value is None or count is None:
+        return []
+    where = f"{path}.annotations[{batch.PODSET_SLICE_SIZE_ANNOTATION}]"
+    try:
+        size = int(str(value), 10)
+    except ValueError:
+        if any(e.path == where for e in found):
+            return []  # the topology rule already said so
+        return [JobConversionError(where, f"Invalid value: {batch._quote(value)}: must be a numeric value")]
+    if size > count:
+        return [JobConversionError(where, f"Invalid value: {batch._quote(value)}: must not be greater than "
+                                          f"pod set count {count}")]
+    return []
 
 
 def _template_errors(new: Mapping[str, Any] | None, old: Mapping[str, Any] | None, path: str) -> Errors:
@@ -356,11 +381,12 @@ def _pod_actions(obj: Mapping[str, Any], pod: Mapping[str, Any]) -> list[Action]
                   missing_ok=True)]
 
 
-def reconcile(obj: Mapping[str, Any], owned: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]]
-              ) -> list[Action]:
+def reconcile(obj: Mapping[str, Any], owned: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]],
+              label_keys: tuple[str, ...] = ()) -> list[Action]:
     """Both of upstream's reconcilers for one LWS: its Pods' group labels (the Pod reconciler), then
-    ``filterWorkloads``: a Workload for each group that has none, the priority class of those that do,
-    and the Workloads of groups no longer there deleted (their finalizer dropped first)."""
+    ``filterWorkloads``: a Workload for each group that has none (with the LWS's labels named in
+    ``integrations.labelKeysToCopy``, ``label_keys``), the priority class of those that do, and the
+    Workloads of groups no longer there deleted (their finalizer dropped first)."""
     if not managed(obj):
         return []
     meta = _meta(obj)
@@ -375,7 +401,8 @@ def reconcile(obj: Mapping[str, Any], owned: Iterable[Mapping[str, Any]], pods: 
         name = name_of(obj, index)
         workload = existing.pop(name, None)
         if workload is None:
-            actions.append(CreateWorkload(workload_for_group(obj, index), f"{KIND} {namespace}/{meta.get('name')}"))
+            built = workload_for_group(obj, index, label_keys_to_copy=label_keys)
+            actions.append(CreateWorkload(built, f"{KIND} {namespace}/{meta.get('name')}"))
         elif (workload.get("spec") or {}).get("priorityClassRef") != ref and ref is not None:
             actions.append(SetPriority(namespace, name, _meta(workload).get("uid"), ref))
     for name, workload in sorted(existing.items()):
