@@ -21,6 +21,7 @@ import platform
 import re
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,19 +46,41 @@ class Machine:
     python: str
     load_before: float
     load_after: float
+    load_peak: float
 
 
-def machine_facts(load_before: float) -> Machine:
+class LoadWatch:
+    """The highest one-minute load average seen while a bench runs (sampled every 5 s): the load at
+    its two ends alone can miss other work that came and went in between."""
+
+    def __init__(self) -> None:
+        self.before = self.peak = os.getloadavg()[0]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(5.0):
+            self.peak = max(self.peak, os.getloadavg()[0])
+
+    def facts(self) -> Machine:
+        self._stop.set()
+        self._thread.join()
+        return machine_facts(self.before, max(self.peak, os.getloadavg()[0]))
+
+
+def machine_facts(load_before: float, load_peak: float | None = None) -> Machine:
     with open("/proc/meminfo") as f:
         kb = next(int(line.split()[1]) for line in f if line.startswith("MemTotal:"))
     return Machine(platform.machine(), os.cpu_count() or 0, round(kb / 1024 / 1024, 1), platform.python_version(),
-                   load_before, os.getloadavg()[0])
+                   load_before, os.getloadavg()[0], max(load_before, load_peak or 0.0))
 
 
 def machine_line(m: Machine) -> str:
-    busy = " (busy: other work shares the cores)" if max(m.load_before, m.load_after) > m.cores else ""
+    busy = " (busy: other work shares the cores)" if max(m.load_peak, m.load_after) > m.cores else ""
     return (f"Measured on {m.arch}, {m.cores} cores, {m.memory_gb:g} GB, Python {m.python}; load average "
-            f"{m.load_before:.1f} before and {m.load_after:.1f} after the run{busy}.")
+            f"{m.load_before:.1f} before, at most {m.load_peak:.1f} during and {m.load_after:.1f} after the "
+            f"run{busy}.")
 
 
 def _table(head: list[str], rows: list[list[str]]) -> str:
@@ -185,17 +208,17 @@ def _bench_json(command: list[str], codes: tuple[int, ...] = (0,)) -> Any:
 
 
 def measure_simulate(repeat: int, keep: Path | None) -> str:
-    load = os.getloadavg()[0]
+    load = LoadWatch()
     command = simulate_command(repeat)
     rows = _bench_json(command + (["--keep", str(keep)] if keep else []))  # a cache: not in the written command
-    return simulate_block(rows, machine_facts(load), command)
+    return simulate_block(rows, load.facts(), command)
 
 
 def measure_live(scale: float) -> str:
-    load = os.getloadavg()[0]
+    load = LoadWatch()
     # upstream's first: a build or start-up that fails then costs no pykueue run; 1 is a failed range spec
     runs = {c: _bench_json(live_command(c, scale), codes=(0, 1)) for c in reversed(CONTROLLERS)}
-    return live_block(runs, machine_facts(load), scale)
+    return live_block(runs, load.facts(), scale)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -76,8 +76,8 @@ def _generator():
     return module
 
 
-def _machine(gen, before: float = 9.5, after: float = 8.0):
-    return gen.Machine("x86_64", 2, 23.4, "3.11.7", before, after)
+def _machine(gen, before: float = 9.5, after: float = 8.0, peak: float | None = None):
+    return gen.Machine("x86_64", 2, 23.4, "3.11.7", before, after, before if peak is None else peak)
 
 
 def test_the_document_has_both_generated_blocks_each_with_its_commands() -> None:
@@ -94,9 +94,13 @@ def test_the_document_has_both_generated_blocks_each_with_its_commands() -> None
 def test_the_machine_line_says_when_the_cores_were_busy() -> None:
     gen = _generator()
     assert gen.machine_line(_machine(gen)) == (
-        "Measured on x86_64, 2 cores, 23.4 GB, Python 3.11.7; load average 9.5 before and 8.0 after the run "
-        "(busy: other work shares the cores).")
-    assert gen.machine_line(_machine(gen, 0.4, 1.0)).endswith("load average 0.4 before and 1.0 after the run.")
+        "Measured on x86_64, 2 cores, 23.4 GB, Python 3.11.7; load average 9.5 before, at most 9.5 during and "
+        "8.0 after the run (busy: other work shares the cores).")
+    assert gen.machine_line(_machine(gen, 0.4, 1.0)).endswith(
+        "load average 0.4 before, at most 0.4 during and 1.0 after the run.")
+    # quiet at both ends, busy in between: the peak sampled during the run says so
+    assert gen.machine_line(_machine(gen, 0.8, 1.2, peak=12.0)).endswith(
+        "at most 12.0 during and 1.2 after the run (busy: other work shares the cores).")
 
 
 def _builds(tree: float, compiled: float, reference: float) -> dict:
