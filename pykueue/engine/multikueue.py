@@ -10,6 +10,7 @@ multikueuecluster.go) and pkg/controller/workloaddispatcher (the incremental dis
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from pykueue.engine.model import MULTIKUEUE_ALL_AT_ONCE, MULTIKUEUE_INCREMENTAL
 
@@ -53,9 +54,46 @@ def first_admitted(admitted_at: dict[str, str | None]) -> str | None:
     return found[0][1] if found else None
 
 
+WORKER_LOST_SINCE_ANNOTATION = "kueue.x-k8s.io/multikueue-worker-lost-since"
+
+
 def worker_lost_wait(lost_since: float, now: float, timeout: float) -> float:
     """Seconds left before a workload whose worker is unreachable is given up (0: now)."""
     return max(0.0, timeout - (now - lost_since))
+
+
+@dataclass(frozen=True, slots=True)
+class LostWorker:
+    """What a Ready workload whose reserving worker cannot be seen does now: ``record`` the RFC 3339
+    instant to write to its ``WORKER_LOST_SINCE_ANNOTATION`` (None: it is there already), then wait
+    ``wait`` seconds (0: give the workload up now)."""
+
+    record: str | None
+    wait: float
+
+
+def lost_worker(annotations: dict[str, str] | None, now: float, timeout: float) -> LostWorker:
+    """The worker-lost wait, counted from the instant kept on the Workload itself (upstream's
+    ``kueue.x-k8s.io/multikueue-worker-lost-since``), so a manager restarted during the outage waits
+    what was left, not ``timeout`` afresh. An unreadable value counts as absent (recorded anew)."""
+    value = (annotations or {}).get(WORKER_LOST_SINCE_ANNOTATION)
+    since = parse_rfc3339(value) if value else None
+    if since is None:
+        return LostWorker(format_rfc3339(now), worker_lost_wait(float(int(now)), now, timeout))
+    return LostWorker(None, worker_lost_wait(since, now, timeout))
+
+
+def format_rfc3339(when: float) -> str:
+    """Seconds precision, UTC, as Go's time.RFC3339 writes it."""
+    return datetime.fromtimestamp(int(when), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_rfc3339(value: str) -> float | None:
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed.timestamp() if parsed.tzinfo is not None else None
 
 
 @dataclass(frozen=True, slots=True)
