@@ -19,6 +19,7 @@ import copy
 import logging
 import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from pykueue.controller import multikueue_adapters as adapters
@@ -237,10 +238,9 @@ class MultiKueueWorkloads:
             reserving = (local.get("status") or {}).get("clusterName") or ""
             if not reserving or (reserving in clusters and reserving not in available):
                 # unreachable: wait workerLostTimeout from the instant kept on the Workload (a restart keeps it)
-                lost = mk.lost_worker(local["metadata"].get("annotations"), self.clock(),
-                                      self.config.worker_lost_timeout_seconds)
+                lost = mk.lost_worker(_lost_since(local), self.clock(), self.config.worker_lost_timeout_seconds)
                 if lost.record is not None:
-                    await self._annotate_lost(local, lost.record)
+                    await self._annotate_lost(local, rfc3339(lost.record))
                 if lost.wait > 0:
                     self.work.add_after(key, lost.wait)
                     return
@@ -401,6 +401,16 @@ class MultiKueueWorkloads:
         except ApiError as exc:
             if exc.status != 404:
                 raise
+
+
+def _lost_since(local: dict[str, Any]) -> float | None:
+    """The worker-lost instant on the Workload, None when absent or not RFC 3339 (then recorded anew)."""
+    value = (local["metadata"].get("annotations") or {}).get(mk.WORKER_LOST_SINCE_ANNOTATION)
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+    except ValueError:
+        return None
+    return when.timestamp() if when is not None and when.tzinfo is not None else None
 
 
 def _gvk(owner: dict[str, Any]) -> str:

@@ -9,8 +9,8 @@ multikueuecluster.go) and pkg/controller/workloaddispatcher (the incremental dis
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from pykueue.engine.model import MULTIKUEUE_ALL_AT_ONCE, MULTIKUEUE_INCREMENTAL
 
@@ -64,36 +64,23 @@ def worker_lost_wait(lost_since: float, now: float, timeout: float) -> float:
 
 @dataclass(frozen=True, slots=True)
 class LostWorker:
-    """What a Ready workload whose reserving worker cannot be seen does now: ``record`` the RFC 3339
-    instant to write to its ``WORKER_LOST_SINCE_ANNOTATION`` (None: it is there already), then wait
-    ``wait`` seconds (0: give the workload up now)."""
+    """What a Ready workload whose reserving worker cannot be seen does now: ``record`` the instant (Unix
+    seconds, whole) to write to its ``WORKER_LOST_SINCE_ANNOTATION`` (None: it is there already), then
+    wait ``wait`` seconds (0: give the workload up now)."""
 
-    record: str | None
+    record: float | None
     wait: float
 
 
-def lost_worker(annotations: dict[str, str] | None, now: float, timeout: float) -> LostWorker:
+def lost_worker(since: float | None, now: float, timeout: float) -> LostWorker:
     """The worker-lost wait, counted from the instant kept on the Workload itself (upstream's
-    ``kueue.x-k8s.io/multikueue-worker-lost-since``), so a manager restarted during the outage waits
-    what was left, not ``timeout`` afresh. An unreadable value counts as absent (recorded anew)."""
-    value = (annotations or {}).get(WORKER_LOST_SINCE_ANNOTATION)
-    since = parse_rfc3339(value) if value else None
+    ``kueue.x-k8s.io/multikueue-worker-lost-since``, read into ``since``; None when absent or
+    unreadable), so a manager restarted during the outage waits what was left, not ``timeout`` afresh.
+    The first sight records ``now`` to the second, as RFC 3339 keeps it."""
     if since is None:
-        return LostWorker(format_rfc3339(now), worker_lost_wait(float(int(now)), now, timeout))
+        recorded = float(math.floor(now))
+        return LostWorker(recorded, worker_lost_wait(recorded, now, timeout))
     return LostWorker(None, worker_lost_wait(since, now, timeout))
-
-
-def format_rfc3339(when: float) -> str:
-    """Seconds precision, UTC, as Go's time.RFC3339 writes it."""
-    return datetime.fromtimestamp(int(when), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_rfc3339(value: str) -> float | None:
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed.timestamp() if parsed.tzinfo is not None else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,20 +19,14 @@ TIMEOUT = 20.0
 
 
 def test_the_first_sight_of_a_lost_worker_is_recorded_and_waits_the_whole_timeout() -> None:
-    lost = mk.lost_worker({}, NOW + 0.25, TIMEOUT)
-    assert lost.record == "2027-01-15T08:00:00Z"
-    assert lost.wait == pytest.approx(19.75)  # counted from the recorded (whole-second) instant
+    lost = mk.lost_worker(None, NOW + 0.25, TIMEOUT)
+    assert lost.record == NOW  # to the second, as RFC 3339 keeps it
+    assert lost.wait == pytest.approx(19.75)  # counted from the recorded instant
 
 
-def test_a_recorded_instant_is_read_back_and_only_the_rest_is_waited() -> None:
-    lost = mk.lost_worker({mk.WORKER_LOST_SINCE_ANNOTATION: "2027-01-15T08:00:00Z"}, NOW + 15, TIMEOUT)
-    assert lost == mk.LostWorker(None, 5.0)
-    assert mk.lost_worker({mk.WORKER_LOST_SINCE_ANNOTATION: "2027-01-15T08:00:00Z"}, NOW + 25, TIMEOUT).wait == 0
-
-
-def test_an_unreadable_instant_is_recorded_anew() -> None:
-    for bad in ("yesterday", "2027-01-15T08:00:00"):  # no zone: not RFC 3339
-        assert mk.lost_worker({mk.WORKER_LOST_SINCE_ANNOTATION: bad}, NOW, TIMEOUT).record == "2027-01-15T08:00:00Z"
+def test_a_recorded_instant_is_only_waited_out() -> None:
+    assert mk.lost_worker(NOW, NOW + 15, TIMEOUT) == mk.LostWorker(None, 5.0)
+    assert mk.lost_worker(NOW, NOW + 25, TIMEOUT).wait == 0
 
 
 class Store(SimpleNamespace):
@@ -91,6 +85,14 @@ def test_the_first_sight_writes_the_instant_on_the_workload() -> None:
     assert waits == [pytest.approx(TIMEOUT)]
     assert kube.patches == [("wl", {"metadata": {"annotations": {
         mk.WORKER_LOST_SINCE_ANNOTATION: "2027-01-15T08:00:15Z"}}}, None)]
+
+
+def test_an_unreadable_instant_is_recorded_anew() -> None:
+    for bad in ("yesterday", "2027-01-15T08:00:00"):  # the second has no zone: not RFC 3339
+        rec, kube, waits = _reconciler({mk.WORKER_LOST_SINCE_ANNOTATION: bad})
+        asyncio.run(rec.reconcile("ns/wl"))
+        assert waits == [pytest.approx(TIMEOUT)]
+        assert kube.patches[0][1]["metadata"]["annotations"] == {mk.WORKER_LOST_SINCE_ANNOTATION: "2027-01-15T08:00:15Z"}
 
 
 def test_past_the_timeout_the_check_turns_retry() -> None:
