@@ -65,8 +65,11 @@ spec:
 """
 
 
-def job(name: str, run: str = "4s", managed: bool = True) -> str:
-    managed_by = "  managedBy: kueue.x-k8s.io/multikueue\n" if managed else ""
+def job(name: str, run: str = "4s", managed: bool | str = True) -> str:
+    """``managed``: True for MultiKueue's managedBy, a string for another, False for none (then the
+    webhook defaults it to MultiKueue's)."""
+    value = "kueue.x-k8s.io/multikueue" if managed is True else managed
+    managed_by = f"  managedBy: {value}\n" if value else ""
     return f"""
 apiVersion: batch/v1
 kind: Job
@@ -243,11 +246,11 @@ def test_a_job_is_dispatched_runs_on_one_worker_and_finishes(clusters: Clusters)
 
 def test_a_job_not_managed_by_multikueue_is_rejected(clusters: Clusters) -> None:
     manager = clusters.manager
-    manager.apply(job("plain", managed=False))
+    manager.apply(job("plain", managed="example.com/elsewhere"))  # with none, the webhook would set MultiKueue's
     wl = eventually(lambda: (w := workload_of(manager, "plain")) and check_state(w).get("state") == "Rejected" and w,
                     60, what="the check Rejected")
     assert check_state(wl)["message"] == ('The owner is not managed by Kueue: Expecting spec.managedBy to be '
-                                          '"kueue.x-k8s.io/multikueue" not ""')
+                                          '"kueue.x-k8s.io/multikueue" not "example.com/elsewhere"')
     eventually(lambda: workload_of(manager, "plain")["spec"].get("active") is False, 60, what="deactivated")
     for worker in clusters.workers.values():
         assert worker.get("job", "plain", NS) is None
