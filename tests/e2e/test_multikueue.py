@@ -104,17 +104,28 @@ class Clusters:
 
 
 def _start(directory: Path, tier: int, name: str, config: dict[str, Any] | None = None) -> Kueue:
+    """A cluster and its controller; the manager's (the one with a ``config``) serves its webhooks, so
+    that a Job created without ``spec.managedBy`` gets MultiKueue's."""
     cluster = DevCluster(directory / name, tier=tier)
     cluster.start(NODE if tier == 2 else None)
     cluster.kubectl("apply", "--server-side", "-f", str(CRDS))
     cluster.wait_for("Established", "crd", "--all", timeout=60)
-    kueue = Kueue(cluster, directory / f"{name}-controller.log")
+    args = (f"--webhook-port={free_port()}",) if config is not None else ()
+    kueue = Kueue(cluster, directory / f"{name}-controller.log", args=args)
     path = None
     if config is not None:
         path = directory / f"{name}-config.yaml"
         path.write_text(yaml.safe_dump(config))
-    kueue.start(path)
+    start(kueue, path)
     return kueue
+
+
+def start(kueue: Kueue, config: Path | None) -> None:
+    """The controller started, once ready and (when it serves them) its webhooks registered."""
+    offset = kueue.log.stat().st_size if kueue.log.exists() else 0
+    serves = any(a.startswith("--webhook-port=") and a != "--webhook-port=0" for a in kueue.args)
+    kueue.start(config, ready=b"webhooks registered" if serves else b"controller ready")
+    eventually(lambda: b"controller ready" in kueue.log.read_bytes()[offset:], 60, what="controller ready")
 
 
 @pytest.fixture(scope="module")
@@ -309,7 +320,7 @@ def test_an_external_dispatcher_nominates_through_the_status(clusters: Clusters,
         **MANAGER_CONFIG["multiKueue"], "dispatcherName": "example.com/external"}}))
     original = manager.log.parent / "manager-config.yaml"
     manager.stop()
-    manager.start(config)
+    start(manager, config)
     try:
         manager.apply(job("external"))
         wl = eventually(lambda: (w := workload_of(manager, "external")) and is_true(w, "QuotaReserved")
@@ -324,7 +335,7 @@ def test_an_external_dispatcher_nominates_through_the_status(clusters: Clusters,
         eventually(lambda: is_true(manager.get("job", "external", NS), "Complete"), 120, what="completed")
     finally:
         manager.stop()
-        manager.start(original)
+        start(manager, original)
 
 
 def test_a_lost_worker_gives_its_workload_to_the_other(clusters: Clusters) -> None:

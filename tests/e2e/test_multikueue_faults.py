@@ -157,7 +157,7 @@ def test_the_manager_killed_between_dispatch_and_admission(clusters: base.Cluste
     eventually(lambda: all(is_true(k.get("workload", name, NS), "Admitted") for k in workers.values()), 60,
                what="both copies admitted while the manager is down")
     assert all(k.get("job", "crash", NS) is None for k in workers.values())
-    manager.start(manager_config(clusters))
+    base.start(manager, manager_config(clusters))
     _, chosen = admitted_on(manager, "crash")
     other = next(w for w in workers if w != chosen)
     eventually(lambda: workers[other].get("workload", name, NS) is None, 60, what=f"the copy in {other} removed")
@@ -220,12 +220,12 @@ def test_the_incremental_dispatcher_nominates_both_workers_in_its_first_round(
     config.write_text(yaml.safe_dump({**base.MANAGER_CONFIG, "multiKueue": {
         **base.MANAGER_CONFIG["multiKueue"], "dispatcherName": "kueue.x-k8s.io/multikueue-dispatcher-incremental"}}))
     manager.stop()
-    manager.start(config)
+    base.start(manager, config)
     try:
         for kueue in workers.values():
             hold(kueue, True)
         try:
-            manager.apply(job("incremental", run="2s"))
+            manager.apply(job("incremental", run="8s"))
             wl = eventually(lambda: (w := base.workload_of(manager, "incremental"))
                             and w["status"].get("nominatedClusterNames") and w, 60, what="nominated")
             assert wl["status"]["nominatedClusterNames"] == ["w1", "w2"]  # up to 3 a round, in name order
@@ -236,8 +236,9 @@ def test_the_incremental_dispatcher_nominates_both_workers_in_its_first_round(
             for kueue in workers.values():
                 hold(kueue, False)
         _, chosen = admitted_on(manager, "incremental")
+        eventually(lambda: invariants.seen.get("incremental") == {chosen}, 60, what=f"running in {chosen}")
         completes(clusters, "incremental")
         assert invariants.seen.get("incremental") == {chosen}
     finally:
         manager.stop()
-        manager.start(manager_config(clusters))
+        base.start(manager, manager_config(clusters))
