@@ -179,8 +179,8 @@ def test_a_worker_removed_from_the_config_while_it_runs_a_job(clusters: base.Clu
         eventually(lambda: workers[removed].get("job", "moved", NS) is None
                    and workers[removed].get("workload", wl["metadata"]["name"], NS) is None, 60,
                    what=f"the job's objects in {removed} deleted")
-        _, now_on = admitted_on(manager, "moved")
-        assert now_on == kept
+        eventually(lambda: (w := base.workload_of(manager, "moved")) and is_true(w, "Admitted")
+                   and w["status"].get("clusterName") == kept, 120, what=f"moved admitted again, through {kept}")
         eventually(lambda: kept in invariants.seen.get("moved", set()), 60, what=f"moved running in {kept}")
         # given up at once, as upstream does for a cluster that left the config, not after workerLostTimeout
         assert log_lines(manager, "Reserving remote no longer exists"), \
