@@ -43,9 +43,10 @@ class RecordingKube:
         self.patches.append((name, patch, subresource))
 
 
-def _reconciler(annotations: dict[str, str]) -> tuple[MultiKueueWorkloads, RecordingKube, list[float]]:
+def _reconciler(annotations: dict[str, str], clusters: tuple[str, ...] = ("w1", "w2")
+                ) -> tuple[MultiKueueWorkloads, RecordingKube, list[float]]:
     """A reconciler made from scratch (as after a restart) over a Ready workload reserved on w1, which is
-    in the MultiKueueConfig but not connected."""
+    not connected (and in the MultiKueueConfig's ``clusters``)."""
     workload = {"metadata": {"name": "wl", "namespace": "ns", "resourceVersion": "7", "uid": "u",
                              "annotations": annotations,
                              "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "j",
@@ -60,7 +61,7 @@ def _reconciler(annotations: dict[str, str]) -> tuple[MultiKueueWorkloads, Recor
         "jobs": Store(store={"ns/j": job}),
         "admissionchecks": Store(store={"mk": {"spec": {"controllerName": mk.CONTROLLER_NAME, "parameters": {
             "apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": "mkc"}}}}),
-        "multikueueconfigs": Store(store={"mkc": {"spec": {"clusters": ["w1", "w2"]}}}),
+        "multikueueconfigs": Store(store={"mkc": {"spec": {"clusters": list(clusters)}}}),
     }
     workers = SimpleNamespace(workers={}, origin="o", usable=lambda name: None)
     kube = RecordingKube()
@@ -102,3 +103,14 @@ def test_past_the_timeout_the_check_turns_retry() -> None:
     [(name, patch, sub)] = kube.patches
     assert sub == "status" and patch["status"]["admissionChecks"][0]["state"] == "Retry"
     assert patch["status"]["admissionChecks"][0]["message"] == "Reserving remote lost"
+
+
+def test_a_reserving_worker_removed_from_the_config_is_given_up_at_once() -> None:
+    """Upstream lists only the config's clusters as unavailable: one that left it is no lost worker to
+    wait for, so the check turns Retry now, whatever the annotation says."""
+    rec, kube, waits = _reconciler({}, clusters=("w2",))
+    asyncio.run(rec.reconcile("ns/wl"))
+    assert waits == []
+    [(name, patch, sub)] = kube.patches
+    assert patch["status"]["admissionChecks"][0]["state"] == "Retry"
+    assert patch["status"]["admissionChecks"][0]["message"] == "Reserving remote no longer exists or is not admitted"
