@@ -19,6 +19,11 @@ from pykueue.kube import resources as r
 from pykueue.kube.client import Kube
 from pykueue.kube.informer import Informer
 
+# Workloads reconciled at once (the work queue never hands one key to two): upstream's reconciler is
+# For(Workload), so it runs controller.groupKindConcurrency's Workload figure, 5 in upstream's chart.
+# One at a time, each dispatch waits behind every other's remote requests.
+RECONCILERS = 5
+
 
 class MultiKueue:
     """``namespace``: where the workers' kubeconfig Secrets are (the controller's; pykueue-system for one
@@ -56,7 +61,8 @@ class MultiKueue:
         work = self.workloads
         await asyncio.gather(
             supervise.supervised("multikueue-clusters", self.workers.run),
-            supervise.supervised("multikueue-workloads", lambda: work.work.run(work.reconcile, work.failed)),
+            *(supervise.supervised(f"multikueue-workloads-{i}", lambda: work.work.run(work.reconcile, work.failed))
+              for i in range(RECONCILERS)),
             supervise.supervised("multikueue-resync", work.resync),
             supervise.supervised("multikueue-gc", work.gc),
         )

@@ -86,8 +86,12 @@ class Workers:
         self.written: dict[tuple[str, str], tuple[bool, str, str]] = {}  # (plural, name) -> condition
 
     def usable(self, name: str) -> Worker | None:
+        """The worker, once connected and its caches listed: until then an empty cache would read as
+        "no copy there" (a rotated Secret reconnects, and the job running there must not look gone)."""
         worker = self.workers.get(name)
-        return worker if worker is not None and worker.connected and worker.kube is not None else None
+        if worker is None or not worker.connected or worker.kube is None or not worker.informers:
+            return None
+        return worker if all(inf.synced.is_set() for inf in worker.informers.values()) else None
 
     async def run(self) -> None:
         """Forever: every MultiKueueCluster reconciled, then every MultiKueue AdmissionCheck."""

@@ -19,6 +19,7 @@ import copy
 import logging
 import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from pykueue.controller import multikueue_adapters as adapters
@@ -89,7 +90,6 @@ class MultiKueueWorkloads:
         self.work = WorkQueue()
         self.tracked: set[str] = set()  # local Workloads with a MultiKueue check
         self.round_started: dict[str, float] = {}  # the incremental dispatcher's rounds, by Workload
-        self.lost_since: dict[str, float] = {}  # a Ready workload whose worker is unreachable, since when
 
     # ---- triggers ----------------------------------------------------------------------------------
 
@@ -170,7 +170,6 @@ class MultiKueueWorkloads:
                 await self.remove_remote(worker, namespace, name)
             self.tracked.discard(key)
             self.round_started.pop(key, None)
-            self.lost_since.pop(key, None)
             return
         check = self.check_name(local)
         if check is None:
@@ -201,7 +200,6 @@ class MultiKueueWorkloads:
             for c in available:
                 await self.remove_remote(c, namespace, name)
             self.round_started.pop(key, None)
-            self.lost_since.pop(key, None)
             status = local.get("status") or {}
             if not _true(local, "Finished") and (status.get("clusterName") or status.get("nominatedClusterNames")):
                 await self._patch_status(local, {"clusterName": None, "nominatedClusterNames": None})
@@ -238,20 +236,26 @@ class MultiKueueWorkloads:
                                     for c, w in remotes.items() if w is not None and _true(w, "Admitted")})
         if winner is None and state.get("state") == model.CheckState.READY:
             reserving = (local.get("status") or {}).get("clusterName") or ""
-            if not reserving or reserving not in available:
-                since = self.lost_since.setdefault(key, self.clock())
-                wait = mk.worker_lost_wait(since, self.clock(), self.config.worker_lost_timeout_seconds)
-                if wait > 0:
-                    self.work.add_after(key, wait)
+            if not reserving or (reserving in clusters and reserving not in available):
+                # unreachable: wait workerLostTimeout from the instant kept on the Workload (a restart keeps it)
+                lost = mk.lost_worker(_lost_since(local), self.clock(), self.config.worker_lost_timeout_seconds)
+                if lost.record is not None:
+                    await self._annotate_lost(local, rfc3339(lost.record))
+                if lost.wait > 0:
+                    self.work.add_after(key, lost.wait)
                     return
-                self.lost_since.pop(key, None)
                 await self.set_check(local, check, state, model.CheckState.RETRY, "Reserving remote lost")
                 return
+            if reserving not in clusters:
+                # no longer in the MultiKueueConfig: given up at once, as upstream does; its objects go too
+                # when that worker still answers (upstream leaves them running beside the next copy)
+                await self.remove_remote(reserving, namespace, name)
             await self.set_check(local, check, state, model.CheckState.RETRY,
                                  "Reserving remote no longer exists or is not admitted")
             return
         if winner is not None:
-            self.lost_since.pop(key, None)
+            if mk.WORKER_LOST_SINCE_ANNOTATION in (local["metadata"].get("annotations") or {}):
+                await self._annotate_lost(local, None)  # the reservation is seen again: a later loss waits afresh
             for c, w in remotes.items():
                 if w is not None and c != winner:
                     await self.remove_remote(c, namespace, name)
@@ -322,6 +326,12 @@ class MultiKueueWorkloads:
         log.info("multikueue check", extra={"fields": {"workload": key_of(local), "check": check, "state": value,
                                                        "message": message}})
 
+    async def _annotate_lost(self, local: dict[str, Any], value: str | None) -> None:
+        """The worker-lost instant written to (None: removed from) the Workload's annotations."""
+        meta = local["metadata"]
+        patch = {"metadata": {"annotations": {mk.WORKER_LOST_SINCE_ANNOTATION: value}}}
+        await self.kube.merge_patch(r.WORKLOAD, meta["name"], patch, meta["namespace"])
+
     async def _patch_status(self, local: dict[str, Any], status: dict[str, Any]) -> None:
         """A merge patch of the Workload's status, on the version the decision was made from (a 409 comes
         back through the work queue's retry)."""
@@ -391,6 +401,16 @@ class MultiKueueWorkloads:
         except ApiError as exc:
             if exc.status != 404:
                 raise
+
+
+def _lost_since(local: dict[str, Any]) -> float | None:
+    """The worker-lost instant on the Workload, None when absent or not RFC 3339 (then recorded anew)."""
+    value = (local["metadata"].get("annotations") or {}).get(mk.WORKER_LOST_SINCE_ANNOTATION)
+    try:
+        when = datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+    except ValueError:
+        return None
+    return when.timestamp() if when is not None and when.tzinfo is not None else None
 
 
 def _gvk(owner: dict[str, Any]) -> str:

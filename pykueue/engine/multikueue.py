@@ -9,6 +9,7 @@ multikueuecluster.go) and pkg/controller/workloaddispatcher (the incremental dis
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from pykueue.engine.model import MULTIKUEUE_ALL_AT_ONCE, MULTIKUEUE_INCREMENTAL
@@ -53,9 +54,33 @@ def first_admitted(admitted_at: dict[str, str | None]) -> str | None:
     return found[0][1] if found else None
 
 
+WORKER_LOST_SINCE_ANNOTATION = "kueue.x-k8s.io/multikueue-worker-lost-since"
+
+
 def worker_lost_wait(lost_since: float, now: float, timeout: float) -> float:
     """Seconds left before a workload whose worker is unreachable is given up (0: now)."""
     return max(0.0, timeout - (now - lost_since))
+
+
+@dataclass(frozen=True, slots=True)
+class LostWorker:
+    """What a Ready workload whose reserving worker cannot be seen does now: ``record`` the instant (Unix
+    seconds, whole) to write to its ``WORKER_LOST_SINCE_ANNOTATION`` (None: it is there already), then
+    wait ``wait`` seconds (0: give the workload up now)."""
+
+    record: float | None
+    wait: float
+
+
+def lost_worker(since: float | None, now: float, timeout: float) -> LostWorker:
+    """The worker-lost wait, counted from the instant kept on the Workload itself (upstream's
+    ``kueue.x-k8s.io/multikueue-worker-lost-since``, read into ``since``; None when absent or
+    unreadable), so a manager restarted during the outage waits what was left, not ``timeout`` afresh.
+    The first sight records ``now`` to the second, as RFC 3339 keeps it."""
+    if since is None:
+        recorded = float(math.floor(now))
+        return LostWorker(recorded, worker_lost_wait(recorded, now, timeout))
+    return LostWorker(None, worker_lost_wait(since, now, timeout))
 
 
 @dataclass(frozen=True, slots=True)

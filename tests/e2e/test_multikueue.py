@@ -65,8 +65,11 @@ spec:
 """
 
 
-def job(name: str, run: str = "4s", managed: bool = True) -> str:
-    managed_by = "  managedBy: kueue.x-k8s.io/multikueue\n" if managed else ""
+def job(name: str, run: str = "4s", managed: bool | str = True) -> str:
+    """``managed``: True for MultiKueue's managedBy, a string for another, False for none (then the
+    webhook defaults it to MultiKueue's)."""
+    value = "kueue.x-k8s.io/multikueue" if managed is True else managed
+    managed_by = f"  managedBy: {value}\n" if value else ""
     return f"""
 apiVersion: batch/v1
 kind: Job
@@ -101,17 +104,28 @@ class Clusters:
 
 
 def _start(directory: Path, tier: int, name: str, config: dict[str, Any] | None = None) -> Kueue:
+    """A cluster and its controller; the manager's (the one with a ``config``) serves its webhooks, so
+    that a Job created without ``spec.managedBy`` gets MultiKueue's."""
     cluster = DevCluster(directory / name, tier=tier)
     cluster.start(NODE if tier == 2 else None)
     cluster.kubectl("apply", "--server-side", "-f", str(CRDS))
     cluster.wait_for("Established", "crd", "--all", timeout=60)
-    kueue = Kueue(cluster, directory / f"{name}-controller.log")
+    args = (f"--webhook-port={free_port()}",) if config is not None else ()
+    kueue = Kueue(cluster, directory / f"{name}-controller.log", args=args)
     path = None
     if config is not None:
         path = directory / f"{name}-config.yaml"
         path.write_text(yaml.safe_dump(config))
-    kueue.start(path)
+    start(kueue, path)
     return kueue
+
+
+def start(kueue: Kueue, config: Path | None) -> None:
+    """The controller started, once ready and (when it serves them) its webhooks registered."""
+    offset = kueue.log.stat().st_size if kueue.log.exists() else 0
+    serves = any(a.startswith("--webhook-port=") and a != "--webhook-port=0" for a in kueue.args)
+    kueue.start(config, ready=b"webhooks registered" if serves else b"controller ready")
+    eventually(lambda: b"controller ready" in kueue.log.read_bytes()[offset:], 60, what="controller ready")
 
 
 @pytest.fixture(scope="module")
@@ -243,11 +257,11 @@ def test_a_job_is_dispatched_runs_on_one_worker_and_finishes(clusters: Clusters)
 
 def test_a_job_not_managed_by_multikueue_is_rejected(clusters: Clusters) -> None:
     manager = clusters.manager
-    manager.apply(job("plain", managed=False))
+    manager.apply(job("plain", managed="example.com/elsewhere"))  # with none, the webhook would set MultiKueue's
     wl = eventually(lambda: (w := workload_of(manager, "plain")) and check_state(w).get("state") == "Rejected" and w,
                     60, what="the check Rejected")
     assert check_state(wl)["message"] == ('The owner is not managed by Kueue: Expecting spec.managedBy to be '
-                                          '"kueue.x-k8s.io/multikueue" not ""')
+                                          '"kueue.x-k8s.io/multikueue" not "example.com/elsewhere"')
     eventually(lambda: workload_of(manager, "plain")["spec"].get("active") is False, 60, what="deactivated")
     for worker in clusters.workers.values():
         assert worker.get("job", "plain", NS) is None
@@ -306,7 +320,7 @@ def test_an_external_dispatcher_nominates_through_the_status(clusters: Clusters,
         **MANAGER_CONFIG["multiKueue"], "dispatcherName": "example.com/external"}}))
     original = manager.log.parent / "manager-config.yaml"
     manager.stop()
-    manager.start(config)
+    start(manager, config)
     try:
         manager.apply(job("external"))
         wl = eventually(lambda: (w := workload_of(manager, "external")) and is_true(w, "QuotaReserved")
@@ -321,7 +335,7 @@ def test_an_external_dispatcher_nominates_through_the_status(clusters: Clusters,
         eventually(lambda: is_true(manager.get("job", "external", NS), "Complete"), 120, what="completed")
     finally:
         manager.stop()
-        manager.start(original)
+        start(manager, original)
 
 
 def test_a_lost_worker_gives_its_workload_to_the_other(clusters: Clusters) -> None:

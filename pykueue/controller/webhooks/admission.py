@@ -26,7 +26,7 @@ from typing import Any
 from pykueue.api import validation
 from pykueue.api.loader import load_documents, read_workload
 from pykueue.controller.translate import clean
-from pykueue.controller.webhooks import names
+from pykueue.controller.webhooks import managed_by, names
 from pykueue.controller.webhooks.default_queues import DEFAULT_QUEUE
 from pykueue.jobs import (
     batch,
@@ -185,11 +185,13 @@ def _default_queue(obj: dict[str, Any], namespace: str, default_queue_exists: Ca
 def mutate_job(request: dict[str, Any], manage_without_queue_name: bool,
                default_queue_exists: Callable[[str], bool] = no_default_queue,
                scope: managed.Scope = managed.DEFAULT_SCOPE,
-               frameworks: Collection[str] = tuple(managed.OWNER_FRAMEWORKS.values())) -> dict[str, Any]:
+               frameworks: Collection[str] = tuple(managed.OWNER_FRAMEWORKS.values()),
+               dispatches: Callable[[str, str], bool] | None = None) -> dict[str, Any]:
     """Upstream's Job ``Default``: a Job without a queue label in a namespace with a LocalQueue named
     ``default`` is put in it (LocalQueueDefaulting), then a Job Kueue manages that would start right away
     gets ``spec.suspend: true``; a Job a managed job owns (``frameworks``: the integrations that are on)
-    is left to that one; anything else as sent."""
+    is left to that one; anything else as sent. With ``dispatches`` (a Job's hook), a Job queued where
+    MultiKueue dispatches gets ``spec.managedBy`` (``managed_by``)."""
     job = request.get("object")
     if request.get("operation") != "CREATE" or not isinstance(job, dict):
         return response(request, True)
@@ -204,6 +206,8 @@ def mutate_job(request: dict[str, Any], manage_without_queue_name: bool,
         patch.append({"op": "add", "path": "/spec/suspend", "value": True})
     if slicing.enabled(job) and not owned and should_suspend(job, manage_without_queue_name, namespace, scope):
         patch += slicing.template_gate_ops(job)  # its pods wait for their slice's admission
+    if dispatches is not None:
+        patch += managed_by.managed_by_ops(job, namespace, managed_by.JOB_CONTROLLER, dispatches)
     return response(request, True, patch=patch or None)
 
 
@@ -264,9 +268,11 @@ def _patched(request: dict[str, Any], build) -> dict[str, Any]:
 
 def mutator(kind: str, frameworks: tuple[str, ...], manage_without_queue_name: bool,
             default_queue_exists: Callable[[str], bool] = no_default_queue,
-            scope: managed.Scope = managed.DEFAULT_SCOPE):
+            scope: managed.Scope = managed.DEFAULT_SCOPE,
+            dispatches: Callable[[str, str], bool] | None = None):
     """The mutating handler for ``kind``; one that lets everything through when its integration is off.
-    ``scope``: managedJobsNamespaceSelector and the namespaces' labels."""
+    ``scope``: managedJobsNamespaceSelector and the namespaces' labels; ``dispatches(namespace, queue)``:
+    whether that LocalQueue's ClusterQueue has a MultiKueue check (``spec.managedBy`` defaulting)."""
     def allow(request: dict[str, Any]) -> dict[str, Any]:
         return response(request, True)
 
@@ -275,7 +281,7 @@ def mutator(kind: str, frameworks: tuple[str, ...], manage_without_queue_name: b
     if kind == "Job":
         if "batch/job" not in frameworks:
             return allow
-        return lambda req: mutate_job(req, manage, default_queue_exists, scope, on)
+        return lambda req: mutate_job(req, manage, default_queue_exists, scope, on, dispatches)
     if kind == "Pod":
         def pod(req: dict[str, Any]) -> dict[str, Any]:
             if req.get("operation") != "CREATE":

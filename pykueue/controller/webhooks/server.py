@@ -39,6 +39,7 @@ from aiohttp import web
 from pykueue.controller import serving
 from pykueue.controller.webhooks import admission, certs, conversion, names
 from pykueue.controller.webhooks.default_queues import DefaultQueues, Namespaces
+from pykueue.controller.webhooks.managed_by import MultiKueueQueues
 from pykueue.engine.model import DEFAULT_MANAGED_JOBS_NAMESPACES, LabelSelector
 from pykueue.jobs import managed
 from pykueue.kube.client import ApiError, Kube
@@ -287,6 +288,8 @@ class WebhookServer:
         jobs = options.serve and bool(options.frameworks)
         self.default_queues = DefaultQueues(kube) if jobs else None
         self.namespaces = Namespaces(kube) if jobs else None
+        # spec.managedBy defaulting: which LocalQueues feed a ClusterQueue with a MultiKueue check
+        self.multikueue = MultiKueueQueues(kube, self.default_queues.informer) if self.default_queues else None
         self.scope = managed.Scope(options.managed_jobs_namespace_selector, self.namespace_labels)
         self._task: asyncio.Task | None = None
 
@@ -296,7 +299,8 @@ class WebhookServer:
         frameworks = self.options.frameworks
         for hook in names.MUTATING:
             # a kind whose integration is off is let through as sent (upstream's no-op webhook)
-            mutate = admission.mutator(hook.kind, frameworks, manage_all, self.default_queue_exists, self.scope)
+            mutate = admission.mutator(hook.kind, frameworks, manage_all, self.default_queue_exists, self.scope,
+                                       self.multikueue.dispatches if self.multikueue is not None else None)
             app.router.add_post(hook.path, self._admission(mutate))
         for hook in names.VALIDATING:
             app.router.add_post(hook.path, self._admission(admission.validate))
@@ -353,7 +357,7 @@ class WebhookServer:
         """Certificates first (the server cannot start without them), then the LocalQueues the job
         webhooks read, then HTTPS, then the CA bundles."""
         await self.certs.ensure()
-        for cache in (self.default_queues, self.namespaces):
+        for cache in (self.default_queues, self.namespaces, self.multikueue):
             if cache is not None:
                 await cache.start()
         if self.options.serve:
@@ -388,7 +392,7 @@ class WebhookServer:
                 log.warning("webhook certificates not synced; retrying", extra={"fields": {"error": str(exc)}})
 
     async def stop(self) -> None:
-        for cache in (self.default_queues, self.namespaces):
+        for cache in (self.default_queues, self.namespaces, self.multikueue):
             if cache is not None:
                 await cache.stop()
         if self._task is not None:
