@@ -286,9 +286,21 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             except Exception as e:  # noqa: BLE001
                 return _fail([f"{args.rangespec}: {' '.join(str(e).split())}"], EXIT_INVALID)
     else:
-        from pykueue.api.loader import load_paths
+        from pykueue.api.clusters import load_clusters
 
-        inputs, problems = load_paths(args.paths, args.config)
+        inputs, clusters, problems = load_clusters(args.paths, args.config)
+        if clusters is not None and not problems:  # worker clusters (MultiKueue): sim/multicluster_command.py
+            if args.report:
+                return _arg_error("--report draws one cluster; this input has worker clusters")
+            from pykueue.sim.multicluster_command import simulate_clusters
+
+            _warn(inputs)
+            _, stopped_at, events = simulate_clusters(clusters, until, args.output or (
+                "table" if sys.stdout.isatty() else "json"))
+            if stopped_at is not None:
+                sys.stdout.flush()
+                return _fail([f"simulation stopped: {stopped_at}", loop_members(events)], EXIT_UNSETTLED)
+            return EXIT_OK
     if problems:
         return _fail([str(p) for p in problems], EXIT_INVALID)
     _warn(inputs)
