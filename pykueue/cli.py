@@ -185,12 +185,14 @@ def _arg_error(message: str) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     """Every problem (exit 2) and warnings about what is valid but probably not meant, including
     references that resolve to nothing among the inputs (alone: exit 0), each at its line."""
-    from pykueue.api.loader import load_paths
+    from pykueue.api.clusters import load_clusters
     from pykueue.api.locate import Lines
     from pykueue.api.references import all_warnings
 
-    inputs, problems = load_paths(args.paths, args.config)
+    inputs, clusters, problems = load_clusters(args.paths, args.config)
     warnings = all_warnings(inputs, problems)
+    for worker in clusters.workers.values() if clusters is not None else ():  # each MultiKueue worker's own
+        warnings += all_warnings(worker, problems)
     lines = Lines()
     found = [(p, "") for p in problems] + [(w, "Warning: ") for w in warnings]
     order = {file: i for i, file in enumerate(inputs.files)}

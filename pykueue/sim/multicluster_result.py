@@ -16,7 +16,8 @@ from rich.console import Console
 
 from pykueue.sim.multicluster import MultiRun
 from pykueue.sim.result import build_result, cluster_queue_entries, event_entries, seconds, workload_entries
-from pykueue.sim.table import Column, Row, nominal_quotas, print_table, render, seconds as shown
+from pykueue.sim.table import Column, Row, nominal_quotas, print_table, render
+from pykueue.sim.table import seconds as shown
 
 
 def build_multi_result(run: MultiRun) -> dict[str, Any]:
