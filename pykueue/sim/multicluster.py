@@ -213,7 +213,7 @@ class MultiSimulation:
         """Copies in the nominated workers that have none yet (a worker holding another workload of that
         name refuses the copy, as an API server answers AlreadyExists)."""
         d.nominated = list(nominated)
-        sub = self.manager._subs[key]
+        sub = self.manager.submitted(key)
         for cluster in nominated:
             worker = self.workers[cluster]
             if cluster in d.copies or worker.engine.has_workload(key):

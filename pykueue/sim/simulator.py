@@ -380,6 +380,10 @@ class Simulation:
         if self._epoch.get(key) == epoch:  # a timer of an earlier reservation is void
             _WORKLOAD_TIMERS[Timer(kind)](self, key, epoch, rest, now_us)
 
+    def submitted(self, key: str) -> SubmittedWorkload:
+        """The workload as it was submitted, with its simulation annotations."""
+        return self._subs[key]
+
     def submit(self, sub: SubmittedWorkload, now_us: int) -> None:
         """A workload created while the clock runs by a driver (a MultiKueue copy in a worker)."""
         self._subs[sub.workload.key] = sub

@@ -14,6 +14,7 @@ from pykueue.api.clusters import load_clusters
 from pykueue.sim.multicluster import MultiSimulation
 from tests.e2e.conftest import Kueue, eventually, is_true
 from tests.e2e.test_multikueue import NS, Clusters, Sampler, clusters, workload_of  # noqa: F401 - clusters: the fixture
+from tests.e2e.test_multikueue import job as mk_job
 from tests.scenario_harness import SCENARIOS, split
 
 SCENARIO = SCENARIOS / "multikueue_agreement.yaml"
@@ -31,22 +32,10 @@ def simulated(tmp: Path) -> dict[str, str | None]:
 
 
 def job(name: str, cpu: int, run: str, managed: bool) -> str:
-    managed_by = "  managedBy: kueue.x-k8s.io/multikueue\n" if managed else ""
-    return f"""
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: {name}
-  namespace: {NS}
-  labels: {{kueue.x-k8s.io/queue-name: lq}}
-spec:
-  suspend: true
-{managed_by}  template:
-    metadata: {{annotations: {{pod-complete.stage.kwok.x-k8s.io/delay: "{run}"}}}}
-    spec:
-      restartPolicy: Never
-      containers: [{{name: main, image: busybox, resources: {{requests: {{cpu: "{cpu}"}}}}}}]
-"""
+    """test_multikueue's Job (1 cpu) asking for ``cpu``."""
+    manifest = mk_job(name, run, managed)
+    assert 'cpu: "1"' in manifest
+    return manifest.replace('cpu: "1"', f'cpu: "{cpu}"')
 
 
 def admitted(kueue: Kueue, name: str, what: str) -> dict:

@@ -122,3 +122,12 @@ def test_validate_reads_the_clusters_as_simulate_does(tmp_path: Path, capsys: py
     assert main(["validate", str(EXAMPLE), str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"{bad}:5: ResourceFlavor default: metadata.annotations[pykueue.dev/cluster]: 'w3' names no")
+
+
+def test_the_timeline_says_which_worker_admitted(capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["simulate", str(EXAMPLE), "-o", "table"]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.split("\n\n", 1)[0].splitlines()]
+    assert ["60s", "Admitted", "team/train-c", "research", "default", "on", "w1"] in rows
+    assert ["60s", "QuotaReserved", "team/train-c", "research", "default"] in rows
