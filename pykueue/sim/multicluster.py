@@ -156,6 +156,10 @@ class MultiSimulation:
     def _react(self, now: int) -> None:
         """Act on the events recorded since the last pass, in the order they were recorded; what this
         does makes new events, acted on in the next pass."""
+        gone = [key for key in self.dispatches if not self.manager.engine.has_workload(key)]
+        for key in gone:  # deleted in the manager (no event says so): its copies go too
+            self._withdraw(key)
+            del self.dispatches[key]
         while self._pending:
             pending, self._pending = self._pending, []
             admitted: dict[str, dict[str, str]] = {}  # workload -> worker -> when (one instant: a tie)

@@ -131,3 +131,18 @@ def test_the_timeline_says_which_worker_admitted(capsys: pytest.CaptureFixture[s
     rows = [line.split() for line in capsys.readouterr().out.split("\n\n", 1)[0].splitlines()]
     assert ["60s", "Admitted", "team/train-c", "research", "default", "on", "w1"] in rows
     assert ["60s", "QuotaReserved", "team/train-c", "research", "default"] in rows
+
+
+def test_a_workload_deleted_in_the_manager_leaves_its_worker(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """train-a runs on w1 from 0; deleted in the manager at 30 s, its copy goes from w1 at once, so
+    train-c (waiting in the manager for quota) is admitted at 30 s on w1 instead of 60 s."""
+    manager = (EXAMPLE / "manager.yaml").read_text()
+    without_a = manager.replace("  annotations: {pykueue.dev/runtime: 60s}\n", "  annotations: {pykueue.dev/delete-at: 30s}\n", 1)
+    assert without_a != manager
+    (tmp_path / "manager.yaml").write_text(without_a)
+    assert main(["simulate", str(tmp_path / "manager.yaml"), str(EXAMPLE / "workers.yaml"), "-o", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    w1 = next(w for w in doc["workers"] if w["name"] == "w1")
+    assert [w["name"] for w in w1["workloads"]] == ["train-c"]
+    c = next(w for w in doc["workloads"] if w["name"] == "train-c")
+    assert (c["clusterName"], c["admittedAt"], c["finishedAt"]) == ("w1", 30.0, 60.0)
