@@ -185,12 +185,14 @@ def _arg_error(message: str) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     """Every problem (exit 2) and warnings about what is valid but probably not meant, including
     references that resolve to nothing among the inputs (alone: exit 0), each at its line."""
-    from pykueue.api.loader import load_paths
+    from pykueue.api.clusters import load_clusters
     from pykueue.api.locate import Lines
     from pykueue.api.references import all_warnings
 
-    inputs, problems = load_paths(args.paths, args.config)
+    inputs, clusters, problems = load_clusters(args.paths, args.config)
     warnings = all_warnings(inputs, problems)
+    for worker in clusters.workers.values() if clusters is not None else ():  # each MultiKueue worker's own
+        warnings += all_warnings(worker, problems)
     lines = Lines()
     found = [(p, "") for p in problems] + [(w, "Warning: ") for w in warnings]
     order = {file: i for i, file in enumerate(inputs.files)}
@@ -286,9 +288,21 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             except Exception as e:  # noqa: BLE001
                 return _fail([f"{args.rangespec}: {' '.join(str(e).split())}"], EXIT_INVALID)
     else:
-        from pykueue.api.loader import load_paths
+        from pykueue.api.clusters import load_clusters
 
-        inputs, problems = load_paths(args.paths, args.config)
+        inputs, clusters, problems = load_clusters(args.paths, args.config)
+        if clusters is not None and not problems:  # worker clusters (MultiKueue): sim/multicluster_command.py
+            if args.report:
+                return _arg_error("--report draws one cluster; this input has worker clusters")
+            from pykueue.sim.multicluster_command import simulate_clusters
+
+            _warn(inputs)
+            _, stopped_at, events = simulate_clusters(clusters, until, args.output or (
+                "table" if sys.stdout.isatty() else "json"))
+            if stopped_at is not None:
+                sys.stdout.flush()
+                return _fail([f"simulation stopped: {stopped_at}", loop_members(events)], EXIT_UNSETTLED)
+            return EXIT_OK
     if problems:
         return _fail([str(p) for p in problems], EXIT_INVALID)
     _warn(inputs)

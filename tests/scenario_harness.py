@@ -78,5 +78,9 @@ def check(meta: dict[str, Any], result: dict[str, Any]) -> None:
         cq = next(c for c in result["clusterQueues"] if c["name"] == name)
         for field, want in fields.items():
             assert cq[field] == want, f"clusterQueue {name}.{field}: got {cq[field]!r}, want {want!r}"
+    for name, wanted in (expect.get("workers") or {}).items():  # a MultiKueue worker's own result
+        worker = next((w for w in result.get("workers") or [] if w["name"] == name), None)
+        assert worker is not None, f"worker {name} missing from result"
+        check({"expect": wanted}, worker)
     if "endTime" in expect:
         assert result["endTime"] == expect["endTime"], f"endTime {result['endTime']} != {expect['endTime']}"

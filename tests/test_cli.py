@@ -13,8 +13,11 @@ from typing import Any
 import pytest
 import yaml
 
+from pykueue.api.clusters import load_clusters
 from pykueue.api.durations import parse_duration
 from pykueue.api.loader import load_paths
+from pykueue.sim.multicluster import MultiSimulation
+from pykueue.sim.multicluster_result import build_multi_result
 from pykueue.sim.result import build_result, to_json, to_yaml, write_json, write_yaml
 from pykueue.sim.simulator import Simulation
 
@@ -204,10 +207,13 @@ SETTLING = [p for p in SCENARIOS if yaml.safe_load(p.read_text().partition("\n--
 @pytest.mark.parametrize("path", SETTLING, ids=[p.stem for p in SETTLING])
 def test_streamed_output_is_byte_identical_on_every_scenario(path: Path, tmp_path: Path) -> None:
     meta = yaml.safe_load(path.read_text().partition("\n---\n")[0])
-    inputs, problems = load_paths([str(inputs_of(path, tmp_path))])
+    inputs, clusters, problems = load_clusters([str(inputs_of(path, tmp_path))])
     assert problems == []
     until = parse_duration(str(meta["until"])) if "until" in meta else None
-    result = build_result(Simulation(inputs, until=until).run())
+    if clusters is None:
+        result = build_result(Simulation(inputs, until=until).run())
+    else:  # MultiKueue: the manager and its workers
+        result = build_multi_result(MultiSimulation(clusters, until=until).run())
     as_json, as_yaml = io.StringIO(), io.StringIO()
     write_json(result, as_json)
     write_yaml(result, as_yaml)

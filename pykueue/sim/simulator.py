@@ -153,6 +153,10 @@ class Simulation:
         self._scripts: dict[str, Script] = {}
         self._last_sample: dict[str, tuple] = {}
         self.run_data = Run(self.engine, inputs, 0)
+        # A driver of several clusters (``multicluster``): shown every event as it is recorded, and
+        # asked whether a workload's pods run in another cluster (then no runtime or readiness here).
+        self.observer: Callable[[int, list[Event]], None] | None = None
+        self.runs_elsewhere: Callable[[str], bool] | None = None
 
     def _at(self, time_us: int, kind: int, payload: object) -> None:
         self._seq += 1
@@ -195,20 +199,10 @@ class Simulation:
     # ---------------------------------------------------------------------------------------- run
 
     def run(self) -> Run:
-        self._setup()
-        engine = self.engine
-        if self.record_reasons:
-            engine.watch_reasons()
-        now_us = 0
+        self.start()
         last_us = 0
-        queue, inputs = self._queue, self._inputs
         while True:
-            wake = engine.next_wakeup()
-            next_us = queue[0][0] if queue else None
-            if inputs and (next_us is None or inputs[-1][0] < next_us):
-                next_us = inputs[-1][0]
-            if wake is not None:
-                next_us = wake if next_us is None else min(next_us, wake)
+            next_us = self.next_time()
             if next_us is None:
                 break
             if self.until_us is not None and next_us > self.until_us:
@@ -216,35 +210,73 @@ class Simulation:
             self.steps += 1
             if self.step_budget is not None and self.steps > self.step_budget:
                 raise StepBudgetExceeded(f"more than {self.step_budget} steps (at {format_us(next_us)})")
-            now_us = next_us
-            while inputs and inputs[-1][0] == now_us:
-                _, _, kind, payload = inputs.pop()
-                self._handle(kind, payload, now_us)
-            while queue and queue[0][0] == now_us:
-                _, _, kind, payload = heapq.heappop(queue)
-                self._handle(kind, payload, now_us)
-            self._record(now_us, engine.take_events())
+            self.take_instant(next_us)
             try:
-                self._record(now_us, engine.schedule(now_us))
-                last_us = now_us
-                if self.record_usage:
-                    self._sample(now_us)
-                if self.record_reasons:
-                    self._record_reasons(now_us)
-                if self._idle and self.until_us is None:
-                    self._check_settling(now_us)
+                self.schedule(next_us)
+                last_us = next_us
+                self.after_instant(next_us)
             except EngineError:
-                # Keep the run so far for the caller (``run_data``): the events up to the stop show the loop.
-                self._record(now_us, engine.take_events())
-                if self.record_usage:
-                    self._sample(now_us)
-                self.run_data.end_us = now_us
+                self.stopped(next_us)
                 raise
+        self.finish(last_us)
+        return self.run_data
+
+    # The steps of ``run``, for a driver of several simulations on one clock (``multicluster``).
+
+    def start(self) -> None:
+        self._setup()
+        if self.record_reasons:
+            self.engine.watch_reasons()
+
+    def next_time(self) -> int | None:
+        """The next instant something is due: an input, a timer, or the engine's own wakeup."""
+        queue, inputs = self._queue, self._inputs
+        wake = self.engine.next_wakeup()
+        next_us = queue[0][0] if queue else None
+        if inputs and (next_us is None or inputs[-1][0] < next_us):
+            next_us = inputs[-1][0]
+        if wake is not None:
+            next_us = wake if next_us is None else min(next_us, wake)
+        return next_us
+
+    def take_instant(self, now_us: int) -> None:
+        """The instant's inputs and timers take effect (before any scheduling at that instant)."""
+        queue, inputs = self._queue, self._inputs
+        while inputs and inputs[-1][0] == now_us:
+            _, _, kind, payload = inputs.pop()
+            self._handle(kind, payload, now_us)
+        while queue and queue[0][0] == now_us:
+            _, _, kind, payload = heapq.heappop(queue)
+            self._handle(kind, payload, now_us)
+        self._record(now_us, self.engine.take_events())
+
+    def schedule(self, now_us: int) -> bool:
+        """Scheduling until a cycle changes nothing; whether anything happened (events were recorded)."""
+        events = self.engine.schedule(now_us)
+        self._record(now_us, events)
+        return bool(events)
+
+    def after_instant(self, now_us: int) -> None:
+        """What is sampled once the instant has settled, and the check of a run that never settles."""
+        if self.record_usage:
+            self._sample(now_us)
+        if self.record_reasons:
+            self._record_reasons(now_us)
+        if self._idle and self.until_us is None:
+            self._check_settling(now_us)
+
+    def stopped(self, now_us: int) -> None:
+        """Keep the run so far for the caller (``run_data``): the events up to the stop show the loop."""
+        self._record(now_us, self.engine.take_events())
+        if self.record_usage:
+            self._sample(now_us)
+        self.run_data.end_us = now_us
+
+    def finish(self, last_us: int) -> None:
         # endTime is the time of the last event: an instant where only a stale timer fired (the finish
         # of a workload deleted meanwhile, say) changed nothing and does not move it.
         last_event_us = self.run_data.log.last_time_us() or 0
         self.run_data.end_us = self.until_us if self.until_us is not None else min(last_us, last_event_us)
-        return self.run_data
 
     def _record_reasons(self, now_us: int) -> None:
         """The reasons of the workloads the engine marked as possibly changed in this instant."""
@@ -264,6 +296,8 @@ class Simulation:
 
     def _record(self, now_us: int, events: list[Event]) -> None:
         self.run_data.log.record(now_us, events)
+        if self.observer is not None and events:
+            self.observer(now_us, events)
         for e in events:
             if e.type == ev.QUOTA_RESERVED:
                 self._on_reserved(e.workload, now_us)
@@ -346,6 +380,15 @@ class Simulation:
         if self._epoch.get(key) == epoch:  # a timer of an earlier reservation is void
             _WORKLOAD_TIMERS[Timer(kind)](self, key, epoch, rest, now_us)
 
+    def submitted(self, key: str) -> SubmittedWorkload:
+        """The workload as it was submitted, with its simulation annotations."""
+        return self._subs[key]
+
+    def submit(self, sub: SubmittedWorkload, now_us: int) -> None:
+        """A workload created while the clock runs by a driver (a MultiKueue copy in a worker)."""
+        self._subs[sub.workload.key] = sub
+        self._arrive(sub, now_us)
+
     def _arrive(self, sub: SubmittedWorkload, now_us: int) -> None:
         key = sub.workload.key
         self.engine.add_workload(sub.workload, now_us)
@@ -391,6 +434,8 @@ class Simulation:
         sub = self._subs.get(key)
         if sub is None or elastic.is_replacement(self.engine, key):
             return  # a scale-up slice: the Job runs on, its runtime counted from its first admission
+        if self.runs_elsewhere is not None and self.runs_elsewhere(key):
+            return  # its pods run in a worker cluster, where its copy has these timers
         epoch = self._epoch.get(key, 0)
         if sub.runtime is not None:
             self._at(now_us + to_us(sub.runtime), _FINISH, (key, epoch))

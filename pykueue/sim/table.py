@@ -242,6 +242,8 @@ def _timeline(console: Console, events: list[dict[str, Any]], max_events: int, *
         kind = e["type"]
         if kind in ("QuotaReserved", "Admitted"):
             detail = _flavors(e.get("podSetAssignments"))
+            if e.get("clusterName"):  # MultiKueue: the worker it was admitted through
+                detail += f" on {e['clusterName']}"
         else:
             detail = e.get("reason") or ""
         details = []

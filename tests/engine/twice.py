@@ -11,9 +11,12 @@ from typing import TypeVar
 import pytest
 import yaml
 
+from pykueue.api.clusters import load_clusters
 from pykueue.api.durations import parse_duration
-from pykueue.api.loader import load_documents, load_paths
+from pykueue.api.loader import load_documents
 from pykueue.perf.generator import build_manifests, parse_generator
+from pykueue.sim.multicluster import MultiSimulation
+from pykueue.sim.multicluster_result import build_multi_result
 from pykueue.sim.result import build_result
 from pykueue.sim.simulator import Simulation
 
@@ -67,9 +70,11 @@ def _scenario_result(path: Path, tmp_path: Path) -> str | None:
         return None
     f = tmp_path / path.name
     f.write_text(text.partition("\n---\n")[2])
-    inputs, problems = load_paths([str(f)])
+    inputs, clusters, problems = load_clusters([str(f)])
     assert problems == []
     until = parse_duration(str(meta["until"])) if "until" in meta else None
+    if clusters is not None:  # MultiKueue: a manager and its workers, one engine each
+        return json.dumps(build_multi_result(MultiSimulation(clusters, until=until).run()))
     return json.dumps(build_result(Simulation(inputs, until=until).run()))
 
 

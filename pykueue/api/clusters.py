@@ -1,0 +1,129 @@
+"""Several clusters in one simulation input (MultiKueue): a manager and its workers.
+
+An object annotated ``pykueue.dev/cluster: NAME`` belongs to the worker cluster ``NAME`` (a
+MultiKueueCluster of that name must be among the manager's objects); every other object is the
+manager's, so an input without the annotation is read exactly as ``load_paths`` reads it. Each
+cluster's objects are read by a loader of their own (its own names, queues, Configuration), and
+the problems of all of them come back together, in input order.
+
+The MultiKueue wiring the simulator needs is read from the manager's objects: which AdmissionChecks
+are MultiKueue's (``controllerName: kueue.x-k8s.io/multikueue``) and which worker clusters the
+MultiKueueConfig each one names lists. A cluster listed but not declared as a MultiKueueCluster is
+missing, as upstream counts it: never nominated.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pykueue.api.inputs import Inputs, Problem
+from pykueue.api.loader import _bulk_allocation, _Doc, _Loader, _metadata
+from pykueue.engine.multikueue import CONTROLLER_NAME, bad_parameters
+
+CLUSTER_ANNOTATION = "pykueue.dev/cluster"
+
+
+@dataclass(slots=True)
+class Federation:
+    """The manager's MultiKueue objects, as the simulator uses them."""
+
+    # AdmissionCheck name -> the worker clusters of its MultiKueueConfig that are declared, in config order
+    checks: dict[str, list[str]] = field(default_factory=dict)
+    clusters: list[str] = field(default_factory=list)  # the declared MultiKueueClusters, in input order
+
+
+@dataclass(slots=True)
+class ClusterInputs:
+    """A manager's inputs and each worker's, by name (in the order the MultiKueueClusters are declared)."""
+
+    manager: Inputs
+    workers: dict[str, Inputs]
+    federation: Federation
+
+
+def _cluster_of(doc: _Doc) -> object:
+    annotations = _metadata(doc.raw).get("annotations")
+    return annotations.get(CLUSTER_ANNOTATION) if isinstance(annotations, dict) else None
+
+
+def _strip(doc: _Doc) -> None:
+    """The annotation said where the object goes; its cluster's loader reads it without (any other
+    ``pykueue.dev/`` annotation is a problem there)."""
+    meta = _metadata(doc.raw)
+    annotations = dict(meta["annotations"])
+    del annotations[CLUSTER_ANNOTATION]
+    doc.raw = {**doc.raw, "metadata": {**meta, "annotations": annotations}}
+    if not annotations:
+        del doc.raw["metadata"]["annotations"]
+
+
+def _federation(docs: list[_Doc]) -> Federation:
+    fed = Federation()
+    configs: dict[str, list[str]] = {}
+    for doc in docs:
+        spec = doc.raw.get("spec")
+        spec = spec if isinstance(spec, dict) else {}
+        if doc.kind == "MultiKueueCluster" and doc.name not in fed.clusters:
+            fed.clusters.append(doc.name)
+        elif doc.kind == "MultiKueueConfig":
+            listed = spec.get("clusters")
+            configs[doc.name] = [c for c in listed if isinstance(c, str)] if isinstance(listed, list) else []
+    for doc in docs:
+        spec = doc.raw.get("spec")
+        spec = spec if isinstance(spec, dict) else {}
+        if doc.kind != "AdmissionCheck" or spec.get("controllerName") != CONTROLLER_NAME:
+            continue
+        params = spec.get("parameters")
+        listed = configs.get(params["name"], []) if bad_parameters(params) is None else []  # type: ignore[index]
+        fed.checks[doc.name] = [c for c in listed if c in fed.clusters]
+    return fed
+
+
+def load_clusters(
+    paths: Sequence[str | os.PathLike[str]], config_path: str | os.PathLike[str] | None = None
+) -> tuple[Inputs, ClusterInputs | None, list[Problem]]:
+    """Like ``load_paths``; with objects marked for worker clusters also their ``ClusterInputs``
+    (None when no object is: a single cluster, read exactly as before)."""
+    loader = _Loader()
+    with _bulk_allocation():
+        docs = loader.read([os.fspath(p) for p in paths], None if config_path is None else os.fspath(config_path))
+        groups: dict[str, list[_Doc]] = {}
+        manager: list[_Doc] = []
+        marked: list[tuple[_Doc, object]] = []
+        for doc in docs:
+            name = _cluster_of(doc)
+            if name is None:
+                manager.append(doc)
+            else:
+                marked.append((doc, name))
+        if not marked:
+            loader.run(docs)
+            loader.inputs.warnings = loader.sorted_warnings()
+            return loader.inputs, None, loader.sorted_problems()
+        federation = _federation(manager)
+        for doc, name in marked:
+            if not isinstance(name, str) or name not in federation.clusters:
+                message = (f"{name!r} names no MultiKueueCluster among the manager's objects (declared: "
+                           f"{', '.join(federation.clusters) or 'none'})")
+                loader.report(doc.source, doc.kind, doc.namespace, doc.name or "-",
+                              f"metadata.annotations[{CLUSTER_ANNOTATION}]", message)
+                continue
+            _strip(doc)
+            groups.setdefault(name, []).append(doc)
+        loader.run(manager)
+        problems, warnings = list(loader.problems), list(loader.warnings)
+        workers: dict[str, Inputs] = {}
+        for name in federation.clusters:
+            worker = _Loader()
+            worker.file_order = loader.file_order
+            worker.run(groups.get(name, []))
+            problems += worker.problems
+            warnings += worker.warnings
+            workers[name] = worker.inputs
+    loader.problems, loader.warnings = problems, warnings
+    loader.inputs.warnings = loader.sorted_warnings()
+    for inputs in workers.values():
+        inputs.warnings = []
+    return loader.inputs, ClusterInputs(loader.inputs, workers, federation), loader.sorted_problems()
