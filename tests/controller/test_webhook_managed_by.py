@@ -1,6 +1,7 @@
 """The Job webhook hands a Job to MultiKueue (``spec.managedBy: kueue.x-k8s.io/multikueue``) when its
 LocalQueue's ClusterQueue has a MultiKueue AdmissionCheck, as upstream's ApplyDefaultForManagedBy does:
-only a Job with no managedBy or the Job controller's, only on create, and a JobSet is left alone here."""
+only a job with no managedBy or its kind's own controller's, only on create; JobSets, RayJobs and
+RayClusters as Jobs."""
 
 from __future__ import annotations
 
@@ -58,8 +59,27 @@ def test_other_jobs_keep_their_managed_by() -> None:
     assert ops(batch_job({"kueue.x-k8s.io/queue-name": "mk"}, suspend=True), operation="UPDATE") == []
 
 
-def test_a_jobset_is_not_defaulted_by_the_jobs_hook() -> None:
-    jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
-              "metadata": {"name": "js", "labels": {"kueue.x-k8s.io/queue-name": "mk"}},
-              "spec": {"suspend": True, "replicatedJobs": []}}
-    assert ops(jobset, kind="JobSet") == []
+def _queued(kind: str, api: str, queue: str, managed: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"suspend": True}
+    if managed is not None:
+        spec["managedBy"] = managed
+    return {"apiVersion": api, "kind": kind, "metadata": {"name": "x", "labels": {"kueue.x-k8s.io/queue-name": queue}},
+            "spec": spec}
+
+
+def test_jobsets_and_ray_objects_are_defaulted_as_jobs_with_their_own_controllers() -> None:
+    kinds = (("JobSet", "jobset.x-k8s.io/v1alpha2", "jobset.sigs.k8s.io/jobset-controller"),
+             ("RayJob", "ray.io/v1", "ray.io/kuberay-operator"),
+             ("RayCluster", "ray.io/v1", "ray.io/kuberay-operator"))
+    for kind, api, own in kinds:
+        handle = admission.mutator(kind, ("batch/job", "jobset.x-k8s.io/jobset", "ray.io/rayjob", "ray.io/raycluster"),
+                                   False, dispatches=dispatches)
+
+        def patch(obj: dict[str, Any], handle=handle) -> list[dict[str, Any]]:
+            out = handle({"uid": "1", "operation": "CREATE", "namespace": "team", "object": obj})
+            return json.loads(base64.b64decode(out["patch"])) if "patch" in out else []
+
+        assert patch(_queued(kind, api, "mk")) == [{"op": "add", "path": "/spec/managedBy", "value": MK}], kind
+        assert patch(_queued(kind, api, "mk", own)) == [{"op": "replace", "path": "/spec/managedBy", "value": MK}], kind
+        assert patch(_queued(kind, api, "mk", "example.com/other")) == [], kind
+        assert patch(_queued(kind, api, "plain")) == [], kind

@@ -186,12 +186,14 @@ def mutate_job(request: dict[str, Any], manage_without_queue_name: bool,
                default_queue_exists: Callable[[str], bool] = no_default_queue,
                scope: managed.Scope = managed.DEFAULT_SCOPE,
                frameworks: Collection[str] = tuple(managed.OWNER_FRAMEWORKS.values()),
-               dispatches: Callable[[str, str], bool] | None = None) -> dict[str, Any]:
-    """Upstream's Job ``Default``: a Job without a queue label in a namespace with a LocalQueue named
-    ``default`` is put in it (LocalQueueDefaulting), then a Job Kueue manages that would start right away
-    gets ``spec.suspend: true``; a Job a managed job owns (``frameworks``: the integrations that are on)
-    is left to that one; anything else as sent. With ``dispatches`` (a Job's hook), a Job queued where
-    MultiKueue dispatches gets ``spec.managedBy`` (``managed_by``)."""
+               dispatches: Callable[[str, str], bool] | None = None,
+               own_controller: str = managed_by.JOB_CONTROLLER) -> dict[str, Any]:
+    """Upstream's Job ``Default`` (a JobSet's too): a Job without a queue label in a namespace with a
+    LocalQueue named ``default`` is put in it (LocalQueueDefaulting), then a Job Kueue manages that would
+    start right away gets ``spec.suspend: true``; a Job a managed job owns (``frameworks``: the
+    integrations that are on) is left to that one; anything else as sent. With ``dispatches``, a Job
+    queued where MultiKueue dispatches gets ``spec.managedBy`` (``managed_by``) unless another
+    controller than ``own_controller`` is named there."""
     job = request.get("object")
     if request.get("operation") != "CREATE" or not isinstance(job, dict):
         return response(request, True)
@@ -207,16 +209,18 @@ def mutate_job(request: dict[str, Any], manage_without_queue_name: bool,
     if slicing.enabled(job) and not owned and should_suspend(job, manage_without_queue_name, namespace, scope):
         patch += slicing.template_gate_ops(job)  # its pods wait for their slice's admission
     if dispatches is not None:
-        patch += managed_by.managed_by_ops(job, namespace, managed_by.JOB_CONTROLLER, dispatches)
+        patch += managed_by.managed_by_ops(job, namespace, own_controller, dispatches)
     return response(request, True, patch=patch or None)
 
 
 def mutate_ray(request: dict[str, Any], manage_without_queue_name: bool,
                default_queue_exists: Callable[[str], bool] = no_default_queue,
                scope: managed.Scope = managed.DEFAULT_SCOPE,
-               frameworks: Collection[str] = tuple(managed.OWNER_FRAMEWORKS.values())) -> dict[str, Any]:
+               frameworks: Collection[str] = tuple(managed.OWNER_FRAMEWORKS.values()),
+               dispatches: Callable[[str, str], bool] | None = None) -> dict[str, Any]:
     """A RayCluster or RayJob: LocalQueueDefaulting as for a Job, then ``spec.suspend: true`` on one
-    Kueue manages, created to start right away (not a RayJob's own cluster: the RayJob is queued)."""
+    Kueue manages, created to start right away (not a RayJob's own cluster: the RayJob is queued);
+    ``spec.managedBy`` defaulted for MultiKueue as a Job's is (KubeRay's operator the own controller)."""
     obj = request.get("object")
     if request.get("operation") != "CREATE" or not isinstance(obj, dict) or not isinstance(obj.get("spec"), dict):
         return response(request, True)
@@ -229,6 +233,8 @@ def mutate_ray(request: dict[str, Any], manage_without_queue_name: bool,
     if (obj.get("kind") == "RayCluster" and slicing.enabled(obj) and not owned
             and should_suspend(obj, manage_without_queue_name, namespace, scope)):
         patch += slicing.ray_gate_ops(obj)  # its workers wait for their slice's admission
+    if dispatches is not None:
+        patch += managed_by.managed_by_ops(obj, namespace, managed_by.RAY_CONTROLLER, dispatches)
     return response(request, True, patch=patch or None)
 
 
@@ -295,10 +301,11 @@ def mutator(kind: str, frameworks: tuple[str, ...], manage_without_queue_name: b
         return lambda req: _patched(req, lambda obj: _owner_ops(
             obj, lambda o: pods.statefulset_defaults(o, manage, scope), default_queue_exists, on))
     if kind in ray_live.KINDS.values() and {f for f, k in ray_live.KINDS.items() if k == kind} & set(frameworks):
-        return lambda req: mutate_ray(req, manage, default_queue_exists, scope, on)
+        return lambda req: mutate_ray(req, manage, default_queue_exists, scope, on, dispatches)
     if kind == jobset.KIND and jobset.FRAMEWORK in frameworks:
-        # upstream's JobSet Default is the Job's: LocalQueueDefaulting, then suspend one Kueue manages
-        return lambda req: mutate_job(req, manage, default_queue_exists, scope, on)
+        # upstream's JobSet Default is the Job's: LocalQueueDefaulting, suspend one Kueue manages, managedBy
+        return lambda req: mutate_job(req, manage, default_queue_exists, scope, on, dispatches,
+                                      managed_by.JOBSET_CONTROLLER)
     if kind == leaderworkerset.KIND and leaderworkerset.FRAMEWORK in frameworks:
         # LocalQueueDefaulting, then both pod templates of one Kueue manages are marked
         return lambda req: _patched(req, lambda obj: _owner_ops(obj, lambda o: leaderworkerset.defaults(

@@ -18,7 +18,10 @@ from pykueue.kube.client import Kube
 from pykueue.kube.informer import Informer
 from pykueue.kube.resources import ADMISSION_CHECK, CLUSTER_QUEUE
 
-JOB_CONTROLLER = "kubernetes.io/job-controller"  # batch/v1 Job's own controller
+# each kind's own controller, the one value besides none that MultiKueue's default replaces
+JOB_CONTROLLER = "kubernetes.io/job-controller"
+JOBSET_CONTROLLER = "jobset.sigs.k8s.io/jobset-controller"
+RAY_CONTROLLER = "ray.io/kuberay-operator"  # RayJob and RayCluster
 
 
 def queue_dispatches(local_queues: dict[str, dict[str, Any]], cluster_queues: dict[str, dict[str, Any]],
