@@ -358,7 +358,7 @@ def test_a_lost_worker_gives_its_workload_to_the_other(clusters: Clusters) -> No
                         what=f"the job dispatched to {other}")
     assert time.monotonic() - killed >= LOST_TIMEOUT - 1, "requeued before workerLostTimeout"
     assert remote["metadata"]["labels"]["kueue.x-k8s.io/multikueue-origin"] == ORIGIN
-    moved = eventually(lambda: (w := workload_of(manager, "long")) and (w["status"].get("clusterName") == other) and w,
+    moved = eventually(lambda: (w := workload_of(manager, "long")) and ((w.get("status") or {}).get("clusterName") == other) and w,
                        90, what=f"the Workload admitted through {other}")
     assert is_true(moved, "Admitted")
     eventually(lambda: other in sampler.seen, 60, what=f"the job running in {other}")

@@ -227,7 +227,7 @@ def test_the_incremental_dispatcher_nominates_both_workers_in_its_first_round(
         try:
             manager.apply(job("incremental", run="8s"))
             wl = eventually(lambda: (w := base.workload_of(manager, "incremental"))
-                            and w["status"].get("nominatedClusterNames") and w, 60, what="nominated")
+                            and (w.get("status") or {}).get("nominatedClusterNames") and w, 60, what="nominated")
             assert wl["status"]["nominatedClusterNames"] == ["w1", "w2"]  # up to 3 a round, in name order
             name = wl["metadata"]["name"]
             eventually(lambda: all(k.get("workload", name, NS) for k in workers.values()), 60,
