@@ -94,8 +94,9 @@ def test_a_pod_runs_from_its_prebuilt_workload_and_a_missing_one_is_never_made(p
     pre["metadata"] = {"name": "pre", "namespace": ns}
     pod_kueue.apply([pre])
     pod_kueue.apply([made])
-    running = eventually(lambda: running_on_gpu(pod_kueue, "built", ns), 90, what="built running from pre")
-    wl = pod_kueue.get(WORKLOADS, "pre", ns)
+    running = eventually(lambda: running_on_gpu(pod_kueue, "built", ns), 180, what="built running from pre")
+    wl = eventually(lambda: (w := pod_kueue.get(WORKLOADS, "pre", ns)) and w["metadata"].get("ownerReferences") and w,
+                    60, what="pre owned by its Pod")
     (owner,) = wl["metadata"]["ownerReferences"]
     assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == (
         "Pod", "built", running["metadata"]["uid"], True)
@@ -105,7 +106,7 @@ def test_a_pod_runs_from_its_prebuilt_workload_and_a_missing_one_is_never_made(p
     assert gated(get_pod(pod_kueue, "waiting", ns))
     # a Pod created after it admitted and running: the controller has taken the Pods before it
     pod_kueue.apply([pod("after", ns, "500m")])
-    eventually(lambda: running_on_gpu(pod_kueue, "after", ns), 90, what="a later Pod running")
+    eventually(lambda: running_on_gpu(pod_kueue, "after", ns), 180, what="a later Pod running")
     assert gated(get_pod(pod_kueue, "waiting", ns))
     assert [w["metadata"]["name"] for w in pod_kueue.items(WORKLOADS, ns)
             if any(o["name"] == "waiting" for o in w["metadata"].get("ownerReferences") or [])] == []
