@@ -40,6 +40,15 @@ def _member(name: str, ns: str, group: str, cpu: str, *, prebuilt: bool = False)
     return pod(name, ns, cpu, labels=labels, annotations={GROUP_TOTAL_COUNT: "2"})
 
 
+def _as_admitted(spec: dict[str, Any]) -> dict[str, Any]:
+    """A member's spec as the Pod webhook sees it: the API server's admission plugins have run first
+    (DefaultTolerationSeconds adds the not-ready and unreachable tolerations, Priority sets priority 0),
+    and the role hash covers both."""
+    tolerations = [{"key": f"node.kubernetes.io/{k}", "operator": "Exists", "effect": "NoExecute",
+                    "tolerationSeconds": 300} for k in ("not-ready", "unreachable")]
+    return {**spec, "tolerations": tolerations, "priority": 0}
+
+
 def _group_workload(ns: str, group: str, cpu: str, queue: str = "big") -> dict[str, Any]:
     """The Workload someone made beforehand for a group of two ``cpu`` members: one pod set named for
     their role (the role hash the Pod webhook writes), count 2."""
@@ -47,7 +56,7 @@ def _group_workload(ns: str, group: str, cpu: str, queue: str = "big") -> dict[s
     made = workload_from_pod(shape)
     made["metadata"] = {"name": group, "namespace": ns, "annotations": {pod_rules.IS_GROUP_WORKLOAD: "true"}}
     made["spec"]["queueName"] = queue
-    made["spec"]["podSets"][0].update({"name": pod_rules.role_hash(shape["spec"]), "count": 2})
+    made["spec"]["podSets"][0].update({"name": pod_rules.role_hash(_as_admitted(shape["spec"])), "count": 2})
     return made
 
 
