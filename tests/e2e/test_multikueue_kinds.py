@@ -176,9 +176,10 @@ def test_a_jobset_is_dispatched_runs_on_one_worker_and_finishes(clusters: Cluste
 def test_a_jobset_not_managed_by_multikueue_is_rejected(clusters: Clusters) -> None:
     manager = clusters.manager
     manager.apply([jobset("plain-js", managed_by="example.com/elsewhere")])  # another controller's
-    eventually(lambda: check_state(workload_for(manager, "JobSet", "plain-js")).get("state") == "Rejected", 60,
-               what="the check Rejected")
-    assert check_state(workload_for(manager, "JobSet", "plain-js"))["message"] == (
+    # read in the same poll that sees Rejected: the eviction that follows resets the check to Pending
+    rejected = eventually(lambda: (c := check_state(workload_for(manager, "JobSet", "plain-js"))).get("state")
+                          == "Rejected" and c, 60, what="the check Rejected")
+    assert rejected["message"] == (
         'The owner is not managed by Kueue: Expecting spec.managedBy to be "kueue.x-k8s.io/multikueue" '
         'not "example.com/elsewhere"')
     for worker in clusters.workers.values():
