@@ -4,7 +4,7 @@ applies, and waiting on the event loop for a condition instead of sleeping a fix
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -56,7 +56,16 @@ async def stop(task: asyncio.Task) -> None:
 
 
 class NoCluster:
-    """A Kube where nothing is installed: the certificate manager has no bundle to patch."""
+    """A Kube where nothing is installed: the certificate manager has no bundle to patch, and the
+    webhooks' caches list nothing and then hear nothing (so a server starts at once, as on an empty
+    cluster, instead of waiting out its caches' first list)."""
+
+    async def list(self, res: Any, **_: Any) -> dict[str, Any]:
+        return {"items": [], "metadata": {"resourceVersion": "1"}}
+
+    async def watch(self, res: Any, *_: Any, **__: Any) -> AsyncIterator[dict[str, Any]]:
+        await asyncio.Event().wait()
+        yield {}
 
     async def get(self, res: Any, name: str, namespace: str | None = None) -> dict[str, Any]:
         raise ApiError(404, {"reason": "NotFound"}, "GET", res.path(namespace, name))
