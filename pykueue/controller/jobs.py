@@ -31,7 +31,8 @@ RECLAIMABLE_PODS_MANAGER = "kueue-reclaimable-pods"
 GROUP_PREFIX = "group:"  # a pod group's key in the work queue: group:<namespace>/<group name>
 ORPHAN_PREFIX = "orphan:"  # an orphaned Workload's key in the Job queue: orphan:<namespace>/<workload name>
 OWNER_NOT_FOUND = ("OwnerNotFound", "The workload's owner no longer exists")
-RESOURCES = {"Job": r.JOB, "Pod": r.POD, "RayCluster": r.RAY_CLUSTER, "RayJob": r.RAY_JOB, "JobSet": r.JOBSET,
+RESOURCES = {"Job": r.JOB, "Pod": r.POD, "RayCluster": r.RAY_CLUSTER, "RayJob": r.RAY_JOB, "RayService": r.RAY_SERVICE,
+             "JobSet": r.JOBSET,
              "Workload": r.WORKLOAD}
 Store = dict[str, dict[str, Any]]
 JOB_CONDITIONS = ("PodsReady", "Finished")  # the Workload conditions the job side writes (field manager MANAGER)
@@ -179,7 +180,7 @@ class ObjectKeys:
 
 
 class RayKeys(ObjectKeys):
-    """RayClusters or RayJobs (one ``kind`` each)."""
+    """RayClusters, RayJobs or RayServices (one ``kind`` each)."""
 
     group = "ray.io"
 

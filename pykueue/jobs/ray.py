@@ -1,6 +1,8 @@
-"""The KubeRay integrations, as upstream's (``pkg/controller/jobs/raycluster``, ``.../rayjob``):
-``ray.io/v1`` RayCluster and RayJob, each one Workload named ``raycluster-NAME-<hash>`` /
-``rayjob-NAME-<hash>`` (``GetWorkloadNameForOwnerWithGVK``).
+"""The KubeRay integrations, as upstream's (``pkg/controller/jobs/raycluster``, ``.../rayjob``,
+``.../rayservice``): ``ray.io/v1`` RayCluster, RayJob and RayService, each one Workload named
+``raycluster-NAME-<hash>`` / ``rayjob-NAME-<hash>`` / ``rayservice-NAME-<hash>``
+(``GetWorkloadNameForOwnerWithGVK``). A RayService is a serving workload: its
+``spec.rayClusterSpec`` gives the pod sets as a RayCluster's would, and it never finishes.
 
 Pod sets (``BuildPodSets``): ``head`` with count 1 and the head group's template, then one per
 ``workerGroupSpecs`` entry, named as its ``groupName`` lower-cased, count ``replicas`` (default 1)
@@ -40,6 +42,8 @@ API_VERSION = "ray.io/v1"
 GROUP = "ray.io"
 CLUSTER_FRAMEWORK = "ray.io/raycluster"
 JOB_FRAMEWORK = "ray.io/rayjob"
+SERVICE_FRAMEWORK = "ray.io/rayservice"
+RAY_SERVICE = "RayService"
 HEAD = "head"
 SUBMITTER = "submitter"
 K8S_JOB_MODE = "K8sJobMode"
@@ -178,7 +182,7 @@ def pod_sets_for_cluster_spec(spec: Mapping[str, Any], annotations: Mapping[str,
 def template_paths(obj: Mapping[str, Any]) -> list[str]:
     """The object's field path of each pod set's template, in pod set order (to point a problem
     found in the Workload back at the object)."""
-    if obj.get("kind") == "RayJob":
+    if obj.get("kind") in ("RayJob", RAY_SERVICE):
         base = "spec.rayClusterSpec"
         spec = _spec(obj).get("rayClusterSpec") or {}
     else:
@@ -228,10 +232,20 @@ def is_managed(obj: Mapping[str, Any]) -> bool:
     return not (obj.get("kind") == "RayJob" and spec.get("clusterSelector") and spec.get("rayClusterSpec") is None)
 
 
+def _service_errors(obj: Mapping[str, Any]) -> Errors:
+    """A RayService: the CRD requires ``rayClusterSpec``; Kueue's webhook holds it to a RayCluster's rules."""
+    cluster = _spec(obj).get("rayClusterSpec")
+    if not isinstance(cluster, Mapping):
+        return [JobConversionError("spec.rayClusterSpec", "Required value")]
+    return cluster_spec_errors(cluster, "spec.rayClusterSpec", elastic(obj))
+
+
 def validate(obj: Mapping[str, Any]) -> Errors:
-    """Every reason the API server or Kueue's webhook would refuse this RayCluster or RayJob."""
+    """Every reason the API server or Kueue's webhook would refuse this RayCluster, RayJob or RayService."""
     errors = owner_label_errors(obj)
     spec = _spec(obj)
+    if obj.get("kind") == RAY_SERVICE:
+        return errors + _service_errors(obj)
     if obj.get("kind") != "RayJob":
         return errors + cluster_spec_errors(spec, "spec", elastic(obj))
     selector, cluster = spec.get("clusterSelector"), spec.get("rayClusterSpec")
@@ -272,15 +286,23 @@ def priority_class_ref(obj: Mapping[str, Any], pod_sets: list[dict[str, Any]]) -
     return None, -1
 
 
+def _pod_sets(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The object's pod sets: a RayJob's (``pod_sets_for_job``), a RayService's cluster's, a RayCluster's."""
+    if obj.get("kind") == "RayJob":
+        return pod_sets_for_job(obj)
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    spec = _spec(obj)
+    return pod_sets_for_cluster_spec(spec["rayClusterSpec"] if obj.get("kind") == RAY_SERVICE else spec, annotations)
+
+
 def workload_from_ray(obj: Mapping[str, Any]) -> Manifest:
-    """The v1beta2 Workload upstream's RayCluster or RayJob reconciler creates for ``obj``; raises
-    the first ``JobConversionError`` of ``validate`` for an object the webhook would refuse."""
+    """The v1beta2 Workload upstream's RayCluster, RayJob or RayService reconciler creates for ``obj``;
+    raises the first ``JobConversionError`` of ``validate`` for an object the webhook would refuse."""
     errors = validate(obj)
     if errors:
         raise errors[0]
-    kind = "RayJob" if obj.get("kind") == "RayJob" else "RayCluster"
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    pod_sets = pod_sets_for_job(obj) if kind == "RayJob" else pod_sets_for_cluster_spec(_spec(obj), annotations)
+    kind = str(obj.get("kind")) if obj.get("kind") in ("RayJob", RAY_SERVICE) else "RayCluster"
+    pod_sets = _pod_sets(obj)
     ref, _ = priority_class_ref(obj, pod_sets)
     return owner_workload(obj, api_version=API_VERSION, kind=kind, group=GROUP, pod_sets=pod_sets,
                           priority_ref=ref)
@@ -288,8 +310,5 @@ def workload_from_ray(obj: Mapping[str, Any]) -> Manifest:
 
 def priority_class_path(obj: Mapping[str, Any]) -> str | None:
     """Where ``obj`` names the PriorityClass its Workload gets (``None``: the label or nothing)."""
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    spec = _spec(obj)
-    pod_sets = pod_sets_for_job(obj) if obj.get("kind") == "RayJob" else pod_sets_for_cluster_spec(spec, annotations)
-    _, index = priority_class_ref(obj, pod_sets)
+    _, index = priority_class_ref(obj, _pod_sets(obj))
     return None if index < 0 else template_paths(obj)[index] + ".spec.priorityClassName"
