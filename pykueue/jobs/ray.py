@@ -24,6 +24,7 @@ Run time: a RayJob finishes with its job; a RayCluster never finishes by itself.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -53,6 +54,10 @@ FT_ENABLED_ANNOTATION = "ray.io/ft-enabled"
 # KubeRay's Redis cleanup Job (GCS fault tolerance), folded into the head pod set's Ray container
 REDIS_CLEANUP_REQUESTS = {"cpu": "200m", "memory": "256Mi"}
 MAX_WORKER_GROUPS = 7  # Workloads hold at most 8 pod sets, one of them the head
+# An elastic RayJob's or RayService's record of its live cluster (upstream's raycluster.common): the pod-set
+# counts its newest slice asked for, and the cluster's generation, which names that slice
+PODSET_SIZES_ANNOTATION = "kueue.x-k8s.io/raycluster-podset-replica-sizes"
+CLUSTER_GENERATION_ANNOTATION = "kueue.x-k8s.io/raycluster-generation"
 
 Errors = list[JobConversionError]
 
@@ -312,3 +317,48 @@ def priority_class_path(obj: Mapping[str, Any]) -> str | None:
     """Where ``obj`` names the PriorityClass its Workload gets (``None``: the label or nothing)."""
     _, index = priority_class_ref(obj, _pod_sets(obj))
     return None if index < 0 else template_paths(obj)[index] + ".spec.priorityClassName"
+
+
+def autoscales(obj: Mapping[str, Any]) -> bool:
+    """A RayJob or RayService whose pod sets follow its live cluster (upstream's ``UpdatePodSets``): an
+    elastic job with in-tree autoscaling on."""
+    spec = _spec(obj).get("rayClusterSpec")
+    return elastic(obj) and isinstance(spec, Mapping) and spec.get("enableInTreeAutoscaling") is True
+
+
+def with_live_counts(pod_sets: list[dict[str, Any]], cluster: Mapping[str, Any], owner: str) -> list[dict[str, Any]]:
+    """``UpdatePodSets``: each worker pod set counts what the live cluster's group asks for now (replicas
+    times numOfHosts above 1; a group without replicas keeps the owner's count). A cluster group the
+    owner's spec does not have is an error, as upstream's."""
+    by_name = {p["name"]: p for p in pod_sets}
+    for group in _spec(cluster).get("workerGroupSpecs") or []:
+        name = str(group.get("groupName") or "").lower()
+        pod_set = by_name.get(name)
+        if pod_set is None:
+            cluster_name = (cluster.get("metadata") or {}).get("name")
+            raise JobConversionError("spec.rayClusterSpec.workerGroupSpecs", (
+                f"PodSet name mismatch: RayCluster {cluster_name} has worker group {group.get('groupName')} which "
+                f"is not found in Ray object {owner} spec"))
+        replicas = group.get("replicas")
+        if replicas is None:
+            continue
+        hosts = group.get("numOfHosts") or 1
+        pod_set["count"] = replicas * hosts if hosts > 1 else replicas
+    return pod_sets
+
+
+def slicing_annotations(pod_sets: list[dict[str, Any]], cluster: Mapping[str, Any] | None) -> dict[str, str]:
+    """``GetWorkloadslicingRayClusterCustomAnnotations``: the pod-set counts as JSON and the live cluster's
+    generation ("" while there is none), written on the elastic RayJob or RayService."""
+    generation = "" if cluster is None else str((cluster.get("metadata") or {}).get("generation") or "")
+    sizes = json.dumps([{"name": p["name"], "count": p["count"]} for p in pod_sets], separators=(",", ":"))
+    return {PODSET_SIZES_ANNOTATION: sizes, CLUSTER_GENERATION_ANNOTATION: generation}
+
+
+def slice_generation(obj: Mapping[str, Any]) -> str:
+    """``GetWorkloadNameExtraPart``: the object's generation, then ``_`` and its live cluster's as recorded
+    in the annotation when there is one (so a slice for a scaled cluster gets a new name)."""
+    meta = obj.get("metadata") or {}
+    extra = str(meta.get("generation") or 1)
+    recorded = (meta.get("annotations") or {}).get(CLUSTER_GENERATION_ANNOTATION)
+    return f"{extra}_{recorded}" if recorded else extra

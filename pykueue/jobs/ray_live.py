@@ -22,6 +22,12 @@ start and stop them:
 
 A RayCluster that a RayJob or a RayService owns is that one's to queue (``owned_by_ray_job``):
 upstream skips objects whose controller is an object Kueue manages.
+
+An elastic RayJob (``kueue.x-k8s.io/elastic-job: "true"``) with in-tree autoscaling is sized by its live
+cluster (``status.rayClusterName``, which KubeRay made from it and whose worker replicas the autoscaler
+changes): its worker pod sets count the cluster's replicas, it records those counts and the cluster's
+generation in its own annotations (``ray.slicing_annotations``), and a slice is named with both
+generations, so each scale of the cluster gets a slice of its own.
 """
 
 from __future__ import annotations
@@ -50,6 +56,13 @@ def owned_by_ray_job(obj: Mapping[str, Any]) -> bool:
     return any(o.get("controller") and o.get("kind") in (RAY_JOB, RAY_SERVICE)
                and (o.get("apiVersion") or "").startswith("ray.io/")
                for o in (obj.get("metadata") or {}).get("ownerReferences") or [])
+
+
+def owning_ray_job(obj: Mapping[str, Any]) -> str | None:
+    """The name of the RayJob that controls this RayCluster, if one does."""
+    return next((o.get("name") for o in (obj.get("metadata") or {}).get("ownerReferences") or []
+                 if o.get("controller") and o.get("kind") == RAY_JOB
+                 and (o.get("apiVersion") or "").startswith("ray.io/")), None)
 
 
 def is_managed(obj: Mapping[str, Any], manage_without_queue_name: bool) -> bool:
@@ -117,16 +130,32 @@ def with_pod_sets_info(obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]
     return new
 
 
-class RayObject(TemplatesBySuspend):
-    """A managed RayCluster or RayJob."""
+def live_cluster_name(obj: Mapping[str, Any]) -> str:
+    """The RayCluster KubeRay runs for a RayJob (``status.rayClusterName``) or a RayService (its active
+    cluster); "" for none yet or a RayCluster."""
+    status = obj.get("status") or {}
+    if obj.get("kind") == RAY_JOB:
+        return status.get("rayClusterName") or ""
+    if obj.get("kind") == RAY_SERVICE:
+        return (status.get("activeServiceStatus") or {}).get("rayClusterName") or ""
+    return ""
 
-    def __init__(self, obj: dict[str, Any]) -> None:
+
+class RayObject(TemplatesBySuspend):
+    """A managed RayCluster, RayJob or RayService; ``cluster``: a RayJob's live RayCluster, if cached."""
+
+    def __init__(self, obj: dict[str, Any], cluster: Mapping[str, Any] | None = None) -> None:
         super().__init__(obj)
         self.kind = obj.get("kind") or RAY_CLUSTER
+        self.cluster = cluster
 
     def workload_name(self) -> str:
-        # an elastic one's slices are named per generation and found by owner (``slicing``)
-        generation = (self.meta.get("generation") or 1) if slicing.enabled(self.obj) else None
+        # an elastic one's slices are named per generation (a RayJob's with its cluster's) and found by
+        # owner (``slicing``)
+        generation: int | str | None = None
+        if slicing.enabled(self.obj):
+            generation = (ray.slice_generation(self.obj) if self.kind == RAY_JOB
+                          else self.meta.get("generation") or 1)
         return batch.workload_name_for_owner(self.kind, ray.GROUP, self.meta["name"], self.meta.get("uid") or None,
                                              generation)
 
@@ -178,7 +207,19 @@ class RayObject(TemplatesBySuspend):
         return {}
 
     def build_workload(self) -> dict[str, Any] | None:
-        return ray.workload_from_ray(self.obj)
+        built = ray.workload_from_ray(self.obj)
+        if self.kind == RAY_JOB and slicing.enabled(self.obj):
+            built["metadata"]["name"] = self.workload_name()  # with its cluster's recorded generation
+            if self.cluster is not None and ray.autoscales(self.obj):
+                ray.with_live_counts(built["spec"]["podSets"], self.cluster, self.meta["name"])
+        return built
+
+    def slicing_annotations(self) -> dict[str, str]:
+        """What an elastic RayJob records of its live cluster on itself (nothing for another kind)."""
+        if self.kind != RAY_JOB or not slicing.enabled(self.obj):
+            return {}
+        built = self.build_workload()
+        return {} if built is None else ray.slicing_annotations(built["spec"]["podSets"], self.cluster)
 
     def with_pod_sets_info(self, obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]], *,
                            restore: bool) -> dict[str, Any]:

@@ -235,9 +235,12 @@ def mutate_ray(request: dict[str, Any], manage_without_queue_name: bool,
             and not owned and should_suspend(obj, manage_without_queue_name, namespace, scope)):
         patch.append({"op": "add", "path": "/spec/rayClusterSpec/suspend" if service else "/spec/suspend",
                       "value": True})
-    if (obj.get("kind") == "RayCluster" and slicing.enabled(obj) and not owned
-            and should_suspend(obj, manage_without_queue_name, namespace, scope)):
-        patch += slicing.ray_gate_ops(obj)  # its workers wait for their slice's admission
+    if obj.get("kind") == "RayCluster" and slicing.enabled(obj) and (
+            ray_live.owning_ray_job(obj) is not None
+            or (not owned and should_suspend(obj, manage_without_queue_name, namespace, scope))):
+        # its workers wait for their slice's admission: its own, or (KubeRay copies a RayJob's annotations
+        # onto the cluster it makes) the elastic RayJob's
+        patch += slicing.ray_gate_ops(obj)
     if dispatches is not None:
         patch += managed_by.managed_by_ops(obj, namespace, managed_by.RAY_CONTROLLER, dispatches)
     return response(request, True, patch=patch or None)
