@@ -2,7 +2,8 @@
 ``.../rayservice``): ``ray.io/v1`` RayCluster, RayJob and RayService, each one Workload named
 ``raycluster-NAME-<hash>`` / ``rayjob-NAME-<hash>`` / ``rayservice-NAME-<hash>``
 (``GetWorkloadNameForOwnerWithGVK``). A RayService is a serving workload: its
-``spec.rayClusterSpec`` gives the pod sets as a RayCluster's would, and it never finishes.
+cluster spec (``spec.rayClusterConfig``; Go's field ``RayClusterSpec``, the name upstream's webhook
+messages use) gives the pod sets as a RayCluster's would, and it never finishes.
 
 Pod sets (``BuildPodSets``): ``head`` with count 1 and the head group's template, then one per
 ``workerGroupSpecs`` entry, named as its ``groupName`` lower-cased, count ``replicas`` (default 1)
@@ -45,6 +46,7 @@ CLUSTER_FRAMEWORK = "ray.io/raycluster"
 JOB_FRAMEWORK = "ray.io/rayjob"
 SERVICE_FRAMEWORK = "ray.io/rayservice"
 RAY_SERVICE = "RayService"
+SERVICE_CLUSTER_FIELD = "rayClusterConfig"  # RayServiceSpec.RayClusterSpec's JSON name
 HEAD = "head"
 SUBMITTER = "submitter"
 K8S_JOB_MODE = "K8sJobMode"
@@ -188,8 +190,9 @@ def template_paths(obj: Mapping[str, Any]) -> list[str]:
     """The object's field path of each pod set's template, in pod set order (to point a problem
     found in the Workload back at the object)."""
     if obj.get("kind") in ("RayJob", RAY_SERVICE):
-        base = "spec.rayClusterSpec"
-        spec = _spec(obj).get("rayClusterSpec") or {}
+        field = cluster_field(obj)
+        base = f"spec.{field}"
+        spec = _spec(obj).get(field) or {}
     else:
         base, spec = "spec", _spec(obj)
     paths = [f"{base}.headGroupSpec.template"]
@@ -237,12 +240,18 @@ def is_managed(obj: Mapping[str, Any]) -> bool:
     return not (obj.get("kind") == "RayJob" and spec.get("clusterSelector") and spec.get("rayClusterSpec") is None)
 
 
+def cluster_field(obj: Mapping[str, Any]) -> str:
+    """Where a RayJob (``rayClusterSpec``) or a RayService (``rayClusterConfig``) holds its cluster spec."""
+    return SERVICE_CLUSTER_FIELD if obj.get("kind") == RAY_SERVICE else "rayClusterSpec"
+
+
 def _service_errors(obj: Mapping[str, Any]) -> Errors:
-    """A RayService: the CRD requires ``rayClusterSpec``; Kueue's webhook holds it to a RayCluster's rules."""
-    cluster = _spec(obj).get("rayClusterSpec")
+    """A RayService: the CRD requires its cluster spec; Kueue's webhook holds it to a RayCluster's rules."""
+    path = f"spec.{SERVICE_CLUSTER_FIELD}"
+    cluster = _spec(obj).get(SERVICE_CLUSTER_FIELD)
     if not isinstance(cluster, Mapping):
-        return [JobConversionError("spec.rayClusterSpec", "Required value")]
-    return cluster_spec_errors(cluster, "spec.rayClusterSpec", elastic(obj))
+        return [JobConversionError(path, "Required value")]
+    return cluster_spec_errors(cluster, path, elastic(obj))
 
 
 def validate(obj: Mapping[str, Any]) -> Errors:
@@ -297,7 +306,8 @@ def _pod_sets(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
         return pod_sets_for_job(obj)
     annotations = (obj.get("metadata") or {}).get("annotations") or {}
     spec = _spec(obj)
-    return pod_sets_for_cluster_spec(spec["rayClusterSpec"] if obj.get("kind") == RAY_SERVICE else spec, annotations)
+    return pod_sets_for_cluster_spec(spec[SERVICE_CLUSTER_FIELD] if obj.get("kind") == RAY_SERVICE else spec,
+                                     annotations)
 
 
 def workload_from_ray(obj: Mapping[str, Any]) -> Manifest:
@@ -322,7 +332,7 @@ def priority_class_path(obj: Mapping[str, Any]) -> str | None:
 def autoscales(obj: Mapping[str, Any]) -> bool:
     """A RayJob or RayService whose pod sets follow its live cluster (upstream's ``UpdatePodSets``): an
     elastic job with in-tree autoscaling on."""
-    spec = _spec(obj).get("rayClusterSpec")
+    spec = _spec(obj).get(cluster_field(obj))
     return elastic(obj) and isinstance(spec, Mapping) and spec.get("enableInTreeAutoscaling") is True
 
 

@@ -5,7 +5,7 @@ The Workload each becomes and what the webhooks refuse are ``pykueue.jobs.ray``'
 simulator); this adds the live state upstream's integrations read and the writes that suspend,
 start and stop them:
 
-- suspended: ``spec.suspend`` (a RayService's ``spec.rayClusterSpec.suspend``, which KubeRay copies onto
+- suspended: ``spec.suspend`` (a RayService's ``spec.rayClusterConfig.suspend``, which KubeRay copies onto
   the cluster it makes); a RayCluster or RayJob starts when it is false (KubeRay's operator creates the
   head and worker Pods, and for a RayJob the submitter Job, only then);
 - start (``RunWithPodSetsInfo``): suspend false, and each pod set's admission info (the flavors'
@@ -75,9 +75,9 @@ def is_managed(obj: Mapping[str, Any], manage_without_queue_name: bool) -> bool:
 
 def cluster_spec(obj: Mapping[str, Any]) -> dict[str, Any]:
     """The RayClusterSpec inside ``obj``: a RayCluster's ``spec``, a RayJob's or RayService's
-    ``spec.rayClusterSpec``."""
+    ``spec.rayClusterSpec``, a RayService's ``spec.rayClusterConfig``."""
     spec = obj["spec"]
-    return spec["rayClusterSpec"] if obj.get("kind") in (RAY_JOB, RAY_SERVICE) else spec
+    return spec[ray.cluster_field(obj)] if obj.get("kind") in (RAY_JOB, RAY_SERVICE) else spec
 
 
 def suspend_holder(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -169,7 +169,7 @@ class RayObject(TemplatesBySuspend):
         if self.kind != RAY_SERVICE:
             return super().suspend()
         return [framework.Patch(self.kind, self.namespace, self.meta["name"],
-                                {"spec": {"rayClusterSpec": {"suspend": True}}}),
+                                {"spec": {ray.SERVICE_CLUSTER_FIELD: {"suspend": True}}}),
                 framework.Note("suspended until its workload is admitted", {"object": self.describe()})]
 
     def _service_ready(self) -> bool:

@@ -1,5 +1,5 @@
 """A RayService read by the loader (``simulate``, ``validate``): one Workload from its
-``spec.rayClusterSpec`` with the pod sets the controller builds, only while ``ray.io/rayservice`` is
+``spec.rayClusterConfig`` with the pod sets the controller builds, only while ``ray.io/rayservice`` is
 in integrations.frameworks; problems at the RayService's own field paths."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from .helpers import Loader
 from .test_integration_kinds import SETUP, TEMPLATE, config, names
 
 RAYSERVICE = ("apiVersion: ray.io/v1\nkind: RayService\nmetadata:\n  name: rs\n  labels: {kueue.x-k8s.io/queue-name: q}\n"
-              f"spec:\n  rayClusterSpec:\n    headGroupSpec: {{template: {TEMPLATE}}}\n"
+              f"spec:\n  rayClusterConfig:\n    headGroupSpec: {{template: {TEMPLATE}}}\n"
               f"    workerGroupSpecs: [{{groupName: Serve, replicas: 2, template: {TEMPLATE}}}]\n")
 
 
@@ -28,4 +28,4 @@ def test_a_rayservices_bad_worker_group_is_reported_at_its_own_path(load: Loader
     bad = RAYSERVICE.replace("groupName: Serve", "groupName: head")
     _, problems = load("---\n".join([config("ray.io/rayservice"), SETUP, bad]))
     assert [(p.path, p.message) for p in problems] == [
-        ("spec.rayClusterSpec.workerGroupSpecs[0].groupName", 'Forbidden: "head" is reserved for the head group')]
+        ("spec.rayClusterConfig.workerGroupSpecs[0].groupName", 'Forbidden: "head" is reserved for the head group')]

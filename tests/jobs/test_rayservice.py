@@ -1,6 +1,6 @@
 """RayService as upstream integrates it (``pkg/controller/jobs/rayservice``): a serving workload whose
-``spec.rayClusterSpec`` gives one Workload with head and worker pod sets, suspended and started through
-``spec.rayClusterSpec.suspend``, active and ready while its ``Ready`` condition is true, never
+``spec.rayClusterConfig`` gives one Workload with head and worker pod sets, suspended and started through
+``spec.rayClusterConfig.suspend``, active and ready while its ``Ready`` condition is true, never
 finished. Each expectation is worked out by hand from upstream's controller and webhook."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def rayservice(suspend: bool | None = True, status: dict[str, Any] | None = None
     return {"apiVersion": "ray.io/v1", "kind": "RayService",
             "metadata": {"name": "rs", "namespace": "ns", "uid": "u3", "resourceVersion": "7",
                          "labels": {"kueue.x-k8s.io/queue-name": "lq"}, **meta},
-            "spec": {"serveConfigV2": "applications: []", "rayClusterSpec": cluster},
+            "spec": {"serveConfigV2": "applications: []", "rayClusterConfig": cluster},
             "status": status or {}}
 
 
@@ -48,20 +48,20 @@ def test_a_rayservice_gets_one_workload_with_its_clusters_pod_sets() -> None:
 
 def test_a_running_rayservice_without_workload_is_suspended_in_its_cluster_spec() -> None:
     (suspend, note, create) = reconcile(RayObject(rayservice(suspend=False)), None, FLAVORS)
-    assert suspend == Patch("RayService", "ns", "rs", {"spec": {"rayClusterSpec": {"suspend": True}}})
+    assert suspend == Patch("RayService", "ns", "rs", {"spec": {"rayClusterConfig": {"suspend": True}}})
     assert isinstance(note, Note) and isinstance(create, CreateWorkload)
     # nothing there means running too (KubeRay's default)
     assert not RayObject(rayservice(suspend=None)).is_suspended()
 
 
 def test_admission_starts_its_cluster_spec_and_eviction_restores_it() -> None:
-    """big on gpu: rayClusterSpec.suspend false, big's template zone=a plus gpu=h100 and the toleration;
+    """big on gpu: rayClusterConfig.suspend false, big's template zone=a plus gpu=h100 and the toleration;
     the RayService's spec has no suspend of its own. Evicted: suspended again, every template as created."""
     job = RayObject(rayservice())
     wl = admitted(job.workload_name(), [("head", "cpu", 1), ("small", "cpu", 2), ("big", "gpu", 1)])
     (start, _) = reconcile(job, wl, FLAVORS)
     assert isinstance(start, Replace) and start.kind == "RayService"
-    cluster = start.obj["spec"]["rayClusterSpec"]
+    cluster = start.obj["spec"]["rayClusterConfig"]
     assert cluster["suspend"] is False and "suspend" not in start.obj["spec"]
     assert cluster["headGroupSpec"]["template"]["spec"]["nodeSelector"] == {"pool": "cpu"}
     assert cluster["workerGroupSpecs"][1]["template"]["spec"]["nodeSelector"] == {"zone": "a", "gpu": "h100"}
@@ -110,7 +110,7 @@ def _patch(response: dict[str, Any]) -> list[dict[str, Any]] | None:
 def test_the_webhook_suspends_its_cluster_spec_on_create() -> None:
     mutate = admission.mutator("RayService", ("ray.io/rayservice",), False)
     assert _patch(mutate(_review(rayservice(None)))) == [
-        {"op": "add", "path": "/spec/rayClusterSpec/suspend", "value": True}]
+        {"op": "add", "path": "/spec/rayClusterConfig/suspend", "value": True}]
     assert _patch(mutate(_review(rayservice(True)))) is None  # already suspended
     assert _patch(mutate(_review(rayservice(None), "UPDATE"))) is None
     assert _patch(mutate(_review(rayservice(None, labels={})))) is None  # not Kueue's
@@ -118,10 +118,11 @@ def test_the_webhook_suspends_its_cluster_spec_on_create() -> None:
 
 
 def test_the_webhook_holds_its_cluster_spec_to_a_rayclusters_rules() -> None:
-    """Autoscaling without the elastic-job annotation is refused at spec.rayClusterSpec; a running
-    RayService keeps its queue; one Kueue does not queue is not checked."""
+    """Autoscaling without the elastic-job annotation is refused, reported at spec.rayClusterSpec (Go's
+    field, as upstream's webhook names it); a running RayService keeps its queue; one Kueue does not
+    queue is not checked."""
     auto = rayservice()
-    auto["spec"]["rayClusterSpec"]["enableInTreeAutoscaling"] = True
+    auto["spec"]["rayClusterConfig"]["enableInTreeAutoscaling"] = True
     errors = ray_update.validate_create(auto, False)
     assert [(e.path, e.message) for e in errors] == [(
         "spec.rayClusterSpec.enableInTreeAutoscaling",
@@ -137,7 +138,7 @@ def test_the_webhook_holds_its_cluster_spec_to_a_rayclusters_rules() -> None:
     new["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "other"}
     assert [e.path for e in ray_update.validate_update(old, new, False, lambda _ns: False)] == [
         "metadata.labels[kueue.x-k8s.io/queue-name]"]
-    old["spec"]["rayClusterSpec"]["suspend"] = new["spec"]["rayClusterSpec"]["suspend"] = True
+    old["spec"]["rayClusterConfig"]["suspend"] = new["spec"]["rayClusterConfig"]["suspend"] = True
     assert ray_update.validate_update(old, new, False, lambda _ns: False) == []
     answer = admission.validator_for_jobs("RayService", ("ray.io/rayservice",))(_review(auto))
     assert answer["allowed"] is False and answer["status"]["code"] == 403

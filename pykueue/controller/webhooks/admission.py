@@ -36,6 +36,7 @@ from pykueue.jobs import (
     managed,
     pod_update,
     pods,
+    ray,
     ray_live,
     ray_update,
     serving_update,
@@ -219,7 +220,7 @@ def mutate_ray(request: dict[str, Any], manage_without_queue_name: bool,
                frameworks: Collection[str] = tuple(managed.OWNER_FRAMEWORKS.values()),
                dispatches: Callable[[str, str], bool] | None = None) -> dict[str, Any]:
     """A RayCluster, RayJob or RayService: LocalQueueDefaulting as for a Job, then ``spec.suspend: true``
-    (a RayService's ``spec.rayClusterSpec.suspend``) on one Kueue manages, created to start right away
+    (a RayService's ``spec.rayClusterConfig.suspend``) on one Kueue manages, created to start right away
     (not a RayJob's or RayService's own cluster: its owner is queued);
     ``spec.managedBy`` defaulted for MultiKueue as a Job's is (KubeRay's operator the own controller)."""
     obj = request.get("object")
@@ -229,11 +230,11 @@ def mutate_ray(request: dict[str, Any], manage_without_queue_name: bool,
     owned = ray_live.owned_by_ray_job(obj) or managed.managed_owner(obj, frameworks) is not None
     obj, patch = _default_queue(obj, namespace, default_queue_exists, owned)
     service = obj.get("kind") == ray_live.RAY_SERVICE
-    if service and not isinstance(obj["spec"].get("rayClusterSpec"), dict):
+    if service and not isinstance(obj["spec"].get(ray.SERVICE_CLUSTER_FIELD), dict):
         return response(request, True, patch=patch or None)  # the API server refuses it (a required field)
     if (ray_live.suspend_holder(obj).get("suspend") is not True and ray_live.is_managed(obj, manage_without_queue_name)
             and not owned and should_suspend(obj, manage_without_queue_name, namespace, scope)):
-        patch.append({"op": "add", "path": "/spec/rayClusterSpec/suspend" if service else "/spec/suspend",
+        patch.append({"op": "add", "path": "/spec/rayClusterConfig/suspend" if service else "/spec/suspend",
                       "value": True})
     if obj.get("kind") == "RayCluster" and slicing.enabled(obj) and (
             ray_live.owning_ray_job(obj) is not None
