@@ -149,3 +149,16 @@ def test_its_hooks_are_registered_only_for_its_framework() -> None:
     assert [h.path for h in names.mutating_for(("ray.io/rayservice",)) if h.kind == "RayService"] == [
         "/mutate-ray-io-v1-rayservice"]
     assert [h.path for h in names.validating_jobs_for(("ray.io/rayservice",))] == ["/validate-ray-io-v1-rayservice"]
+
+
+def test_a_rayservice_queued_where_multikueue_dispatches_keeps_its_managed_by() -> None:
+    """MultiKueue has no RayService adapter here: its spec.managedBy is never defaulted to MultiKueue's
+    (a RayJob's in the same queue is), so KubeRay still runs it where it was created."""
+    mutate = admission.mutator("RayService", ("ray.io/rayservice", "ray.io/rayjob"), False,
+                               dispatches=lambda _ns, _q: True)
+    assert _patch(mutate(_review(rayservice(None)))) == [
+        {"op": "add", "path": "/spec/rayClusterConfig/suspend", "value": True}]
+    job = {"apiVersion": "ray.io/v1", "kind": "RayJob", "metadata": {"name": "rj", "namespace": "ns", "labels": {
+        "kueue.x-k8s.io/queue-name": "lq"}}, "spec": {"suspend": True, "rayClusterSpec": _cluster_spec()}}
+    ops = _patch(admission.mutator("RayJob", ("ray.io/rayjob",), False, dispatches=lambda _ns, _q: True)(_review(job)))
+    assert ops is not None and any(op["path"] == "/spec/managedBy" for op in ops)

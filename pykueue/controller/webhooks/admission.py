@@ -222,7 +222,8 @@ def mutate_ray(request: dict[str, Any], manage_without_queue_name: bool,
     """A RayCluster, RayJob or RayService: LocalQueueDefaulting as for a Job, then ``spec.suspend: true``
     (a RayService's ``spec.rayClusterConfig.suspend``) on one Kueue manages, created to start right away
     (not a RayJob's or RayService's own cluster: its owner is queued);
-    ``spec.managedBy`` defaulted for MultiKueue as a Job's is (KubeRay's operator the own controller)."""
+    ``spec.managedBy`` defaulted for MultiKueue as a Job's is (KubeRay's operator the own controller), not
+    for a RayService: MultiKueue does not dispatch those."""
     obj = request.get("object")
     if request.get("operation") != "CREATE" or not isinstance(obj, dict) or not isinstance(obj.get("spec"), dict):
         return response(request, True)
@@ -242,7 +243,7 @@ def mutate_ray(request: dict[str, Any], manage_without_queue_name: bool,
         # its workers wait for their slice's admission: its own, or (KubeRay copies a RayJob's annotations
         # onto the cluster it makes) the elastic RayJob's
         patch += slicing.ray_gate_ops(obj)
-    if dispatches is not None:
+    if dispatches is not None and not service:  # MultiKueue has no RayService adapter here
         patch += managed_by.managed_by_ops(obj, namespace, managed_by.RAY_CONTROLLER, dispatches)
     return response(request, True, patch=patch or None)
 
