@@ -55,6 +55,7 @@ _SPECS = [
     _spec("apps/v1", "StatefulSet", core.StatefulSet, namespaced=True),
     _spec("ray.io/v1", "RayCluster", core.RayCluster, namespaced=True),
     _spec("ray.io/v1", "RayJob", core.RayJob, namespaced=True),
+    _spec("ray.io/v1", "RayService", core.RayService, namespaced=True),
     _spec("jobset.x-k8s.io/v1alpha2", "JobSet", core.JobSet, namespaced=True),
     _spec("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", core.LeaderWorkerSet, namespaced=True),
     _spec(CONFIG_V1BETA1, "Configuration", config.ConfigurationV1beta1),

@@ -69,12 +69,13 @@ QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 DEFAULT_NAMESPACE = "default"
 # each becomes engine workloads: one, but a Deployment one per replica (and a StatefulSet of 0 none)
-WORKLOAD_KINDS = ("Workload", "Job", "Pod", "Deployment", "StatefulSet", "RayCluster", "RayJob", "JobSet",
+WORKLOAD_KINDS = ("Workload", "Job", "Pod", "Deployment", "StatefulSet", "RayCluster", "RayJob", "RayService", "JobSet",
                   "LeaderWorkerSet")
 # The kinds an integration turns into Workloads, by upstream's framework name; on when the
 # Configuration's integrations.frameworks lists them (upstream's default enables batch/job only).
 INTEGRATIONS = {"Job": "batch/job", "Pod": "pod", "Deployment": "deployment", "StatefulSet": "statefulset",
-                "RayCluster": "ray.io/raycluster", "RayJob": "ray.io/rayjob", "JobSet": "jobset.x-k8s.io/jobset",
+                "RayCluster": "ray.io/raycluster", "RayJob": "ray.io/rayjob",
+                "RayService": "ray.io/rayservice", "JobSet": "jobset.x-k8s.io/jobset",
                 "LeaderWorkerSet": "leaderworkerset.x-k8s.io/leaderworkerset"}
 # upstream's ImplicitlyEnabledFrameworkNames: enabling one of these enables the pod integration too
 SERVING_KINDS = ("Deployment", "StatefulSet", "LeaderWorkerSet")  # queued through the pod integration
@@ -455,7 +456,7 @@ class _Loader:
             if not errors and doc.labels.get(POD_GROUP_LABEL):
                 errors = pod_group.member_errors(doc.annotations)
             return errors
-        if doc.kind in ("Deployment", "StatefulSet", "RayCluster", "RayJob", "JobSet", "LeaderWorkerSet"):
+        if doc.kind in ("Deployment", "StatefulSet", "RayCluster", "RayJob", "RayService", "JobSet", "LeaderWorkerSet"):
             return self.integration_errors(doc)
         if doc.kind == "Job":
             if not doc.name:  # already reported on metadata.name; the integration would only repeat it
@@ -488,7 +489,7 @@ class _Loader:
             doc.members = built
         else:
             doc.obj = built[0][1] if built else None
-        if doc.kind in ("RayCluster", "RayJob") and doc.obj is not None:
+        if doc.kind in ("RayCluster", "RayJob", "RayService") and doc.obj is not None:
             from pykueue.jobs.ray import priority_class_path  # names, not the module: see workloads.py
 
             doc.pod_class_path = priority_class_path(raw)
@@ -745,6 +746,7 @@ class _Loader:
             "StatefulSet": self.inputs.workloads,
             "RayCluster": self.inputs.workloads,
             "RayJob": self.inputs.workloads,
+            "RayService": self.inputs.workloads,
             "JobSet": self.inputs.workloads,
             "LeaderWorkerSet": self.inputs.workloads,
         }

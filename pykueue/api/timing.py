@@ -41,7 +41,7 @@ WORKLOAD_ONLY = (ARRIVAL, RUNTIME, READY_AFTER, ADMISSION_CHECKS, UNREADY_AFTER,
 KNOWN = (*WORKLOAD_ONLY, AT, DELETE_AT)
 CHECK_STATES = ("Ready", "Retry", "Rejected", "Pending")
 # the kinds that become workloads and so may carry the workload-only annotations
-WORKLOAD_LIKE = ("Workload", "Job", "Pod", "Deployment", "StatefulSet", "RayCluster", "RayJob", "JobSet",
+WORKLOAD_LIKE = ("Workload", "Job", "Pod", "Deployment", "StatefulSet", "RayCluster", "RayJob", "RayService", "JobSet",
                  "LeaderWorkerSet")
 
 Errors = list[tuple[str, str]]

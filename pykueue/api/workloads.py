@@ -127,7 +127,7 @@ class WorkloadReader:
 
     def from_integration(self, kind: str, obj: dict[str, Any]) -> tuple[list[tuple[str, v2.Workload]], Errors]:
         """The Workloads the controller creates for a Deployment (one per replica, named as its Pod),
-        a StatefulSet (one pod group, ``replicas: 0`` none), a RayCluster or a RayJob (one each, named
+        a StatefulSet (one pod group, ``replicas: 0`` none), a RayCluster, RayJob or RayService (one each, named
         as the object), checked like any Workload; problems carry the object's own field paths."""
         # Names, not modules: a compiled build (mypyc) binds ``from pykueue.jobs import ray`` in a
         # function to None when nothing imported that module before.

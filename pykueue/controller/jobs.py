@@ -31,7 +31,8 @@ RECLAIMABLE_PODS_MANAGER = "kueue-reclaimable-pods"
 GROUP_PREFIX = "group:"  # a pod group's key in the work queue: group:<namespace>/<group name>
 ORPHAN_PREFIX = "orphan:"  # an orphaned Workload's key in the Job queue: orphan:<namespace>/<workload name>
 OWNER_NOT_FOUND = ("OwnerNotFound", "The workload's owner no longer exists")
-RESOURCES = {"Job": r.JOB, "Pod": r.POD, "RayCluster": r.RAY_CLUSTER, "RayJob": r.RAY_JOB, "JobSet": r.JOBSET,
+RESOURCES = {"Job": r.JOB, "Pod": r.POD, "RayCluster": r.RAY_CLUSTER, "RayJob": r.RAY_JOB, "RayService": r.RAY_SERVICE,
+             "JobSet": r.JOBSET,
              "Workload": r.WORKLOAD}
 Store = dict[str, dict[str, Any]]
 JOB_CONDITIONS = ("PodsReady", "Finished")  # the Workload conditions the job side writes (field manager MANAGER)
@@ -179,15 +180,19 @@ class ObjectKeys:
 
 
 class RayKeys(ObjectKeys):
-    """RayClusters or RayJobs (one ``kind`` each)."""
+    """RayClusters, RayJobs or RayServices (one ``kind`` each); ``clusters``: the cached RayClusters,
+    where a RayJob's live cluster is found (an elastic one is sized by it)."""
 
     group = "ray.io"
+    clusters: Store = {}
 
     def managed(self, obj: dict[str, Any]) -> bool:
         return ray_live.is_managed(obj, self.rules.manage_without_queue_name)
 
     def wrap(self, obj: dict[str, Any]) -> GenericJob:
-        return ray_live.RayObject(obj)
+        name = ray_live.live_cluster_name(obj)
+        namespace = (obj.get("metadata") or {}).get("namespace")
+        return ray_live.RayObject(obj, self.clusters.get(f"{namespace}/{name}") if name else None)
 
 
 class JobSetKeys(ObjectKeys):
@@ -317,6 +322,8 @@ class JobReconciler:
         as it is, and an admitted slice's gated pods are released."""
         owned = slicing.owned_not_finished(self.workloads.values(), job.obj)
         workload: Any = owned[-1] if owned else None
+        if isinstance(job, ray_live.RayObject) and not job.deleting():
+            await self._record_live_cluster(job)
         try:
             built = job.build_workload()
         except ValueError:
@@ -348,6 +355,22 @@ class JobReconciler:
                 await self.execute(action)
         if workload is not None and framework.admitted(workload) and not job.is_suspended():
             await self._ungate(job)
+
+    async def _record_live_cluster(self, job: ray_live.RayObject) -> None:
+        """Upstream's custom annotations of an elastic RayJob: its pod-set counts and its live cluster's
+        generation written on it (and on the object in hand, which names the next slice from them)."""
+        try:
+            wanted = job.slicing_annotations()
+        except ValueError:
+            return  # the framework says why, on the job and its Workload
+        current = job.meta.get("annotations") or {}
+        if not wanted or all(current.get(k) == v for k, v in wanted.items()):
+            return
+        await self.execute(framework.Patch(job.kind, job.namespace, job.meta["name"],
+                                           {"metadata": {"annotations": wanted}}))
+        # the cached object stays as the informer has it; this reconcile goes on with the annotations written
+        job.obj = {**job.obj, "metadata": {**job.meta, "annotations": {**current, **wanted}}}
+        job.meta = job.obj["metadata"]
 
     async def _ungate(self, job: OneObject) -> None:
         """Upstream's StartWorkloadSlicePods: the pods waiting at the elastic-job gate may run."""

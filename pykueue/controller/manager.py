@@ -176,6 +176,8 @@ class Controller:
                     tasks += self._start_leaderworkersets(pods.store, workloads.store, flavors)
             for kind in self.crd_keys:
                 tasks += self._start_crd_kind(kind, workloads.store, flavors)
+            if ray_live.RAY_JOB in self.crd_keys and ray_live.RAY_CLUSTER not in self.crd_keys:
+                tasks += self._start_ray_clusters()
             self.multikueue = MultiKueue(self.kube, self.informers, self.engine.config.multi_kueue, self.recorder,
                                          self.clock, self.namespace)
             tasks += self.multikueue.start(self._informer)
@@ -328,8 +330,16 @@ class Controller:
         controller runs."""
         res = JOB_RESOURCES[kind]
         work = self.crd_work[kind]
-        inf = self._informer(res, lambda t, o, n: None if t == DELETED else work.add(key_of(n or o)))
+
+        def handle(event: str, old: dict | None, new: dict | None) -> None:
+            if event != DELETED:
+                work.add(key_of(new or old))
+            if kind == ray_live.RAY_CLUSTER:
+                self._ray_cluster_changed(event, old, new)
+        inf = self._informer(res, handle)
         self.crd_keys[kind].objects = inf.store
+        if kind == ray_live.RAY_CLUSTER and isinstance(job_keys := self.crd_keys.get(ray_live.RAY_JOB), RayKeys):
+            job_keys.clusters = inf.store
         sync = JobReconciler(self.kube, self.crd_keys[kind], workloads, flavors, self.priority_classes, self.clock,
                              self.workload_sync.job_stopped, self.recorder,
                              wait_for_pods_ready=self.engine.config.wait_for_pods_ready.enable)
@@ -339,6 +349,29 @@ class Controller:
             await inf.run()
         return [supervise.start(f"informer-{res.plural}", watch),
                 supervise.start(res.plural, lambda: work.run(sync.reconcile, self._job_error))]
+
+    def _ray_cluster_changed(self, event: str, old: dict | None, new: dict | None) -> None:
+        """A RayCluster a RayJob controls changed (the autoscaler scaled it, KubeRay made or removed it):
+        its RayJob is reconciled, as upstream's RayJob controller watches the clusters it owns."""
+        obj = new or old
+        assert obj is not None
+        owner = ray_live.owning_ray_job(obj)
+        if owner is not None and (work := self.crd_work.get(ray_live.RAY_JOB)) is not None:
+            work.add(f"{obj['metadata']['namespace']}/{owner}")
+
+    def _start_ray_clusters(self) -> list[asyncio.Task]:
+        """RayClusters watched for the RayJobs alone (their integration is off): where a RayJob's live
+        cluster is found, and its changes reconcile its RayJob."""
+        res = JOB_RESOURCES[ray_live.RAY_CLUSTER]
+        inf = self._informer(res, self._ray_cluster_changed)
+        job_keys = self.crd_keys[ray_live.RAY_JOB]
+        assert isinstance(job_keys, RayKeys)
+        job_keys.clusters = inf.store
+
+        async def watch() -> None:
+            await self._served(res)
+            await inf.run()
+        return [supervise.start(f"informer-{res.plural}", watch)]
 
     async def _served(self, res: r.Resource) -> None:
         """Return once the API server serves ``res``; until then say once, clearly, that its CRD is

@@ -264,7 +264,7 @@ def is_managed(job: Mapping[str, Any]) -> bool:
 
 
 def workload_name_for_owner(kind: str, group: str, name: str, uid: str | None = None,
-                            generation: int | None = None) -> str:
+                            generation: int | str | None = None) -> str:
     """``GetWorkloadNameForOwnerWithGVK``: ``<kind>-<name>-<sha1[:5]>``, lower-cased and truncated.
 
     The hash is SHA-1 over ``<Kind>\\n<group>\\n<name>\\n<uid>`` (and ``\\n<generation>`` for an

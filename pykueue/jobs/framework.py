@@ -398,7 +398,7 @@ def infos_for(workload: Mapping[str, Any], flavors: Mapping[str, Mapping[str, An
 # a single Pod's spec is immutable but for what Kueue itself changes, so what differs is its labels).
 # Pod groups are matched by their own rule (``PodGroup.sync_workload``, upstream's FindMatchingWorkloads
 # for a group) and read only for their queue and priority class (``GenericJob.labelled``).
-EQUIVALENCE_KINDS = frozenset({"Job", "RayCluster", "RayJob", "JobSet", "Pod"})
+EQUIVALENCE_KINDS = frozenset({"Job", "RayCluster", "RayJob", "RayService", "JobSet", "Pod"})
 
 
 def _requests(pod_set: Mapping[str, Any]) -> list[tuple[Any, Any]]:

@@ -90,7 +90,8 @@ def selector_problems(selector: LabelSelector | None, controller_namespace: str)
 # The job kinds of pykueue's integrations, by their owner references' (group, kind): an object one of
 # them controls is its child (upstream's IsOwnerManagedByKueue, for the integrations that are on).
 OWNER_FRAMEWORKS = {("batch", "Job"): "batch/job", ("ray.io", "RayJob"): "ray.io/rayjob",
-                    ("ray.io", "RayCluster"): "ray.io/raycluster", ("apps", "StatefulSet"): "statefulset",
+                    ("ray.io", "RayCluster"): "ray.io/raycluster",
+                    ("ray.io", "RayService"): "ray.io/rayservice", ("apps", "StatefulSet"): "statefulset",
                     ("apps", "Deployment"): "deployment", ("jobset.x-k8s.io", "JobSet"): "jobset.x-k8s.io/jobset",
                     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): "leaderworkerset.x-k8s.io/leaderworkerset"}
 

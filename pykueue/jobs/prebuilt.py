@@ -30,7 +30,8 @@ from pykueue.jobs.framework import (
 
 OUT_OF_SYNC = ("OutOfSync", "The prebuilt workload is out of sync with its user job")
 # a list's items may come without apiVersion and kind: the owner reference names them by the job's kind
-API_VERSIONS = {"Job": "batch/v1", "RayCluster": "ray.io/v1", "RayJob": "ray.io/v1", "JobSet": "jobset.x-k8s.io/v1alpha2",
+API_VERSIONS = {"Job": "batch/v1", "RayCluster": "ray.io/v1", "RayJob": "ray.io/v1", "RayService": "ray.io/v1",
+                "JobSet": "jobset.x-k8s.io/v1alpha2",
                 "Pod": "v1"}
 
 

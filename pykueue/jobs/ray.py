@@ -1,6 +1,9 @@
-"""The KubeRay integrations, as upstream's (``pkg/controller/jobs/raycluster``, ``.../rayjob``):
-``ray.io/v1`` RayCluster and RayJob, each one Workload named ``raycluster-NAME-<hash>`` /
-``rayjob-NAME-<hash>`` (``GetWorkloadNameForOwnerWithGVK``).
+"""The KubeRay integrations, as upstream's (``pkg/controller/jobs/raycluster``, ``.../rayjob``,
+``.../rayservice``): ``ray.io/v1`` RayCluster, RayJob and RayService, each one Workload named
+``raycluster-NAME-<hash>`` / ``rayjob-NAME-<hash>`` / ``rayservice-NAME-<hash>``
+(``GetWorkloadNameForOwnerWithGVK``). A RayService is a serving workload: its
+cluster spec (``spec.rayClusterConfig``; Go's field ``RayClusterSpec``, the name upstream's webhook
+messages use) gives the pod sets as a RayCluster's would, and it never finishes.
 
 Pod sets (``BuildPodSets``): ``head`` with count 1 and the head group's template, then one per
 ``workerGroupSpecs`` entry, named as its ``groupName`` lower-cased, count ``replicas`` (default 1)
@@ -22,6 +25,7 @@ Run time: a RayJob finishes with its job; a RayCluster never finishes by itself.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,6 +44,9 @@ API_VERSION = "ray.io/v1"
 GROUP = "ray.io"
 CLUSTER_FRAMEWORK = "ray.io/raycluster"
 JOB_FRAMEWORK = "ray.io/rayjob"
+SERVICE_FRAMEWORK = "ray.io/rayservice"
+RAY_SERVICE = "RayService"
+SERVICE_CLUSTER_FIELD = "rayClusterConfig"  # RayServiceSpec.RayClusterSpec's JSON name
 HEAD = "head"
 SUBMITTER = "submitter"
 K8S_JOB_MODE = "K8sJobMode"
@@ -49,6 +56,10 @@ FT_ENABLED_ANNOTATION = "ray.io/ft-enabled"
 # KubeRay's Redis cleanup Job (GCS fault tolerance), folded into the head pod set's Ray container
 REDIS_CLEANUP_REQUESTS = {"cpu": "200m", "memory": "256Mi"}
 MAX_WORKER_GROUPS = 7  # Workloads hold at most 8 pod sets, one of them the head
+# An elastic RayJob's or RayService's record of its live cluster (upstream's raycluster.common): the pod-set
+# counts its newest slice asked for, and the cluster's generation, which names that slice
+PODSET_SIZES_ANNOTATION = "kueue.x-k8s.io/raycluster-podset-replica-sizes"
+CLUSTER_GENERATION_ANNOTATION = "kueue.x-k8s.io/raycluster-generation"
 
 Errors = list[JobConversionError]
 
@@ -178,9 +189,10 @@ def pod_sets_for_cluster_spec(spec: Mapping[str, Any], annotations: Mapping[str,
 def template_paths(obj: Mapping[str, Any]) -> list[str]:
     """The object's field path of each pod set's template, in pod set order (to point a problem
     found in the Workload back at the object)."""
-    if obj.get("kind") == "RayJob":
-        base = "spec.rayClusterSpec"
-        spec = _spec(obj).get("rayClusterSpec") or {}
+    if obj.get("kind") in ("RayJob", RAY_SERVICE):
+        field = cluster_field(obj)
+        base = f"spec.{field}"
+        spec = _spec(obj).get(field) or {}
     else:
         base, spec = "spec", _spec(obj)
     paths = [f"{base}.headGroupSpec.template"]
@@ -228,10 +240,26 @@ def is_managed(obj: Mapping[str, Any]) -> bool:
     return not (obj.get("kind") == "RayJob" and spec.get("clusterSelector") and spec.get("rayClusterSpec") is None)
 
 
+def cluster_field(obj: Mapping[str, Any]) -> str:
+    """Where a RayJob (``rayClusterSpec``) or a RayService (``rayClusterConfig``) holds its cluster spec."""
+    return SERVICE_CLUSTER_FIELD if obj.get("kind") == RAY_SERVICE else "rayClusterSpec"
+
+
+def _service_errors(obj: Mapping[str, Any]) -> Errors:
+    """A RayService: the CRD requires its cluster spec; Kueue's webhook holds it to a RayCluster's rules."""
+    path = f"spec.{SERVICE_CLUSTER_FIELD}"
+    cluster = _spec(obj).get(SERVICE_CLUSTER_FIELD)
+    if not isinstance(cluster, Mapping):
+        return [JobConversionError(path, "Required value")]
+    return cluster_spec_errors(cluster, path, elastic(obj))
+
+
 def validate(obj: Mapping[str, Any]) -> Errors:
-    """Every reason the API server or Kueue's webhook would refuse this RayCluster or RayJob."""
+    """Every reason the API server or Kueue's webhook would refuse this RayCluster, RayJob or RayService."""
     errors = owner_label_errors(obj)
     spec = _spec(obj)
+    if obj.get("kind") == RAY_SERVICE:
+        return errors + _service_errors(obj)
     if obj.get("kind") != "RayJob":
         return errors + cluster_spec_errors(spec, "spec", elastic(obj))
     selector, cluster = spec.get("clusterSelector"), spec.get("rayClusterSpec")
@@ -272,15 +300,24 @@ def priority_class_ref(obj: Mapping[str, Any], pod_sets: list[dict[str, Any]]) -
     return None, -1
 
 
+def _pod_sets(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The object's pod sets: a RayJob's (``pod_sets_for_job``), a RayService's cluster's, a RayCluster's."""
+    if obj.get("kind") == "RayJob":
+        return pod_sets_for_job(obj)
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    spec = _spec(obj)
+    return pod_sets_for_cluster_spec(spec[SERVICE_CLUSTER_FIELD] if obj.get("kind") == RAY_SERVICE else spec,
+                                     annotations)
+
+
 def workload_from_ray(obj: Mapping[str, Any]) -> Manifest:
-    """The v1beta2 Workload upstream's RayCluster or RayJob reconciler creates for ``obj``; raises
-    the first ``JobConversionError`` of ``validate`` for an object the webhook would refuse."""
+    """The v1beta2 Workload upstream's RayCluster, RayJob or RayService reconciler creates for ``obj``;
+    raises the first ``JobConversionError`` of ``validate`` for an object the webhook would refuse."""
     errors = validate(obj)
     if errors:
         raise errors[0]
-    kind = "RayJob" if obj.get("kind") == "RayJob" else "RayCluster"
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    pod_sets = pod_sets_for_job(obj) if kind == "RayJob" else pod_sets_for_cluster_spec(_spec(obj), annotations)
+    kind = str(obj.get("kind")) if obj.get("kind") in ("RayJob", RAY_SERVICE) else "RayCluster"
+    pod_sets = _pod_sets(obj)
     ref, _ = priority_class_ref(obj, pod_sets)
     return owner_workload(obj, api_version=API_VERSION, kind=kind, group=GROUP, pod_sets=pod_sets,
                           priority_ref=ref)
@@ -288,8 +325,50 @@ def workload_from_ray(obj: Mapping[str, Any]) -> Manifest:
 
 def priority_class_path(obj: Mapping[str, Any]) -> str | None:
     """Where ``obj`` names the PriorityClass its Workload gets (``None``: the label or nothing)."""
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    spec = _spec(obj)
-    pod_sets = pod_sets_for_job(obj) if obj.get("kind") == "RayJob" else pod_sets_for_cluster_spec(spec, annotations)
-    _, index = priority_class_ref(obj, pod_sets)
+    _, index = priority_class_ref(obj, _pod_sets(obj))
     return None if index < 0 else template_paths(obj)[index] + ".spec.priorityClassName"
+
+
+def autoscales(obj: Mapping[str, Any]) -> bool:
+    """A RayJob or RayService whose pod sets follow its live cluster (upstream's ``UpdatePodSets``): an
+    elastic job with in-tree autoscaling on."""
+    spec = _spec(obj).get(cluster_field(obj))
+    return elastic(obj) and isinstance(spec, Mapping) and spec.get("enableInTreeAutoscaling") is True
+
+
+def with_live_counts(pod_sets: list[dict[str, Any]], cluster: Mapping[str, Any], owner: str) -> list[dict[str, Any]]:
+    """``UpdatePodSets``: each worker pod set counts what the live cluster's group asks for now (replicas
+    times numOfHosts above 1; a group without replicas keeps the owner's count). A cluster group the
+    owner's spec does not have is an error, as upstream's."""
+    by_name = {p["name"]: p for p in pod_sets}
+    for group in _spec(cluster).get("workerGroupSpecs") or []:
+        name = str(group.get("groupName") or "").lower()
+        pod_set = by_name.get(name)
+        if pod_set is None:
+            cluster_name = (cluster.get("metadata") or {}).get("name")
+            raise JobConversionError("spec.rayClusterSpec.workerGroupSpecs", (
+                f"PodSet name mismatch: RayCluster {cluster_name} has worker group {group.get('groupName')} which "
+                f"is not found in Ray object {owner} spec"))
+        replicas = group.get("replicas")
+        if replicas is None:
+            continue
+        hosts = group.get("numOfHosts") or 1
+        pod_set["count"] = replicas * hosts if hosts > 1 else replicas
+    return pod_sets
+
+
+def slicing_annotations(pod_sets: list[dict[str, Any]], cluster: Mapping[str, Any] | None) -> dict[str, str]:
+    """``GetWorkloadslicingRayClusterCustomAnnotations``: the pod-set counts as JSON and the live cluster's
+    generation ("" while there is none), written on the elastic RayJob or RayService."""
+    generation = "" if cluster is None else str((cluster.get("metadata") or {}).get("generation") or "")
+    sizes = json.dumps([{"name": p["name"], "count": p["count"]} for p in pod_sets], separators=(",", ":"))
+    return {PODSET_SIZES_ANNOTATION: sizes, CLUSTER_GENERATION_ANNOTATION: generation}
+
+
+def slice_generation(obj: Mapping[str, Any]) -> str:
+    """``GetWorkloadNameExtraPart``: the object's generation, then ``_`` and its live cluster's as recorded
+    in the annotation when there is one (so a slice for a scaled cluster gets a new name)."""
+    meta = obj.get("metadata") or {}
+    extra = str(meta.get("generation") or 1)
+    recorded = (meta.get("annotations") or {}).get(CLUSTER_GENERATION_ANNOTATION)
+    return f"{extra}_{recorded}" if recorded else extra

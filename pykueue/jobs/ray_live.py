@@ -1,11 +1,13 @@
-"""RayCluster and RayJob on the job framework: the GenericJobs the controller reconciles for them.
+"""RayCluster, RayJob and RayService on the job framework: the GenericJobs the controller reconciles
+for them.
 
 The Workload each becomes and what the webhooks refuse are ``pykueue.jobs.ray``'s (shared with the
 simulator); this adds the live state upstream's integrations read and the writes that suspend,
 start and stop them:
 
-- suspended: ``spec.suspend``; a RayCluster or RayJob starts when it is false (KubeRay's operator
-  creates the head and worker Pods, and for a RayJob the submitter Job, only then);
+- suspended: ``spec.suspend`` (a RayService's ``spec.rayClusterConfig.suspend``, which KubeRay copies onto
+  the cluster it makes); a RayCluster or RayJob starts when it is false (KubeRay's operator creates the
+  head and worker Pods, and for a RayJob the submitter Job, only then);
 - start (``RunWithPodSetsInfo``): suspend false, and each pod set's admission info (the flavors'
   node labels and tolerations, the ``kueue.x-k8s.io/podset`` label) merged into the template it
   came from: the head group's, each worker group's in order, a RayJob's ``submitterPodTemplate``;
@@ -13,11 +15,19 @@ start and stop them:
   in, so the submitter runs on its flavor's nodes too;
 - stop (``RestorePodSetsInfo``): suspend true and each template as the Workload recorded it;
 - finished: a RayJob whose ``jobDeploymentStatus`` is ``Complete``, ``Failed`` or ``ValidationFailed``
-  (succeeded when its ``jobStatus`` is ``SUCCEEDED``); a RayCluster never finishes by itself;
-- pods ready: the cluster's ``state`` is ``ready`` (a RayJob reads its ``rayClusterStatus``).
+  (succeeded when its ``jobStatus`` is ``SUCCEEDED``); a RayCluster never finishes by itself, nor does
+  a RayService (it serves until deleted);
+- pods ready: the cluster's ``state`` is ``ready`` (a RayJob reads its ``rayClusterStatus``); a
+  RayService's ``Ready`` condition is true (which is also what makes it active).
 
-A RayCluster that a RayJob owns is the RayJob's to queue (``owned_by_ray_job``): upstream skips
-objects whose controller is an object Kueue manages.
+A RayCluster that a RayJob or a RayService owns is that one's to queue (``owned_by_ray_job``):
+upstream skips objects whose controller is an object Kueue manages.
+
+An elastic RayJob (``kueue.x-k8s.io/elastic-job: "true"``) with in-tree autoscaling is sized by its live
+cluster (``status.rayClusterName``, which KubeRay made from it and whose worker replicas the autoscaler
+changes): its worker pod sets count the cluster's replicas, it records those counts and the cluster's
+generation in its own annotations (``ray.slicing_annotations``), and a slice is named with both
+generations, so each scale of the cluster gets a slice of its own.
 """
 
 from __future__ import annotations
@@ -26,12 +36,14 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pykueue.jobs import batch, ray, slicing
+from pykueue.jobs import batch, framework, ray, slicing
 from pykueue.jobs.framework import TemplatesBySuspend
 
 RAY_CLUSTER = "RayCluster"
 RAY_JOB = "RayJob"
-KINDS = {ray.CLUSTER_FRAMEWORK: RAY_CLUSTER, ray.JOB_FRAMEWORK: RAY_JOB}
+RAY_SERVICE = ray.RAY_SERVICE
+KINDS = {ray.CLUSTER_FRAMEWORK: RAY_CLUSTER, ray.JOB_FRAMEWORK: RAY_JOB, ray.SERVICE_FRAMEWORK: RAY_SERVICE}
+SERVICE_READY = "Ready"  # rayv1.RayServiceReady
 READY = "ready"  # rayv1.Ready
 # rayv1.JobDeploymentStatusComplete, ...Failed, and ...ValidationFailed: KubeRay found the spec invalid and will
 # never run it, so it finishes (failed) and its quota goes
@@ -40,9 +52,17 @@ SUCCEEDED = "SUCCEEDED"  # rayv1.JobStatusSucceeded
 
 
 def owned_by_ray_job(obj: Mapping[str, Any]) -> bool:
-    """A RayCluster KubeRay made for a RayJob: its controller owner is that RayJob."""
-    return any(o.get("controller") and o.get("kind") == RAY_JOB and (o.get("apiVersion") or "").startswith("ray.io/")
+    """A RayCluster KubeRay made for a RayJob or a RayService: its controller owner is that one."""
+    return any(o.get("controller") and o.get("kind") in (RAY_JOB, RAY_SERVICE)
+               and (o.get("apiVersion") or "").startswith("ray.io/")
                for o in (obj.get("metadata") or {}).get("ownerReferences") or [])
+
+
+def owning_ray_job(obj: Mapping[str, Any]) -> str | None:
+    """The name of the RayJob that controls this RayCluster, if one does."""
+    return next((o.get("name") for o in (obj.get("metadata") or {}).get("ownerReferences") or []
+                 if o.get("controller") and o.get("kind") == RAY_JOB
+                 and (o.get("apiVersion") or "").startswith("ray.io/")), None)
 
 
 def is_managed(obj: Mapping[str, Any], manage_without_queue_name: bool) -> bool:
@@ -54,9 +74,16 @@ def is_managed(obj: Mapping[str, Any], manage_without_queue_name: bool) -> bool:
 
 
 def cluster_spec(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """The RayClusterSpec inside ``obj``: a RayCluster's ``spec``, a RayJob's ``spec.rayClusterSpec``."""
+    """The RayClusterSpec inside ``obj``: a RayCluster's ``spec``, a RayJob's or RayService's
+    ``spec.rayClusterSpec``, a RayService's ``spec.rayClusterConfig``."""
     spec = obj["spec"]
-    return spec["rayClusterSpec"] if obj.get("kind") == RAY_JOB else spec
+    return spec[ray.cluster_field(obj)] if obj.get("kind") in (RAY_JOB, RAY_SERVICE) else spec
+
+
+def suspend_holder(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The mapping whose ``suspend`` stops ``obj``: a RayService's cluster spec (upstream's
+    ``Spec.RayClusterSpec.Suspend``), else the object's ``spec``."""
+    return cluster_spec(obj) if obj.get("kind") == RAY_SERVICE else obj["spec"]
 
 
 def _k8s_job_mode(obj: Mapping[str, Any]) -> bool:
@@ -94,7 +121,7 @@ def with_pod_sets_info(obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]
     found = templates(new)
     if len(infos) != len(found):
         raise batch.PodSetInfoError(f"invalid podset infos: expecting {len(found)} podsets, got {len(infos)}")
-    new["spec"]["suspend"] = restore
+    suspend_holder(new)["suspend"] = restore
     for template, info in zip(found, infos, strict=True):
         if template is not None:
             merged = _merged(copy.deepcopy(template), info, restore)
@@ -103,21 +130,51 @@ def with_pod_sets_info(obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]
     return new
 
 
-class RayObject(TemplatesBySuspend):
-    """A managed RayCluster or RayJob."""
+def live_cluster_name(obj: Mapping[str, Any]) -> str:
+    """The RayCluster KubeRay runs for a RayJob (``status.rayClusterName``) or a RayService (its active
+    cluster); "" for none yet or a RayCluster."""
+    status = obj.get("status") or {}
+    if obj.get("kind") == RAY_JOB:
+        return status.get("rayClusterName") or ""
+    if obj.get("kind") == RAY_SERVICE:
+        return (status.get("activeServiceStatus") or {}).get("rayClusterName") or ""
+    return ""
 
-    def __init__(self, obj: dict[str, Any]) -> None:
+
+class RayObject(TemplatesBySuspend):
+    """A managed RayCluster, RayJob or RayService; ``cluster``: a RayJob's live RayCluster, if cached."""
+
+    def __init__(self, obj: dict[str, Any], cluster: Mapping[str, Any] | None = None) -> None:
         super().__init__(obj)
         self.kind = obj.get("kind") or RAY_CLUSTER
+        self.cluster = cluster
 
     def workload_name(self) -> str:
-        # an elastic one's slices are named per generation and found by owner (``slicing``)
-        generation = (self.meta.get("generation") or 1) if slicing.enabled(self.obj) else None
+        # an elastic one's slices are named per generation (a RayJob's with its cluster's) and found by
+        # owner (``slicing``)
+        generation: int | str | None = None
+        if slicing.enabled(self.obj):
+            generation = (ray.slice_generation(self.obj) if self.kind == RAY_JOB
+                          else self.meta.get("generation") or 1)
         return batch.workload_name_for_owner(self.kind, ray.GROUP, self.meta["name"], self.meta.get("uid") or None,
                                              generation)
 
     def _status(self) -> Mapping[str, Any]:
         return self.obj.get("status") or {}
+
+    def is_suspended(self) -> bool:
+        return bool(suspend_holder(self.obj).get("suspend"))
+
+    def suspend(self) -> list[framework.Action]:
+        if self.kind != RAY_SERVICE:
+            return super().suspend()
+        return [framework.Patch(self.kind, self.namespace, self.meta["name"],
+                                {"spec": {ray.SERVICE_CLUSTER_FIELD: {"suspend": True}}}),
+                framework.Note("suspended until its workload is admitted", {"object": self.describe()})]
+
+    def _service_ready(self) -> bool:
+        return any(c.get("type") == SERVICE_READY and c.get("status") == "True"
+                   for c in self._status().get("conditions") or [])
 
     def finished(self) -> tuple[bool, bool, str]:
         if self.kind != RAY_JOB:
@@ -128,7 +185,10 @@ class RayObject(TemplatesBySuspend):
         return True, status.get("jobStatus") == SUCCEEDED, status.get("message") or ""
 
     def is_active(self) -> bool:
-        """Running, or suspended while KubeRay has not yet reported its Pods gone."""
+        """Running, or suspended while KubeRay has not yet reported its Pods gone (a RayService:
+        its ``Ready`` condition, as upstream's ``IsActive``)."""
+        if self.kind == RAY_SERVICE:
+            return self._service_ready()
         if not self.is_suspended():
             return True
         status = self._status()
@@ -137,6 +197,8 @@ class RayObject(TemplatesBySuspend):
         return status.get("state") not in (None, "", "suspended")
 
     def pods_ready(self) -> bool:
+        if self.kind == RAY_SERVICE:
+            return self._service_ready()
         status = self._status()
         cluster = (status.get("rayClusterStatus") or {}) if self.kind == RAY_JOB else status
         return cluster.get("state") == READY
@@ -145,7 +207,19 @@ class RayObject(TemplatesBySuspend):
         return {}
 
     def build_workload(self) -> dict[str, Any] | None:
-        return ray.workload_from_ray(self.obj)
+        built = ray.workload_from_ray(self.obj)
+        if self.kind == RAY_JOB and slicing.enabled(self.obj):
+            built["metadata"]["name"] = self.workload_name()  # with its cluster's recorded generation
+            if self.cluster is not None and ray.autoscales(self.obj):
+                ray.with_live_counts(built["spec"]["podSets"], self.cluster, self.meta["name"])
+        return built
+
+    def slicing_annotations(self) -> dict[str, str]:
+        """What an elastic RayJob records of its live cluster on itself (nothing for another kind)."""
+        if self.kind != RAY_JOB or not slicing.enabled(self.obj):
+            return {}
+        built = self.build_workload()
+        return {} if built is None else ray.slicing_annotations(built["spec"]["podSets"], self.cluster)
 
     def with_pod_sets_info(self, obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]], *,
                            restore: bool) -> dict[str, Any]:

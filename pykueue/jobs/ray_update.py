@@ -1,11 +1,15 @@
-"""What upstream's RayCluster (``vraycluster``) and RayJob (``vrayjob``) webhooks refuse.
+"""What upstream's RayCluster (``vraycluster``), RayJob (``vrayjob``) and RayService (``vrayservice``)
+webhooks refuse.
 
 Only objects Kueue queues are checked (a queue label, or every object with
 ``manageJobsWithoutQueueName``). A RayJob either brings its own cluster (``rayClusterSpec``) or
 selects an existing one (``clusterSelector``: then it is not Kueue's and nothing more is checked),
-never both and never neither; its cluster is deleted when the job finishes. Either kind's cluster
+never both and never neither; its cluster is deleted when the job finishes. A RayService's
+cluster spec (``spec.rayClusterConfig``) is held to a RayCluster's rules, reported at
+``spec.rayClusterSpec`` as upstream's webhook names it. Every kind's cluster
 autoscales only as an elastic job, has at most seven worker groups and none named ``head``. Then the
-rules every integration shares (``generic_update``), suspended meaning ``spec.suspend: true``; an update
+rules every integration shares (``generic_update``), suspended meaning ``spec.suspend: true`` (a
+RayService's ``spec.rayClusterConfig.suspend``); an update
 is held to them and to the create rules of the new object.
 """
 
@@ -63,13 +67,21 @@ def validate_create(obj: Mapping[str, Any], manage_without_queue_name: bool) -> 
             if stop:
                 return found
             errors += found
+        elif obj.get("kind") == ray.RAY_SERVICE:
+            cluster = _spec(obj).get(ray.SERVICE_CLUSTER_FIELD)
+            if isinstance(cluster, Mapping):  # upstream's path names Go's field
+                errors += ray.kueue_cluster_rules(cluster, "spec.rayClusterSpec", generic_update.elastic(obj))
         else:
             errors += ray.kueue_cluster_rules(_spec(obj), "spec", generic_update.elastic(obj))
     return errors + generic_update.on_create(obj)
 
 
 def _suspended(obj: Mapping[str, Any]) -> bool:
-    return _spec(obj).get("suspend") is True
+    spec = _spec(obj)
+    if obj.get("kind") == ray.RAY_SERVICE:
+        cluster = spec.get(ray.SERVICE_CLUSTER_FIELD)
+        return isinstance(cluster, Mapping) and cluster.get("suspend") is True
+    return spec.get("suspend") is True
 
 
 def validate_update(old: Mapping[str, Any], new: Mapping[str, Any], manage_without_queue_name: bool,

@@ -189,13 +189,16 @@ def template_gate_ops(job: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def pods_selector(obj: Mapping[str, Any]) -> str | None:
     """The label selector of the pods that may wait at the gate: a Job's (while it counts some active),
-    a RayCluster's workers; None for a kind whose pods are never gated here."""
+    a RayCluster's, a RayJob's cluster's; None for a kind whose pods are never gated here."""
     meta = obj.get("metadata") or {}
     if obj.get("kind") == "Job":
         active = (obj.get("status") or {}).get("active")
         return f"batch.kubernetes.io/controller-uid={meta.get('uid')}" if meta.get("uid") and active else None
     if obj.get("kind") == "RayCluster":
         return f"ray.io/cluster={meta.get('name')}"
+    if obj.get("kind") == "RayJob":  # the cluster KubeRay made for it, once it has one
+        cluster = (obj.get("status") or {}).get("rayClusterName")
+        return f"ray.io/cluster={cluster}" if cluster else None
     return None
 
 

@@ -303,6 +303,7 @@ def test_helm_template_pod_integration(helm_bin: Path) -> None:
 
     for frameworks in (["batch/job"], ["batch/job", "pod"], ["deployment"], ["pod", "deployment", "statefulset"],
                        ["batch/job", "ray.io/raycluster"], ["ray.io/rayjob", "ray.io/raycluster"],
+                       ["ray.io/rayservice", "ray.io/raycluster"], ["ray.io/rayjob"],
                        ["batch/job", "jobset.x-k8s.io/jobset"]):
         out = helm(helm_bin, "template", "kq", str(CHART), "--set-json",
                    "config.integrations=" + json.dumps({"frameworks": frameworks})).stdout
@@ -338,11 +339,14 @@ def test_helm_template_pod_integration(helm_bin: Path) -> None:
         assert sts_rules == ([{"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["list", "watch"]}]
                              if "statefulset" in frameworks else []), frameworks
         ray_rules = [r for r in role["rules"] if r["apiGroups"] == ["ray.io"]]
-        granted = [plural for plural, framework in (("rayclusters", "ray.io/raycluster"), ("rayjobs", "ray.io/rayjob"))
-                   if framework in frameworks]
+        granted = [plural for plural, framework in (("rayclusters", "ray.io/raycluster"), ("rayjobs", "ray.io/rayjob"),
+                                                    ("rayservices", "ray.io/rayservice")) if framework in frameworks]
+        # RayClusters watched for the RayJobs alone when their own integration is off (an elastic RayJob's cluster)
+        watched = ([{"apiGroups": ["ray.io"], "resources": ["rayclusters"], "verbs": ["list", "watch"]}]
+                   if "ray.io/rayjob" in frameworks and "ray.io/raycluster" not in frameworks else [])
         assert ray_rules == [rule for plural in granted for rule in (
             {"apiGroups": ["ray.io"], "resources": [plural], "verbs": ["get", "list", "patch", "update", "watch"]},
-            {"apiGroups": ["ray.io"], "resources": [f"{plural}/finalizers"], "verbs": ["update"]})], frameworks
+            {"apiGroups": ["ray.io"], "resources": [f"{plural}/finalizers"], "verbs": ["update"]})] + watched, frameworks
         jobset_rules = [r for r in role["rules"] if r["apiGroups"] == ["jobset.x-k8s.io"]]
         assert jobset_rules == ([
             {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": ["get", "list", "patch", "update", "watch"]},

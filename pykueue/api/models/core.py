@@ -63,6 +63,10 @@ class RayJob(_Integrated):
     """A ray.io/v1 RayJob (the ray.io/rayjob integration)."""
 
 
+class RayService(_Integrated):
+    """A ray.io/v1 RayService (the ray.io/rayservice integration: a serving workload)."""
+
+
 class JobSet(_Integrated):
     """A jobset.x-k8s.io/v1alpha2 JobSet (the jobset.x-k8s.io/jobset integration)."""
 

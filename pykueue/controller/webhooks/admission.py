@@ -36,6 +36,7 @@ from pykueue.jobs import (
     managed,
     pod_update,
     pods,
+    ray,
     ray_live,
     ray_update,
     serving_update,
@@ -218,22 +219,31 @@ def mutate_ray(request: dict[str, Any], manage_without_queue_name: bool,
                scope: managed.Scope = managed.DEFAULT_SCOPE,
                frameworks: Collection[str] = tuple(managed.OWNER_FRAMEWORKS.values()),
                dispatches: Callable[[str, str], bool] | None = None) -> dict[str, Any]:
-    """A RayCluster or RayJob: LocalQueueDefaulting as for a Job, then ``spec.suspend: true`` on one
-    Kueue manages, created to start right away (not a RayJob's own cluster: the RayJob is queued);
-    ``spec.managedBy`` defaulted for MultiKueue as a Job's is (KubeRay's operator the own controller)."""
+    """A RayCluster, RayJob or RayService: LocalQueueDefaulting as for a Job, then ``spec.suspend: true``
+    (a RayService's ``spec.rayClusterConfig.suspend``) on one Kueue manages, created to start right away
+    (not a RayJob's or RayService's own cluster: its owner is queued);
+    ``spec.managedBy`` defaulted for MultiKueue as a Job's is (KubeRay's operator the own controller), not
+    for a RayService: MultiKueue does not dispatch those."""
     obj = request.get("object")
     if request.get("operation") != "CREATE" or not isinstance(obj, dict) or not isinstance(obj.get("spec"), dict):
         return response(request, True)
     namespace = _namespace(request, obj)
     owned = ray_live.owned_by_ray_job(obj) or managed.managed_owner(obj, frameworks) is not None
     obj, patch = _default_queue(obj, namespace, default_queue_exists, owned)
-    if (obj["spec"].get("suspend") is not True and ray_live.is_managed(obj, manage_without_queue_name)
+    service = obj.get("kind") == ray_live.RAY_SERVICE
+    if service and not isinstance(obj["spec"].get(ray.SERVICE_CLUSTER_FIELD), dict):
+        return response(request, True, patch=patch or None)  # the API server refuses it (a required field)
+    if (ray_live.suspend_holder(obj).get("suspend") is not True and ray_live.is_managed(obj, manage_without_queue_name)
             and not owned and should_suspend(obj, manage_without_queue_name, namespace, scope)):
-        patch.append({"op": "add", "path": "/spec/suspend", "value": True})
-    if (obj.get("kind") == "RayCluster" and slicing.enabled(obj) and not owned
-            and should_suspend(obj, manage_without_queue_name, namespace, scope)):
-        patch += slicing.ray_gate_ops(obj)  # its workers wait for their slice's admission
-    if dispatches is not None:
+        patch.append({"op": "add", "path": "/spec/rayClusterConfig/suspend" if service else "/spec/suspend",
+                      "value": True})
+    if obj.get("kind") == "RayCluster" and slicing.enabled(obj) and (
+            ray_live.owning_ray_job(obj) is not None
+            or (not owned and should_suspend(obj, manage_without_queue_name, namespace, scope))):
+        # its workers wait for their slice's admission: its own, or (KubeRay copies a RayJob's annotations
+        # onto the cluster it makes) the elastic RayJob's
+        patch += slicing.ray_gate_ops(obj)
+    if dispatches is not None and not service:  # MultiKueue has no RayService adapter here
         patch += managed_by.managed_by_ops(obj, namespace, managed_by.RAY_CONTROLLER, dispatches)
     return response(request, True, patch=patch or None)
 

@@ -1,0 +1,188 @@
+"""RayService and elastic RayJobs live, with KubeRay's operator (the ``ray`` addon: the RayService
+controller is in the same operator) and the controller's webhooks. kwok runs the Pods and no Ray runs
+on them, so a RayService never reports Ready (it never serves) and a RayJob in ``InteractiveMode``
+waits for a job id forever: both stay running as long as the test needs.
+
+Worked by hand, each in a 4-cpu ClusterQueue with a 1-cpu head and 1-cpu workers:
+
+- a RayService of one worker: suspended in its ``spec.rayClusterConfig`` on create, one Workload of
+  ``head`` x1 and ``workers`` x1 (2 cpu), admitted, started; the RayCluster KubeRay makes for it is not
+  queued again and its Pods run; a second RayService of 3 workers (4 cpu) waits with no Pod;
+- an elastic RayJob with in-tree autoscaling: its first slice (head + 1 worker, 2 cpu) admitted and its
+  cluster's worker released from the gate; the cluster scaled to 2 workers as the autoscaler would: a
+  new slice of 3 cpu replaces the first (3 cpu held, not 2 + 3); scaled to 4: 5 cpu does not fit, the
+  slice waits, the RayJob runs on at 2 and KubeRay's 2 new workers stay at the gate.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import Kueue, condition, controller_with_webhooks, eventually, is_true
+from tests.e2e.elastic_objects import gated, reserved_cpu
+from tests.e2e.objects import PLAIN_FLAVOR, cluster_queue, local_queue
+from tests.e2e.ray_objects import _cluster_spec
+
+pytestmark = pytest.mark.e2e
+CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+          "integrations": {"frameworks": ["batch/job", "ray.io/raycluster", "ray.io/rayjob", "ray.io/rayservice"]}}
+QUEUE = {"kueue.x-k8s.io/queue-name": "lq"}
+
+
+@pytest.fixture(scope="module")
+def ray_hooks(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
+    cluster = kueue.cluster
+    started = time.monotonic()
+    cluster.start_ray(timeout=180)
+    print(f"\nray addon ready in {time.monotonic() - started:.1f} s")
+    try:
+        with controller_with_webhooks(kueue, tmp_path_factory.mktemp("rayservice"), CONFIG, "rayservice") as mine:
+            yield mine
+    finally:
+        operator_log = cluster.directory / "logs" / "ray-operator.log"
+        print("\n--- ray-operator log (tail) ---\n" + "\n".join(
+            operator_log.read_text(errors="replace").splitlines()[-8:]))
+        cluster.stop_ray()
+
+
+def queues(kueue: Kueue, ns: str) -> None:
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(cluster_queue(ns, "4"))
+    kueue.apply(local_queue(ns, ns))
+
+
+def owned_by(kueue: Kueue, ns: str, kind: str) -> list[dict[str, Any]]:
+    return [w for w in kueue.items("workloads.kueue.x-k8s.io", ns)
+            if any(o.get("kind") == kind for o in w["metadata"].get("ownerReferences") or [])]
+
+
+def live_pods(kueue: Kueue, ns: str, selector: str) -> list[dict[str, Any]]:
+    out = kueue.cluster.kubectl("get", "pods", "-n", ns, "-l", selector, "-o", "json").stdout
+    return [p for p in json.loads(out)["items"] if not p["metadata"].get("deletionTimestamp")]
+
+
+# ---- RayService -----------------------------------------------------------------------------------
+
+
+def rayservice(name: str, ns: str, workers: int) -> dict[str, Any]:
+    return {"apiVersion": "ray.io/v1", "kind": "RayService",
+            "metadata": {"name": name, "namespace": ns, "labels": dict(QUEUE)},
+            "spec": {"serveConfigV2": "applications: []", "rayClusterConfig": _cluster_spec("1", "1", workers)}}
+
+
+def service_cluster(kueue: Kueue, ns: str, service: str) -> dict[str, Any] | None:
+    return next((c for c in kueue.items("rayclusters.ray.io", ns)
+                 if any(o.get("kind") == "RayService" and o.get("name") == service
+                        for o in c["metadata"].get("ownerReferences") or [])), None)
+
+
+def test_a_rayservice_is_queued_as_one_serving_workload(ray_hooks: Kueue, ns: str) -> None:
+    kueue = ray_hooks
+    queues(kueue, ns)
+    kueue.apply([rayservice("serve", ns, 1)])
+    workload = eventually(lambda: next((w for w in owned_by(kueue, ns, "RayService") if is_true(w, "Admitted")), None),
+                          90, what="the RayService's Workload admitted")
+    assert workload["metadata"]["name"].startswith("rayservice-serve-")
+    assert [(p["name"], p["count"]) for p in workload["spec"]["podSets"]] == [("head", 1), ("workers", 1)]
+    eventually(lambda: (kueue.get("rayservice", "serve", ns) or {"spec": {"rayClusterConfig": {}}})["spec"]
+               ["rayClusterConfig"].get("suspend") is False, 60, what="the RayService started")
+    cluster = eventually(lambda: service_cluster(kueue, ns, "serve"), 90, what="KubeRay's cluster for it")
+    name = cluster["metadata"]["name"]
+    eventually(lambda: len(live_pods(kueue, ns, f"ray.io/cluster={name}")) == 2, 120, what="its head and worker")
+    eventually(lambda: reserved_cpu(kueue, ns) == "2", 60, what="2 cpu reserved")
+    # its cluster is the RayService's: no Workload of its own
+    assert owned_by(kueue, ns, "RayCluster") == []
+
+    kueue.apply([rayservice("big", ns, 3)])
+    waiting = eventually(lambda: next((w for w in owned_by(kueue, ns, "RayService") if w["metadata"]["name"]
+                                       .startswith("rayservice-big-") and condition(w, "QuotaReserved")), None),
+                         60, what="the second RayService's Workload answered")
+    assert not is_true(waiting, "QuotaReserved"), condition(waiting, "QuotaReserved")
+    big = service_cluster(kueue, ns, "big")
+    assert big is None or live_pods(kueue, ns, f"ray.io/cluster={big['metadata']['name']}") == []
+    # suspended by the webhook on create (the first one was admitted too soon to see it), and so it stays
+    assert kueue.get("rayservice", "big", ns)["spec"]["rayClusterConfig"]["suspend"] is True  # type: ignore[index]
+    # a serving workload never finishes
+    assert not is_true(next(w for w in owned_by(kueue, ns, "RayService") if w["metadata"]["uid"]
+                            == workload["metadata"]["uid"]), "Finished")
+
+
+# ---- elastic RayJob -----------------------------------------------------------------------------------
+
+
+def elastic_rayjob(ns: str) -> dict[str, Any]:
+    spec = _cluster_spec("1", "1", 1)
+    spec["enableInTreeAutoscaling"] = True
+    spec["workerGroupSpecs"][0].update(minReplicas=0, maxReplicas=6)
+    return {"apiVersion": "ray.io/v1", "kind": "RayJob",
+            "metadata": {"name": "grow", "namespace": ns, "labels": dict(QUEUE),
+                         "annotations": {"kueue.x-k8s.io/elastic-job": "true"}},
+            "spec": {"submissionMode": "InteractiveMode", "shutdownAfterJobFinishes": True, "rayClusterSpec": spec}}
+
+
+def workers_of(w: dict[str, Any]) -> int:
+    return next(p["count"] for p in w["spec"]["podSets"] if p["name"] == "workers")
+
+
+def admitted_with(kueue: Kueue, ns: str, workers: int) -> dict[str, Any] | None:
+    return next((w for w in owned_by(kueue, ns, "RayJob") if is_true(w, "Admitted") and not is_true(w, "Finished")
+                 and workers_of(w) == workers), None)
+
+
+def job_cluster(kueue: Kueue, ns: str) -> str:
+    return ((kueue.get("rayjob", "grow", ns) or {}).get("status") or {}).get("rayClusterName") or ""
+
+
+def workers_gated(kueue: Kueue, ns: str) -> tuple[int, int]:
+    """(workers, of them gated)"""
+    cluster = job_cluster(kueue, ns)
+    if not cluster:
+        return -1, -1
+    pods = [p for p in live_pods(kueue, ns, f"ray.io/cluster={cluster}")
+            if (p["metadata"].get("labels") or {}).get("ray.io/node-type") == "worker"]
+    return len(pods), sum(gated(p) for p in pods)
+
+
+def scale(kueue: Kueue, ns: str, workers: int) -> None:
+    """What the autoscaler writes: the worker group's replicas of the RayJob's cluster."""
+    kueue.cluster.kubectl("patch", "raycluster", job_cluster(kueue, ns), "-n", ns, "--type=json", "-p", json.dumps(
+        [{"op": "replace", "path": "/spec/workerGroupSpecs/0/replicas", "value": workers}]))
+
+
+def running(kueue: Kueue, ns: str) -> None:
+    obj = kueue.get("rayjob", "grow", ns)
+    assert obj is not None and obj["spec"].get("suspend") is not True, obj and obj["spec"]
+
+
+def test_an_elastic_rayjob_scales_with_its_cluster_through_workload_slices(ray_hooks: Kueue, ns: str) -> None:
+    kueue = ray_hooks
+    queues(kueue, ns)
+    kueue.apply([elastic_rayjob(ns)])
+    first = eventually(lambda: admitted_with(kueue, ns, 1), 120, what="the first slice admitted")
+    eventually(lambda: workers_gated(kueue, ns) == (1, 0), 120, what="its cluster's worker released from the gate")
+    eventually(lambda: reserved_cpu(kueue, ns) == "2", 60, what="2 cpu reserved")
+
+    scale(kueue, ns, 2)
+    second = eventually(lambda: admitted_with(kueue, ns, 2), 90, what="the 2-worker slice admitted")
+    assert second["metadata"]["uid"] != first["metadata"]["uid"]
+    old = eventually(lambda: next((w for w in owned_by(kueue, ns, "RayJob") if w["metadata"]["uid"]
+                                   == first["metadata"]["uid"] and is_true(w, "Finished")), None),
+                     60, what="the first slice finished")
+    assert condition(old, "Finished")["reason"] == "WorkloadSliceReplaced"  # type: ignore[index]
+    eventually(lambda: reserved_cpu(kueue, ns) == "3", 60, what="3 cpu reserved, not 2 + 3")
+    eventually(lambda: workers_gated(kueue, ns) == (2, 0), 90, what="the second worker released")
+    running(kueue, ns)
+
+    scale(kueue, ns, 4)
+    waiting = eventually(lambda: next((w for w in owned_by(kueue, ns, "RayJob") if workers_of(w) == 4
+                                       and condition(w, "QuotaReserved") is not None), None),
+                         60, what="the 4-worker slice answered")
+    assert not is_true(waiting, "QuotaReserved"), condition(waiting, "QuotaReserved")
+    eventually(lambda: workers_gated(kueue, ns) == (4, 2), 90, what="KubeRay's 2 new workers held at the gate")
+    assert admitted_with(kueue, ns, 2) is not None and reserved_cpu(kueue, ns) == "3"
+    running(kueue, ns)
