@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pykueue.engine import multikueue as mk
+from pykueue.jobs import statefulset
 from pykueue.kube import resources as r
 
 Obj = dict[str, Any]
@@ -29,6 +30,7 @@ JOB_TEMPLATE_LABELS = ("controller-uid", "job-name", "batch.kubernetes.io/contro
                        "batch.kubernetes.io/job-name")
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 ADMISSION_GATE = "kueue.x-k8s.io/admission"
+ORIGIN_UID_ANNOTATION = statefulset.ORIGIN_UID_ANNOTATION
 
 
 def clone_meta(local: Mapping[str, Any], workload: str, origin: str) -> Obj:
@@ -73,14 +75,18 @@ class Adapter:
     mirrored: Callable[[Mapping[str, Any], Mapping[str, Any]], Obj | None] = _whole_status
     given_up: Callable[[Mapping[str, Any]], Obj | None] = _nothing
     group_members: bool = False  # a Workload stands for every owner of this kind (a pod group), not one
+    origin_uid: bool = False  # the worker's copy names the manager's UID (its Workload is named after it)
 
     def owns(self, owner: Mapping[str, Any]) -> bool:
         group = str(owner.get("apiVersion") or "").rpartition("/")[0]
         return owner.get("kind") == self.resource.kind and group == self.resource.group
 
     def clone(self, local: Mapping[str, Any], workload: str, origin: str) -> Obj:
-        return {"apiVersion": self.resource.api_version, "kind": self.resource.kind,
-                "metadata": clone_meta(local, workload, origin), "spec": self.spec(local)}
+        meta = clone_meta(local, workload, origin)
+        if self.origin_uid:
+            meta.setdefault("annotations", {})[ORIGIN_UID_ANNOTATION] = local["metadata"].get("uid", "")
+        return {"apiVersion": self.resource.api_version, "kind": self.resource.kind, "metadata": meta,
+                "spec": self.spec(local)}
 
     def local_objects(self, workload: Mapping[str, Any], store: Mapping[str, Obj]) -> list[Obj] | None:
         """The manager's objects behind ``workload`` (its owners of this kind, or the controller one);
@@ -190,12 +196,24 @@ def _pod_mirrored(local: Mapping[str, Any], remote: Mapping[str, Any]) -> Obj | 
     return status
 
 
+# ---- StatefulSet --------------------------------------------------------------------------------------
+# Upstream's StatefulSet adapter: the worker gets the StatefulSet with the manager's UID in an annotation,
+# so the worker's reconciler names its Workload as the manager's (the copy it already holds) and makes
+# none of its own. StatefulSets have no managedBy: the manager's own controller keeps its status (its
+# Pods stay gated there, see ``jobs.pods.dispatched``), so nothing is mirrored.
+
+
+def _never(local: Mapping[str, Any], remote: Mapping[str, Any]) -> Obj | None:
+    return None
+
+
 JOB = Adapter(r.JOB, spec=_job_spec, mirrored=_job_mirrored, given_up=_job_given_up)
 JOBSET = Adapter(r.JOBSET, given_up=_jobset_given_up)
 RAY_CLUSTER = Adapter(r.RAY_CLUSTER, given_up=_raycluster_given_up)
 RAY_JOB = Adapter(r.RAY_JOB, given_up=_rayjob_given_up)
 POD = Adapter(r.POD, unmanaged=_always_managed, spec=_pod_spec, mirrored=_pod_mirrored, group_members=True)
-ADAPTERS = (JOB, JOBSET, RAY_CLUSTER, RAY_JOB, POD)
+STATEFULSET = Adapter(r.STATEFULSET, unmanaged=_always_managed, spec=_pod_spec, mirrored=_never, origin_uid=True)
+ADAPTERS = (JOB, JOBSET, RAY_CLUSTER, RAY_JOB, POD, STATEFULSET)
 
 
 def for_owner(owner: Mapping[str, Any] | None) -> Adapter | None:
