@@ -14,6 +14,10 @@ makes a new one. A replaced Pod (rolling update, drain) joins the same admitted 
 rolling update is under way, a Pod of the old revision is released at once and let go. A changed
 queue label moves a Workload that holds no quota and relabels the Pods.
 
+A MultiKueue worker's copy (the manager's origin label, the manager's UID in
+``kueue.x-k8s.io/multikueue-origin-uid``) is named after the manager's StatefulSet, so its Workload is
+the copy MultiKueue made there; it never makes one of its own (upstream's GetOwnerUID).
+
 The simulator has no UID: a StatefulSet manifest without one hashes its name in the UID's place, as
 every other kind's Workload name does there (``batch.workload_name_for_owner``). Pods are ``NAME-0`` ..
 ``NAME-<replicas-1>``, as the StatefulSet controller names them."""
