@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pykueue.engine import multikueue as mk
+from pykueue.jobs import leaderworkerset as lws
+from pykueue.jobs import statefulset
 from pykueue.kube import resources as r
 
 Obj = dict[str, Any]
@@ -29,14 +31,16 @@ JOB_TEMPLATE_LABELS = ("controller-uid", "job-name", "batch.kubernetes.io/contro
                        "batch.kubernetes.io/job-name")
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 ADMISSION_GATE = "kueue.x-k8s.io/admission"
+ORIGIN_UID_ANNOTATION = statefulset.ORIGIN_UID_ANNOTATION
 
 
-def clone_meta(local: Mapping[str, Any], workload: str, origin: str) -> Obj:
+def clone_meta(local: Mapping[str, Any], workload: str | None, origin: str) -> Obj:
     """Upstream's CloneObjectMetaForCreation plus SetMultiKueueMeta: name, namespace, labels and
-    annotations, with the prebuilt Workload's name and this manager's origin as labels."""
+    annotations, with the prebuilt Workload's name (unless None) and this manager's origin as labels."""
     meta = local["metadata"]
     labels = dict(meta.get("labels") or {})
-    labels[mk.PREBUILT_WORKLOAD_LABEL] = workload
+    if workload is not None:
+        labels[mk.PREBUILT_WORKLOAD_LABEL] = workload
     labels[mk.ORIGIN_LABEL] = origin
     out: Obj = {"name": meta["name"], "namespace": meta["namespace"], "labels": labels}
     if meta.get("annotations"):
@@ -73,14 +77,31 @@ class Adapter:
     mirrored: Callable[[Mapping[str, Any], Mapping[str, Any]], Obj | None] = _whole_status
     given_up: Callable[[Mapping[str, Any]], Obj | None] = _nothing
     group_members: bool = False  # a Workload stands for every owner of this kind (a pod group), not one
+    origin_uid: bool = False  # the worker's copy names the manager's UID (its Workload is named after it)
+    prebuilt: bool = True  # the worker's copy carries the prebuilt-workload label (not a LWS: several Workloads)
+    # upstream's MultiKueueMultiWorkloadAdapter: how many Workloads the local object makes (None: one)
+    expected_workloads: Callable[[Mapping[str, Any]], int] | None = None
 
     def owns(self, owner: Mapping[str, Any]) -> bool:
         group = str(owner.get("apiVersion") or "").rpartition("/")[0]
         return owner.get("kind") == self.resource.kind and group == self.resource.group
 
     def clone(self, local: Mapping[str, Any], workload: str, origin: str) -> Obj:
-        return {"apiVersion": self.resource.api_version, "kind": self.resource.kind,
-                "metadata": clone_meta(local, workload, origin), "spec": self.spec(local)}
+        meta = clone_meta(local, workload if self.prebuilt else None, origin)
+        if self.origin_uid:
+            meta.setdefault("annotations", {})[ORIGIN_UID_ANNOTATION] = local["metadata"].get("uid", "")
+        return {"apiVersion": self.resource.api_version, "kind": self.resource.kind, "metadata": meta,
+                "spec": self.spec(local)}
+
+    def workloads_of(self, remote: Mapping[str, Any]) -> list[str]:
+        """The manager Workloads a worker's object stands for (upstream's WorkloadKeysFor): its prebuilt
+        label, or each group's name from the manager's UID for a LWS."""
+        if self.resource is r.LEADERWORKERSET:
+            if not (remote.get("metadata", {}).get("annotations") or {}).get(ORIGIN_UID_ANNOTATION):
+                return []
+            return [lws.name_of(remote, i) for i in range(lws.replicas(remote))]
+        name = prebuilt_workload(remote)
+        return [name] if name else []
 
     def local_objects(self, workload: Mapping[str, Any], store: Mapping[str, Obj]) -> list[Obj] | None:
         """The manager's objects behind ``workload`` (its owners of this kind, or the controller one);
@@ -190,12 +211,32 @@ def _pod_mirrored(local: Mapping[str, Any], remote: Mapping[str, Any]) -> Obj | 
     return status
 
 
+# ---- StatefulSet --------------------------------------------------------------------------------------
+# Upstream's StatefulSet adapter: the worker gets the StatefulSet with the manager's UID in an annotation,
+# so the worker's reconciler names its Workload as the manager's (the copy it already holds) and makes
+# none of its own. StatefulSets have no managedBy: the manager's own controller keeps its status (its
+# Pods stay gated there, see ``jobs.pods.dispatched``), so nothing is mirrored.
+
+
+def _never(local: Mapping[str, Any], remote: Mapping[str, Any]) -> Obj | None:
+    return None
+
+
 JOB = Adapter(r.JOB, spec=_job_spec, mirrored=_job_mirrored, given_up=_job_given_up)
 JOBSET = Adapter(r.JOBSET, given_up=_jobset_given_up)
 RAY_CLUSTER = Adapter(r.RAY_CLUSTER, given_up=_raycluster_given_up)
 RAY_JOB = Adapter(r.RAY_JOB, given_up=_rayjob_given_up)
 POD = Adapter(r.POD, unmanaged=_always_managed, spec=_pod_spec, mirrored=_pod_mirrored, group_members=True)
-ADAPTERS = (JOB, JOBSET, RAY_CLUSTER, RAY_JOB, POD)
+STATEFULSET = Adapter(r.STATEFULSET, unmanaged=_always_managed, spec=_pod_spec, mirrored=_never, origin_uid=True)
+# ---- LeaderWorkerSet --------------------------------------------------------------------------------
+# Upstream's LWS adapter: one Workload per group, all dispatched to one worker (the lowest index nominates,
+# the others follow it, see ``multikueue_workloads``); the worker gets the LWS with the manager's UID and
+# no prebuilt label, and names its groups' Workloads from that UID (the copies it holds). No managedBy:
+# nothing is mirrored back.
+
+LEADERWORKERSET = Adapter(r.LEADERWORKERSET, unmanaged=_always_managed, spec=_pod_spec, mirrored=_never,
+                          origin_uid=True, prebuilt=False, expected_workloads=lws.replicas)
+ADAPTERS = (JOB, JOBSET, RAY_CLUSTER, RAY_JOB, POD, STATEFULSET, LEADERWORKERSET)
 
 
 def for_owner(owner: Mapping[str, Any] | None) -> Adapter | None:
@@ -205,6 +246,34 @@ def for_owner(owner: Mapping[str, Any] | None) -> Adapter | None:
     return next((a for a in ADAPTERS if a.owns(owner)), None)
 
 
+def owner_of(workload: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The owner a Workload is dispatched for (upstream's wlReconciler.adapter): the job-owner
+    annotations when they name a known kind (a LWS's groups, whose owner is no controller), else its
+    controller, else its first owner."""
+    meta = workload.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    gvk, name = annotations.get(lws.OWNER_GVK_ANNOTATION), annotations.get(lws.OWNER_NAME_ANNOTATION)
+    adapter = next((a for a in ADAPTERS if gvk == _gvk_string(a.resource)), None)
+    if adapter is not None and name:
+        return {"apiVersion": adapter.resource.api_version, "kind": adapter.resource.kind, "name": name}
+    refs = meta.get("ownerReferences") or []
+    return next((o for o in refs if o.get("controller")), None) or next(iter(refs), None)
+
+
+def _gvk_string(res: r.Resource) -> str:
+    group, _, version = res.api_version.rpartition("/")
+    return f"{group}/{version}, Kind={res.kind}"
+
+
+def index_of(workload: Mapping[str, Any]) -> int:
+    """Upstream's GetWorkloadIndex: the component index annotation, -1 when absent or not a number."""
+    value = ((workload.get("metadata") or {}).get("annotations") or {}).get(lws.INDEX_ANNOTATION)
+    try:
+        return int(str(value)) if value is not None else -1
+    except ValueError:
+        return -1
+
+
 def watched(plurals: Mapping[str, Any]) -> list[r.Resource]:
     """The kinds to watch on a worker: those whose objects the manager caches (its integrations that are on)."""
     return [a.resource for a in ADAPTERS if a.resource.plural in plurals]
@@ -212,3 +281,32 @@ def watched(plurals: Mapping[str, Any]) -> list[r.Resource]:
 
 def prebuilt_workload(obj: Mapping[str, Any]) -> str:
     return str(((obj.get("metadata") or {}).get("labels") or {}).get(mk.PREBUILT_WORKLOAD_LABEL) or "")
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    """What one of several Workloads of an object (a LWS's groups) does next: wait, follow its siblings
+    to ``cluster``, or (the lowest index) nominate workers itself."""
+
+    wait: bool = False
+    cluster: str | None = None
+
+
+def component_step(local: Mapping[str, Any], members: list[Mapping[str, Any]], expected: int) -> Component:
+    """Upstream's nominateAndSynchronizeWorkers for a multi-workload adapter: every group's Workload
+    must exist first; one a sibling was admitted for (``status.clusterName``) is followed there; else
+    only the lowest index nominates. ``members`` are the Workloads of the same owner, ``local`` among
+    them. Raises ValueError when siblings sit on different workers."""
+    if len(members) < expected:
+        return Component(wait=True)
+    name = local["metadata"]["name"]
+    others = [m for m in members if m["metadata"]["name"] != name]
+    clusters = {c for m in others if (c := (m.get("status") or {}).get("clusterName"))}
+    if len(clusters) > 1:
+        raise ValueError(f"component workloads assigned to different clusters: {sorted(clusters)}")
+    if clusters:
+        return Component(cluster=clusters.pop())
+    mine = index_of(local)
+    if mine < 0 or any(0 <= index_of(m) < mine for m in others):
+        return Component(wait=True)
+    return Component()

@@ -101,8 +101,9 @@ class MultiKueueWorkloads:
 
     def on_remote(self, worker: str, plural: str, obj: dict[str, Any]) -> None:
         meta = obj["metadata"]
-        name = meta["name"] if plural == "workloads" else adapters.prebuilt_workload(obj)
-        if name:
+        adapter = next((a for a in adapters.ADAPTERS if a.resource.plural == plural), None)
+        names = [meta["name"]] if plural == "workloads" else adapter.workloads_of(obj) if adapter else []
+        for name in names:
             self.work.add(f"{meta['namespace']}/{name}")
 
     def on_worker(self, worker: str) -> None:
@@ -130,11 +131,12 @@ class MultiKueueWorkloads:
             if worker is None or "workloads" not in worker.informers:
                 continue
             for res in (*adapters.watched(worker.informers), r.WORKLOAD):
+                adapter = next((a for a in adapters.ADAPTERS if a.resource is res), None)
                 for key, obj in list(worker.informers[res.plural].store.items()):
                     meta = obj["metadata"]
-                    wl = meta["name"] if res is r.WORKLOAD else adapters.prebuilt_workload(obj)
-                    mine = local.get(f"{meta['namespace']}/{wl}")
-                    if mine is None or mine["metadata"].get("deletionTimestamp"):
+                    names = [meta["name"]] if adapter is None else adapter.workloads_of(obj)
+                    mine = [local.get(f"{meta['namespace']}/{wl}") for wl in names]
+                    if not any(m is not None and not m["metadata"].get("deletionTimestamp") for m in mine):
                         log.info("multikueue orphan deleted", extra={"fields": {"cluster": name, "kind": res.kind,
                                                                                 "key": key}})
                         await self._delete(worker.kube, res, meta["namespace"], meta["name"])
@@ -174,8 +176,7 @@ class MultiKueueWorkloads:
         check = self.check_name(local)
         if check is None:
             return
-        owner = next((o for o in local["metadata"].get("ownerReferences") or [] if o.get("controller")), None)
-        owner = owner or next(iter(local["metadata"].get("ownerReferences") or []), None)
+        owner = adapters.owner_of(local)
         state = next(s for s in local["status"]["admissionChecks"] if s.get("name") == check)
         adapter = adapters.for_owner(owner)
         if owner is None or adapter is None or adapter.resource.plural not in self.informers:
@@ -265,12 +266,26 @@ class MultiKueueWorkloads:
                 await self.set_check(local, check, state, model.CheckState.READY, message,
                                      extra={"clusterName": winner, "nominatedClusterNames": None})
                 self.recorder.emit(local, "MultiKueue", message)
+                for sibling in self.components(local, adapter) or []:
+                    self.work.add(key_of(sibling))  # the other groups follow it to this worker
             return
 
         # nominate the workers, then make the copies agree with the nomination
         if state.get("state") != model.CheckState.PENDING or _true(local, "Evicted"):
             return
-        nominated = await self.nominate(local, key, clusters, available)
+        members = self.components(local, adapter)
+        step = adapters.Component()
+        if members is not None and adapter.expected_workloads is not None:
+            step = adapters.component_step(local, members, adapter.expected_workloads(jobs[0]))
+        if step.wait:
+            return  # a sibling's reconcile (or the resync) comes back
+        if step.cluster is not None:
+            if step.cluster not in available:
+                return  # its worker is not usable now: the resync comes back
+            if step.cluster not in ((local.get("status") or {}).get("nominatedClusterNames") or []):
+                await self._patch_status(local, {"nominatedClusterNames": [step.cluster]})
+        nominated = [step.cluster] if step.cluster is not None else await self.nominate(local, key, clusters,
+                                                                                        available)
         if nominated is None:
             return
         for c in available:
@@ -285,6 +300,19 @@ class MultiKueueWorkloads:
                         raise
             elif c not in nominated and remotes[c] is not None:
                 await self.remove_remote(c, namespace, name)
+
+    def components(self, local: dict[str, Any], adapter: adapters.Adapter) -> list[dict[str, Any]] | None:
+        """The manager's Workloads of the same owner as ``local`` (itself included), by the owner's UID
+        (upstream's listComponentWorkloads); None for a kind with one Workload per object."""
+        if adapter.expected_workloads is None:
+            return None
+        meta = local["metadata"]
+        uid = next((o.get("uid") for o in meta.get("ownerReferences") or [] if adapter.owns(o)), None)
+        if not uid:
+            return None
+        return [w for w in self.informers["workloads"].store.values()
+                if w["metadata"].get("namespace") == meta["namespace"]
+                and any(o.get("uid") == uid for o in w["metadata"].get("ownerReferences") or [])]
 
     async def nominate(self, local: dict[str, Any], key: str, clusters: list[str], available: list[str]
                        ) -> list[str] | None:
@@ -384,10 +412,13 @@ class MultiKueueWorkloads:
         worker = self.workers.usable(cluster)
         if worker is None or worker.kube is None or "workloads" not in worker.informers:
             return
-        for res in adapters.watched(worker.informers):
+        for adapter in adapters.ADAPTERS:
+            if adapter.resource.plural not in worker.informers:
+                continue
+            res = adapter.resource
             for obj in list(worker.informers[res.plural].store.values()):
                 meta = obj["metadata"]
-                if meta["namespace"] == namespace and adapters.prebuilt_workload(obj) == name:
+                if meta["namespace"] == namespace and name in adapter.workloads_of(obj):
                     await self._delete(worker.kube, res, namespace, meta["name"])
         if worker.informers["workloads"].get(f"{namespace}/{name}") is not None:
             await self._delete(worker.kube, r.WORKLOAD, namespace, name)

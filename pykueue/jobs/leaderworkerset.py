@@ -26,6 +26,7 @@ from typing import Any
 
 from pykueue.jobs import batch, generic_update
 from pykueue.jobs.batch import (
+    MULTIKUEUE_ORIGIN_LABEL,
     PREBUILT_WORKLOAD_LABEL,
     QUEUE_NAME_LABEL,
     JobConversionError,
@@ -68,6 +69,13 @@ IS_GROUP_WORKLOAD = "kueue.x-k8s.io/is-group-workload"
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
 POD_FINALIZER = "kueue.x-k8s.io/managed"
 LEADER_READY = "LeaderReady"
+# upstream's constants.JobOwnerGVKAnnotation, JobOwnerNameAnnotation, ComponentWorkloadIndexAnnotation: each
+# group's Workload names its LWS and index, so MultiKueue finds its adapter and its sibling groups
+OWNER_GVK_ANNOTATION = "kueue.x-k8s.io/job-owner-gvk"
+OWNER_NAME_ANNOTATION = "kueue.x-k8s.io/job-owner-name"
+INDEX_ANNOTATION = "kueue.x-k8s.io/component-workload-index"
+GVK = f"{GROUP}/v1, Kind={KIND}"  # apimachinery's GroupVersionKind.String()
+ORIGIN_UID_ANNOTATION = "kueue.x-k8s.io/multikueue-origin-uid"  # a MultiKueue worker's copy: the manager's UID
 TERMINAL = ("Succeeded", "Failed")
 
 Errors = list[JobConversionError]
@@ -109,9 +117,23 @@ def workload_name(name: str, uid: str | None, index: int | str) -> str:
     return workload_name_for_owner(KIND, GROUP, f"{name}-{index}", uid or None)
 
 
-def name_of(obj: Mapping[str, Any], index: int | str) -> str:
+def remote(obj: Mapping[str, Any]) -> bool:
+    """A MultiKueue worker's copy (the manager's origin label): its groups' Workloads are the copies
+    MultiKueue made there, never ones this cluster makes (upstream's isMultiKueueRemote)."""
+    return MULTIKUEUE_ORIGIN_LABEL in (_meta(obj).get("labels") or {})
+
+
+def owner_uid(obj: Mapping[str, Any]) -> str | None:
+    """Upstream's GetOwnerUID: a worker's copy names its groups after the manager's LWS (its UID in an
+    annotation), so they are the Workloads MultiKueue copied there."""
     meta = _meta(obj)
-    return workload_name(meta.get("name", ""), meta.get("uid"), index)
+    if remote(obj) and (origin := (meta.get("annotations") or {}).get(ORIGIN_UID_ANNOTATION)):
+        return str(origin)
+    return meta.get("uid")
+
+
+def name_of(obj: Mapping[str, Any], index: int | str) -> str:
+    return workload_name(_meta(obj).get("name", ""), owner_uid(obj), index)
 
 
 def groups(obj: Mapping[str, Any]) -> int:
@@ -200,7 +222,10 @@ def workload_for_group(obj: Mapping[str, Any], index: int, *, label_keys_to_copy
         meta["labels"] = labels
     else:
         meta.pop("labels", None)
-    meta.setdefault("annotations", {})[IS_GROUP_WORKLOAD] = "true"
+    annotations = meta.setdefault("annotations", {})
+    annotations[IS_GROUP_WORKLOAD] = "true"
+    annotations.update({OWNER_GVK_ANNOTATION: GVK, OWNER_NAME_ANNOTATION: _meta(obj).get("name", ""),
+                        INDEX_ANNOTATION: str(index)})
     meta["ownerReferences"] = [owner_reference(obj)]
     built["spec"].pop("maximumExecutionTimeSeconds", None)  # NewGroupWorkload sets none
     return built
@@ -384,7 +409,7 @@ def _pod_actions(obj: Mapping[str, Any], pod: Mapping[str, Any]) -> list[Action]
 def reconcile(obj: Mapping[str, Any], owned: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]],
               label_keys: tuple[str, ...] = ()) -> list[Action]:
     """Both of upstream's reconcilers for one LWS: its Pods' group labels (the Pod reconciler), then
-    ``filterWorkloads``: a Workload for each group that has none (with the LWS's labels named in
+    ``filterWorkloads``: a Workload for each group that has none (none on a MultiKueue worker's copy; with the LWS's labels named in
     ``integrations.labelKeysToCopy``, ``label_keys``), the priority class of those that do, and the
     Workloads of groups no longer there deleted (their finalizer dropped first)."""
     if not managed(obj):
@@ -400,6 +425,8 @@ def reconcile(obj: Mapping[str, Any], owned: Iterable[Mapping[str, Any]], pods: 
     for index in range(groups(obj)):
         name = name_of(obj, index)
         workload = existing.pop(name, None)
+        if workload is None and remote(obj):
+            continue  # a worker's copy: MultiKueue made its Workloads (each group's arrives on its own)
         if workload is None:
             built = workload_for_group(obj, index, label_keys_to_copy=label_keys)
             actions.append(CreateWorkload(built, f"{KIND} {namespace}/{meta.get('name')}"))

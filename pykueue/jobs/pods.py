@@ -167,6 +167,8 @@ def statefulset_defaults(sts: Mapping[str, Any], manage_without_queue_name: bool
         return []
     replicas = (sts.get("spec") or {}).get("replicas")
     labels, annotations = statefulset.template_marks(queue, 1 if replicas is None else replicas)
+    if group := statefulset.copy_group(sts):
+        labels.update({GROUP_NAME_LABEL: group, batch.PREBUILT_WORKLOAD_LABEL: group})
     return _template_ops(sts, labels, annotations)
 
 

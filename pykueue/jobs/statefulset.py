@@ -14,6 +14,10 @@ makes a new one. A replaced Pod (rolling update, drain) joins the same admitted 
 rolling update is under way, a Pod of the old revision is released at once and let go. A changed
 queue label moves a Workload that holds no quota and relabels the Pods.
 
+A MultiKueue worker's copy (the manager's origin label, the manager's UID in
+``kueue.x-k8s.io/multikueue-origin-uid``) is named after the manager's StatefulSet, so its Workload is
+the copy MultiKueue made there; it never makes one of its own (upstream's GetOwnerUID).
+
 The simulator has no UID: a StatefulSet manifest without one hashes its name in the UID's place, as
 every other kind's Workload name does there (``batch.workload_name_for_owner``). Pods are ``NAME-0`` ..
 ``NAME-<replicas-1>``, as the StatefulSet controller names them."""
@@ -23,7 +27,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pykueue.jobs.batch import PREBUILT_WORKLOAD_LABEL, QUEUE_NAME_LABEL, Manifest, workload_name_for_owner
+from pykueue.jobs.batch import (
+    MULTIKUEUE_ORIGIN_LABEL,
+    PREBUILT_WORKLOAD_LABEL,
+    QUEUE_NAME_LABEL,
+    Manifest,
+    workload_name_for_owner,
+)
 from pykueue.jobs.deployment import replicas, validate
 from pykueue.jobs.framework import Action, CreateWorkload, Note, Patch
 from pykueue.jobs.pod import (
@@ -49,6 +59,7 @@ MANAGED_FINALIZER = "kueue.x-k8s.io/managed"
 SCHEDULING_GATE = "kueue.x-k8s.io/admission"
 REVISION_LABEL = "controller-revision-hash"  # apps/v1 ControllerRevisionHashLabelKey, on every replica
 TERMINAL = ("Succeeded", "Failed")
+ORIGIN_UID_ANNOTATION = "kueue.x-k8s.io/multikueue-origin-uid"  # a MultiKueue worker's copy: the manager's UID
 
 
 def workload_name(name: str, uid: str | None) -> str:
@@ -57,10 +68,34 @@ def workload_name(name: str, uid: str | None) -> str:
     return workload_name_for_owner(KIND, "apps", name, uid or None)
 
 
+def remote(sts: Mapping[str, Any]) -> bool:
+    """A MultiKueue worker's copy (it carries the manager's origin label): its Workload is the manager's
+    copy, never one this cluster makes."""
+    return MULTIKUEUE_ORIGIN_LABEL in _labels_of(sts)
+
+
+def owner_uid(sts: Mapping[str, Any]) -> str | None:
+    """Upstream's GetOwnerUID: a worker's copy is named after the manager's StatefulSet (its UID in an
+    annotation), so its Workload is the copy MultiKueue made there."""
+    meta = sts.get("metadata") or {}
+    if remote(sts) and (origin := (meta.get("annotations") or {}).get(ORIGIN_UID_ANNOTATION)):
+        return str(origin)
+    return meta.get("uid")
+
+
+def copy_group(sts: Mapping[str, Any]) -> str | None:
+    """A MultiKueue worker's copy's group, named after the manager's StatefulSet (None for any other
+    StatefulSet). Known when the copy is created, so its webhook writes it into the pod template and
+    every replica is created in that group (a Pod's group label is immutable once set)."""
+    meta = sts.get("metadata") or {}
+    if not remote(sts) or not (meta.get("annotations") or {}).get(ORIGIN_UID_ANNOTATION):
+        return None
+    return name_of(sts)
+
+
 def name_of(sts: Mapping[str, Any]) -> str:
     """The Workload name of ``sts`` (a StatefulSet manifest)."""
-    meta = sts.get("metadata") or {}
-    return workload_name(meta.get("name", ""), meta.get("uid"))
+    return workload_name((sts.get("metadata") or {}).get("name", ""), owner_uid(sts))
 
 
 def owner(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -96,6 +131,8 @@ def pod_marks(pod: Mapping[str, Any]) -> dict[str, str]:
     ref = owner(pod)
     if ref is None or (((pod.get("metadata") or {}).get("annotations") or {}).get(SUSPENDED_BY_PARENT) != FRAMEWORK):
         return {}
+    if _labels_of(pod).get(GROUP_NAME_LABEL):
+        return {}  # named by its template already (a MultiKueue worker's copy: ``copy_group``)
     name = workload_name(ref.get("name", ""), ref.get("uid"))
     return {GROUP_NAME_LABEL: name, PREBUILT_WORKLOAD_LABEL: name}
 
@@ -197,7 +234,7 @@ def reconcile(sts: Mapping[str, Any], workload: Mapping[str, Any] | None,
             actions.append(Patch("Pod", namespace, pod_meta["name"], body, missing_ok=True))
     count = replicas(sts)
     if workload is None:
-        if count > 0:
+        if count > 0 and not remote(sts):
             built = workload_from_statefulset(sts)
             assert built is not None
             actions.append(CreateWorkload(built, f"{KIND} {namespace}/{meta.get('name')}"))

@@ -43,10 +43,12 @@ def _cpu(quantity: str | int | float) -> float:
 
 
 class Invariants:
-    """The module-wide sampler: every violation seen, and the workers each job's pods were active in."""
+    """The module-wide sampler: every violation seen, and the workers each job's pods were active in (a
+    job named by its pods' ``key`` label: a Job's name, or the prebuilt Workload's for other kinds)."""
 
-    def __init__(self, workers: dict[str, Kueue]) -> None:
+    def __init__(self, workers: dict[str, Kueue], key: str = "batch.kubernetes.io/job-name") -> None:
         self.workers = workers
+        self.key = key
         self.violations: list[str] = []
         self.seen: dict[str, set[str]] = {}
         self.samples = 0
@@ -69,7 +71,7 @@ class Invariants:
             if cpu > QUOTA_CPU:
                 self.violations.append(f"{name}: active pods request {cpu} cpu > {QUOTA_CPU}")
             for p in active:
-                job = (p["metadata"].get("labels") or {}).get("batch.kubernetes.io/job-name", "?")
+                job = (p["metadata"].get("labels") or {}).get(self.key, "?")
                 where.setdefault(job, set()).add(name)
             cq = self._json(kueue, "clusterqueue", "cq") or {}
             for flavor in (cq.get("status") or {}).get("flavorsReservation") or []:
@@ -88,19 +90,29 @@ class Invariants:
             self.stop.wait(0.3)
 
 
-@pytest.fixture(scope="module")
-def invariants(clusters: base.Clusters) -> Iterator[Invariants]:
-    sampler = Invariants(clusters.workers)
+def sampling(workers: dict[str, Kueue], key: str = "batch.kubernetes.io/job-name") -> Iterator[Invariants]:
+    """A module's sampler, from its first test to its last (a module fixture's body)."""
+    sampler = Invariants(workers, key)
     yield sampler
     sampler.stop.set()
     sampler.thread.join(timeout=30)
 
 
-@pytest.fixture(autouse=True)
-def held_throughout(invariants: Invariants) -> Iterator[None]:
+def holding(invariants: Invariants) -> Iterator[None]:
+    """No violation sampled while one test ran (an autouse fixture's body)."""
     before = len(invariants.violations)
     yield
     assert invariants.violations[before:] == [], "invariant broken"
+
+
+@pytest.fixture(scope="module")
+def invariants(clusters: base.Clusters) -> Iterator[Invariants]:
+    yield from sampling(clusters.workers)
+
+
+@pytest.fixture(autouse=True)
+def held_throughout(invariants: Invariants) -> Iterator[None]:
+    yield from holding(invariants)
 
 
 def job(name: str, run: str) -> str:
