@@ -188,6 +188,25 @@ def controller_with_webhooks(kueue: Kueue, directory: Path, config: dict[str, An
         kueue.start()
 
 
+@contextlib.contextmanager
+def with_archived_addon(kueue: Kueue, addon: str, directory: Path, config: dict[str, Any]) -> Iterator[Kueue]:
+    """An addon built from ``../shared/third_party`` (JobSet's or LWS's controller, CRDs and webhooks)
+    started on the session's cluster, and the module's own controller with ``config`` beside it; the
+    addon's log tail printed and the addon stopped afterwards."""
+    cluster = kueue.cluster
+    started = time.monotonic()
+    cluster.start_archived(addon, timeout=600)
+    print(f"\n{addon} addon (CRD + manager + webhooks) ready in {time.monotonic() - started:.1f} s")
+    try:
+        with controller_with_webhooks(kueue, directory, config, f"{addon}-integration") as mine:
+            yield mine
+    finally:
+        manager_log = cluster.directory / "logs" / f"{addon}-manager.log"
+        print(f"\n--- {addon}-manager log (tail) ---\n" + "\n".join(
+            manager_log.read_text(errors="replace").splitlines()[-5:]))
+        cluster.stop_archived(addon)
+
+
 def condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
     for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
         if cond.get("type") == kind:

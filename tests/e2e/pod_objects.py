@@ -9,6 +9,7 @@ from typing import Any
 
 from pykueue.jobs import pods as pod_rules
 from tests.e2e.conftest import Kueue, condition, eventually
+from tests.e2e.objects import GPU_FLAVOR, cluster_queue, local_queue
 
 GPU_NODE = "gpu-h100-0"
 def pod(name: str, namespace: str, cpu: str, *, priority_class: str | None = None,
@@ -66,3 +67,12 @@ def succeed(kueue: Kueue, name: str, ns: str) -> None:
                                                               "reason": "PodCompleted"}]}}
     kueue.cluster.kubectl("patch", "pod", name, "-n", ns, "--subresource=status", "--type=merge",
                           "-p", json.dumps(patch))
+
+
+def two_gpu_queues(kueue: Kueue, ns: str) -> None:
+    """LocalQueue `lq` on a 1 cpu ClusterQueue NS, `big` on the 4 cpu NS-big, both on the H100 flavor."""
+    kueue.apply(GPU_FLAVOR)
+    kueue.apply(cluster_queue(ns, "1", flavor="gpu-h100"))
+    kueue.apply(cluster_queue(f"{ns}-big", "4", flavor="gpu-h100"))
+    kueue.apply(local_queue(ns, ns))
+    kueue.apply(local_queue(ns, f"{ns}-big", name="big"))

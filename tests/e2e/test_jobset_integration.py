@@ -15,13 +15,12 @@ manager stops (its webhook configurations go with it) and the session's controll
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Kueue, condition, controller_with_webhooks, eventually, is_true
+from tests.e2e.conftest import Kueue, condition, eventually, is_true, with_archived_addon
 from tests.e2e.objects import as_created, gpu_queue, priority_classes, scenario_in_namespace, workload_for
 
 pytestmark = pytest.mark.e2e
@@ -35,19 +34,8 @@ CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"
 
 @pytest.fixture(scope="module")
 def jobset_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
-    cluster = kueue.cluster
-    started = time.monotonic()
-    cluster.start_archived("jobset", timeout=600)
-    print(f"\njobset addon (CRD + manager + webhooks) ready in {time.monotonic() - started:.1f} s")
-    try:
-        with controller_with_webhooks(kueue, tmp_path_factory.mktemp("jobset-integration"), CONFIG,
-                                      "jobset-integration") as mine:
-            yield mine
-    finally:
-        manager_log = cluster.directory / "logs" / "jobset-manager.log"
-        print("\n--- jobset-manager log (tail) ---\n" + "\n".join(
-            manager_log.read_text(errors="replace").splitlines()[-5:]))
-        cluster.stop_archived("jobset")
+    with with_archived_addon(kueue, "jobset", tmp_path_factory.mktemp("jobset-integration"), CONFIG) as mine:
+        yield mine
 
 
 def jobset(name: str, ns: str, *, workers: int = 2, cpu: str = "1", runs_for: str = "0s",

@@ -16,13 +16,12 @@ integration and its webhooks on, as the JobSet module does.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Kueue, condition, controller_with_webhooks, eventually, is_true
+from tests.e2e.conftest import Kueue, condition, eventually, is_true, with_archived_addon
 from tests.e2e.objects import gpu_queue, priority_classes, refused, scenario_in_namespace
 
 pytestmark = pytest.mark.e2e
@@ -35,19 +34,8 @@ LWS_RESOURCE = "leaderworkerset.leaderworkerset.x-k8s.io"
 
 @pytest.fixture(scope="module")
 def lws_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
-    cluster = kueue.cluster
-    started = time.monotonic()
-    cluster.start_archived("lws", timeout=600)
-    print(f"\nlws addon (CRD + manager + webhooks) ready in {time.monotonic() - started:.1f} s")
-    try:
-        with controller_with_webhooks(kueue, tmp_path_factory.mktemp("lws-integration"), CONFIG,
-                                      "lws-integration") as mine:
-            yield mine
-    finally:
-        manager_log = cluster.directory / "logs" / "lws-manager.log"
-        print("\n--- lws-manager log (tail) ---\n" + "\n".join(
-            manager_log.read_text(errors="replace").splitlines()[-5:]))
-        cluster.stop_archived("lws")
+    with with_archived_addon(kueue, "lws", tmp_path_factory.mktemp("lws-integration"), CONFIG) as mine:
+        yield mine
 
 
 def leaderworkerset(name: str, ns: str, *, replicas: int = 2, size: int = 3, cpu: str = "1",

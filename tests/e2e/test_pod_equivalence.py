@@ -15,22 +15,13 @@ import pytest
 from pykueue.jobs.batch import PREBUILT_WORKLOAD_LABEL as PREBUILT
 from pykueue.jobs.pod import workload_from_pod
 from tests.e2e.conftest import Kueue, condition, eventually
-from tests.e2e.objects import GPU_FLAVOR, cluster_queue, local_queue, refused
-from tests.e2e.pod_objects import gated, get_pod, pod, running_on_gpu, workload_for
+from tests.e2e.objects import refused
+from tests.e2e.pod_objects import gated, get_pod, pod, running_on_gpu, two_gpu_queues, workload_for
 
 pytestmark = pytest.mark.e2e
 QUEUE = "kueue.x-k8s.io/queue-name"
 CLASS = "kueue.x-k8s.io/priority-class"
 WORKLOADS = "workloads.kueue.x-k8s.io"
-
-
-def _queues(kueue: Kueue, ns: str) -> None:
-    """LocalQueue `lq` on a 1 cpu ClusterQueue, `big` on a 4 cpu one, both on the H100 flavor."""
-    kueue.apply(GPU_FLAVOR)
-    kueue.apply(cluster_queue(ns, "1", flavor="gpu-h100"))
-    kueue.apply(cluster_queue(f"{ns}-big", "4", flavor="gpu-h100"))
-    kueue.apply(local_queue(ns, ns))
-    kueue.apply(local_queue(ns, f"{ns}-big", name="big"))
 
 
 def _label(kueue: Kueue, name: str, ns: str, *labels: str):
@@ -40,7 +31,7 @@ def _label(kueue: Kueue, name: str, ns: str, *labels: str):
 def test_a_gated_pod_relabelled_to_another_queue_runs_there_and_then_keeps_it(pod_kueue: Kueue, ns: str) -> None:
     """A 2 cpu Pod in `lq` (1 cpu) waits gated. Relabelled `big`, its Workload (the same one) names
     `big` and is admitted there: the Pod runs. Running, relabelling it back is refused by vpod."""
-    _queues(pod_kueue, ns)
+    two_gpu_queues(pod_kueue, ns)
     pod_kueue.apply([pod("mover", ns, "2")])
     wl = eventually(lambda: workload_for(pod_kueue, ns, "mover"), 60, what="mover's workload")
     eventually(lambda: (c := condition(workload_for(pod_kueue, ns, "mover"), "QuotaReserved"))
@@ -70,7 +61,7 @@ kind: WorkloadPriorityClass
 metadata: {{name: {ns}-high}}
 value: 1000
 """)
-    _queues(pod_kueue, ns)
+    two_gpu_queues(pod_kueue, ns)
     pod_kueue.apply([pod("ranked", ns, "2", labels={CLASS: f"{ns}-low"})])
     wl = eventually(lambda: workload_for(pod_kueue, ns, "ranked"), 60, what="ranked's workload")
     assert wl["spec"]["priority"] == 10
@@ -88,7 +79,7 @@ def test_a_pod_runs_from_its_prebuilt_workload_and_a_missing_one_is_never_made(p
     """Issue 40: kueue.x-k8s.io/prebuilt-workload-name on a plain Pod. The Workload `pre` made beforehand
     gets the Pod as its controller owner and runs it; a Pod naming a Workload that does not exist stays
     gated and no Workload is made for it."""
-    _queues(pod_kueue, ns)
+    two_gpu_queues(pod_kueue, ns)
     made = pod("built", ns, "500m", labels={PREBUILT: "pre"})
     pre = workload_from_pod(made)
     pre["metadata"] = {"name": "pre", "namespace": ns}

@@ -18,21 +18,11 @@ from pykueue.jobs import pods as pod_rules
 from pykueue.jobs.batch import PREBUILT_WORKLOAD_LABEL as PREBUILT
 from pykueue.jobs.pod import GROUP_NAME_LABEL, GROUP_TOTAL_COUNT, workload_from_pod
 from tests.e2e.conftest import Kueue, condition, eventually
-from tests.e2e.objects import GPU_FLAVOR, cluster_queue, local_queue
-from tests.e2e.pod_objects import gated, get_pod, pod, running_on_gpu
+from tests.e2e.pod_objects import gated, get_pod, pod, running_on_gpu, two_gpu_queues
 
 pytestmark = pytest.mark.e2e
 QUEUE = "kueue.x-k8s.io/queue-name"
 WORKLOADS = "workloads.kueue.x-k8s.io"
-
-
-def _queues(kueue: Kueue, ns: str) -> None:
-    """LocalQueue `lq` on a 1 cpu ClusterQueue NS, `big` on the 4 cpu NS-big, both on the H100 flavor."""
-    kueue.apply(GPU_FLAVOR)
-    kueue.apply(cluster_queue(ns, "1", flavor="gpu-h100"))
-    kueue.apply(cluster_queue(f"{ns}-big", "4", flavor="gpu-h100"))
-    kueue.apply(local_queue(ns, ns))
-    kueue.apply(local_queue(ns, f"{ns}-big", name="big"))
 
 
 def _member(name: str, ns: str, group: str, cpu: str, *, prebuilt: bool = False) -> dict[str, Any]:
@@ -72,7 +62,7 @@ def test_a_prebuilt_group_workload_runs_its_group_and_one_out_of_sync_is_finishe
     own it. Group `other`: its Workload made for 500m members, the members ask 250m (another role): the
     Workload is finished OutOfSync with upstream's message, keeps its UID (not deleted and made anew),
     and its members stay gated."""
-    _queues(pod_kueue, ns)
+    two_gpu_queues(pod_kueue, ns)
     pod_kueue.apply([_group_workload(ns, "fits", "500m"), _group_workload(ns, "other", "500m")])
     made = {n: pod_kueue.get(WORKLOADS, n, ns)["metadata"]["uid"] for n in ("fits", "other")}
     pod_kueue.apply([_member(n, ns, "fits", "500m", prebuilt=True) for n in ("fits-a", "fits-b")]
@@ -101,7 +91,7 @@ def _relabel(kueue: Kueue, ns: str, selector: str, *labels: str) -> None:
 def test_a_gated_pod_group_relabelled_to_another_queue_moves_its_workload_in_place(pod_kueue: Kueue, ns: str) -> None:
     """Two 1 cpu members in `lq` (1 cpu): their Workload waits. Both relabelled `big` (4 cpu): the same
     Workload (same UID) names `big`, is admitted by NS-big and both members run."""
-    _queues(pod_kueue, ns)
+    two_gpu_queues(pod_kueue, ns)
     pod_kueue.apply([_member(n, ns, "grp", "1") for n in ("grp-a", "grp-b")])
     waiting = eventually(lambda: (w := pod_kueue.get(WORKLOADS, "grp", ns))
                          and (c := condition(w, "QuotaReserved")) and c["status"] == "False" and w,
