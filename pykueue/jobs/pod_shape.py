@@ -9,8 +9,10 @@ images and limits are not in it, so Pods that differ only there share a role.
 The role hash is the first 8 hex digits of the SHA-256 of ``{"spec": shape}`` as Go's
 ``encoding/json`` writes it; a pod group's pod sets are named with it, so the bytes must be Go's:
 map keys sorted, no spaces, ``null`` for what is unset, quantities in canonical form, a struct's
-fields in its declaration order. Objects read from the API server already list a struct's fields in
-that order; tolerations and ports (the structs a manifest most often spells by hand) are put in it here.
+fields in its declaration order (``k8s.io/api/core/v1``'s types), what ``omitempty`` leaves out left
+out, a field Go does not know dropped, and a missing field Go always writes written as its zero value.
+So a hand-written manifest (the simulator reads those) hashes as the object the API server stores,
+whatever order its keys were written in. ``_STRUCTS`` holds each struct the shape reaches.
 """
 
 from __future__ import annotations
@@ -25,9 +27,84 @@ from pykueue.jobs import generic_update
 from pykueue.jobs.batch import JobConversionError
 from pykueue.quantity import format_binary, format_decimal, parse_quantity
 
-_TOLERATION_FIELDS = ("key", "operator", "value", "effect", "tolerationSeconds")  # all omitempty
-_PORT_FIELDS = ("name", "hostPort", "containerPort", "protocol", "hostIP")  # containerPort is not omitempty
 _EMPTY: tuple[Any, ...] = (None, {}, [])
+
+# A struct field: (json name, how Go writes it, the struct a nested value is). How: "s" and "i" a string or
+# int32 always written ("" or 0 when missing); "s?" and "i?" the same under omitempty (left out when empty);
+# "p" a pointer (omitempty: left out when missing or null, written even when zero); "m" a map of strings
+# (omitempty, keys sorted); "l?" a list (omitempty) and "l" one always written (null when missing); "o?" a
+# pointer to a struct (omitempty) and "o" a struct value (always written).
+_Field = tuple[str, str, str]
+_SELECTOR_REQUIREMENT: tuple[_Field, ...] = (("key", "s", ""), ("operator", "s", ""), ("values", "l?", ""))
+_NODE_SELECTOR_TERM: tuple[_Field, ...] = (
+    ("matchExpressions", "l?", "SelectorRequirement"), ("matchFields", "l?", "SelectorRequirement"))
+_POD_AFFINITY: tuple[_Field, ...] = (
+    ("requiredDuringSchedulingIgnoredDuringExecution", "l?", "PodAffinityTerm"),
+    ("preferredDuringSchedulingIgnoredDuringExecution", "l?", "WeightedPodAffinityTerm"))
+_STRUCTS: dict[str, tuple[_Field, ...]] = {
+    "Affinity": (("nodeAffinity", "o?", "NodeAffinity"), ("podAffinity", "o?", "PodAffinity"),
+                 ("podAntiAffinity", "o?", "PodAffinity")),
+    "NodeAffinity": (("requiredDuringSchedulingIgnoredDuringExecution", "o?", "NodeSelector"),
+                     ("preferredDuringSchedulingIgnoredDuringExecution", "l?", "PreferredSchedulingTerm")),
+    "NodeSelector": (("nodeSelectorTerms", "l", "NodeSelectorTerm"),),
+    "NodeSelectorTerm": _NODE_SELECTOR_TERM,
+    "SelectorRequirement": _SELECTOR_REQUIREMENT,  # NodeSelectorRequirement and LabelSelectorRequirement
+    "PreferredSchedulingTerm": (("weight", "i", ""), ("preference", "o", "NodeSelectorTerm")),
+    "PodAffinity": _POD_AFFINITY,  # PodAntiAffinity has the same fields
+    "PodAffinityTerm": (("labelSelector", "o?", "LabelSelector"), ("namespaces", "l?", ""), ("topologyKey", "s", ""),
+                        ("namespaceSelector", "o?", "LabelSelector"), ("matchLabelKeys", "l?", ""),
+                        ("mismatchLabelKeys", "l?", "")),
+    "WeightedPodAffinityTerm": (("weight", "i", ""), ("podAffinityTerm", "o", "PodAffinityTerm")),
+    "LabelSelector": (("matchLabels", "m", ""), ("matchExpressions", "l?", "SelectorRequirement")),
+    "Toleration": (("key", "s?", ""), ("operator", "s?", ""), ("value", "s?", ""), ("effect", "s?", ""),
+                   ("tolerationSeconds", "p", "")),
+    "TopologySpreadConstraint": (("maxSkew", "i", ""), ("topologyKey", "s", ""), ("whenUnsatisfiable", "s", ""),
+                                 ("labelSelector", "o?", "LabelSelector"), ("minDomains", "p", ""),
+                                 ("nodeAffinityPolicy", "p", ""), ("nodeTaintsPolicy", "p", ""),
+                                 ("matchLabelKeys", "l?", "")),
+    "PodResourceClaim": (("name", "s", ""), ("resourceClaimName", "p", ""), ("resourceClaimTemplateName", "p", "")),
+    "ContainerPort": (("name", "s?", ""), ("hostPort", "i?", ""), ("containerPort", "i", ""), ("protocol", "s?", ""),
+                      ("hostIP", "s?", "")),
+}
+_ZERO = {"s": "", "i": 0}
+
+
+def _go_value(value: Any, how: str, struct: str) -> Any:
+    """One field's value as Go writes it (``_STRUCTS``' notation)."""
+    if how in ("o", "o?"):
+        return _go_struct(value, struct)
+    if how in ("l", "l?"):
+        if not isinstance(value, list):
+            return value
+        return [_go_struct(v, struct) for v in value] if struct else value
+    if how == "m" and isinstance(value, Mapping):
+        return dict(sorted(value.items()))
+    return value
+
+
+def _go_struct(item: Any, struct: str) -> Any:
+    """``item`` as Go's ``json.Marshal`` writes the struct ``struct``: fields in declaration order, what
+    omitempty omits left out, unknown keys dropped (a value that is not an object is left as it is)."""
+    if not isinstance(item, Mapping):
+        return item
+    out: dict[str, Any] = {}
+    for name, how, sub in _STRUCTS[struct]:
+        value = item.get(name)
+        omitempty = how.endswith("?") or how in ("p", "m")
+        if value is None and not omitempty:
+            out[name] = None if how == "l" else _go_struct({}, sub) if how == "o" else _ZERO[how]
+        elif value is None or (omitempty and how != "p" and how != "o?" and value in ("", 0, [], {})):
+            continue
+        else:
+            out[name] = _go_value(value, how.rstrip("?"), sub)
+    return out
+
+
+def _go_list(items: Any, struct: str) -> Any:
+    """A top-level list of ``struct`` (omitempty on the pod spec, so an empty one is null)."""
+    if items in _EMPTY:
+        return None
+    return [_go_struct(i, struct) for i in items] if isinstance(items, list) else items
 _BINARY_SUFFIXES = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
 
 
@@ -50,30 +127,13 @@ def _quantity(value: Any) -> str:
 
 
 def _resource_list(values: Mapping[str, Any] | None) -> dict[str, str] | None:
-    if values is None:
-        return None
+    if not values:
+        return None  # omitempty: the API server stores an empty list as none
     return {name: _quantity(values[name]) for name in sorted(values)}
 
 
-def _ordered(item: Mapping[str, Any], fields: tuple[str, ...], keep: tuple[str, ...] = ()) -> dict[str, Any]:
-    """A struct in Go's field order, its empty omitempty fields left out (fields in ``keep`` stay;
-    a zero ``hostPort`` is empty, a zero ``tolerationSeconds`` is a set pointer)."""
-    def empty(key: str, value: Any) -> bool:
-        return value is None or value == "" or (key == "hostPort" and value == 0)
-
-    out = {k: item[k] for k in fields if k in item and (k in keep or not empty(k, item[k]))}
-    out.update({k: v for k, v in item.items() if k not in fields})
-    return out
-
-
-def _list(items: Iterable[Mapping[str, Any]] | None, fields: tuple[str, ...],
-          keep: tuple[str, ...] = ()) -> list[dict[str, Any]] | None:
-    items = list(items or [])
-    return [_ordered(i, fields, keep) for i in items] if items else None
-
-
 def _containers(items: Iterable[Mapping[str, Any]] | None) -> list[dict[str, Any]] | None:
-    shaped = [{"ports": _list(c.get("ports"), _PORT_FIELDS, ("containerPort",)),
+    shaped = [{"ports": _go_list(c.get("ports"), "ContainerPort"),
                "resources": {"requests": _resource_list((c.get("resources") or {}).get("requests"))}}
               for c in items or []]
     return shaped or None
@@ -86,16 +146,16 @@ def _empty_to_none(value: Any) -> Any:
 def spec_shape(pod_spec: Mapping[str, Any]) -> dict[str, Any]:
     """Upstream's ``SpecShape``: what admission reads of a pod spec, keyed as Go keys it."""
     return {
-        "affinity": pod_spec.get("affinity"),
+        "affinity": None if pod_spec.get("affinity") is None else _go_struct(pod_spec["affinity"], "Affinity"),
         "containers": _containers(pod_spec.get("containers")),
         "initContainers": _containers(pod_spec.get("initContainers")),
         "nodeSelector": _empty_to_none(pod_spec.get("nodeSelector")),
         "overhead": _resource_list(pod_spec.get("overhead")),
         "priority": pod_spec.get("priority"),
-        "resourceClaims": _empty_to_none(pod_spec.get("resourceClaims")),
+        "resourceClaims": _go_list(pod_spec.get("resourceClaims"), "PodResourceClaim"),
         "runtimeClassName": pod_spec.get("runtimeClassName"),
-        "tolerations": _list(pod_spec.get("tolerations"), _TOLERATION_FIELDS),
-        "topologySpreadConstraints": _empty_to_none(pod_spec.get("topologySpreadConstraints")),
+        "tolerations": _go_list(pod_spec.get("tolerations"), "Toleration"),
+        "topologySpreadConstraints": _go_list(pod_spec.get("topologySpreadConstraints"), "TopologySpreadConstraint"),
     }
 
 
