@@ -181,7 +181,7 @@ class ObjectKeys:
 
 class RayKeys(ObjectKeys):
     """RayClusters, RayJobs or RayServices (one ``kind`` each); ``clusters``: the cached RayClusters,
-    where a RayJob's live cluster is found (an elastic one is sized by it)."""
+    where a RayJob's or RayService's live cluster is found (an elastic one is sized by it)."""
 
     group = "ray.io"
     clusters: Store = {}

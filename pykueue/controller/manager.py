@@ -176,7 +176,7 @@ class Controller:
                     tasks += self._start_leaderworkersets(pods.store, workloads.store, flavors)
             for kind in self.crd_keys:
                 tasks += self._start_crd_kind(kind, workloads.store, flavors)
-            if ray_live.RAY_JOB in self.crd_keys and ray_live.RAY_CLUSTER not in self.crd_keys:
+            if ray_live.RAY_CLUSTER not in self.crd_keys and any(k in self.crd_keys for k in ray_live.SIZED_BY_CLUSTER):
                 tasks += self._start_ray_clusters()
             self.multikueue = MultiKueue(self.kube, self.informers, self.engine.config.multi_kueue, self.recorder,
                                          self.clock, self.namespace)
@@ -338,8 +338,8 @@ class Controller:
                 self._ray_cluster_changed(event, old, new)
         inf = self._informer(res, handle)
         self.crd_keys[kind].objects = inf.store
-        if kind == ray_live.RAY_CLUSTER and isinstance(job_keys := self.crd_keys.get(ray_live.RAY_JOB), RayKeys):
-            job_keys.clusters = inf.store
+        if kind == ray_live.RAY_CLUSTER:
+            self._share_clusters(inf.store)
         sync = JobReconciler(self.kube, self.crd_keys[kind], workloads, flavors, self.priority_classes, self.clock,
                              self.workload_sync.job_stopped, self.recorder,
                              wait_for_pods_ready=self.engine.config.wait_for_pods_ready.enable)
@@ -351,22 +351,28 @@ class Controller:
                 supervise.start(res.plural, lambda: work.run(sync.reconcile, self._job_error))]
 
     def _ray_cluster_changed(self, event: str, old: dict | None, new: dict | None) -> None:
-        """A RayCluster a RayJob controls changed (the autoscaler scaled it, KubeRay made or removed it):
-        its RayJob is reconciled, as upstream's RayJob controller watches the clusters it owns."""
+        """A RayCluster a RayJob or a RayService controls changed (the autoscaler scaled it, KubeRay made
+        or removed it): its owner is reconciled, as upstream's RayJob and RayService controllers watch
+        the clusters they own."""
         obj = new or old
         assert obj is not None
-        owner = ray_live.owning_ray_job(obj)
-        if owner is not None and (work := self.crd_work.get(ray_live.RAY_JOB)) is not None:
-            work.add(f"{obj['metadata']['namespace']}/{owner}")
+        for kind in ray_live.SIZED_BY_CLUSTER:
+            owner = ray_live.owning_ray_job(obj, kind)
+            if owner is not None and (work := self.crd_work.get(kind)) is not None:
+                work.add(f"{obj['metadata']['namespace']}/{owner}")
+
+    def _share_clusters(self, store: dict) -> None:
+        """The cached RayClusters, where each RayJob's and RayService's live cluster is found."""
+        for kind in ray_live.SIZED_BY_CLUSTER:
+            if isinstance(job_keys := self.crd_keys.get(kind), RayKeys):
+                job_keys.clusters = store
 
     def _start_ray_clusters(self) -> list[asyncio.Task]:
-        """RayClusters watched for the RayJobs alone (their integration is off): where a RayJob's live
-        cluster is found, and its changes reconcile its RayJob."""
+        """RayClusters watched for the RayJobs and RayServices alone (their own integration is off):
+        where a live cluster is found, and its changes reconcile its owner."""
         res = JOB_RESOURCES[ray_live.RAY_CLUSTER]
         inf = self._informer(res, self._ray_cluster_changed)
-        job_keys = self.crd_keys[ray_live.RAY_JOB]
-        assert isinstance(job_keys, RayKeys)
-        job_keys.clusters = inf.store
+        self._share_clusters(inf.store)
 
         async def watch() -> None:
             await self._served(res)

@@ -73,7 +73,7 @@ _JOB_KIND = "Job"
 _JOB_GROUP = "batch"
 _HASH_LENGTH = 5
 ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"  # workloadslicing.EnabledAnnotationKey
-SLICED_KINDS = frozenset({"Job", "RayCluster", "RayJob"})  # the kinds whose elastic Workloads are slices
+SLICED_KINDS = frozenset({"Job", "RayCluster", "RayJob", "RayService"})  # the kinds whose elastic Workloads are slices
 _MAX_PREFIX_LENGTH = 253 - 1 - _HASH_LENGTH
 
 _DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")

@@ -23,11 +23,13 @@ start and stop them:
 A RayCluster that a RayJob or a RayService owns is that one's to queue (``owned_by_ray_job``):
 upstream skips objects whose controller is an object Kueue manages.
 
-An elastic RayJob (``kueue.x-k8s.io/elastic-job: "true"``) with in-tree autoscaling is sized by its live
-cluster (``status.rayClusterName``, which KubeRay made from it and whose worker replicas the autoscaler
-changes): its worker pod sets count the cluster's replicas, it records those counts and the cluster's
-generation in its own annotations (``ray.slicing_annotations``), and a slice is named with both
-generations, so each scale of the cluster gets a slice of its own.
+An elastic RayJob or RayService (``kueue.x-k8s.io/elastic-job: "true"``) with in-tree autoscaling is
+sized by its live cluster (a RayJob's ``status.rayClusterName``, a RayService's
+``status.activeServiceStatus.rayClusterName``: the cluster KubeRay made from it, whose worker replicas
+the autoscaler changes), as upstream's RayJob and RayService both call ``raycluster.UpdatePodSets``: its
+worker pod sets count the cluster's replicas, it records those counts and the cluster's generation in
+its own annotations (``ray.slicing_annotations``), and a slice is named with both generations, so each
+scale of the cluster gets a slice of its own.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ RAY_JOB = "RayJob"
 RAY_SERVICE = ray.RAY_SERVICE
 KINDS = {ray.CLUSTER_FRAMEWORK: RAY_CLUSTER, ray.JOB_FRAMEWORK: RAY_JOB, ray.SERVICE_FRAMEWORK: RAY_SERVICE}
 SERVICE_READY = "Ready"  # rayv1.RayServiceReady
+SIZED_BY_CLUSTER = (RAY_JOB, RAY_SERVICE)  # an elastic one follows the live cluster KubeRay made for it
 READY = "ready"  # rayv1.Ready
 # rayv1.JobDeploymentStatusComplete, ...Failed, and ...ValidationFailed: KubeRay found the spec invalid and will
 # never run it, so it finishes (failed) and its quota goes
@@ -58,10 +61,10 @@ def owned_by_ray_job(obj: Mapping[str, Any]) -> bool:
                for o in (obj.get("metadata") or {}).get("ownerReferences") or [])
 
 
-def owning_ray_job(obj: Mapping[str, Any]) -> str | None:
-    """The name of the RayJob that controls this RayCluster, if one does."""
+def owning_ray_job(obj: Mapping[str, Any], kind: str = RAY_JOB) -> str | None:
+    """The name of the RayJob (or, with ``kind``, the RayService) that controls this RayCluster, if one does."""
     return next((o.get("name") for o in (obj.get("metadata") or {}).get("ownerReferences") or []
-                 if o.get("controller") and o.get("kind") == RAY_JOB
+                 if o.get("controller") and o.get("kind") == kind
                  and (o.get("apiVersion") or "").startswith("ray.io/")), None)
 
 
@@ -154,7 +157,7 @@ class RayObject(TemplatesBySuspend):
         # owner (``slicing``)
         generation: int | str | None = None
         if slicing.enabled(self.obj):
-            generation = (ray.slice_generation(self.obj) if self.kind == RAY_JOB
+            generation = (ray.slice_generation(self.obj) if self.kind in SIZED_BY_CLUSTER
                           else self.meta.get("generation") or 1)
         return batch.workload_name_for_owner(self.kind, ray.GROUP, self.meta["name"], self.meta.get("uid") or None,
                                              generation)
@@ -208,15 +211,16 @@ class RayObject(TemplatesBySuspend):
 
     def build_workload(self) -> dict[str, Any] | None:
         built = ray.workload_from_ray(self.obj)
-        if self.kind == RAY_JOB and slicing.enabled(self.obj):
+        if self.kind in SIZED_BY_CLUSTER and slicing.enabled(self.obj):
             built["metadata"]["name"] = self.workload_name()  # with its cluster's recorded generation
             if self.cluster is not None and ray.autoscales(self.obj):
                 ray.with_live_counts(built["spec"]["podSets"], self.cluster, self.meta["name"])
         return built
 
     def slicing_annotations(self) -> dict[str, str]:
-        """What an elastic RayJob records of its live cluster on itself (nothing for another kind)."""
-        if self.kind != RAY_JOB or not slicing.enabled(self.obj):
+        """What an elastic RayJob or RayService records of its live cluster on itself (nothing for a
+        RayCluster or a job that is not elastic)."""
+        if self.kind not in SIZED_BY_CLUSTER or not slicing.enabled(self.obj):
             return {}
         built = self.build_workload()
         return {} if built is None else ray.slicing_annotations(built["spec"]["podSets"], self.cluster)

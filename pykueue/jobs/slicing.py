@@ -189,7 +189,7 @@ def template_gate_ops(job: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def pods_selector(obj: Mapping[str, Any]) -> str | None:
     """The label selector of the pods that may wait at the gate: a Job's (while it counts some active),
-    a RayCluster's, a RayJob's cluster's; None for a kind whose pods are never gated here."""
+    a RayCluster's, a RayJob's or RayService's cluster's; None for a kind whose pods are never gated here."""
     meta = obj.get("metadata") or {}
     if obj.get("kind") == "Job":
         active = (obj.get("status") or {}).get("active")
@@ -198,6 +198,9 @@ def pods_selector(obj: Mapping[str, Any]) -> str | None:
         return f"ray.io/cluster={meta.get('name')}"
     if obj.get("kind") == "RayJob":  # the cluster KubeRay made for it, once it has one
         cluster = (obj.get("status") or {}).get("rayClusterName")
+        return f"ray.io/cluster={cluster}" if cluster else None
+    if obj.get("kind") == "RayService":  # its active cluster, once it has one
+        cluster = ((obj.get("status") or {}).get("activeServiceStatus") or {}).get("rayClusterName")
         return f"ray.io/cluster={cluster}" if cluster else None
     return None
 

@@ -11,7 +11,9 @@ Worked by hand, each in a 4-cpu ClusterQueue with a 1-cpu head and 1-cpu workers
 - an elastic RayJob with in-tree autoscaling: its first slice (head + 1 worker, 2 cpu) admitted and its
   cluster's worker released from the gate; the cluster scaled to 2 workers as the autoscaler would: a
   new slice of 3 cpu replaces the first (3 cpu held, not 2 + 3); scaled to 4: 5 cpu does not fit, the
-  slice waits, the RayJob runs on at 2 and KubeRay's 2 new workers stay at the gate.
+  slice waits, the RayJob runs on at 2 and KubeRay's 2 new workers stay at the gate;
+- ``simulate`` agrees with the controller on a RayJob's and a RayService's admission (pod sets,
+  counts, flavors) in a ClusterQueue of two flavors.
 """
 
 from __future__ import annotations
@@ -186,3 +188,113 @@ def test_an_elastic_rayjob_scales_with_its_cluster_through_workload_slices(ray_h
     eventually(lambda: workers_gated(kueue, ns) == (4, 2), 90, what="KubeRay's 2 new workers held at the gate")
     assert admitted_with(kueue, ns, 2) is not None and reserved_cpu(kueue, ns) == "3"
     running(kueue, ns)
+
+
+# ---- simulate agrees --------------------------------------------------------------------------------
+
+SIMULATED = """
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+integrations: {frameworks: ["batch/job", "ray.io/raycluster", "ray.io/rayjob", "ray.io/rayservice"]}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: sim-ray-small}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: sim-ray-big}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - {name: sim-ray-small, resources: [{name: cpu, nominalQuota: 2}]}
+    - {name: sim-ray-big, resources: [{name: cpu, nominalQuota: 8}]}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: default}
+spec: {clusterQueue: cq}
+---
+apiVersion: ray.io/v1
+kind: RayJob
+metadata:
+  name: job
+  labels: {kueue.x-k8s.io/queue-name: lq}
+spec:
+  submissionMode: InteractiveMode
+  shutdownAfterJobFinishes: true
+  rayClusterSpec:
+    headGroupSpec:
+      rayStartParams: {}
+      template:
+        spec:
+          containers: [{name: ray-head, image: rayproject/ray:2.9.0, resources: {requests: {cpu: "1"}}}]
+    workerGroupSpecs:
+    - groupName: workers
+      replicas: 2
+      rayStartParams: {}
+      template:
+        spec:
+          containers: [{name: ray-worker, image: rayproject/ray:2.9.0, resources: {requests: {cpu: "1"}}}]
+---
+apiVersion: ray.io/v1
+kind: RayService
+metadata:
+  name: serve
+  labels: {kueue.x-k8s.io/queue-name: lq}
+  annotations: {pykueue.dev/arrival: 5s}
+spec:
+  serveConfigV2: "applications: []"
+  rayClusterConfig:
+    headGroupSpec:
+      rayStartParams: {}
+      template:
+        spec:
+          containers: [{name: ray-head, image: rayproject/ray:2.9.0, resources: {requests: {cpu: "1"}}}]
+    workerGroupSpecs:
+    - groupName: workers
+      replicas: 3
+      rayStartParams: {}
+      template:
+        spec:
+          containers: [{name: ray-worker, image: rayproject/ray:2.9.0, resources: {requests: {cpu: "1"}}}]
+"""
+
+
+def test_simulate_predicts_a_rayjobs_and_a_rayservices_admission(ray_hooks: Kueue, ns: str, tmp_path) -> None:
+    """SIMULATED through `simulate`, then live in this namespace (its ClusterQueue named after the test),
+    the RayJob first and the RayService once the RayJob is admitted, as the RayService's arrival at 5 s
+    has it. Worked by hand, which simulate must agree with: small holds 2 cpu, big 8, tried in that
+    order. The RayJob's head takes 1 cpu of small, its 2 workers do not fit the 1 left there and go to
+    big; the RayService's head takes small's last cpu, its 3 workers go to big. Live, each Workload is
+    admitted with the pod sets, counts and flavors simulate predicted."""
+    from tests.e2e.objects import scenario_in_namespace
+    from tests.scenario_harness import simulate
+
+    code, predicted, err = simulate(SIMULATED, tmp_path)
+    assert code == 0 and predicted is not None, err
+    expected = {w["kind"]: w["admission"]["podSetAssignments"] for w in predicted["workloads"]}
+    small, big = {"cpu": "sim-ray-small"}, {"cpu": "sim-ray-big"}
+    assert expected == {
+        "RayJob": [{"name": "head", "count": 1, "flavors": small}, {"name": "workers", "count": 2, "flavors": big}],
+        "RayService": [{"name": "head", "count": 1, "flavors": small},
+                       {"name": "workers", "count": 3, "flavors": big}]}
+    docs = scenario_in_namespace(SIMULATED, ns)
+    kueue = ray_hooks
+
+    def admitted(kind: str) -> list[dict[str, Any]] | None:
+        wl = next((w for w in owned_by(kueue, ns, kind) if is_true(w, "Admitted")), None)
+        return None if wl is None else [{"name": a["name"], "count": a["count"], "flavors": a["flavors"]}
+                                        for a in wl["status"]["admission"]["podSetAssignments"]]
+
+    kueue.apply([d for d in docs if d["kind"] != "RayService"])
+    assert eventually(lambda: admitted("RayJob"), 120, what="the RayJob's Workload admitted") == expected["RayJob"]
+    kueue.apply([d for d in docs if d["kind"] == "RayService"])
+    assert eventually(lambda: admitted("RayService"), 120,
+                      what="the RayService's Workload admitted") == expected["RayService"]
