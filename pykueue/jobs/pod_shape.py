@@ -105,6 +105,8 @@ def _go_list(items: Any, struct: str) -> Any:
     if items in _EMPTY:
         return None
     return [_go_struct(i, struct) for i in items] if isinstance(items, list) else items
+
+
 _BINARY_SUFFIXES = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
 
 
