@@ -14,6 +14,7 @@ missing, as upstream counts it: never nominated.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,6 +33,9 @@ class Federation:
     # AdmissionCheck name -> the worker clusters of its MultiKueueConfig that are declared, in config order
     checks: dict[str, list[str]] = field(default_factory=dict)
     clusters: list[str] = field(default_factory=list)  # the declared MultiKueueClusters, in input order
+    # worker -> the (start, end) seconds the manager cannot reach it (pykueue.dev/unreachable; a
+    # pykueue.dev/delete-at on its MultiKueueCluster: from then on), in time order
+    unreachable: dict[str, tuple[tuple[float, float], ...]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -81,6 +85,25 @@ def _federation(docs: list[_Doc]) -> Federation:
     return fed
 
 
+def _outages(fed: Federation, docs: list[_Doc]) -> None:
+    """Each worker's unreachable windows, from its MultiKueueCluster's annotations (read by the loader's
+    run): a deleted MultiKueueCluster is unreachable from its deletion on, as the controller closes its
+    connection then."""
+    for doc in docs:
+        if doc.kind != "MultiKueueCluster" or doc.timing.at is not None:
+            continue
+        windows = list(doc.timing.unreachable)
+        gone = doc.timing.delete_at
+        if gone is not None:
+            windows = [(s, min(e, gone)) for s, e in windows if s < gone]
+            if windows and windows[-1][1] >= gone:
+                windows[-1] = (windows[-1][0], math.inf)
+            else:
+                windows.append((gone, math.inf))
+        if windows:
+            fed.unreachable[doc.name] = tuple(windows)
+
+
 def load_clusters(
     paths: Sequence[str | os.PathLike[str]], config_path: str | os.PathLike[str] | None = None
 ) -> tuple[Inputs, ClusterInputs | None, list[Problem]]:
@@ -112,7 +135,9 @@ def load_clusters(
                 continue
             _strip(doc)
             groups.setdefault(name, []).append(doc)
+        loader.elsewhere_checks = {doc.name for doc, _ in marked if doc.kind == "AdmissionCheck"}
         loader.run(manager)
+        _outages(federation, manager)
         problems, warnings = list(loader.problems), list(loader.warnings)
         workers: dict[str, Inputs] = {}
         for name in federation.clusters:
