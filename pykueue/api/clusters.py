@@ -36,6 +36,9 @@ class Federation:
     # worker -> the (start, end) seconds the manager cannot reach it (pykueue.dev/unreachable; a
     # pykueue.dev/delete-at on its MultiKueueCluster: from then on), in time order
     unreachable: dict[str, tuple[tuple[float, float], ...]] = field(default_factory=dict)
+    # (seconds, AdmissionCheck, its clusters from then on): a MultiKueueConfig changed (pykueue.dev/at)
+    # or deleted (pykueue.dev/delete-at) while the clock runs, in time order
+    changes: list[tuple[float, str, list[str]]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -63,25 +66,52 @@ def _strip(doc: _Doc) -> None:
         del doc.raw["metadata"]["annotations"]
 
 
-def _federation(docs: list[_Doc]) -> Federation:
-    fed = Federation()
-    configs: dict[str, list[str]] = {}
+def _listed(doc: _Doc) -> list[str]:
+    spec = doc.raw.get("spec")
+    listed = spec.get("clusters") if isinstance(spec, dict) else None
+    return [c for c in listed if isinstance(c, str)] if isinstance(listed, list) else []
+
+
+def _config_changes(fed: Federation, docs: list[_Doc]) -> None:
+    """The MultiKueue checks' clusters as they start (the MultiKueueConfigs without ``pykueue.dev/at``)
+    and as timed changes and deletions of the configs make them later (read after the loader's run,
+    which reads the timing annotations)."""
+    checks = _check_configs(docs)
+    timed: list[tuple[float, int, str, list[str]]] = []
+    start: dict[str, list[str]] = {}
+    for i, doc in enumerate(docs):
+        if doc.kind != "MultiKueueConfig":
+            continue
+        if doc.timing.at is None:
+            start[doc.name] = _listed(doc)
+        else:
+            timed.append((doc.timing.at, i, doc.name, _listed(doc)))
+        if doc.timing.delete_at is not None:
+            timed.append((doc.timing.delete_at, i, doc.name, []))
+    fed.checks = {check: [c for c in start.get(config, []) if c in fed.clusters] for check, config in checks.items()}
+    fed.changes = [(at, check, [c for c in listed if c in fed.clusters])
+                   for at, _, config, listed in sorted(timed, key=lambda t: (t[0], t[1]))
+                   for check, named in checks.items() if named == config]
+
+
+def _check_configs(docs: list[_Doc]) -> dict[str, str]:
+    """MultiKueue AdmissionCheck -> the MultiKueueConfig its parameters name ("" when they name none)."""
+    out: dict[str, str] = {}
     for doc in docs:
         spec = doc.raw.get("spec")
         spec = spec if isinstance(spec, dict) else {}
+        if doc.kind == "AdmissionCheck" and spec.get("controllerName") == CONTROLLER_NAME:
+            params = spec.get("parameters")
+            out[doc.name] = params["name"] if bad_parameters(params) is None else ""  # type: ignore[index]
+    return out
+
+
+def _federation(docs: list[_Doc]) -> Federation:
+    """The declared workers (their checks' clusters are read once the documents are: ``_config_changes``)."""
+    fed = Federation()
+    for doc in docs:
         if doc.kind == "MultiKueueCluster" and doc.name not in fed.clusters:
             fed.clusters.append(doc.name)
-        elif doc.kind == "MultiKueueConfig":
-            listed = spec.get("clusters")
-            configs[doc.name] = [c for c in listed if isinstance(c, str)] if isinstance(listed, list) else []
-    for doc in docs:
-        spec = doc.raw.get("spec")
-        spec = spec if isinstance(spec, dict) else {}
-        if doc.kind != "AdmissionCheck" or spec.get("controllerName") != CONTROLLER_NAME:
-            continue
-        params = spec.get("parameters")
-        listed = configs.get(params["name"], []) if bad_parameters(params) is None else []  # type: ignore[index]
-        fed.checks[doc.name] = [c for c in listed if c in fed.clusters]
     return fed
 
 
@@ -138,6 +168,7 @@ def load_clusters(
         loader.elsewhere_checks = {doc.name for doc, _ in marked if doc.kind == "AdmissionCheck"}
         loader.run(manager)
         _outages(federation, manager)
+        _config_changes(federation, manager)
         problems, warnings = list(loader.problems), list(loader.warnings)
         workers: dict[str, Inputs] = {}
         for name in federation.clusters:

@@ -93,12 +93,13 @@ class MultiRun:
     check_messages: dict[str, str] = field(default_factory=dict)  # workload -> a Rejected check's message
 
 
-_ROUND, _LOST, _NOMINATE, _OUTAGE = 0, 1, 2, 3  # timer kinds
+_ROUND, _LOST, _NOMINATE, _OUTAGE, _CONFIG = 0, 1, 2, 3, 4  # timer kinds
 
 
 class MultiSimulation:
     def __init__(self, inputs: ClusterInputs, *, until: float | None = None, step_budget: int | None = None) -> None:
         self.federation = inputs.federation
+        self.checks = {check: list(clusters) for check, clusters in inputs.federation.checks.items()}  # as of now
         self.manager = Simulation(inputs.manager, until=until)
         self.workers = {name: Simulation(w, until=until) for name, w in inputs.workers.items()}
         self.until_us = self.manager.until_us
@@ -122,6 +123,8 @@ class MultiSimulation:
                 self._timer(start, _OUTAGE, (worker, False))
                 if end is not None:
                     self._timer(end, _OUTAGE, (worker, True))
+        for at, check, clusters in self.federation.changes:
+            self._timer(seconds_to_us(at), _CONFIG, (check, clusters))
         self._pending: list[tuple[str | None, Event]] = []  # (worker or None for the manager, event)
         self.manager.observer = lambda now, events: self._pending.extend((None, e) for e in events)
         self.manager.runs_elsewhere = lambda key: key in self.dispatches
@@ -197,6 +200,9 @@ class MultiSimulation:
             sim.after_instant(now)
 
     def _on_timer(self, kind: int, payload: tuple, now: int) -> None:
+        if kind == _CONFIG:
+            self._config_changed(*payload, now)
+            return
         if kind == _OUTAGE:
             worker, back = payload
             if back:
@@ -246,10 +252,21 @@ class MultiSimulation:
     def _check_of(self, key: str) -> str | None:
         """The MultiKueue check of the workload's current reservation (at most one applies, as upstream
         assumes)."""
-        return next((c for c in self.manager.engine.check_names(key) if c in self.federation.checks), None)
+        return next((c for c in self.manager.engine.check_names(key) if c in self.checks), None)
 
     def _usable(self, check: str, now: int) -> list[str]:
-        return [c for c in self.federation.checks[check] if self.reachable(c, now)]
+        return [c for c in self.checks[check] if self.reachable(c, now)]
+
+    def _config_changed(self, check: str, clusters: list[str], now: int) -> None:
+        """The check's MultiKueueConfig lists other workers from now on: a workload admitted through a
+        worker no longer listed is given up at once (its copy there removed when the worker can be
+        reached), as the controller does, not after ``workerLostTimeout``."""
+        self.checks[check] = list(clusters)
+        for key, d in list(self.dispatches.items()):
+            if d.check == check and d.winner is not None and d.winner not in clusters:
+                if self.reachable(d.winner, now):
+                    self._remove(d.winner, key)
+                self.manager.engine.set_check_state(key, check, model.CheckState.RETRY, now)
 
     def _on_manager(self, e: Event, now: int) -> None:
         key = e.workload
@@ -288,7 +305,7 @@ class MultiSimulation:
         """The incremental dispatcher: the round is over (a timer set for its end), or this is the first."""
         if d.winner is not None:
             return
-        clusters = self.federation.checks[d.check]
+        clusters = self.checks[d.check]
         new, wait = mk.incremental_round(d.nominated, clusters, None, now / US)
         if new is None:
             return
@@ -343,7 +360,8 @@ class MultiSimulation:
         if d is None or d.winner is not None:
             return
         held = self.copies.get(key, set())
-        winner = mk.first_admitted({c: at for c, at in admitted_at.items() if c in held})
+        listed = self.checks[d.check]
+        winner = mk.first_admitted({c: at for c, at in admitted_at.items() if c in held and c in listed})
         if winner is not None:
             self._win(key, d, winner, now)
 
@@ -387,6 +405,8 @@ class MultiSimulation:
         d = self.dispatches.get(key)
         held = self.copies.get(key, set())
         here = sorted(c for c in held if self.reachable(c, now))
+        if d is not None:
+            here = [c for c in here if c in self.checks[d.check]]  # the controller looks at its config's workers
         if d is None:
             for cluster in here:
                 self._remove(cluster, key)
