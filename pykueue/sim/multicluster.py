@@ -91,6 +91,12 @@ class MultiRun:
     end_us: int
     cluster_name: dict[str, str | None]  # workload -> the worker it last ran on (None: never dispatched there)
     check_messages: dict[str, str] = field(default_factory=dict)  # workload -> a Rejected check's message
+    outages: dict[str, list[tuple[int, int | None]]] = field(default_factory=dict)  # worker -> unreachable spans
+
+    def unreachable_since(self, worker: str, at_us: int) -> int | None:
+        """Since when the manager cannot reach the worker at ``at_us`` (None: it can)."""
+        return next((start for start, end in self.outages.get(worker, ())
+                     if start <= at_us and (end is None or at_us < end)), None)
 
 
 _ROUND, _LOST, _NOMINATE, _OUTAGE, _CONFIG = 0, 1, 2, 3, 4  # timer kinds
@@ -178,7 +184,7 @@ class MultiSimulation:
         for run in runs:  # stopped or finished, every cluster's run ends where the whole run does
             run.end_us = end
         return MultiRun(self.manager.run_data, {n: s.run_data for n, s in self.workers.items()}, self.wins, end,
-                        self.cluster_name, self.check_messages)
+                        self.cluster_name, self.check_messages, self.outages)
 
     def _instant(self, now: int) -> None:
         for sim in self._all():
