@@ -49,10 +49,16 @@ WEBHOOK_DEFAULTED = (None, "kubernetes.io/job-controller", "jobset.sigs.k8s.io/j
                      "ray.io/kuberay-operator")  # replaced by MultiKueue's by the managedBy webhook
 
 
-def unmanaged(managed_by: str | None) -> str | None:
+NO_ADAPTER = "No multikueue adapter found"  # a Workload submitted as such has no owner to hand over
+
+
+def unmanaged(managed_by: str | None, kind: str = "Job") -> str | None:
     """Why the controller rejects the job's check (upstream's IsJobManagedByKueue), None when it may be
     dispatched: a ``managedBy`` left unset or naming the kind's own controller is defaulted to
-    MultiKueue's by the webhook (the job's queue has a MultiKueue check), any other value stays."""
+    MultiKueue's by the webhook (the job's queue has a MultiKueue check), any other value stays. A
+    Workload given as such has no owner, so no adapter: rejected."""
+    if kind == "Workload":
+        return NO_ADAPTER
     if managed_by in WEBHOOK_DEFAULTED or managed_by == mk.CONTROLLER_NAME:
         return None
     return f'{UNMANAGED}Expecting spec.managedBy to be "{mk.CONTROLLER_NAME}" not "{managed_by}"'
@@ -282,7 +288,7 @@ class MultiSimulation:
             if check is None:
                 return
             sub = self.manager.submitted(key)
-            why = unmanaged(sub.managed_by)
+            why = unmanaged(sub.managed_by, sub.workload.kind)
             if why is not None:
                 self.check_messages[key] = why
                 self.manager.engine.set_check_state(key, check, model.CheckState.REJECTED, now)

@@ -106,3 +106,9 @@ def test_managed_by(managed_by: str | None, rejected: bool) -> None:
     if rejected:
         assert why == ('The owner is not managed by Kueue: Expecting spec.managedBy to be '
                        '"kueue.x-k8s.io/multikueue" not "example.com/x"')
+
+
+def test_a_workload_given_as_such_has_no_adapter() -> None:
+    """The controller finds no owner to hand over (upstream's "No multikueue adapter found")."""
+    assert unmanaged(None, "Workload") == "No multikueue adapter found"
+    assert unmanaged("example.com/x", "Workload") == "No multikueue adapter found"
