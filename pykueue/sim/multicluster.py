@@ -307,10 +307,11 @@ class MultiSimulation:
                     else:
                         self._timer(now + seconds_to_us(delay), _NOMINATE, (key, d.epoch, workers))
         elif e.type in (ev.EVICTED, ev.FINISHED) and key in self.dispatches:
-            if e.type == ev.FINISHED and self.dispatches[key].winner is not None:
-                self._withdraw(key, now, keep=self.dispatches[key].winner)  # its copy stays where it ran
+            winner = self.dispatches[key].winner
+            if e.type == ev.FINISHED and winner is not None and self.workers[winner].engine.state_of(key) is State.FINISHED:
+                self._withdraw(key, now, keep=winner)  # its copy stays where it ran
             else:
-                self._withdraw(key, now)
+                self._withdraw(key, now)  # (finished by a copy elsewhere: the winner's goes too)
             del self.dispatches[key]
 
     def _next_round(self, key: str, d: Dispatch, now: int) -> None:

@@ -112,3 +112,19 @@ def test_a_workload_given_as_such_has_no_adapter() -> None:
     """The controller finds no owner to hand over (upstream's "No multikueue adapter found")."""
     assert unmanaged(None, "Workload") == "No multikueue adapter found"
     assert unmanaged("example.com/x", "Workload") == "No multikueue adapter found"
+
+
+def test_a_copy_that_ended_unseen_ends_the_workload_when_its_worker_is_back(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """a (runs 150s) is given up at 90 and admitted through w2; its old copy in w1 ends at 150, unseen.
+    w1 is back at 200: the finished copy finishes the manager's workload then, and the copy in w2 (due
+    at 240) is removed, never finishing there."""
+    path = _inputs(tmp_path, '"30s-"', '"30s-200s"')
+    path.write_text(path.read_text().replace("pykueue.dev/runtime: 300s", "pykueue.dev/runtime: 150s"))
+    doc = _run(path, capsys)
+    assert _admissions(doc) == [(0.0, "Admitted", "w1"), (90.0, "Evicted", None), (90.0, "Admitted", "w2"),
+                                (200.0, "Finished", None)]
+    w2 = next(w for w in doc["workers"] if w["name"] == "w2")
+    assert [(e["time"], e["type"]) for e in w2["events"] if e["workload"] == "team/a"] == [
+        (0.0, "QuotaReserved"), (0.0, "Admitted"), (90.0, "QuotaReserved"), (90.0, "Admitted")]  # the tie at 0 lost
+    assert w2["workloads"] == []
