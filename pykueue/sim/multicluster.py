@@ -405,7 +405,8 @@ class MultiSimulation:
         """The worker answers again: every workload it holds a copy of, or is nominated to, is looked at
         as the controller's reconcile does on the worker's return."""
         keys = {k for k, held in self.copies.items() if worker in held}
-        keys |= {k for k, d in self.dispatches.items() if worker in d.nominated}
+        keys |= {k for k, d in self.dispatches.items() if worker in d.nominated or (
+            d.winner is None and self.dispatcher == model.MULTIKUEUE_ALL_AT_ONCE and worker in self.checks[d.check])}
         for key in sorted(keys):
             self._resync(key, now)
 

@@ -128,3 +128,15 @@ def test_a_copy_that_ended_unseen_ends_the_workload_when_its_worker_is_back(
     assert [(e["time"], e["type"]) for e in w2["events"] if e["workload"] == "team/a"] == [
         (0.0, "QuotaReserved"), (0.0, "Admitted"), (90.0, "QuotaReserved"), (90.0, "Admitted")]  # the tie at 0 lost
     assert w2["workloads"] == []
+
+
+def test_a_worker_back_gets_the_copies_it_missed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """w1 unreachable from 0 to 100 and w2 too small (2 cpu): a holds its quota in the manager with no
+    copy it can use; when w1 is back at 100 AllAtOnce nominates it, its copy is admitted at once."""
+    path = _inputs(tmp_path, '"30s-"', '"0s-100s"')
+    head, _, w2 = path.read_text().rpartition("nominalQuota: 4")
+    path.write_text(head + "nominalQuota: 2" + w2)
+    doc = _run(path, capsys)
+    assert _admissions(doc) == [(100.0, "Admitted", "w1"), (400.0, "Finished", None)]
+    w1 = next(w for w in doc["workers"] if w["name"] == "w1")
+    assert [(w["name"], w["createdAt"]) for w in w1["workloads"]] == [("a", 100.0)]
