@@ -18,9 +18,10 @@ SEPARATOR = ":"  # WORKER:NAMESPACE/NAME
 
 def split_target(target: str) -> tuple[str | None, str]:
     """``(worker or None for the manager, NAMESPACE/NAME)``; a bare NAME is in namespace default."""
-    worker, sep, rest = target.partition(SEPARATOR)
+    name, sep, rest = target.partition(SEPARATOR)
+    worker: str | None = name if sep else None
     if not sep:
-        worker, rest = None, target
+        rest = target
     return worker, rest if "/" in rest else f"default/{rest}"
 
 

@@ -213,7 +213,8 @@ class MultiSimulation:
 
     def _on_timer(self, kind: int, payload: tuple, now: int) -> None:
         if kind == _CONFIG:
-            self._config_changed(*payload, now)
+            check, clusters = payload
+            self._config_changed(check, clusters, now)
             return
         if kind == _OUTAGE:
             worker, back = payload
