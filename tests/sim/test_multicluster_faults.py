@@ -140,3 +140,18 @@ def test_a_worker_back_gets_the_copies_it_missed(tmp_path: Path, capsys: pytest.
     assert _admissions(doc) == [(100.0, "Admitted", "w1"), (400.0, "Finished", None)]
     w1 = next(w for w in doc["workers"] if w["name"] == "w1")
     assert [(w["name"], w["createdAt"]) for w in w1["workloads"]] == [("a", 100.0)]
+
+
+def test_a_stale_copy_is_removed_when_its_worker_is_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """a is given up at 90 (admitted through w2 then) and deleted in the manager at 150: its copy in w2
+    goes at once, the one in w1 (unreachable) only when w1 is back at 200, so its job there stops
+    before its end at 300."""
+    path = _inputs(tmp_path, '"30s-"', '"30s-200s"')
+    path.write_text(path.read_text().replace("annotations: {pykueue.dev/runtime: 300s}",
+                                             "annotations: {pykueue.dev/runtime: 300s, pykueue.dev/delete-at: 150s}"))
+    doc = _run(path, capsys)
+    assert _admissions(doc) == [(0.0, "Admitted", "w1"), (90.0, "Evicted", None), (90.0, "Admitted", "w2")]
+    for worker in doc["workers"]:
+        assert worker["workloads"] == [], worker["name"]
+        assert not [e for e in worker["events"] if e["type"] == "Finished"]
+    assert doc["endTime"] == 90.0
