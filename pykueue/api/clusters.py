@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 from pykueue.api.inputs import Inputs, Problem
 from pykueue.api.loader import _bulk_allocation, _Doc, _Loader, _metadata
-from pykueue.engine.multikueue import CONTROLLER_NAME, bad_parameters
+from pykueue.api.timing import NOMINATE
+from pykueue.engine.multikueue import CONTROLLER_NAME, bad_parameters, builtin_dispatcher
 
 CLUSTER_ANNOTATION = "pykueue.dev/cluster"
 
@@ -134,6 +135,26 @@ def _outages(fed: Federation, docs: list[_Doc]) -> None:
             fed.unreachable[doc.name] = tuple(windows)
 
 
+def _nominate_warnings(loader: _Loader, fed: Federation) -> None:
+    """A ``pykueue.dev/nominate`` script that is never played (a built-in dispatcher nominates by
+    itself) or names a worker no MultiKueueCluster declares: a warning, as for an unknown check."""
+    builtin = builtin_dispatcher(loader.inputs.config.multi_kueue.dispatcher_name)
+    for sub in loader.inputs.workloads:
+        if not sub.nominate:
+            continue
+        w = sub.workload
+        unknown = sorted({n for names, _ in sub.nominate for n in names if n not in fed.clusters})
+        if builtin:
+            message = (f"the dispatcher {loader.inputs.config.multi_kueue.dispatcher_name} nominates by itself: "
+                       "the script is never played")
+        elif unknown:
+            message = f"{', '.join(unknown)} names no MultiKueueCluster: never nominated"
+        else:
+            continue
+        loader.warnings.append(Problem(sub.source, w.kind, w.namespace, w.name,
+                                       f"metadata.annotations[{NOMINATE}]", message))
+
+
 def load_clusters(
     paths: Sequence[str | os.PathLike[str]], config_path: str | os.PathLike[str] | None = None
 ) -> tuple[Inputs, ClusterInputs | None, list[Problem]]:
@@ -169,6 +190,7 @@ def load_clusters(
         loader.run(manager)
         _outages(federation, manager)
         _config_changes(federation, manager)
+        _nominate_warnings(loader, federation)
         problems, warnings = list(loader.problems), list(loader.warnings)
         workers: dict[str, Inputs] = {}
         for name in federation.clusters:

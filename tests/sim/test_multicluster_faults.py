@@ -155,3 +155,19 @@ def test_a_stale_copy_is_removed_when_its_worker_is_back(tmp_path: Path, capsys:
         assert worker["workloads"] == [], worker["name"]
         assert not [e for e in worker["events"] if e["type"] == "Finished"]
     assert doc["endTime"] == 90.0
+
+
+def test_a_nominate_script_never_played_is_a_warning(tmp_path: Path) -> None:
+    """With a built-in dispatcher (here the default, AllAtOnce) the script is never played; a name no
+    MultiKueueCluster declares is never nominated."""
+    path = _inputs(tmp_path, "annotations: {pykueue.dev/runtime: 300s}",
+                   'annotations: {pykueue.dev/runtime: 300s, pykueue.dev/nominate: "w9@0s"}')
+    inputs, _, problems = load_clusters([path])
+    assert not problems
+    assert [(w.name, w.message) for w in inputs.warnings] == [
+        ("a", "the dispatcher kueue.x-k8s.io/multikueue-dispatcher-all-at-once nominates by itself: the script "
+              "is never played")]
+    path.write_text(path.read_text().replace("workerLostTimeout: 60s", "workerLostTimeout: 60s, dispatcherName: x.io/d"))
+    inputs, _, problems = load_clusters([path])
+    assert not problems
+    assert [(w.name, w.message) for w in inputs.warnings] == [("a", "w9 names no MultiKueueCluster: never nominated")]
