@@ -14,13 +14,15 @@ missing, as upstream counts it: never nominated.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pykueue.api.inputs import Inputs, Problem
 from pykueue.api.loader import _bulk_allocation, _Doc, _Loader, _metadata
-from pykueue.engine.multikueue import CONTROLLER_NAME, bad_parameters
+from pykueue.api.timing import NOMINATE
+from pykueue.engine.multikueue import CONTROLLER_NAME, bad_parameters, builtin_dispatcher
 
 CLUSTER_ANNOTATION = "pykueue.dev/cluster"
 
@@ -32,6 +34,12 @@ class Federation:
     # AdmissionCheck name -> the worker clusters of its MultiKueueConfig that are declared, in config order
     checks: dict[str, list[str]] = field(default_factory=dict)
     clusters: list[str] = field(default_factory=list)  # the declared MultiKueueClusters, in input order
+    # worker -> the (start, end) seconds the manager cannot reach it (pykueue.dev/unreachable; a
+    # pykueue.dev/delete-at on its MultiKueueCluster: from then on), in time order
+    unreachable: dict[str, tuple[tuple[float, float], ...]] = field(default_factory=dict)
+    # (seconds, AdmissionCheck, its clusters from then on): a MultiKueueConfig changed (pykueue.dev/at)
+    # or deleted (pykueue.dev/delete-at) while the clock runs, in time order
+    changes: list[tuple[float, str, list[str]]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -59,26 +67,92 @@ def _strip(doc: _Doc) -> None:
         del doc.raw["metadata"]["annotations"]
 
 
-def _federation(docs: list[_Doc]) -> Federation:
-    fed = Federation()
-    configs: dict[str, list[str]] = {}
+def _listed(doc: _Doc) -> list[str]:
+    spec = doc.raw.get("spec")
+    listed = spec.get("clusters") if isinstance(spec, dict) else None
+    return [c for c in listed if isinstance(c, str)] if isinstance(listed, list) else []
+
+
+def _config_changes(fed: Federation, docs: list[_Doc]) -> None:
+    """The MultiKueue checks' clusters as they start (the MultiKueueConfigs without ``pykueue.dev/at``)
+    and as timed changes and deletions of the configs make them later (read after the loader's run,
+    which reads the timing annotations)."""
+    checks = _check_configs(docs)
+    timed: list[tuple[float, int, str, list[str]]] = []
+    start: dict[str, list[str]] = {}
+    for i, doc in enumerate(docs):
+        if doc.kind != "MultiKueueConfig":
+            continue
+        if doc.timing.at is None:
+            start[doc.name] = _listed(doc)
+        else:
+            timed.append((doc.timing.at, i, doc.name, _listed(doc)))
+        if doc.timing.delete_at is not None:
+            timed.append((doc.timing.delete_at, i, doc.name, []))
+    fed.checks = {check: [c for c in start.get(config, []) if c in fed.clusters] for check, config in checks.items()}
+    fed.changes = [(at, check, [c for c in listed if c in fed.clusters])
+                   for at, _, config, listed in sorted(timed, key=lambda t: (t[0], t[1]))
+                   for check, named in checks.items() if named == config]
+
+
+def _check_configs(docs: list[_Doc]) -> dict[str, str]:
+    """MultiKueue AdmissionCheck -> the MultiKueueConfig its parameters name ("" when they name none)."""
+    out: dict[str, str] = {}
     for doc in docs:
         spec = doc.raw.get("spec")
         spec = spec if isinstance(spec, dict) else {}
+        if doc.kind == "AdmissionCheck" and spec.get("controllerName") == CONTROLLER_NAME:
+            params = spec.get("parameters")
+            out[doc.name] = params["name"] if bad_parameters(params) is None else ""  # type: ignore[index]
+    return out
+
+
+def _federation(docs: list[_Doc]) -> Federation:
+    """The declared workers (their checks' clusters are read once the documents are: ``_config_changes``)."""
+    fed = Federation()
+    for doc in docs:
         if doc.kind == "MultiKueueCluster" and doc.name not in fed.clusters:
             fed.clusters.append(doc.name)
-        elif doc.kind == "MultiKueueConfig":
-            listed = spec.get("clusters")
-            configs[doc.name] = [c for c in listed if isinstance(c, str)] if isinstance(listed, list) else []
-    for doc in docs:
-        spec = doc.raw.get("spec")
-        spec = spec if isinstance(spec, dict) else {}
-        if doc.kind != "AdmissionCheck" or spec.get("controllerName") != CONTROLLER_NAME:
-            continue
-        params = spec.get("parameters")
-        listed = configs.get(params["name"], []) if bad_parameters(params) is None else []  # type: ignore[index]
-        fed.checks[doc.name] = [c for c in listed if c in fed.clusters]
     return fed
+
+
+def _outages(fed: Federation, docs: list[_Doc]) -> None:
+    """Each worker's unreachable windows, from its MultiKueueCluster's annotations (read by the loader's
+    run): a deleted MultiKueueCluster is unreachable from its deletion on, as the controller closes its
+    connection then."""
+    for doc in docs:
+        if doc.kind != "MultiKueueCluster" or doc.timing.at is not None:
+            continue
+        windows = list(doc.timing.unreachable)
+        gone = doc.timing.delete_at
+        if gone is not None:
+            windows = [(s, min(e, gone)) for s, e in windows if s < gone]
+            if windows and windows[-1][1] >= gone:
+                windows[-1] = (windows[-1][0], math.inf)
+            else:
+                windows.append((gone, math.inf))
+        if windows:
+            fed.unreachable[doc.name] = tuple(windows)
+
+
+def _nominate_warnings(loader: _Loader, fed: Federation) -> None:
+    """A ``pykueue.dev/nominate`` script that is never played (a built-in dispatcher nominates by
+    itself) or names a worker no MultiKueueCluster declares: a warning, as for an unknown check."""
+    builtin = builtin_dispatcher(loader.inputs.config.multi_kueue.dispatcher_name)
+    for sub in loader.inputs.workloads:
+        if not sub.nominate:
+            continue
+        w = sub.workload
+        unknown = sorted({n for names, _ in sub.nominate for n in names if n not in fed.clusters})
+        if builtin:
+            message = (f"the dispatcher {loader.inputs.config.multi_kueue.dispatcher_name} nominates by itself: "
+                       "the script is never played")
+        elif unknown:
+            message = f"{', '.join(unknown)} names no MultiKueueCluster: never nominated"
+        else:
+            continue
+        loader.warnings.append(Problem(sub.source, w.kind, w.namespace, w.name,
+                                       f"metadata.annotations[{NOMINATE}]", message))
 
 
 def load_clusters(
@@ -112,7 +186,11 @@ def load_clusters(
                 continue
             _strip(doc)
             groups.setdefault(name, []).append(doc)
+        loader.elsewhere_checks = {doc.name for doc, _ in marked if doc.kind == "AdmissionCheck"}
         loader.run(manager)
+        _outages(federation, manager)
+        _config_changes(federation, manager)
+        _nominate_warnings(loader, federation)
         problems, warnings = list(loader.problems), list(loader.warnings)
         workers: dict[str, Inputs] = {}
         for name in federation.clusters:

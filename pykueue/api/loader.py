@@ -132,6 +132,18 @@ class _Doc:
         return member
 
 
+MANAGED_BY_KINDS = ("Job", "JobSet", "RayJob", "RayCluster")  # MultiKueue checks their spec.managedBy
+
+
+def _managed_by(doc: _Doc) -> str | None:
+    """The job's ``spec.managedBy`` as written, for the kinds that have one."""
+    if doc.kind not in MANAGED_BY_KINDS:
+        return None
+    spec = doc.raw.get("spec")
+    value = spec.get("managedBy") if isinstance(spec, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
 _READ: dict[str, Any] = {}  # the raw text of a document read whole into its model, no longer held
 _BUILT = Timing()  # the timing of a Workload document once built into its SubmittedWorkload
 
@@ -179,6 +191,7 @@ class _Loader:
         self.warnings: list[Problem] = []
         self._class_changes: list[tuple[float, int, str, str, int | None]] = []
         self.file_order: dict[str, int] = {}
+        self.elsewhere_checks: set[str] = set()  # AdmissionChecks of other clusters (MultiKueue workers)
         # Equal label sets are one dict, read only (generated workloads of a template share theirs).
         self._labels: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
         self._floats: dict[float, Any] = {}
@@ -629,7 +642,7 @@ class _Loader:
 
     def check_admission_check_scripts(self, docs: list[_Doc]) -> None:
         """A script for a check that no AdmissionCheck defines is never played: warn."""
-        defined = {d.name for d in docs if d.kind == "AdmissionCheck"}
+        defined = {d.name for d in docs if d.kind == "AdmissionCheck"} | self.elsewhere_checks
         for doc in docs:
             script = doc.annotations.get(ADMISSION_CHECKS) if doc.kind in WORKLOAD_KINDS else None
             if not script:
@@ -822,6 +835,8 @@ class _Loader:
             checks=timing.checks,
             annotations=_foreign(doc.annotations),
             labels=doc.labels,
+            nominate=timing.nominate,
+            managed_by=_managed_by(doc),
         )
 
     def build_config(self, doc: _Doc) -> None:

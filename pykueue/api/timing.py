@@ -10,12 +10,21 @@
 | ``pykueue.dev/unready-for`` | Workload, Job | how long they then stay not ready; ``never`` (default) |
 | ``pykueue.dev/at`` | any object | the document is a change that replaces the object at that time |
 | ``pykueue.dev/delete-at`` | any object | the object is removed at that time |
+| ``pykueue.dev/unreachable`` | MultiKueueCluster | windows the manager cannot reach the worker (below) |
+| ``pykueue.dev/nominate`` | Workload, Job | an external MultiKueue dispatcher's nominations (below) |
 
 Any other ``pykueue.dev/`` annotation is reported, so a misspelt one is not silently ignored.
 
 ``pykueue.dev/admission-checks: CHECK=STATE@DELAY[,STATE@DELAY...][;CHECK=...]`` scripts what each
 admission check reports after the workload's successive quota reservations (the last entry repeats);
 STATE is Ready, Retry, Rejected or Pending. The simulator plays the script; here it is only checked.
+
+``pykueue.dev/unreachable: START-END[,START-END...]`` (END may be left out: never reachable again), on a
+MultiKueueCluster, gives the virtual times the manager cannot reach that worker, in increasing order.
+
+``pykueue.dev/nominate: W[,W...]@DELAY[;W[,W...]@DELAY...]`` scripts what an external dispatcher writes
+to ``status.nominatedClusterNames`` of the workload, DELAY after each quota reservation, in increasing
+order (a later entry replaces the earlier nomination).
 """
 
 from __future__ import annotations
@@ -37,8 +46,10 @@ DELETE_AT = "pykueue.dev/delete-at"
 ADMISSION_CHECKS = "pykueue.dev/admission-checks"
 UNREADY_AFTER = "pykueue.dev/unready-after"
 UNREADY_FOR = "pykueue.dev/unready-for"
-WORKLOAD_ONLY = (ARRIVAL, RUNTIME, READY_AFTER, ADMISSION_CHECKS, UNREADY_AFTER, UNREADY_FOR)
-KNOWN = (*WORKLOAD_ONLY, AT, DELETE_AT)
+UNREACHABLE = "pykueue.dev/unreachable"
+NOMINATE = "pykueue.dev/nominate"
+WORKLOAD_ONLY = (ARRIVAL, RUNTIME, READY_AFTER, ADMISSION_CHECKS, UNREADY_AFTER, UNREADY_FOR, NOMINATE)
+KNOWN = (*WORKLOAD_ONLY, AT, DELETE_AT, UNREACHABLE)
 CHECK_STATES = ("Ready", "Retry", "Rejected", "Pending")
 # the kinds that become workloads and so may carry the workload-only annotations
 WORKLOAD_LIKE = ("Workload", "Job", "Pod", "Deployment", "StatefulSet", "RayCluster", "RayJob", "RayService", "JobSet",
@@ -61,12 +72,15 @@ class Timing:
     unready_after: float | None  # pods stop being ready this long after admission
     unready_for: float  # and are ready again after this long (never by default)
     checks: dict[str, tuple[tuple[str, float], ...]]  # admission-checks script
+    unreachable: tuple[tuple[float, float], ...]  # a MultiKueueCluster's (start, end) windows; end may be inf
+    nominate: tuple[tuple[tuple[str, ...], float], ...]  # an external dispatcher's (workers, delay) script
 
     def __init__(self) -> None:
         self.at = self.delete_at = self.runtime = self.unready_after = None
         self.arrival = self.ready_after = 0.0
         self.unready_for = NEVER_READY
         self.checks = model.nothing()
+        self.unreachable = self.nominate = ()
 
 
 def _path(key: str) -> str:
@@ -102,12 +116,25 @@ def read_timing(annotations: dict[str, str], kind: str) -> tuple[Timing, Errors]
             timing.at = _seconds(annotations, key, errors)
         elif key == DELETE_AT:
             timing.delete_at = _seconds(annotations, key, errors)
+        elif key == UNREACHABLE:
+            if kind != "MultiKueueCluster":
+                errors.append((_path(key), f"only a MultiKueueCluster can carry {key}"))
+                continue
+            try:
+                timing.unreachable = parse_unreachable(annotations[key])
+            except ValueError as exc:
+                errors.append((_path(key), str(exc)))
         elif key not in WORKLOAD_ONLY:
             errors.append((_path(key), f"unknown simulation annotation (known: {', '.join(KNOWN)})"))
             continue
         elif not workload_like:
             errors.append((_path(key), f"only a Workload or a Job can carry {key}"))
             continue
+        elif key == NOMINATE:
+            try:
+                timing.nominate = parse_nominate(annotations[key])
+            except ValueError as exc:
+                errors.append((_path(key), str(exc)))
         elif key == ADMISSION_CHECKS:
             try:
                 timing.checks = {c: tuple(steps) for c, steps in parse_admission_checks(annotations[key]).items()}
@@ -177,3 +204,58 @@ def parse_admission_checks(value: str) -> dict[str, list[tuple[str, float]]]:
             entries.append((state, seconds))
         script[name] = entries
     return script
+
+
+def _duration(text: str, what: str) -> float:
+    try:
+        seconds = parse_duration(text.strip())
+    except ValueError as exc:
+        raise ValueError(f"{what}: {exc}") from None
+    if seconds < 0 or not math.isfinite(seconds):
+        raise ValueError(f"{what}: {text.strip()!r} must be a non-negative duration")
+    return seconds
+
+
+def parse_unreachable(value: str) -> tuple[tuple[float, float], ...]:
+    """``pykueue.dev/unreachable`` as ``((start, end), ...)`` in seconds (end ``inf``: for good);
+    ValueError if bad (windows must be in increasing order and must not touch)."""
+    windows: list[tuple[float, float]] = []
+    for part in value.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        start_text, sep, end_text = part.partition("-")
+        if not sep or not start_text.strip():
+            raise ValueError(f"{part!r}: expected START-END or START- (unreachable from START on)")
+        start = _duration(start_text, part)
+        end = _duration(end_text, part) if end_text.strip() else math.inf
+        if end <= start:
+            raise ValueError(f"{part!r}: the end must be later than the start")
+        if windows and start <= windows[-1][1]:
+            raise ValueError(f"{part!r}: windows must be in increasing order, apart")
+        windows.append((start, end))
+    if not windows:
+        raise ValueError("expected START-END[,START-END...]")
+    return tuple(windows)
+
+
+def parse_nominate(value: str) -> tuple[tuple[tuple[str, ...], float], ...]:
+    """``pykueue.dev/nominate`` as ``((workers, delay), ...)``; ValueError if bad."""
+    steps: list[tuple[tuple[str, ...], float]] = []
+    for part in value.split(";"):
+        part = part.strip()
+        if not part:
+            continue
+        names, sep, delay = part.rpartition("@")
+        if not sep:
+            raise ValueError(f"{part!r}: expected WORKER[,WORKER...]@DELAY")
+        workers = tuple(n.strip() for n in names.split(",") if n.strip())
+        if not workers:
+            raise ValueError(f"{part!r}: names no worker")
+        seconds = _duration(delay, part)
+        if steps and seconds < steps[-1][1]:
+            raise ValueError(f"{part!r}: delays must be in increasing order")
+        steps.append((workers, seconds))
+    if not steps:
+        raise ValueError("expected WORKER[,WORKER...]@DELAY[;...]")
+    return tuple(steps)

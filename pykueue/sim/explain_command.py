@@ -21,7 +21,8 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("args", nargs="+", metavar="NS/NAME PATH",
                    help="the workload (NAMESPACE/NAME, or NAME in namespace default; a Job's name for a "
-                        "Job), then the simulation inputs; without NS/NAME when --what-if is given")
+                        "Job; WORKER:NAMESPACE/NAME for an object of a MultiKueue worker cluster), then the "
+                        "simulation inputs; without NS/NAME when --what-if is given")
     p.add_argument("--what-if", metavar="FILE",
                    help="a Job or Workload not submitted yet: simulate the inputs plus it and explain it")
     p.add_argument("--until", metavar="DURATION", help="explain the state at this virtual time (e.g. 10m)")
@@ -36,10 +37,10 @@ def _fail(message: str, code: int = EXIT_INVALID) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pykueue.api.clusters import load_clusters
     from pykueue.api.durations import parse_duration
-    from pykueue.api.loader import load_paths
     from pykueue.engine.events import EngineError
-    from pykueue.sim.explain import explain, render
+    from pykueue.sim.explain import explain
     from pykueue.sim.simulator import Simulation
 
     positional: list[str] = list(args.args)
@@ -56,11 +57,13 @@ def run(args: argparse.Namespace) -> int:
             until = parse_duration(args.until)
         except ValueError as e:
             return _fail(f"--until: {e}")
-    inputs, problems = load_paths(paths + ([args.what_if] if args.what_if else []), args.config)
+    inputs, clusters, problems = load_clusters(paths + ([args.what_if] if args.what_if else []), args.config)
     if problems:
         for p in problems:
             print(p, file=sys.stderr)
         return EXIT_INVALID
+    if clusters is not None:
+        return _explain_clusters(args, clusters, target, until)
     keys = [sub.workload.key for sub in inputs.workloads]
     if args.what_if is not None:
         added = [sub.workload.key for sub in inputs.workloads if sub.source.file == args.what_if]
@@ -78,7 +81,50 @@ def run(args: argparse.Namespace) -> int:
         result = Simulation(inputs, until=until).run()
     except EngineError as e:
         return _fail(f"simulation stopped: {e}", EXIT_UNSETTLED)
-    doc = explain(result, target)
+    _print(args, explain(result, target))
+    return EXIT_OK
+
+
+def _explain_clusters(args: argparse.Namespace, clusters: Any, target: str | None, until: float | None) -> int:
+    """A manager workload (NS/NAME) or a worker's object (WORKER:NS/NAME) of a MultiKueue input."""
+    from pykueue.engine.events import EngineError
+    from pykueue.sim.explain_clusters import explain_target, split_target
+    from pykueue.sim.multicluster import MultiSimulation
+
+    if args.what_if is not None:
+        added = [sub.workload.key for sub in clusters.manager.workloads if sub.source.file == args.what_if]
+        if not added:
+            return _fail(f"--what-if {args.what_if}: no Job with a queue-name label or Workload in it")
+        target = added[0]
+    assert target is not None
+    worker, key = split_target(target)
+    if worker is not None and worker not in clusters.workers:
+        return _fail(f"{target}: no worker cluster {worker!r} (declared: {', '.join(clusters.workers) or 'none'})")
+    inputs = clusters.manager if worker is None else clusters.workers[worker]
+    keys = [sub.workload.key for sub in inputs.workloads]
+    copies = worker is not None and key in {s.workload.key for s in clusters.manager.workloads}
+    if key not in keys and not copies:
+        elsewhere = [f"{name}:{key}" for name, w in clusters.workers.items()
+                     if key in {s.workload.key for s in w.workloads}]
+        close = elsewhere or difflib.get_close_matches(key, keys, n=3, cutoff=0.9)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        where = "the manager's objects" if worker is None else f"worker {worker}'s objects or the manager's jobs"
+        return _fail(f"no managed Job or Workload {key} in {where}{hint}")
+    try:
+        run = MultiSimulation(clusters, until=until).run()
+    except EngineError as e:
+        return _fail(f"simulation stopped: {e}", EXIT_UNSETTLED)
+    if worker is not None and not run.workers[worker].engine.has_workload(key):
+        return _fail(f"{target}: worker {worker} holds no copy of {key} at the end of the run (see "
+                     f"pykueue explain {key} for where it went)")
+    _print(args, explain_target(run, worker, key))
+    return EXIT_OK
+
+
+def _print(args: argparse.Namespace, doc: dict[str, Any]) -> None:
+    from pykueue.sim.explain import render
+    from pykueue.sim.explain_clusters import render_where
+
     if args.what_if is not None:
         doc["whatIf"] = args.what_if
     output = args.output or ("table" if sys.stdout.isatty() else "json")
@@ -105,4 +151,4 @@ def run(args: argparse.Namespace) -> int:
                 on = ", ".join(f"{r}={f}" for r, f in (flavors or {}).items())
                 console.print(f"[bold]What if[/] {args.what_if}: admitted at {first:g}s on {on}.")
         render(doc, console)
-    return EXIT_OK
+        render_where(doc, console)

@@ -2,7 +2,8 @@
 ``shared/spec/simulate.md`` fixes, plus where each workload ran, and each worker's own result.
 
 Added (only when the input has workers): ``clusterName`` on every manager workload (the worker its
-copy was last admitted in, as upstream's ``status.clusterName``; null when none was) and on each
+copy was last admitted in, as upstream's ``status.clusterName``; null when none was),
+``multiKueueMessage`` on a workload whose MultiKueue check the controller rejected (its message), and on each
 manager ``Admitted`` event of a dispatched workload; ``workers``, one entry per worker by name with
 its ``workloads``, ``events`` and ``clusterQueues`` in the spec's shapes. ``endTime`` is the whole
 run's.
@@ -24,7 +25,10 @@ def build_multi_result(run: MultiRun) -> dict[str, Any]:
     base = build_result(run.manager)
     base["endTime"] = seconds(run.end_us)
     for entry in base["workloads"]:
-        entry["clusterName"] = run.cluster_name.get(f"{entry['namespace']}/{entry['name']}")
+        key = f"{entry['namespace']}/{entry['name']}"
+        entry["clusterName"] = run.cluster_name.get(key)
+        if key in run.check_messages:  # the MultiKueue check's own message, when it rejected the job
+            entry["multiKueueMessage"] = run.check_messages[key]
     wins = {(w.time_us / 1_000_000, w.workload): w.cluster for w in run.wins}
     for event in base["events"]:
         if event["type"] == "Admitted" and (event["time"], event["workload"]) in wins:

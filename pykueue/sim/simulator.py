@@ -387,6 +387,8 @@ class Simulation:
     def submit(self, sub: SubmittedWorkload, now_us: int) -> None:
         """A workload created while the clock runs by a driver (a MultiKueue copy in a worker)."""
         self._subs[sub.workload.key] = sub
+        if sub.checks:
+            self._scripts[sub.workload.key] = sub.checks
         self._arrive(sub, now_us)
 
     def _arrive(self, sub: SubmittedWorkload, now_us: int) -> None:
