@@ -49,10 +49,7 @@ def clone_meta(local: Mapping[str, Any], workload: str | None, origin: str) -> O
 
 
 def _managed_by_rule(local: Mapping[str, Any]) -> str | None:
-    managed_by = (local.get("spec") or {}).get("managedBy") or ""
-    if managed_by == mk.CONTROLLER_NAME:
-        return None
-    return f'Expecting spec.managedBy to be "{mk.CONTROLLER_NAME}" not "{managed_by}"'
+    return mk.managed_by_reason((local.get("spec") or {}).get("managedBy") or "")
 
 
 def _spec_without_managed_by(local: Mapping[str, Any]) -> Obj:

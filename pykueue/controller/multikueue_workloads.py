@@ -180,8 +180,7 @@ class MultiKueueWorkloads:
         state = next(s for s in local["status"]["admissionChecks"] if s.get("name") == check)
         adapter = adapters.for_owner(owner)
         if owner is None or adapter is None or adapter.resource.plural not in self.informers:
-            why = "No multikueue adapter found" if owner is None else (
-                f'No multikueue adapter found for owner kind "{_gvk(owner)}"')
+            why = mk.NO_ADAPTER if owner is None else f'{mk.NO_ADAPTER} for owner kind "{_gvk(owner)}"'
             await self.set_check(local, check, state, model.CheckState.REJECTED, why)
             return
         jobs = adapter.local_objects(local, self.informers[adapter.resource.plural].store)
@@ -190,7 +189,7 @@ class MultiKueueWorkloads:
         unmanaged = next((why for why in map(adapter.unmanaged, jobs) if why is not None), None)
         if unmanaged is not None:
             await self.set_check(local, check, state, model.CheckState.REJECTED,
-                                 f"The owner is not managed by Kueue: {unmanaged}")
+                                 mk.UNMANAGED + unmanaged)
             return
         clusters = self.clusters_of(check)
         available = [c for c in clusters if self.workers.usable(c) is not None]

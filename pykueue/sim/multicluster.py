@@ -44,12 +44,6 @@ from pykueue.engine.workload import State
 from pykueue.sim.simulator import Run, Simulation, StepBudgetExceeded
 
 MAX_PASSES_PER_INSTANT = 10_000  # manager-worker exchanges at one instant before the run is stopped
-UNMANAGED = "The owner is not managed by Kueue: "
-WEBHOOK_DEFAULTED = (None, "kubernetes.io/job-controller", "jobset.sigs.k8s.io/jobset-controller",
-                     "ray.io/kuberay-operator")  # replaced by MultiKueue's by the managedBy webhook
-
-
-NO_ADAPTER = "No multikueue adapter found"  # a Workload submitted as such has no owner to hand over
 
 
 def unmanaged(managed_by: str | None, kind: str = "Job") -> str | None:
@@ -58,10 +52,11 @@ def unmanaged(managed_by: str | None, kind: str = "Job") -> str | None:
     MultiKueue's by the webhook (the job's queue has a MultiKueue check), any other value stays. A
     Workload given as such has no owner, so no adapter: rejected."""
     if kind == "Workload":
-        return NO_ADAPTER
-    if managed_by in WEBHOOK_DEFAULTED or managed_by == mk.CONTROLLER_NAME:
-        return None
-    return f'{UNMANAGED}Expecting spec.managedBy to be "{mk.CONTROLLER_NAME}" not "{managed_by}"'
+        return mk.NO_ADAPTER
+    if kind not in mk.OWN_CONTROLLER or managed_by in (None, mk.OWN_CONTROLLER[kind]):
+        return None  # no managedBy rule, or defaulted to MultiKueue's by the kind's webhook
+    why = mk.managed_by_reason(managed_by or "")
+    return None if why is None else mk.UNMANAGED + why
 
 
 def _stamp(us: int) -> str:

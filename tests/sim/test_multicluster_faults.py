@@ -96,16 +96,20 @@ def test_the_annotations_are_refused_on_other_kinds(tmp_path: Path, capsys: pyte
         capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("managed_by", "rejected"), [
-    (None, False), ("kueue.x-k8s.io/multikueue", False), ("kubernetes.io/job-controller", False),
-    ("jobset.sigs.k8s.io/jobset-controller", False), ("ray.io/kuberay-operator", False), ("example.com/x", True),
+@pytest.mark.parametrize(("kind", "managed_by", "rejected"), [
+    ("Job", None, False), ("Job", "kueue.x-k8s.io/multikueue", False), ("Job", "kubernetes.io/job-controller", False),
+    ("JobSet", "jobset.sigs.k8s.io/jobset-controller", False), ("RayJob", "ray.io/kuberay-operator", False),
+    ("RayCluster", "ray.io/kuberay-operator", False), ("Pod", None, False),
+    # the webhook replaces only the kind's own controller: another kind's stays, and is refused
+    ("Job", "jobset.sigs.k8s.io/jobset-controller", True), ("Job", "example.com/x", True),
+    ("JobSet", "example.com/x", True),
 ])
-def test_managed_by(managed_by: str | None, rejected: bool) -> None:
-    why = unmanaged(managed_by)
+def test_managed_by(kind: str, managed_by: str | None, rejected: bool) -> None:
+    why = unmanaged(managed_by, kind)
     assert (why is not None) == rejected
     if rejected:
         assert why == ('The owner is not managed by Kueue: Expecting spec.managedBy to be '
-                       '"kueue.x-k8s.io/multikueue" not "example.com/x"')
+                       f'"kueue.x-k8s.io/multikueue" not "{managed_by}"')
 
 
 def test_a_workload_given_as_such_has_no_adapter() -> None:

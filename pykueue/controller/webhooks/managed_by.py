@@ -12,16 +12,15 @@ from collections.abc import Callable
 from typing import Any
 
 from pykueue.controller.webhooks.default_queues import Watched
-from pykueue.engine.multikueue import CONTROLLER_NAME
+from pykueue.engine.multikueue import CONTROLLER_NAME, OWN_CONTROLLER
 from pykueue.jobs import batch
 from pykueue.kube.client import Kube
 from pykueue.kube.informer import Informer
 from pykueue.kube.resources import ADMISSION_CHECK, CLUSTER_QUEUE
 
-# each kind's own controller, the one value besides none that MultiKueue's default replaces
-JOB_CONTROLLER = "kubernetes.io/job-controller"
-JOBSET_CONTROLLER = "jobset.sigs.k8s.io/jobset-controller"
-RAY_CONTROLLER = "ray.io/kuberay-operator"  # RayJob and RayCluster
+JOB_CONTROLLER = OWN_CONTROLLER["Job"]
+JOBSET_CONTROLLER = OWN_CONTROLLER["JobSet"]
+RAY_CONTROLLER = OWN_CONTROLLER["RayJob"]  # RayJob and RayCluster
 
 
 def queue_dispatches(local_queues: dict[str, dict[str, Any]], cluster_queues: dict[str, dict[str, Any]],
