@@ -64,6 +64,12 @@ def clone_workload(local: dict[str, Any], origin: str) -> dict[str, Any]:
             "spec": copy.deepcopy(local["spec"])}
 
 
+class ClusterNameTaken(Exception):
+    """The reserving copy is on another worker than the one ``status.clusterName`` already names (a
+    worker back from an outage with an older admission): the field cannot change, so the reconcile
+    fails and is retried, as upstream's does."""
+
+
 def merge_patch(old: Any, new: Any) -> Any:
     """The RFC 7386 merge patch that turns ``old`` into ``new``: what ``new`` lacks is set to null, at
     every depth (a Job's ``uncountedTerminatedPods`` would otherwise keep the uids it no longer has)."""
@@ -254,19 +260,22 @@ class MultiKueueWorkloads:
                                  "Reserving remote no longer exists or is not admitted")
             return
         if winner is not None:
-            if mk.WORKER_LOST_SINCE_ANNOTATION in (local["metadata"].get("annotations") or {}):
-                await self._annotate_lost(local, None)  # the reservation is seen again: a later loss waits afresh
             for c, w in remotes.items():
                 if w is not None and c != winner:
                     await self.remove_remote(c, namespace, name)
             await self.sync_jobs(adapter, winner, jobs, name)
-            if state.get("state") not in (model.CheckState.READY, model.CheckState.RETRY, model.CheckState.REJECTED):
+            record = mk.reserving(state.get("state"), (local.get("status") or {}).get("clusterName"), winner)
+            if record.refused is not None:
+                raise ClusterNameTaken(record.refused)  # the job runs on there; retried, as upstream's error
+            if record.write:
                 message = f'The workload got reservation on "{winner}"'
                 await self.set_check(local, check, state, model.CheckState.READY, message,
                                      extra={"clusterName": winner, "nominatedClusterNames": None})
                 self.recorder.emit(local, "MultiKueue", message)
                 for sibling in self.components(local, adapter) or []:
                     self.work.add(key_of(sibling))  # the other groups follow it to this worker
+            if mk.WORKER_LOST_SINCE_ANNOTATION in (local["metadata"].get("annotations") or {}):
+                await self._annotate_lost(local, None)  # the reservation is seen again: a later loss waits afresh
             return
 
         # nominate the workers, then make the copies agree with the nomination

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from pykueue.engine import model
 from pykueue.engine.model import MULTIKUEUE_ALL_AT_ONCE, MULTIKUEUE_INCREMENTAL
 
 CONTROLLER_NAME = "kueue.x-k8s.io/multikueue"
@@ -68,6 +69,30 @@ def first_admitted(admitted_at: dict[str, str | None]) -> str | None:
     None. ``admitted_at``: worker -> the RFC 3339 time its copy turned Admitted, None when it has not."""
     found = sorted((at, name) for name, at in admitted_at.items() if at is not None)
     return found[0][1] if found else None
+
+
+@dataclass(frozen=True, slots=True)
+class Reserving:
+    """What the manager's Workload gets once ``winner``'s copy is the reserving one (upstream's
+    syncReservingRemoteState): ``write`` the check Ready (``The workload got reservation on "W"``),
+    ``status.clusterName`` the winner and no nominations; or nothing, with ``refused`` saying why when
+    the Workload already names another worker (the reconcile then fails and is retried)."""
+
+    write: bool
+    refused: str | None = None
+
+
+def reserving(check_state: str | None, cluster_name: str | None, winner: str) -> Reserving:
+    """``status.clusterName`` is immutable once set (the Workload CRD's rule ``clusterName is immutable
+    once set``, and upstream checks it before writing), so when a worker back from an outage holds a
+    copy admitted before the current winner's, that copy wins (its job runs on, the other is removed)
+    but the Workload keeps naming the other worker and its check stays as it is. A check that is
+    Retry or Rejected is not written either; one already Ready for this winner has nothing new."""
+    if check_state in (model.CheckState.RETRY, model.CheckState.REJECTED):
+        return Reserving(False)
+    if cluster_name and cluster_name != winner:
+        return Reserving(False, f'attempting to change immutable ClusterName from "{cluster_name}" to "{winner}"')
+    return Reserving(check_state != model.CheckState.READY or cluster_name != winner)
 
 
 WORKER_LOST_SINCE_ANNOTATION = "kueue.x-k8s.io/multikueue-worker-lost-since"

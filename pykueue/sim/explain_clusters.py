@@ -35,12 +35,14 @@ def where(run: MultiRun, key: str) -> dict[str, Any]:
             copies.append({"worker": name, "state": status.state.value})
     admitted = [{"time": w.time_us / US, "worker": w.cluster} for w in run.wins if w.workload == key]
     cluster = run.cluster_name.get(key)
+    ran = run.ran_in.get(key, cluster)
     if key in run.check_messages:
         summary = f"rejected by MultiKueue: {run.check_messages[key]}"
     elif state is State.FINISHED and cluster is not None:
-        summary = f"finished; it ran in {cluster}"
+        summary = f"finished; it ran in {ran}"
     elif state is State.ADMITTED and cluster is not None:
-        summary = f"admitted through {cluster}, where its job runs"
+        summary = f"admitted through {cluster}, where its job runs" if ran == cluster else (
+            f"admitted through {cluster}; its job runs in {ran}")
     elif state is State.QUOTA_RESERVED:
         pending = [c["worker"] for c in copies if c["state"] != State.ADMITTED.value]
         summary = ("holding quota in the manager, dispatched to " + ", ".join(pending) + "; no copy admitted yet"
@@ -50,6 +52,9 @@ def where(run: MultiRun, key: str) -> dict[str, Any]:
     since = None if cluster is None or state is not State.ADMITTED else run.unreachable_since(cluster, run.end_us)
     if since is not None:
         summary += f"; the manager cannot reach {cluster} since {since / US:g}s (workerLostTimeout counts from then)"
+    if cluster is not None and ran != cluster and key not in run.check_messages:
+        summary += (f" (clusterName still names {cluster}: {ran}'s copy, admitted first, won back on its"
+                    " return, and clusterName is immutable once set)")
     return {"summary": summary, "clusterName": cluster, "copies": copies, "admittedThrough": admitted}
 
 

@@ -23,7 +23,10 @@ controller's latencies are not modelled):
    deleted) is seen by nobody: its copies run on but nothing of it reaches the manager and no copy is
    made or removed there. A workload admitted through it is given up ``workerLostTimeout`` after the
    worker was lost (``lost_worker``: check Retry); when the worker is back, the manager looks at every
-   copy it holds as the controller's reconcile does (``_resync``).
+   copy it holds as the controller's reconcile does (``_resync``): a copy there admitted before the
+   current winner's wins back (the winner's copy is removed and the job runs on in the returned
+   worker), but the manager's ``clusterName`` keeps naming the other worker and no new Admitted event
+   is recorded (``reserving``: the field is immutable once set).
 """
 
 from __future__ import annotations
@@ -90,9 +93,10 @@ class MultiRun:
     workers: dict[str, Run]
     wins: list[Win]
     end_us: int
-    cluster_name: dict[str, str | None]  # workload -> the worker it last ran on (None: never dispatched there)
+    cluster_name: dict[str, str | None]  # workload -> its status.clusterName (None: not admitted through a worker)
     check_messages: dict[str, str] = field(default_factory=dict)  # workload -> a Rejected check's message
     outages: dict[str, list[tuple[int, int | None]]] = field(default_factory=dict)  # worker -> unreachable spans
+    ran_in: dict[str, str] = field(default_factory=dict)  # workload -> the worker whose copy its job last ran from
 
     def unreachable_since(self, worker: str, at_us: int) -> int | None:
         """Since when the manager cannot reach the worker at ``at_us`` (None: it can)."""
@@ -120,6 +124,7 @@ class MultiSimulation:
         self.reservations: dict[str, int] = {}  # manager quota reservations so far, per workload
         self.wins: list[Win] = []
         self.cluster_name: dict[str, str | None] = {}
+        self.ran_in: dict[str, str] = {}
         self.check_messages: dict[str, str] = {}
         self.outages = {w: [(seconds_to_us(a), seconds_to_us(b) if math.isfinite(b) else None) for a, b in spans]
                         for w, spans in self.federation.unreachable.items()}
@@ -185,7 +190,7 @@ class MultiSimulation:
         for run in runs:  # stopped or finished, every cluster's run ends where the whole run does
             run.end_us = end
         return MultiRun(self.manager.run_data, {n: s.run_data for n, s in self.workers.items()}, self.wins, end,
-                        self.cluster_name, self.check_messages, self.outages)
+                        self.cluster_name, self.check_messages, self.outages, self.ran_in)
 
     def _instant(self, now: int) -> None:
         for sim in self._all():
@@ -357,12 +362,21 @@ class MultiSimulation:
                 self._remove(cluster, key)
 
     def _win(self, key: str, d: Dispatch, winner: str, now: int) -> None:
+        """``winner``'s copy is the reserving one: the others go and its job runs; the check turns Ready
+        with ``clusterName`` the winner, unless the Workload already names another worker (``reserving``
+        refuses the change: the controller's reconcile fails, the check and ``clusterName`` stay)."""
         d.winner = winner
         d.lost_since = None
         self._withdraw(key, now, keep=winner)
-        self.cluster_name[key] = winner
-        self.wins.append(Win(now, key, winner))
-        self.manager.engine.set_check_state(key, d.check, model.CheckState.READY, now)
+        self.ran_in[key] = winner
+        if mk.reserving(self._check_state(key, d.check), self.cluster_name.get(key), winner).write:
+            self.cluster_name[key] = winner
+            self.wins.append(Win(now, key, winner))
+            self.manager.engine.set_check_state(key, d.check, model.CheckState.READY, now)
+
+    def _check_state(self, key: str, check: str) -> str | None:
+        info = self.manager.engine.workloads.get(key)
+        return None if info is None else info.check_states.get(check)
 
     def _on_copy_admitted(self, key: str, admitted_at: dict[str, str | None], now: int) -> None:
         d = self.dispatches.get(key)
@@ -387,10 +401,16 @@ class MultiSimulation:
     # ------------------------------------------------------------------------------------ lost workers
 
     def _worker_lost(self, worker: str, now: int) -> None:
-        """The manager loses sight of the worker: each workload admitted through it waits
-        ``workerLostTimeout`` from this instant (kept to the second, as the controller's annotation)."""
-        for key, d in self.dispatches.items():
+        """The manager loses sight of the worker: each workload whose job runs there waits
+        ``workerLostTimeout`` from this instant (kept to the second, as the controller's annotation),
+        unless its ``clusterName`` names another worker that answers (a copy that won back on its
+        worker's return): that reservation is seen gone, so the check turns Retry at once."""
+        for key, d in list(self.dispatches.items()):
             if d.winner != worker:
+                continue
+            reserving = self.cluster_name.get(key)
+            if reserving and reserving != worker and self.reachable(reserving, now):
+                self.manager.engine.set_check_state(key, d.check, model.CheckState.RETRY, now)
                 continue
             lost = mk.lost_worker(d.lost_since, now / US, self.lost_timeout)
             if lost.record is not None:
@@ -410,8 +430,9 @@ class MultiSimulation:
         """The controller's reconcile of one workload, on the copies it can see now: no quota in the
         manager removes them; a finished copy finishes the workload; else the earliest admitted copy is
         the reserving one (the others go; a worker back with a copy admitted before the current winner's
-        takes the workload back, as ``first_admitted`` decides); none admitted while the winner is seen
-        gives the workload up (check Retry); else the nomination is carried out (missing copies made)."""
+        has its job run on, as ``first_admitted`` decides, while ``clusterName`` keeps naming the other,
+        as ``reserving`` decides); none admitted while the worker ``clusterName`` names is seen gives the
+        workload up (check Retry); else the nomination is carried out (missing copies made)."""
         d = self.dispatches.get(key)
         held = self.copies.get(key, set())
         here = sorted(c for c in held if self.reachable(c, now))
@@ -430,18 +451,16 @@ class MultiSimulation:
                                            if s is State.ADMITTED}
         winner = mk.first_admitted(admitted)
         if winner is None:
-            if d.winner is not None and self.reachable(d.winner, now):
+            reserving = self.cluster_name.get(key)  # the check is Ready: is the worker it names seen?
+            if d.winner is not None and reserving and self.reachable(reserving, now):
                 self.manager.engine.set_check_state(key, d.check, model.CheckState.RETRY, now)
             elif d.winner is None:
                 nominated = (mk.all_at_once(self._usable(d.check, now)) if self.dispatcher == model.MULTIKUEUE_ALL_AT_ONCE
                              else d.nominated)
                 self._nominate(key, d, nominated, now, exact=not mk.builtin_dispatcher(self.dispatcher))
             return
-        if d.winner is None:
+        if winner != d.winner:  # (a worker back with an older admission: its job runs on, clusterName stays)
             self._win(key, d, winner, now)
             return
-        if winner != d.winner:  # the job runs where the earliest admitted copy is (its status keeps the other)
-            d.winner = winner
-            self.cluster_name[key] = winner
         d.lost_since = None
         self._withdraw(key, now, keep=winner)
