@@ -6,7 +6,10 @@ Job is created there with ``kueue.x-k8s.io/prebuilt-workload-name``, the check t
 ``status.clusterName`` set, and the manager's Job (``spec.managedBy: kueue.x-k8s.io/multikueue``, so
 no Job controller runs it here) mirrors the remote Job's status until it finishes; then the job side
 finishes the Workload and the remote objects are deleted. A worker lost while it runs the workload
-is waited for ``workerLostTimeout``, then the check is set to Retry and the workload requeued.
+is waited for ``workerLostTimeout``, then the check is set to Retry and the workload requeued; if it
+comes back with its copy still admitted after the workload was admitted elsewhere, that older copy wins
+and its job runs on, but ``status.clusterName`` (immutable once set) keeps naming the other worker and
+the reconcile fails (``ClusterNameTaken``) until the job ends, as upstream's.
 Orphans (remote objects of this origin whose Workload is gone) are deleted every ``gcInterval``.
 
 The decisions (nomination, the winner, the lost-worker wait) are ``pykueue.engine.multikueue``'s.
