@@ -49,7 +49,8 @@ def where(run: MultiRun, key: str) -> dict[str, Any]:
                    if pending else "holding quota in the manager, dispatched to no worker yet")
     else:
         summary = "waiting in the manager: it is dispatched once it holds quota there"
-    since = None if cluster is None or state is not State.ADMITTED else run.unreachable_since(cluster, run.end_us)
+    since = (None if cluster is None or state is not State.ADMITTED or ran != cluster
+             else run.unreachable_since(cluster, run.end_us))  # (a job elsewhere: no wait counts on cluster)
     if since is not None:
         summary += f"; the manager cannot reach {cluster} since {since / US:g}s (workerLostTimeout counts from then)"
     if cluster is not None and ran != cluster and key not in run.check_messages:

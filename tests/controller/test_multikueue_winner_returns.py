@@ -70,7 +70,7 @@ def _remote(admitted_at: str, succeeded: int) -> tuple[dict[str, Any], dict[str,
     return wl, job
 
 
-def _reconciler(state: str, cluster_name: str | None
+def _reconciler(state: str, cluster_name: str | None, lost_again: bool = False
                 ) -> tuple[MultiKueueWorkloads, RecordingKube, list[tuple[str, ...]], list[str]]:
     """The manager's Workload, holding quota (its check ``state``, naming ``cluster_name``), and two connected
     workers: w1 holding the copy admitted at 08:00 (the lost worker, back), w2 the one admitted at
@@ -100,6 +100,10 @@ def _reconciler(state: str, cluster_name: str | None
                                   "w2": _remote("2027-01-15T08:01:30Z", 0)}.items():
         workers[name] = SimpleNamespace(kube=RecordingKube(name, log), informers={
             "workloads": Store(store={"ns/wl": wl}), "jobs": Store(store={"ns/j": remote_job})})
+    if lost_again:  # w1 unreachable once more, and w2's copy already removed
+        workers.pop("w1")
+        workers["w2"].informers["workloads"].store.clear()
+        workers["w2"].informers["jobs"].store.clear()
     pool = SimpleNamespace(workers=workers, origin="o", usable=workers.get)
     kube = RecordingKube("manager", log)
     events: list[str] = []
@@ -131,3 +135,17 @@ def test_a_workload_not_yet_recorded_takes_the_first_admitted_copy() -> None:
     assert patch["status"]["clusterName"] == "w1" and patch["status"]["nominatedClusterNames"] is None
     assert patch["status"]["admissionChecks"][0]["state"] == READY
     assert events == ['The workload got reservation on "w1"']
+
+
+def test_the_returned_worker_lost_again_is_given_up_at_once() -> None:
+    """No admitted copy is seen and the worker ``clusterName`` names (w2) answers: the reservation is
+    gone, so the check turns Retry now, with no worker-lost wait (upstream's reachable branch)."""
+    rec, kube, log, events = _reconciler(READY, "w2", lost_again=True)
+    waits: list[float] = []
+    rec.work.add_after = lambda key, delay: waits.append(delay)  # type: ignore[method-assign]
+    asyncio.run(rec.reconcile("ns/wl"))
+    assert waits == [] and log == []
+    [(name, patch, sub)] = kube.patches
+    assert (name, sub) == ("workloads/wl", "status")
+    assert patch["status"]["admissionChecks"][0]["state"] == RETRY
+    assert patch["status"]["admissionChecks"][0]["message"] == "Reserving remote no longer exists or is not admitted"
