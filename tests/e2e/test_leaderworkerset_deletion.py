@@ -37,11 +37,14 @@ def _listed(kueue: Kueue, resource: str, ns: str, selector: str) -> list[dict[st
 
 
 def leftovers(kueue: Kueue, ns: str, name: str) -> dict[str, list[str]]:
-    """What of LWS ``name`` is still stored: its Pods, StatefulSets and Workloads, by name."""
+    """What of LWS ``name`` is still stored: its Pods, StatefulSets and Workloads, by name. Its Workloads
+    are found by name (``leaderworkerset-NAME-...``): once the LWS is gone the garbage collector drops
+    it from their owners while member Pods still own them."""
     selector = f"{NAME_LABEL}={name}"
     found = {"pods": sorted(p["metadata"]["name"] for p in _listed(kueue, "pods", ns, selector)),
              "statefulsets": sorted(s["metadata"]["name"] for s in _listed(kueue, "statefulsets", ns, selector)),
-             "workloads": sorted(w["metadata"]["name"] for w in group_workloads(kueue, ns, name).values())}
+             "workloads": sorted(n for w in kueue.items("workloads.kueue.x-k8s.io", ns)
+                                 if (n := w["metadata"]["name"]).startswith(f"leaderworkerset-{name}-"))}
     return {kind: names for kind, names in found.items() if names}
 
 
@@ -58,6 +61,7 @@ def test_a_deleted_leaderworkerset_leaves_no_pod_statefulset_or_workload(lws_kue
     pods = _listed(lws_kueue, "pods", ns, f"{NAME_LABEL}=gone")
     assert all("kueue.x-k8s.io/managed" in (p["metadata"].get("finalizers") or []) for p in pods)
     assert len(_listed(lws_kueue, "statefulsets", ns, f"{NAME_LABEL}=gone")) == 3  # the leaders' and 2 workers'
+    assert len(leftovers(lws_kueue, ns, "gone")["workloads"]) == 2
     lws_kueue.cluster.kubectl("delete", LWS_RESOURCE, "gone", "-n", ns, "--wait=false")
     left: dict[str, list[str]] = {}
 
