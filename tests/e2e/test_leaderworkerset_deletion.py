@@ -18,7 +18,13 @@ import pytest
 
 from tests.e2e.conftest import Kueue, eventually, is_true, with_archived_addon
 from tests.e2e.objects import gpu_queue
-from tests.e2e.test_leaderworkerset_integration import CONFIG, LWS_RESOURCE, group_workloads, leaderworkerset, running
+from tests.e2e.test_leaderworkerset_integration import (
+    CONFIG,
+    LWS_RESOURCE,
+    group_workloads,
+    leaderworkerset,
+    running,
+)
 
 pytestmark = pytest.mark.e2e
 NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
