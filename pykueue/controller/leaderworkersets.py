@@ -27,6 +27,7 @@ class LeaderWorkerSetKeys:
     def __init__(self, sets: Store, pods: Store) -> None:
         self.sets = sets
         self.pods = pods
+        self.running = False  # its informer started: Pod events are queued from then on, LWSs or none
 
     def load(self, key: str) -> GenericJob | None:
         return None  # the LWS is no GenericJob: each group's Pods are (one pod group)
@@ -54,7 +55,11 @@ class LeaderWorkerSetReconciler:
     async def reconcile(self, key: str) -> None:
         obj = self.keys.sets.get(key)
         if obj is None:
-            return  # gone: the garbage collector takes the Workloads it owned
+            # gone: the garbage collector takes the Workloads it owned; its ending Pods lose the finalizer
+            namespace, name = key.split("/", 1)
+            for action in lws.reconcile_gone(namespace, name, self.keys.pods.values()):
+                await self.writer.execute(action)
+            return
         namespace = obj["metadata"].get("namespace")
         owned = lws.owned_by(obj, (w for w in self.writer.workloads.values()
                                    if w["metadata"].get("namespace") == namespace))

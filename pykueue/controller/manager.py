@@ -290,7 +290,7 @@ class Controller:
         self.pod_work.add(self.pod_keys.track(obj, deleted=kind == DELETED))
         if kind == ADDED and self.sts_keys.sets and (sts := self.sts_keys.key_for_pod(obj)) is not None:
             self.sts_work.add(sts)  # a new Pod of a StatefulSet: its group labels (upstream's podHandler)
-        if kind != DELETED and self.lws_keys.sets and (lws := self.lws_keys.key_for_pod(obj)) is not None:
+        if kind != DELETED and self.lws_keys.running and (lws := self.lws_keys.key_for_pod(obj)) is not None:
             self.lws_work.add(lws)  # a Pod of a LeaderWorkerSet: its group labels, its finalizer once it ends
 
     def _start_statefulsets(self, pods: dict[str, Any], workloads: dict[str, Any], flavors: dict[str, Any]
@@ -312,6 +312,7 @@ class Controller:
         res = r.LEADERWORKERSET
         inf = self._informer(res, lambda t, o, n: None if t == DELETED else self.lws_work.add(key_of(n or o)))
         self.lws_keys.sets, self.lws_keys.pods = inf.store, pods
+        self.lws_keys.running = True
         self.lws_keys.label_keys = tuple(self.engine.config.label_keys_to_copy)
         sync = LeaderWorkerSetReconciler(self.lws_keys, JobReconciler(
             self.kube, self.lws_keys, workloads, flavors, self.priority_classes, self.clock,

@@ -213,6 +213,10 @@ class GenericJob(Protocol):
     def stop(self, workload: Mapping[str, Any], evicted: bool) -> list[Action]:
         """Stop it because its Workload is not (or no longer) admitted; restore what ``run`` injected."""
 
+    def workload_deleted(self, workload: Mapping[str, Any]) -> list[Action]:
+        """Stop it because its Workload is being deleted (upstream's stop with reason WorkloadDeleted)."""
+        ...
+
     def finalize(self) -> list[Action]:
         """Remove the finalizers that kept its objects until the Workload was updated."""
 
@@ -253,6 +257,12 @@ class OneObject:
 
     def labelled(self) -> Manifest | None:
         return None  # its kind is in EQUIVALENCE_KINDS: the whole Workload is built and compared
+
+    def stop(self, workload: Mapping[str, Any], evicted: bool) -> list[Action]:
+        raise NotImplementedError
+
+    def workload_deleted(self, workload: Mapping[str, Any]) -> list[Action]:
+        return self.stop(workload, False)  # one object: stopped as for a Workload not admitted
 
 
 class SuspendFlag(OneObject):
@@ -516,7 +526,12 @@ def _reconcile(job: GenericJob, workload: Mapping[str, Any] | None, flavors: Map
     if workload is not None and releasing(workload) and not _is_true(workload, "Finished"):
         # Upstream's steps 1.1 and 6: stop the job first; its quota goes once nothing of it runs.
         meta = workload["metadata"]
-        actions = job.finalize() if job.deleting() else job.stop(workload, _is_true(workload, "Evicted"))
+        if job.deleting():
+            actions = job.finalize()
+        elif meta.get("deletionTimestamp"):  # upstream's step 1.1 comes before eviction's
+            actions = job.workload_deleted(workload)
+        else:
+            actions = job.stop(workload, _is_true(workload, "Evicted"))
         if (job.is_suspended() or job.deleting()) and not job.is_active():
             # Seen stopped in the cache (suspended, so nothing will start it again), nothing active.
             actions.append(JobStopped(meta["namespace"], meta["name"]))
@@ -526,7 +541,7 @@ def _reconcile(job: GenericJob, workload: Mapping[str, Any] | None, flavors: Map
     if workload is not None and _is_true(workload, "Finished"):
         return job.finalize()
     if workload is not None and (workload.get("metadata") or {}).get("deletionTimestamp"):
-        return []  # going: a new one is made once it is gone
+        return job.workload_deleted(workload)  # going: a new one is made once it is gone
     if workload is not None and (synced := job.sync_workload(workload)):
         return synced
     if workload is not None and (built := _wanted(job, problems)) is not None:

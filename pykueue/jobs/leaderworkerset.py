@@ -388,16 +388,26 @@ def pod_marks(obj: Mapping[str, Any], pod: Mapping[str, Any]) -> tuple[dict[str,
             {GROUP_TOTAL_COUNT: str(size(obj)), ROLE_HASH: pod_role(obj, pod)})
 
 
+def _ended(pod: Mapping[str, Any]) -> bool:
+    return bool(_meta(pod).get("deletionTimestamp")) or (pod.get("status") or {}).get("phase") in TERMINAL
+
+
+def _unfinalized(pod: Mapping[str, Any]) -> list[Action]:
+    """Kueue's finalizer off a Pod that is being deleted or has ended (upstream's LWS Pod reconciler)."""
+    meta = _meta(pod)
+    finalizers = meta.get("finalizers") or []
+    if POD_FINALIZER not in finalizers:
+        return []
+    kept = [f for f in finalizers if f != POD_FINALIZER]
+    return [Patch("Pod", meta.get("namespace") or "default", meta["name"], {"metadata": {
+        "finalizers": kept or None, "resourceVersion": meta.get("resourceVersion")}}, missing_ok=True)]
+
+
 def _pod_actions(obj: Mapping[str, Any], pod: Mapping[str, Any]) -> list[Action]:
     meta = _meta(pod)
     namespace = meta.get("namespace") or "default"
-    if meta.get("deletionTimestamp") or (pod.get("status") or {}).get("phase") in TERMINAL:
-        finalizers = meta.get("finalizers") or []
-        if POD_FINALIZER not in finalizers:
-            return []
-        kept = [f for f in finalizers if f != POD_FINALIZER]
-        return [Patch("Pod", namespace, meta["name"], {"metadata": {
-            "finalizers": kept or None, "resourceVersion": meta.get("resourceVersion")}}, missing_ok=True)]
+    if _ended(pod):
+        return _unfinalized(pod)
     marks = pod_marks(obj, pod)
     if marks is None:
         return []
@@ -442,6 +452,17 @@ def reconcile(obj: Mapping[str, Any], owned: Iterable[Mapping[str, Any]], pods: 
         actions += [Delete("Workload", namespace, name),
                     Note("leaderworkerset group gone; its workload deleted", {"workload": f"{namespace}/{name}"})]
     return actions
+
+
+def reconcile_gone(namespace: str, name: str, pods: Iterable[Mapping[str, Any]]) -> list[Action]:
+    """The Pods of LWS ``name`` once the LWS itself is gone: those being deleted or ended lose Kueue's
+    finalizer. Upstream's LWS Pod reconciler does this per Pod whether or not its LWS is still there;
+    without it a deleted LWS's leader Pods stay Terminating, and with them the worker StatefulSets
+    they own."""
+    return [a for pod in pods if (_meta(pod).get("namespace") or "default") == namespace
+            and (_meta(pod).get("labels") or {}).get(SET_NAME_LABEL) == name
+            and (_meta(pod).get("annotations") or {}).get(SUSPENDED_BY_PARENT) == FRAMEWORK
+            and _ended(pod) for a in _unfinalized(pod)]
 
 
 def owned_by(obj: Mapping[str, Any], candidates: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

@@ -43,6 +43,7 @@ ROLE_HASH = "kueue.x-k8s.io/role-hash"
 RETRIABLE_IN_GROUP = "kueue.x-k8s.io/retriable-in-group"
 IS_GROUP_WORKLOAD = "kueue.x-k8s.io/is-group-workload"
 TERMINATION_TARGET = "TerminationTarget"
+WORKLOAD_DELETED = "WorkloadDeleted"  # upstream's StopReasonWorkloadDeleted
 WAITING_FOR_REPLACEMENT_PODS = "WaitingForReplacementPods"
 REPLACEMENT_MANAGER = "kueue-pod-group-replacements"  # its own field manager: PodsReady's writes keep it
 
@@ -583,6 +584,21 @@ class PodGroup:
                 actions += _terminate(pod, reason, message, _stop_message(workload, evicted))
         if actions:
             actions.append(Note("pod group stopped", {"group": f"{self._namespace}/{self.name}", "reason": reason}))
+        return actions
+
+    def workload_deleted(self, workload: Mapping[str, Any]) -> list[Action]:
+        """Upstream's group ``Stop`` for a Workload being deleted: every member not yet being deleted is
+        (ended ones too), and all lose Kueue's finalizer, since no Workload is left to wait for. Without
+        it a group whose members are deleted while they run (a deleted LeaderWorkerSet's) keeps them
+        Terminating, and the Workload they own with them."""
+        actions: list[Action] = []
+        for pod in self.pods:
+            if not _meta(pod).get("deletionTimestamp"):
+                actions += _terminate(pod, WORKLOAD_DELETED, "Workload is deleted")
+        actions += _finalize(self.pods)
+        if actions:
+            actions.append(Note("pod group stopped", {"group": f"{self._namespace}/{self.name}",
+                                                      "reason": WORKLOAD_DELETED}))
         return actions
 
     def finalize(self) -> list[Action]:

@@ -8,16 +8,18 @@ worker it was admitted on; the LWS is created there with the origin label and th
 (``kueue.x-k8s.io/multikueue-origin-uid``) and no prebuilt label, so that worker's reconciler names its
 groups' Workloads after the manager's (the copies) and makes none. Nothing comes back.
 
-Not checked here: the worker's leader Pods, deleted with the LWS, keep Kueue's ``kueue.x-k8s.io/managed``
-finalizer on the dev cluster (the pod group drops it once a deleted Pod is terminated, and kwok's fake
-kubelet never terminates a Pod that has a finalizer), so each group's worker StatefulSet (owned by its
-leader Pod) and worker Pod stay there.
+Once the manager's LWS is deleted the worker ends with nothing of it: no Pod (terminating ones
+included), no StatefulSet and no Workload. The worker's leader Pods, deleted with its LWS while they
+run, lose Kueue's ``kueue.x-k8s.io/managed`` finalizer (their group's Workload is being deleted, and
+the LWS Pod rule finalizes a deleted Pod even once its LWS is gone), so the worker StatefulSets they own
+are collected too.
 
 Sampled throughout, every 0.3 s on both workers (test_multikueue_faults' sampler): a group's active pods
 (by their prebuilt-workload label) are in at most one worker, and no worker ClusterQueue exceeds its quota."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -108,8 +110,21 @@ def test_a_leaderworkerset_runs_all_its_groups_on_one_worker(clusters: Clusters,
     eventually(lambda: worker.get("leaderworkerset.leaderworkerset.x-k8s.io", "srv", NS) is None
                and not worker.items("workloads.kueue.x-k8s.io", NS), 120, what="the remote LWS and copies deleted")
     # the leader StatefulSet goes with the LWS (LWS's controller and the garbage collector on the worker),
-    # and its leader Pods are deleted; each group's worker StatefulSet is owned by its leader Pod, which
-    # keeps Kueue's finalizer on kwok's fake node (see the module's note)
-    eventually(lambda: worker.get("statefulset", "srv", NS) is None
-               and not [p for p in pods_on(worker, "leaderworkerset.sigs.k8s.io/name=srv")
-                        if p["metadata"]["name"] in ("srv-0", "srv-1")], 120, what="the remote leader Pods deleted")
+    # its leader Pods lose Kueue's finalizer and go, and with them the worker StatefulSets they own
+    left: dict[str, list[str]] = {}
+
+    def nothing_left() -> bool:
+        left.clear()
+        for kind in ("pods", "statefulsets"):
+            out = worker.cluster.kubectl("get", kind, "-n", NS, "-l", "leaderworkerset.sigs.k8s.io/name=srv",
+                                         "-o", "json").stdout
+            if names_left := sorted(o["metadata"]["name"] for o in json.loads(out)["items"]):
+                left[kind] = names_left
+        if workloads := sorted(w["metadata"]["name"] for w in worker.items("workloads.kueue.x-k8s.io", NS)):
+            left["workloads"] = workloads
+        return not left
+
+    try:
+        eventually(nothing_left, 180, interval=1.0, what="nothing of the LWS left on the worker")
+    except AssertionError:
+        raise AssertionError(f"3 minutes after the LWS was deleted, still on the worker: {left}") from None
