@@ -207,6 +207,25 @@ def with_archived_addon(kueue: Kueue, addon: str, directory: Path, config: dict[
         cluster.stop_archived(addon)
 
 
+@contextlib.contextmanager
+def with_ray(kueue: Kueue, directory: Path, config: dict[str, Any], label: str) -> Iterator[Kueue]:
+    """KubeRay's CRDs and operator started on the session's cluster, and the module's own controller
+    with ``config`` beside them; the operator's log tail printed and KubeRay stopped afterwards."""
+    cluster = kueue.cluster
+    started = time.monotonic()
+    cluster.start_ray(timeout=180)
+    print(f"\nray addon (CRDs + operator) ready in {time.monotonic() - started:.1f} s")
+    try:
+        with controller_with_webhooks(kueue, directory, config, label) as mine:
+            yield mine
+    finally:
+        operator_log = cluster.directory / "logs" / "ray-operator.log"
+        if operator_log.exists():
+            print("\n--- ray-operator log (tail) ---\n" + "\n".join(
+                operator_log.read_text(errors="replace").splitlines()[-8:]))
+        cluster.stop_ray()
+
+
 def condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
     for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
         if cond.get("type") == kind:

@@ -11,13 +11,12 @@ new workers stay at the ``kueue.x-k8s.io/elastic-job`` scheduling gate.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Kueue, condition, controller_with_webhooks, eventually, is_true
+from tests.e2e.conftest import Kueue, condition, eventually, is_true, with_ray
 from tests.e2e.elastic_objects import gated, reserved_cpu
 from tests.e2e.objects import PLAIN_FLAVOR, cluster_queue, local_queue
 from tests.e2e.ray_objects import _template
@@ -29,15 +28,8 @@ CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"
 
 @pytest.fixture(scope="module")
 def ray_hooks(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
-    cluster = kueue.cluster
-    started = time.monotonic()
-    cluster.start_ray(timeout=180)
-    print(f"\nray addon ready in {time.monotonic() - started:.1f} s")
-    try:
-        with controller_with_webhooks(kueue, tmp_path_factory.mktemp("elastic-ray"), CONFIG, "elastic-ray") as mine:
-            yield mine
-    finally:
-        cluster.stop_ray()
+    with with_ray(kueue, tmp_path_factory.mktemp("elastic-ray"), CONFIG, "elastic-ray") as mine:
+        yield mine
 
 
 def elastic_cluster(ns: str, workers: int) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from pykueue.controller.webhooks import names
-from tests.e2e.conftest import Kueue, controller_with_webhooks, eventually
+from tests.e2e.conftest import Kueue, eventually, with_ray
 from tests.e2e.objects import refused
 from tests.e2e.ray_objects import raycluster, rayjob
 
@@ -32,13 +32,8 @@ IMMUTABLE = f'metadata.labels[{QUEUE}]: Invalid value: "lq": field is immutable'
 
 @pytest.fixture(scope="module")
 def hooks(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
-    cluster = kueue.cluster
-    cluster.start_ray(timeout=180)
-    try:
-        with controller_with_webhooks(kueue, tmp_path_factory.mktemp("kind-webhooks"), CONFIG, "kind-webhooks") as mine:
-            yield mine
-    finally:
-        cluster.stop_ray()
+    with with_ray(kueue, tmp_path_factory.mktemp("kind-webhooks"), CONFIG, "kind-webhooks") as mine:
+        yield mine
 
 
 def create(kueue: Kueue, manifest: dict[str, Any]) -> subprocess.CompletedProcess[str]:

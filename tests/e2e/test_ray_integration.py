@@ -12,7 +12,6 @@ then fails the RayJob once its grace period (30 s) is over, and its Workload fin
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,7 +19,7 @@ import pytest
 
 from pykueue.controller.webhooks import local, names
 from pykueue.devcluster import kuberay
-from tests.e2e.conftest import Kueue, condition, controller_with_webhooks, eventually, is_true
+from tests.e2e.conftest import Kueue, condition, eventually, is_true, with_ray
 from tests.e2e.objects import (
     GPU_FLAVOR,
     as_created,
@@ -45,19 +44,8 @@ CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"
 
 @pytest.fixture(scope="module")
 def ray_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
-    cluster = kueue.cluster
-    started = time.monotonic()
-    cluster.start_ray(timeout=180)
-    print(f"\nray addon (CRDs + operator) ready in {time.monotonic() - started:.1f} s")
-    try:
-        with controller_with_webhooks(kueue, tmp_path_factory.mktemp("ray-integration"), CONFIG,
-                                      "ray-integration") as mine:
-            yield mine
-    finally:
-        operator_log = cluster.directory / "logs" / "ray-operator.log"
-        print("\n--- ray-operator log (tail) ---\n" + "\n".join(
-            operator_log.read_text(errors="replace").splitlines()[-5:]))
-        cluster.stop_ray()
+    with with_ray(kueue, tmp_path_factory.mktemp("ray-integration"), CONFIG, "ray-integration") as mine:
+        yield mine
 
 
 def ray_pods(kueue: Kueue, ns: str, cluster: str) -> list[dict[str, Any]]:

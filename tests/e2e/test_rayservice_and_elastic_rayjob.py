@@ -19,13 +19,12 @@ Worked by hand, each in a 4-cpu ClusterQueue with a 1-cpu head and 1-cpu workers
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Kueue, condition, controller_with_webhooks, eventually, is_true
+from tests.e2e.conftest import Kueue, condition, eventually, is_true, with_ray
 from tests.e2e.elastic_objects import gated, reserved_cpu
 from tests.e2e.objects import PLAIN_FLAVOR, cluster_queue, local_queue
 from tests.e2e.ray_objects import _cluster_spec
@@ -38,18 +37,8 @@ QUEUE = {"kueue.x-k8s.io/queue-name": "lq"}
 
 @pytest.fixture(scope="module")
 def ray_hooks(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
-    cluster = kueue.cluster
-    started = time.monotonic()
-    cluster.start_ray(timeout=180)
-    print(f"\nray addon ready in {time.monotonic() - started:.1f} s")
-    try:
-        with controller_with_webhooks(kueue, tmp_path_factory.mktemp("rayservice"), CONFIG, "rayservice") as mine:
-            yield mine
-    finally:
-        operator_log = cluster.directory / "logs" / "ray-operator.log"
-        print("\n--- ray-operator log (tail) ---\n" + "\n".join(
-            operator_log.read_text(errors="replace").splitlines()[-8:]))
-        cluster.stop_ray()
+    with with_ray(kueue, tmp_path_factory.mktemp("rayservice"), CONFIG, "rayservice") as mine:
+        yield mine
 
 
 def queues(kueue: Kueue, ns: str) -> None:
