@@ -51,7 +51,7 @@ from pykueue.jobs import jobset, leaderworkerset, ray_live
 from pykueue.jobs import pods as pod_rules
 from pykueue.kube import resources as r
 from pykueue.kube.client import Kube
-from pykueue.kube.informer import ADDED, DELETED, MODIFIED, Informer, key_of
+from pykueue.kube.informer import DELETED, MODIFIED, Informer, key_of
 from pykueue.kube.workqueue import WorkQueue
 
 log = logging.getLogger("pykueue.controller")
@@ -288,8 +288,10 @@ class Controller:
         obj = new or old
         assert obj is not None
         self.pod_work.add(self.pod_keys.track(obj, deleted=kind == DELETED))
-        if kind == ADDED and self.sts_keys.sets and (sts := self.sts_keys.key_for_pod(obj)) is not None:
-            self.sts_work.add(sts)  # a new Pod of a StatefulSet: its group labels (upstream's podHandler)
+        if kind != DELETED and self.sts_keys.running and (sts := self.sts_keys.key_for_pod(obj)) is not None:
+            # upstream's StatefulSet Pod reconciler, on a Pod's create and update: its group labels, and its
+            # finalizer once it is being deleted or has ended (a replaced replica's, a deleted set's)
+            self.sts_work.add(sts)
         if kind != DELETED and self.lws_keys.running and (lws := self.lws_keys.key_for_pod(obj)) is not None:
             self.lws_work.add(lws)  # a Pod of a LeaderWorkerSet: its group labels, its finalizer once it ends
 
@@ -298,6 +300,7 @@ class Controller:
         """The StatefulSet informer and work queue (upstream's statefulset reconciler)."""
         inf = self._informer(r.STATEFULSET, lambda t, o, n: None if t == DELETED else self.sts_work.add(key_of(n or o)))
         self.sts_keys.sets, self.sts_keys.pods = inf.store, pods
+        self.sts_keys.running = True
         sync = StatefulSetReconciler(self.sts_keys, JobReconciler(
             self.kube, self.sts_keys, workloads, flavors, self.priority_classes, self.clock,
             self.workload_sync.job_stopped, self.recorder,

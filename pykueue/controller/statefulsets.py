@@ -22,6 +22,7 @@ class StatefulSetKeys:
     def __init__(self, sets: Store, pods: Store) -> None:
         self.sets = sets
         self.pods = pods
+        self.running = False  # its informer started: Pod events are queued from then on, StatefulSets or none
 
     def load(self, key: str) -> GenericJob | None:
         return None  # the StatefulSet is no GenericJob: its Pods are (one pod group)
@@ -46,7 +47,11 @@ class StatefulSetReconciler:
     async def reconcile(self, key: str) -> None:
         sts = self.keys.sets.get(key)
         if sts is None:
-            return  # gone: the garbage collector takes the Workload it owned
+            # gone: the garbage collector takes the Workload it owned; its ending Pods lose the finalizer
+            namespace, name = key.split("/", 1)
+            for action in statefulset.reconcile_gone(namespace, name, self.keys.pods.values()):
+                await self.writer.execute(action)
+            return
         namespace = sts["metadata"].get("namespace")
         pods = statefulset.members(sts, (p for p in self.keys.pods.values() if p["metadata"].get("namespace") == namespace))
         workload = self.writer.workloads.get(f"{namespace}/{statefulset.name_of(sts)}")

@@ -196,6 +196,31 @@ def members(sts: Mapping[str, Any], candidates: Iterable[Mapping[str, Any]]) -> 
     return [p for p in candidates if (ref := owner(p)) is not None and ref.get("uid") == uid]
 
 
+def _going(pod: Mapping[str, Any]) -> bool:
+    """Being deleted or ended: upstream's StatefulSet Pod reconciler removes Kueue's finalizer then."""
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp")) or (pod.get("status") or {}).get("phase") in TERMINAL
+
+
+def reconcile_gone(namespace: str, name: str, pods: Iterable[Mapping[str, Any]]) -> list[Action]:
+    """The Pods of StatefulSet ``name`` once the StatefulSet itself is gone: those being deleted or ended
+    lose Kueue's finalizer. Upstream's Pod reconciler for StatefulSets reads only the Pod, so it does
+    this whether or not the StatefulSet is still there; without it a deleted StatefulSet's Pods stay
+    Terminating."""
+    actions: list[Action] = []
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        ref = owner(pod)
+        finalizers = meta.get("finalizers") or []
+        if (meta.get("namespace") or "default") != namespace or ref is None or ref.get("name") != name \
+                or not _going(pod) or MANAGED_FINALIZER not in finalizers \
+                or (meta.get("annotations") or {}).get(SUSPENDED_BY_PARENT) != FRAMEWORK:
+            continue
+        actions.append(Patch("Pod", namespace, meta["name"], {"metadata": {
+            "finalizers": [f for f in finalizers if f != MANAGED_FINALIZER] or None,
+            "resourceVersion": meta.get("resourceVersion")}}, missing_ok=True))
+    return actions
+
+
 def reconcile(sts: Mapping[str, Any], workload: Mapping[str, Any] | None,
               pods_of_sts: Iterable[Mapping[str, Any]]) -> list[Action]:
     """Upstream's StatefulSet reconciler: the writes that keep the StatefulSet's Workload and Pods in
@@ -215,7 +240,7 @@ def reconcile(sts: Mapping[str, Any], workload: Mapping[str, Any] | None,
     actions: list[Action] = []
     for pod in pods_of_sts:
         pod_meta = pod.get("metadata") or {}
-        going = bool(pod_meta.get("deletionTimestamp")) or (pod.get("status") or {}).get("phase") in TERMINAL
+        going = _going(pod)
         change = {k: v for k, v in want.items() if _labels_of(pod).get(k) != v}
         if change and not going:
             actions.append(Patch("Pod", namespace, pod_meta["name"], {"metadata": {"labels": change}}, missing_ok=True))
