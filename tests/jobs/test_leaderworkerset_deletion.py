@@ -17,6 +17,7 @@ from pykueue.controller.leaderworkersets import LeaderWorkerSetKeys, LeaderWorke
 from pykueue.jobs import leaderworkerset as lws
 from pykueue.jobs import pods
 from pykueue.jobs.framework import Action, Delete, JobStopped, Patch, reconcile
+from tests.jobs.recorded import Writes, finalizer_patches
 
 FINALIZER = "kueue.x-k8s.io/managed"
 GONE = "2030-01-01T00:00:00Z"
@@ -33,20 +34,6 @@ def lws_pod(name: str, *, set_name: str = "infer", deleting: bool = False, phase
     return {"metadata": meta, "spec": {"nodeName": "n1", "containers": [{"name": "c"}]}, "status": {"phase": phase}}
 
 
-class Writes:
-    """Stands for the job reconciler: records what it is told to write."""
-
-    def __init__(self) -> None:
-        self.done: list[Action] = []
-        self.workloads: dict[str, Any] = {}
-
-    async def execute(self, action: Action) -> None:
-        self.done.append(action)
-
-
-def finalizer_patches(actions: list[Action]) -> dict[str, Any]:
-    return {a.name: a.body["metadata"]["finalizers"] for a in actions
-            if isinstance(a, Patch) and a.kind == "Pod" and "finalizers" in (a.body.get("metadata") or {})}
 
 
 def test_the_ending_pods_of_a_gone_lws_lose_the_finalizer() -> None:

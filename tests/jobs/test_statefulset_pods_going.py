@@ -14,8 +14,8 @@ from pykueue.controller import manager
 from pykueue.controller.statefulsets import StatefulSetKeys, StatefulSetReconciler
 from pykueue.engine import model
 from pykueue.jobs import statefulset
-from pykueue.jobs.framework import Action, Patch
 from pykueue.kube.informer import ADDED, DELETED, MODIFIED
+from tests.jobs.recorded import Writes, finalizer_patches
 
 FINALIZER = "kueue.x-k8s.io/managed"
 GONE = "2030-01-01T00:00:00Z"
@@ -34,18 +34,6 @@ def sts_pod(name: str, *, owner: str = "web", uid: str = "sts-1", deleting: bool
     return {"metadata": meta, "spec": {"nodeName": "n1", "containers": [{"name": "c"}]}, "status": {"phase": phase}}
 
 
-def finalizer_patches(actions: list[Action]) -> dict[str, Any]:
-    return {a.name: a.body["metadata"]["finalizers"] for a in actions
-            if isinstance(a, Patch) and a.kind == "Pod" and "finalizers" in (a.body.get("metadata") or {})}
-
-
-class Writes:
-    def __init__(self) -> None:
-        self.done: list[Action] = []
-        self.workloads: dict[str, Any] = {}
-
-    async def execute(self, action: Action) -> None:
-        self.done.append(action)
 
 
 def test_the_ending_pods_of_a_gone_statefulset_lose_the_finalizer() -> None:
