@@ -803,6 +803,11 @@ class Engine(SchedulingHost):
         self._evict(info, ev.EVICTED_PODS_READY_TIMEOUT, now, requeue=True, requeue_after_us=delay,
                     message=f"Exceeded the PodsReady timeout {info.key}")
 
+    def check_state(self, key: str, check: str) -> str | None:
+        """The state an admission check holds on a workload, None when it has no such check."""
+        info = self.workloads.get(key)
+        return None if info is None else info.check_states.get(check)
+
     def set_check_state(self, key: str, check: str, state: str, now: int) -> None:
         """An admission check reported on a workload holding quota: Ready (admitted once all are),
         Retry (evicted and requeued), Rejected (evicted and deactivated), Pending."""

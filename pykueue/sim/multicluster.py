@@ -375,8 +375,7 @@ class MultiSimulation:
             self.manager.engine.set_check_state(key, d.check, model.CheckState.READY, now)
 
     def _check_state(self, key: str, check: str) -> str | None:
-        info = self.manager.engine.workloads.get(key)
-        return None if info is None else info.check_states.get(check)
+        return self.manager.engine.check_state(key, check)
 
     def _on_copy_admitted(self, key: str, admitted_at: dict[str, str | None], now: int) -> None:
         d = self.dispatches.get(key)
