@@ -88,7 +88,7 @@ def run_tests(repo: Path, extra: list[str], stall: float) -> tuple[list[str], fl
         with tempfile.TemporaryFile("w+") as out:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "pytest", "-v", "--tb=no", "-p", "no:cacheprovider",
-                 "-m", "not cluster and not e2e", *TESTS, *extra, *(f"--deselect={d}" for d in deselect)],
+                 "-m", "not cluster and not e2e and not binaries", *TESTS, *extra, *(f"--deselect={d}" for d in deselect)],
                 cwd=repo, stdout=out, stderr=subprocess.STDOUT, text=True, start_new_session=True,
             )
             size, quiet_since = -1, time.monotonic()

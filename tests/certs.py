@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import ipaddress
 import socket
 import ssl
 from typing import Any
@@ -17,10 +18,11 @@ Signed = tuple[x509.Certificate, Any]  # the certificate and its private key
 
 def make_cert(cn: str, issuer: Signed | None = None, *, ca: bool | None = None, orgs: tuple[str, ...] = (),
               at: datetime.datetime | None = None, days: float = 1.0, path_length: int | None = None,
-              usages: tuple[x509.ObjectIdentifier, ...] | None = None) -> Signed:
+              usages: tuple[x509.ObjectIdentifier, ...] | None = None, ips: tuple[str, ...] = ()) -> Signed:
     """Self-signed when ``issuer`` is None; a CA when ``ca`` (default: self-signed ones), with
-    ``path_length``; a leaf with extended key ``usages`` when given. Valid one day before ``at``
-    (default: the real time, which a TLS handshake checks) to ``days`` after it."""
+    ``path_length``; a leaf with extended key ``usages`` when given; naming the IP addresses ``ips``
+    (a subjectAltName). Valid one day before ``at`` (default: the real time, which a TLS handshake
+    checks) to ``days`` after it."""
     now = at or datetime.datetime.now(datetime.UTC)
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn),
@@ -32,6 +34,9 @@ def make_cert(cn: str, issuer: Signed | None = None, *, ca: bool | None = None, 
                .not_valid_after(now + datetime.timedelta(days=days))
                .add_extension(x509.BasicConstraints(ca=is_ca, path_length=path_length if is_ca else None),
                               critical=True))
+    if ips:
+        builder = builder.add_extension(x509.SubjectAlternativeName(
+            [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]), critical=False)
     if usages is not None:
         builder = builder.add_extension(x509.ExtendedKeyUsage(list(usages)), critical=False)
     return builder.sign(signer, hashes.SHA256()), key

@@ -139,6 +139,76 @@ def test_aliases_that_nest_or_expand_without_end_are_refused(tmp_path: Path) -> 
     ]
 
 
+def bounded(*args: str, memory: int = 1 << 30, timeout: float = 60) -> tuple[subprocess.CompletedProcess[str], float]:
+    """The CLI in a subprocess held to ``memory`` bytes of address space (a reader without bounds dies
+    of ``MemoryError`` there, rather than taking the machine's memory), and how long it took."""
+    import resource
+    import time
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "pykueue.cli", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, preexec_fn=limit)
+    return proc, time.perf_counter() - started
+
+
+def alias_bomb(tmp_path: Path, name: str = "bomb.yaml") -> Path:
+    """About 200 KB: a ResourceFlavor whose name is a 100,000-character string and whose 12,500 node
+    labels are each an alias of it, 1.25 GB of text once expanded (each label is also a problem whose
+    message quotes the value)."""
+    labels = "".join(f"    k{i}: *a\n" for i in range(12_500))
+    text = (f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata:\n  name: &a {'x' * 100_000}\n"
+            f"spec:\n  nodeLabels:\n{labels}")
+    assert 200_000 < len(text) < 300_000
+    return write(tmp_path, text, name)
+
+
+EXPANDED = "Document -: <document>: YAML error: aliases expand the document to more than 3145728 characters"
+
+
+@pytest.mark.parametrize("command", ["simulate", "validate", "explain", "what-if", "config"])
+def test_aliases_of_a_long_string_are_refused_quickly(tmp_path: Path, command: str) -> None:
+    """Every command that reads the file refuses the expansion in its first document, with the file
+    and the document named, exit 2, in well under 5 s and 1 GiB."""
+    bomb = alias_bomb(tmp_path)
+    plain = write(tmp_path, SETUP, "setup.yaml")
+    argv = {"simulate": ["simulate", str(bomb), "--output", "json"], "validate": ["validate", str(bomb)],
+            "explain": ["explain", "default/w", str(plain), str(bomb)],
+            "what-if": ["explain", "--what-if", str(bomb), str(plain)],
+            "config": ["simulate", str(plain), "--config", str(bomb), "--output", "json"]}[command]
+    proc, took = bounded(*argv)
+    (line,) = invalid(proc)
+    # validate names the document's first line, the others its number: both are 1 here
+    assert line == f"{bomb}:1: {EXPANDED}"
+    assert took < 5, took
+
+
+def test_a_generator_of_aliases_is_refused_quickly(tmp_path: Path) -> None:
+    classes = ", ".join(["*a"] * 25_000)
+    gen = write(tmp_path, f"cohorts:\n- className: &a {'x' * 100_000}\n  count: 1\n  queuesSets: [{classes}]\n",
+                "generator.yaml")
+    proc, took = bounded("simulate", "--generator", str(gen))
+    (line,) = invalid(proc)
+    assert line == f"{gen}: invalid YAML: YAML error: aliases expand the document to more than 3145728 characters"
+    assert took < 5, took
+
+
+def test_a_file_past_the_byte_limit_is_refused_unread(tmp_path: Path) -> None:
+    """300 MiB (sparse: nothing is written) against 256 MiB: refused from its size, and a device
+    with no end is read one byte past the limit, then refused."""
+    big = tmp_path / "big.yaml"
+    with open(big, "wb") as handle:
+        handle.truncate(300 * 1024 * 1024)
+    proc, took = bounded("simulate", str(big), "--output", "json")
+    (line,) = invalid(proc)
+    assert line == f"{big}:0: File {big}: <file>: 314572800 bytes, more than the 268435456 bytes pykueue reads of one file"
+    assert took < 5, took
+    (line,) = invalid(bounded("validate", "/dev/zero")[0])
+    assert line == "/dev/zero: File /dev/zero: <file>: more than the 268435456 bytes pykueue reads of one file"
+
+
 def _cohort_chain(depth: int) -> str:
     docs = [SETUP.replace("  namespaceSelector: {}\n", f"  cohortName: c{depth - 1}\n  namespaceSelector: {{}}\n")]
     for i in range(depth):

@@ -50,9 +50,10 @@ json.dump(out, sys.stdout)
 # The suites that run against the compiled copy too: the engine's, and those of every compiled module
 # outside it (the loader, the simulator, the streamed result and summary) with the CLI and the
 # controller's pure parts that call them.
-_SUITES = ["tests/engine", "tests/api", "tests/perf", "tests/sim", "tests/jobs", "tests/controller",
-           "tests/dashboard", "tests/test_cli.py", "tests/test_cli_conventions.py", "tests/test_cli_robustness.py",
-           "tests/test_scenarios.py"]
+# In two halves of about equal time, so that two pytest-xdist workers share them.
+_SUITES = [["tests/engine", "tests/perf", "tests/sim", "tests/test_scenarios.py"],
+           ["tests/api", "tests/jobs", "tests/controller", "tests/dashboard", "tests/test_cli.py",
+            "tests/test_cli_conventions.py", "tests/test_cli_robustness.py"]]
 
 # Tests that cannot hold for a compiled build, and why.
 _PURE_ONLY = [
@@ -130,7 +131,8 @@ def test_scenarios_and_baseline_are_byte_identical(trees: tuple[Path, Path], tmp
         assert pure["cases"][f"baseline:{fmt}"][0] == 0 and len(pure["cases"][f"baseline:{fmt}"][1]) > 10_000_000
 
 
-def test_unit_tests_pass_compiled(trees: tuple[Path, Path]) -> None:
+@pytest.mark.parametrize("suites", _SUITES, ids=["engine-sim", "api-controller"])
+def test_unit_tests_pass_compiled(trees: tuple[Path, Path], suites: list[str]) -> None:
     tree = trees[1]
     shutil.copytree(ROOT / "tests", tree / "tests", dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("__pycache__", "cluster", "e2e", "test_compiled.py"))
@@ -143,7 +145,7 @@ def test_unit_tests_pass_compiled(trees: tuple[Path, Path]) -> None:
     script = (f"import sys, pytest, pykueue.engine.engine as e, pykueue.api.loader as l\n"
               f"assert e.__file__.endswith({compiled.ext_suffix()!r}), e.__file__\n"
               f"assert l.__file__.endswith({compiled.ext_suffix()!r}), l.__file__\n"
-              f"sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', *{_SUITES!r}, *{deselect!r}]))\n")
+              f"sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', *{suites!r}, *{deselect!r}]))\n")
     done = subprocess.run([sys.executable, "-c", script], cwd=tree, capture_output=True, text=True, timeout=2400)
     assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]
     assert " passed" in done.stdout and "failed" not in done.stdout, done.stdout[-2000:]

@@ -20,7 +20,7 @@ from pykueue.api.durations import parse_duration
 from pykueue.api.models.config import ConfigurationV1beta1, ConfigurationV1beta2, RequeuingStrategy
 from pykueue.api.models.pod import LabelSelector
 from pykueue.engine import model
-from pykueue.jobs import managed
+from pykueue.jobs import managed, registry
 
 Errors = list[tuple[str, str]]
 
@@ -97,11 +97,19 @@ def _wait_for_pods_ready(w: Any, default_timeout: float | None, block_default: b
     )
 
 
-def _frameworks(integrations: object) -> tuple[str, ...]:
+def _frameworks(integrations: object, errors: Errors) -> tuple[str, ...]:
+    """``integrations.frameworks``; a name no Kueue integration has is refused as upstream's validation
+    refuses it (NotSupported, naming the supported values)."""
     frameworks = integrations.get("frameworks") if isinstance(integrations, dict) else None
     if not isinstance(frameworks, list):
         return model.Config().frameworks
-    return tuple(f for f in frameworks if isinstance(f, str))
+    known = (*registry.FRAMEWORKS, *registry.NOT_INTEGRATED)
+    for i, name in enumerate(frameworks):
+        if name not in known:
+            listed = ", ".join(f'"{k}"' for k in known)
+            errors.append((f"integrations.frameworks[{i}]",
+                           f"Unsupported value: {json.dumps(name)}: supported values: {listed}"))
+    return tuple(f for f in frameworks if isinstance(f, str) and f in known)
 
 
 def _metrics(metrics: object, gates: dict[str, bool] | None, errors: Errors) -> model.Metrics:
@@ -195,7 +203,7 @@ def _config(wait: model.WaitForPodsReady, strategies: list[str] | None, fair_on:
             preemption_strategies=_strategies(strategies, "fairSharing.preemptionStrategies", errors),
         )
     return model.Config(wait_for_pods_ready=wait, fair_sharing=fair, manage_jobs_without_queue_name=bool(manage),
-                        frameworks=_frameworks(integrations), metrics=metrics)
+                        frameworks=_frameworks(integrations, errors), metrics=metrics)
 
 
 def config_v1beta2(cfg: ConfigurationV1beta2) -> tuple[model.Config, Errors]:

@@ -13,10 +13,15 @@ and a document nested more than ``MAX_DEPTH`` collections deep is refused before
 readers hit the recursion limit far sooner). Upstream's YAML reader stops at 10000 levels; no object the
 simulator reads needs more than about 15, so pykueue's limit is 100.
 
-Text that someone else sends (the dashboard's what-if box) goes through ``parse_text`` with ``PASTED``'s
-limits: the same checks, plus a size cap, and aliases may not make a document hold more values or
-characters than that many bytes could hold written out, since everything downstream (validation, the
-loader's caches) walks the expanded document.
+Everything downstream (validation, problem messages that quote a value, the loader's caches, the
+output) walks the expanded document, so both kinds of input are bounded before that, in bytes and in
+what aliases expand to. A file (``FILES``: every PATH, ``--config``, ``--what-if``, the generator and
+rangespec files) is read only up to ``MAX_FILE`` bytes, and aliases may make one of its documents hold
+at most ``MAX_EXPANDED`` values and ``MAX_DOCUMENT_CHARACTERS`` characters of text: no object the API
+server accepts is bigger written out (its request bodies stop at 3 MiB), while a few hundred KB of
+aliases of one long string would otherwise expand to gigabytes. Text that someone else sends (the
+dashboard's what-if box) goes through ``parse_text`` with ``PASTED``'s limits: the same checks with
+tighter bounds, the expansion no more values or characters than its size could hold written out.
 """
 
 from __future__ import annotations
@@ -105,7 +110,9 @@ class Limits:
     characters: int | None = None
 
 
-FILES = Limits()  # the user's own files: only what keeps the reader itself alive
+MAX_FILE = 256 * 1024 * 1024  # bytes of one input file: far more than any cluster's objects written out
+MAX_DOCUMENT_CHARACTERS = 3 * 1024 * 1024  # the API server's largest request body (MaxRequestBodyBytes)
+FILES = Limits(size=MAX_FILE, characters=MAX_DOCUMENT_CHARACTERS)  # every file a command reads
 MAX_PASTE = 256 * 1024  # bytes; the largest object the API server stores is about 1.5 MB of JSON
 PASTED = Limits(size=MAX_PASTE, values=MAX_PASTE // 2, characters=MAX_PASTE)  # "a: [1,1,1...]": 2 bytes a value
 
@@ -152,15 +159,30 @@ def expand_paths(paths: list[str]) -> Iterator[str | ReadError]:
             yield ReadError(path, "no such file or directory")
 
 
-def read_text(path: str) -> str | ReadError:
-    """The file's text; a leading UTF-8 byte-order mark is dropped, as kubectl drops it."""
+def read_text(path: str, limit: int | None = FILES.size) -> str | ReadError:
+    """The file's text, its line ends ``\n`` (as Python's text mode reads them); a leading UTF-8
+    byte-order mark is dropped, as kubectl drops it. A file over ``limit`` bytes is an error, found
+    from its size before it is read (a device or a pipe is read no further than one byte past the limit)."""
     try:
-        with open(path, encoding="utf-8-sig") as handle:
-            return handle.read()
-    except UnicodeDecodeError as exc:
-        return ReadError(path, f"not UTF-8 text: {exc.reason} at byte {exc.start}")
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if limit is not None and size > limit:
+                return ReadError(path, _too_big(size, limit))
+            data = handle.read(-1 if limit is None else limit + 1)
     except OSError as exc:
         return ReadError(path, exc.strerror or str(exc))
+    if limit is not None and len(data) > limit:
+        return ReadError(path, _too_big(None, limit))
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return ReadError(path, f"not UTF-8 text: {exc.reason} at byte {exc.start}")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def _too_big(size: int | None, limit: int) -> str:
+    """The file's size (None: a stream, known only to go on past the limit) against the limit."""
+    return f"{'' if size is None else f'{size} bytes, '}more than the {limit} bytes pykueue reads of one file"
 
 
 def _has_content(text: str) -> bool:

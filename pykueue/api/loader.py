@@ -63,22 +63,17 @@ from pykueue.api.timing import (
 from pykueue.api.timing import PREFIX as TIMING_PREFIX
 from pykueue.api.workloads import WorkloadReader, job_path, join_path
 from pykueue.engine import model
-from pykueue.jobs import framework, managed
+from pykueue.jobs import framework, managed, registry
 
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 DEFAULT_NAMESPACE = "default"
 # each becomes engine workloads: one, but a Deployment one per replica (and a StatefulSet of 0 none)
-WORKLOAD_KINDS = ("Workload", "Job", "Pod", "Deployment", "StatefulSet", "RayCluster", "RayJob", "RayService", "JobSet",
-                  "LeaderWorkerSet")
+WORKLOAD_KINDS = ("Workload", *registry.BY_KIND)
 # The kinds an integration turns into Workloads, by upstream's framework name; on when the
 # Configuration's integrations.frameworks lists them (upstream's default enables batch/job only).
-INTEGRATIONS = {"Job": "batch/job", "Pod": "pod", "Deployment": "deployment", "StatefulSet": "statefulset",
-                "RayCluster": "ray.io/raycluster", "RayJob": "ray.io/rayjob",
-                "RayService": "ray.io/rayservice", "JobSet": "jobset.x-k8s.io/jobset",
-                "LeaderWorkerSet": "leaderworkerset.x-k8s.io/leaderworkerset"}
-# upstream's ImplicitlyEnabledFrameworkNames: enabling one of these enables the pod integration too
-SERVING_KINDS = ("Deployment", "StatefulSet", "LeaderWorkerSet")  # queued through the pod integration
+INTEGRATIONS = {kind: i.framework for kind, i in registry.BY_KIND.items()}
+SERVING_KINDS = tuple(i.kind for i in registry.INTEGRATIONS if i.serving)  # queued through the pod integration
 DEFAULT_FRAMEWORKS = frozenset(("batch/job",))
 # upstream's webhooks leave these namespaces alone (the pod-based integrations always did)
 MAX_COHORT_DEPTH = 100  # cohorts from a root to the deepest cohort; see the module's docstring
@@ -469,8 +464,6 @@ class _Loader:
             if not errors and doc.labels.get(POD_GROUP_LABEL):
                 errors = pod_group.member_errors(doc.annotations)
             return errors
-        if doc.kind in ("Deployment", "StatefulSet", "RayCluster", "RayJob", "RayService", "JobSet", "LeaderWorkerSet"):
-            return self.integration_errors(doc)
         if doc.kind == "Job":
             if not doc.name:  # already reported on metadata.name; the integration would only repeat it
                 return []
@@ -480,6 +473,8 @@ class _Loader:
             workload, errors = self.workloads.from_job(raw)
             doc.obj = workload
             return errors
+        if doc.kind in registry.BY_KIND:  # every other kind's Workloads come from its integration
+            return self.integration_errors(doc)
         check = checks.get(doc.kind)
         return check(doc.obj) if check is not None else []
 
@@ -752,16 +747,7 @@ class _Loader:
             "LocalQueue": self.inputs.local_queues,
             "Namespace": self.inputs.namespaces,
             "AdmissionCheck": self.inputs.admission_checks,
-            "Workload": self.inputs.workloads,
-            "Job": self.inputs.workloads,
-            "Pod": self.inputs.workloads,
-            "Deployment": self.inputs.workloads,
-            "StatefulSet": self.inputs.workloads,
-            "RayCluster": self.inputs.workloads,
-            "RayJob": self.inputs.workloads,
-            "RayService": self.inputs.workloads,
-            "JobSet": self.inputs.workloads,
-            "LeaderWorkerSet": self.inputs.workloads,
+            **dict.fromkeys(WORKLOAD_KINDS, self.inputs.workloads),  # a Workload and every integration's kind
         }
         if kind in lists:
             lists[kind].append(obj)

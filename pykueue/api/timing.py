@@ -36,6 +36,7 @@ from datetime import UTC, date, datetime
 from pykueue.api.durations import parse_duration
 from pykueue.api.inputs import NEVER_READY
 from pykueue.engine import model
+from pykueue.jobs import registry
 
 PREFIX = "pykueue.dev/"
 ARRIVAL = "pykueue.dev/arrival"
@@ -52,8 +53,7 @@ WORKLOAD_ONLY = (ARRIVAL, RUNTIME, READY_AFTER, ADMISSION_CHECKS, UNREADY_AFTER,
 KNOWN = (*WORKLOAD_ONLY, AT, DELETE_AT, UNREACHABLE)
 CHECK_STATES = ("Ready", "Retry", "Rejected", "Pending")
 # the kinds that become workloads and so may carry the workload-only annotations
-WORKLOAD_LIKE = ("Workload", "Job", "Pod", "Deployment", "StatefulSet", "RayCluster", "RayJob", "RayService", "JobSet",
-                 "LeaderWorkerSet")
+WORKLOAD_LIKE = ("Workload", *registry.BY_KIND)
 
 Errors = list[tuple[str, str]]
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from pykueue.api import names
+from pykueue.api.convert import ELASTIC_JOB_ANNOTATION
 from pykueue.api.models import kueue_v1beta2 as v2
 from pykueue.api.models.core import PriorityClass
 from pykueue.api.models.pod import LabelSelector, PodSpec, Taint, Toleration
@@ -699,7 +700,7 @@ def workload_update(new: v2.Workload, old: v2.Workload) -> Errors:
     """
     errors: Errors = []
     if quota_reserved(old):
-        errors += _immutable_pod_sets(new.spec.pod_sets, old.spec.pod_sets)
+        errors += _immutable_pod_sets(new.spec.pod_sets, old.spec.pod_sets, elastic=_elastic(old))
     if quota_reserved(new) and quota_reserved(old):
         errors += _reclaimable_pods_update(new, old)
     errors += _admission_update(new.status.admission if new.status is not None else None,
@@ -707,16 +708,22 @@ def workload_update(new: v2.Workload, old: v2.Workload) -> Errors:
     return errors
 
 
-def _immutable_pod_sets(new: list[v2.PodSet], old: list[v2.PodSet]) -> Errors:
+def _elastic(wl: v2.Workload) -> bool:
+    """An elastic job's Workload (upstream's ``workloadslicing.Enabled``: the annotation is "true")."""
+    return (wl.metadata.annotations or {}).get(ELASTIC_JOB_ANNOTATION) == "true"
+
+
+def _immutable_pod_sets(new: list[v2.PodSet], old: list[v2.PodSet], *, elastic: bool) -> Errors:
     # upstream's validateImmutablePodSets: the list as a whole when its length changes, else each pod set,
     # at upstream's path (``path.Child(strconv.Itoa(i))``: ``spec.podSets.1``, not ``spec.podSets[1]``).
-    # With ElasticJobsViaWorkloadSlices (on by default) a count may go down (an elastic job's slice
-    # scaled down in place); nothing else changes. Models compare field by field, quantities by value
-    # (apimachinery's Semantic).
+    # An elastic job's Workload (ElasticJobsViaWorkloadSlices, on by default) may have a count go down
+    # (its slice scaled down in place); any other Workload's pod sets are fixed, as upstream's: a count
+    # lowered under a running job would let what runs exceed what is counted. Models compare field by
+    # field, quantities by value (apimachinery's Semantic).
     if len(new) != len(old):
         return [("spec.podSets", IMMUTABLE)]
     return [(f"spec.podSets.{i}", IMMUTABLE) for i, (n, o) in enumerate(zip(new, old, strict=True))
-            if n != o and not (n.count < o.count and n.model_copy(update={"count": o.count}) == o)]
+            if n != o and not (elastic and n.count < o.count and n.model_copy(update={"count": o.count}) == o)]
 
 
 def _reclaimable_pods_update(new: v2.Workload, old: v2.Workload) -> Errors:

@@ -119,6 +119,20 @@ def load_config(path: str | None) -> model.Config | None:
     return None if problems else inputs.config
 
 
+def not_integrated(config: model.Config) -> str | None:
+    """What to say when the Configuration lists a Kueue integration pykueue does not have yet: the
+    controller does not start, since those jobs would run outside any quota (None when all are its)."""
+    from pykueue.jobs import registry
+
+    listed = [f for f in config.frameworks if f not in registry.FRAMEWORKS]
+    if not listed:
+        return None
+    names = ", ".join(f'"{f}"' for f in listed)
+    known = ", ".join(f'"{f}"' for f in registry.FRAMEWORKS)
+    return (f"{names}: Kueue integrates it but pykueue does not yet (its jobs would run outside any quota); "
+            f"pykueue integrates {known}")
+
+
 def run(args: argparse.Namespace) -> int:
     import asyncio  # here, not at the top: every `pykueue` command imports this module for its options
 
@@ -127,6 +141,9 @@ def run(args: argparse.Namespace) -> int:
     logs.setup(args.log_level, getattr(args, "log_format", "logfmt"))
     config = load_config(args.config)
     if config is None:
+        return 2
+    if missing := not_integrated(config):
+        print(f"{args.config}: integrations.frameworks: {missing}", file=sys.stderr)
         return 2
     try:
         return asyncio.run(_main(args.kubeconfig, config, args))
@@ -168,8 +185,8 @@ async def _main(kubeconfig: str | None, config: model.Config, args: argparse.Nam
         metrics_address = getattr(args, "metrics_bind_address", ":8443")
         secure = None
         if auth is not None and getattr(args, "metrics_secure", True) and metrics_address not in ("", "0"):
+            from pykueue.controller.certs import CertDirError
             from pykueue.controller.health import SecureServing
-            from pykueue.controller.webhooks.certs import CertDirError
 
             try:
                 secure = SecureServing.self_signed(auth)
@@ -270,8 +287,8 @@ async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None)
         return None
     from pathlib import Path
 
+    from pykueue.controller.certs import CertDirError
     from pykueue.controller.leader import default_namespace
-    from pykueue.controller.webhooks.certs import CertDirError
     from pykueue.controller.webhooks.server import Options, WebhookServer
     from pykueue.kube.client import ApiError
 
@@ -305,7 +322,7 @@ async def _visibility(kube, args: argparse.Namespace | None, webhooks, auth, con
     port = getattr(args, "visibility_port", 0) if args is not None else 0
     if not port or webhooks is None or auth is None:
         return None
-    from pykueue.controller.visibility_server import VisibilityOptions, VisibilityServer
+    from pykueue.controller.visibility.server import VisibilityOptions, VisibilityServer
 
     host = getattr(args, "visibility_bind_address", "") or ""
     if not host and _local(args, kube.api.configuration.host):
@@ -376,7 +393,7 @@ async def _register_local(kube, server, visibility, args: argparse.Namespace | N
         parts.append(hooks)
         await hooks.register(bundle)
         if visibility is not None:
-            from pykueue.controller.visibility import API_SERVICES, VERSIONS
+            from pykueue.controller.visibility.api import API_SERVICES, VERSIONS
 
             await stale_api_services(kube, API_SERVICES)
             # the aggregator reaches it through an ExternalName Service; not beside an install, whose

@@ -89,10 +89,15 @@ class Server:
             self.secure.close()
 
 
-    @staticmethod
-    def _wrap(handler: Callable[[], tuple[int, bytes, str]]):
+    def _wrap(self, handler: Callable[[], tuple[int, bytes, str]]):
         async def handle(request: web.Request) -> web.Response:
-            status, body, content_type = handler()
+            try:
+                status, body, content_type = handler()
+            except Exception as exc:  # noqa: BLE001 - a fixed answer: the probe port asks no one who they are
+                log.exception("handler failed", extra={"fields": {"server": self.name, "path": request.path,
+                                                                  "error": str(exc)}})
+                status, body, content_type = 500, b"internal error; the controller's log has the details", \
+                    "text/plain; charset=utf-8"
             return web.Response(status=status, body=body, headers={"Content-Type": content_type})
         return handle
 
@@ -124,7 +129,7 @@ class SecureServing:
     def self_signed(cls, auth: Any, names: tuple[str, ...] = (), *, validity: datetime.timedelta | None = None,
                     lookahead: datetime.timedelta | None = None,
                     now: Callable[[], datetime.datetime] | None = None) -> SecureServing:
-        from pykueue.controller.webhooks import certs
+        from pykueue.controller import certs
 
         directory = certs.fresh_dir(certs.default_parent(), prefix="metrics-certs-")
         context = serving.server_context()
@@ -140,7 +145,7 @@ class SecureServing:
     def _renew(self) -> None:
         from cryptography import x509
 
-        from pykueue.controller.webhooks import certs
+        from pykueue.controller import certs
 
         now = self.now()
         self.bundle = certs.renew(self.bundle, self.names, now, lookahead=self.lookahead,
@@ -173,8 +178,8 @@ class SecureServing:
 
 
 class Probes:
-    """`/healthz` answers while the loop turns, and fails (500, naming the loop) while a supervised
-    loop keeps failing, so the kubelet restarts a controller that is up but cannot do its work;
+    """`/healthz` answers while the loop turns, and fails (500, naming the loop, never its error: the
+    port is unauthenticated) while a supervised loop keeps failing, so the kubelet restarts a controller that is up but cannot do its work;
     `/readyz` asks `ready`, which the command sets to what readiness means in its mode (informers
     synced; or, for a standby replica, the lease observed)."""
 
@@ -183,8 +188,9 @@ class Probes:
 
     def healthz(self) -> tuple[int, bytes, str]:
         failing = supervise.failing()
-        if failing:
-            lines = [f"loop {h.name} failing: {h.failures} failures in a row, last {h.error}" for h in failing]
+        if failing:  # the loop's name and count only: the port is unauthenticated, its errors are logged
+            lines = [f"loop {h.name} failing: {h.failures} failures in a row (the controller's log has its "
+                     "errors)" for h in failing]
             return 500, "\n".join(lines).encode(), "text/plain; charset=utf-8"
         return 200, b"ok", "text/plain; charset=utf-8"
 

@@ -10,12 +10,14 @@ priority of a Workload it creates. A write that fails raises, and the work queue
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections import ChainMap
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pykueue.api.models.kueue_v1beta2 import PriorityClassRef
 from pykueue.api.priority import PriorityClasses, Resolved, resolve
+from pykueue.controller import owners as owner_index
 from pykueue.controller.events import Recorder
 from pykueue.controller.workload_status import rfc3339
 from pykueue.engine import model
@@ -31,6 +33,7 @@ RECLAIMABLE_PODS_MANAGER = "kueue-reclaimable-pods"
 GROUP_PREFIX = "group:"  # a pod group's key in the work queue: group:<namespace>/<group name>
 ORPHAN_PREFIX = "orphan:"  # an orphaned Workload's key in the Job queue: orphan:<namespace>/<workload name>
 OWNER_NOT_FOUND = ("OwnerNotFound", "The workload's owner no longer exists")
+DELETED_WORKLOAD = "DeletedWorkload"  # jobframework.ReasonDeletedWorkload
 RESOURCES = {"Job": r.JOB, "Pod": r.POD, "RayCluster": r.RAY_CLUSTER, "RayJob": r.RAY_JOB, "RayService": r.RAY_SERVICE,
              "JobSet": r.JOBSET,
              "Workload": r.WORKLOAD}
@@ -196,29 +199,93 @@ class RayKeys(ObjectKeys):
 
 
 class JobSetKeys(ObjectKeys):
-    """JobSets."""
+    """JobSets; ``children``: the cached Jobs each JobSet controls, by its key (kept by ``child``), where
+    its terminating pods are seen (JobSet's status counts only active Jobs)."""
 
     group = jobset.GROUP
 
     def __init__(self, objects: Store, rules: Rules | bool) -> None:
         super().__init__(jobset.KIND, objects, rules)
+        self.children: dict[str, dict[str, dict[str, Any]]] = {}
 
     def managed(self, obj: dict[str, Any]) -> bool:
         return jobset_live.is_managed(obj, self.rules.manage_without_queue_name)
 
     def wrap(self, obj: dict[str, Any]) -> GenericJob:
-        return jobset_live.JobSetObject(obj)
+        meta = obj["metadata"]
+        jobs = self.children.get(f"{meta.get('namespace')}/{meta['name']}") or {}
+        return jobset_live.JobSetObject(obj, [j for j in jobs.values() if jobset_live.controls(obj, j)])
+
+    def child(self, job: dict[str, Any], deleted: bool) -> str | None:
+        """Keep the index current for a Job's event; the key of the JobSet that controls it (if any)."""
+        owner = jobset_live.owning_jobset(job)
+        if owner is None:
+            return None
+        meta = job["metadata"]
+        parent, key = f"{meta.get('namespace')}/{owner}", f"{meta.get('namespace')}/{meta['name']}"
+        jobs = self.children.setdefault(parent, {})
+        if deleted:
+            jobs.pop(key, None)
+            if not jobs:
+                del self.children[parent]
+        else:
+            jobs[key] = job
+        return parent
 
 
 class PodKeys:
     """Pods Kueue gated (the informer sees only those with the managed label): a plain Pod's key is its
-    own, a pod group's is ``group:<namespace>/<group>``; ``groups`` indexes a group's members."""
+    own, a pod group's is ``group:<namespace>/<group>``; ``groups`` indexes a group's members.
+
+    ``departed``: Pods the watch reported deleted that may still exist and run: their
+    ``kueue.x-k8s.io/managed`` label removed (the API server's watch then sends a delete carrying the
+    Pod as it was, label included), or a delete made up by a relist. A Pod really deleted has passed
+    through ``deletionTimestamp`` (Kueue's finalizer is on every managed Pod), so one reported deleted
+    without it, not ended, is kept: Kueue no longer manages it, but its Workload's quota is not handed
+    on while it may run. It stays in its group and in ``visible`` until a fetch (``recheck``) finds it
+    ended, gone, or labelled again."""
 
     def __init__(self, pods_store: Store, rules: Rules | None = None) -> None:
         self.pods = pods_store
         self.groups: dict[str, set[str]] = {}
+        self.departed: dict[str, dict[str, Any]] = {}
         self.rules = rules or Rules()
         self.label_keys = self.rules.label_keys
+
+    def visible(self) -> Mapping[str, dict[str, Any]]:
+        """The cached managed Pods and the departed ones, by key (where a Workload's Pod is looked up)."""
+        return ChainMap(self.pods, self.departed)  # type: ignore[arg-type]
+
+    def departs(self, pod: dict[str, Any], deleted: bool) -> bool:
+        """Keep ``departed`` current for a Pod's event; whether the Pod has just departed alive."""
+        meta = pod["metadata"]
+        key = f"{meta['namespace']}/{meta['name']}"
+        alive = not meta.get("deletionTimestamp") and not pods.terminated(pod)
+        if deleted and alive:
+            self.departed[key] = pod
+            return True
+        self.departed.pop(key, None)
+        return False
+
+    def recheck(self, key: str, now: dict[str, Any] | None) -> str | None:
+        """A departed Pod as the API has it now (None: gone): it stays departed while it may run
+        unlabelled (None is returned); otherwise it leaves, and its group with it unless it is labelled
+        again (its informer adds it back), and the key to reconcile is returned."""
+        last = self.departed.get(key)
+        if last is None:
+            return None
+        relabelled = now is not None and (now["metadata"].get("labels") or {}).get(pods.MANAGED_LABEL) == "true"
+        if now is not None and not relabelled and not pods.terminated(now):
+            self.departed[key] = now
+            return None
+        del self.departed[key]
+        job_key = self.key_for_pod(now or last)
+        if job_key.startswith(GROUP_PREFIX) and not relabelled:
+            members = self.groups.get(job_key, set())
+            members.discard(key)
+            if not members:
+                self.groups.pop(job_key, None)
+        return job_key
 
     def key_for_pod(self, pod: dict[str, Any]) -> str:
         meta = pod["metadata"]
@@ -226,8 +293,10 @@ class PodKeys:
         return f"{GROUP_PREFIX}{meta['namespace']}/{group}" if group else f"{meta['namespace']}/{meta['name']}"
 
     def track(self, pod: dict[str, Any], deleted: bool) -> str:
-        """Keep the group index current; the key to reconcile."""
+        """Keep the group index current; the key to reconcile. A Pod that departed alive stays a member."""
         key = self.key_for_pod(pod)
+        if self.departs(pod, deleted):
+            return key
         if key.startswith(GROUP_PREFIX):
             members = self.groups.setdefault(key, set())
             meta = pod["metadata"]
@@ -239,13 +308,19 @@ class PodKeys:
                 members.add(f"{meta['namespace']}/{meta['name']}")
         return key
 
+    def group(self, key: str) -> pods.PodGroup:
+        """The cached members of the pod group ``group:<namespace>/<group>``, whatever the managed rules
+        say, and those that departed alive (never acted on; the group is active while they may run)."""
+        namespace, name = key[len(GROUP_PREFIX):].split("/", 1)
+        members = sorted(self.groups.get(key, ()))
+        return pods.PodGroup(namespace, name, [self.pods[k] for k in members if k in self.pods],
+                             [self.departed[k] for k in members if k in self.departed])
+
     def load(self, key: str) -> GenericJob | None:
         if not self.rules.scope.selected(key.removeprefix(GROUP_PREFIX).split("/", 1)[0]):
             return None  # a namespace left out (ManagedJobsNamespaceSelectorAlwaysRespected)
         if key.startswith(GROUP_PREFIX):
-            namespace, name = key[len(GROUP_PREFIX):].split("/", 1)
-            members = [self.pods[k] for k in sorted(self.groups.get(key, ())) if k in self.pods]
-            return pods.PodGroup(namespace, name, members)
+            return self.group(key)
         pod = self.pods.get(key)
         if pod is None or (pod["metadata"].get("labels") or {}).get(pods.MANAGED_LABEL) != "true" \
                 or pods.awaits_parent(pod):
@@ -267,7 +342,7 @@ class JobReconciler:
     def __init__(self, kube: Kube, integration: Integration, workloads: Store, flavors: Store,
                  classes: Callable[[], PriorityClasses], now: Callable[[], float],
                  stopped: Callable[[str], object] | None = None, recorder: Recorder | None = None,
-                 wait_for_pods_ready: bool = False) -> None:
+                 wait_for_pods_ready: bool = False, owners: owner_index.OwnerIndex | None = None) -> None:
         self.kube = kube
         self.wait_for_pods_ready = wait_for_pods_ready  # PodsReady is written only under waitForPodsReady
         # Warning events on objects that cannot be queued, each once per (object, message): a job is
@@ -282,6 +357,7 @@ class JobReconciler:
         self.flavors = flavors
         self.classes = classes
         self.now = now
+        self.owners = owners  # the cached Workloads by owner: an earlier object's are found there
 
     async def reconcile(self, key: str) -> None:
         if key.startswith(ORPHAN_PREFIX):
@@ -301,6 +377,8 @@ class JobReconciler:
         if job is None:
             return
         prebuilt_name = prebuilt.name_for(job)
+        if isinstance(job, OneObject) and prebuilt_name is None and self.owners is not None:
+            await self._predecessors(job)
         if isinstance(job, OneObject) and job.kind in slicing.KINDS and prebuilt_name is None \
                 and slicing.enabled(job.obj):
             await self._elastic(job)
@@ -315,6 +393,23 @@ class JobReconciler:
         for action in framework.reconcile(job, workload, self.flavors, self.integration.label_keys,
                                           wait_for_pods_ready=self.wait_for_pods_ready):
             await self.execute(action)
+
+    async def _predecessors(self, job: OneObject) -> None:
+        """Upstream's ``ensureOneWorkload`` for the Workloads of an earlier object of the job's name (deleted
+        and re-created before the garbage collector removed them): each is deleted, and the Workload side,
+        finding no job of its owner's UID, releases its quota and takes its finalizer off (a prebuilt
+        Workload is the job's by name, and is left to ``prebuilt``)."""
+        assert self.owners is not None
+        for old in owner_index.predecessors(self.owners, self.workloads, job.obj):
+            meta = old["metadata"]
+            if meta.get("deletionTimestamp"):
+                continue  # going already
+            await self.execute(framework.Delete("Workload", meta["namespace"], meta["name"]))
+            log.info("workload of an earlier object of the same name deleted", extra={"fields": {
+                "object": job.describe(), "workload": f"{meta['namespace']}/{meta['name']}"}})
+            await self.execute(framework.Event(
+                str(job.obj.get("apiVersion") or ""), job.kind, job.namespace, job.meta["name"], job.meta.get("uid"),
+                DELETED_WORKLOAD, f"Deleted not matching Workload: {meta['namespace']}/{meta['name']}"))
 
     async def _elastic(self, job: OneObject) -> None:
         """An elastic Job or RayCluster (``pykueue.jobs.slicing``): its slices brought to its size first,
@@ -354,7 +449,7 @@ class JobReconciler:
                                               wait_for_pods_ready=self.wait_for_pods_ready):
                 await self.execute(action)
         if workload is not None and framework.admitted(workload) and not job.is_suspended():
-            await self._ungate(job)
+            await self._ungate(job, workload)
 
     async def _record_live_cluster(self, job: ray_live.RayObject) -> None:
         """Upstream's custom annotations of an elastic RayJob: its pod-set counts and its live cluster's
@@ -372,16 +467,18 @@ class JobReconciler:
         job.obj = {**job.obj, "metadata": {**job.meta, "annotations": {**current, **wanted}}}
         job.meta = job.obj["metadata"]
 
-    async def _ungate(self, job: OneObject) -> None:
-        """Upstream's StartWorkloadSlicePods: the pods waiting at the elastic-job gate may run."""
+    async def _ungate(self, job: OneObject, workload: dict[str, Any]) -> None:
+        """Upstream's StartWorkloadSlicePods: the pods waiting at the elastic-job gate may run, at most as
+        many per pod set as the admitted slice grants beside those already running (``slicing.to_release``):
+        a job grown after its slice was decided keeps the rest gated until a slice counts them."""
         selector = slicing.pods_selector(job.obj)
         if selector is None:
             return
         listed = await self.kube.list(r.POD, labelSelector=selector)
-        for pod in listed.get("items") or []:
-            if pod["metadata"].get("namespace") == job.namespace and slicing.gated(pod):
-                await self.execute(framework.Patch("Pod", job.namespace, pod["metadata"]["name"],
-                                                   slicing.ungate_patch(pod), json=True, missing_ok=True))
+        mine = [p for p in listed.get("items") or [] if p["metadata"].get("namespace") == job.namespace]
+        for pod in slicing.to_release(mine, workload, job.kind):
+            await self.execute(framework.Patch("Pod", job.namespace, pod["metadata"]["name"],
+                                               slicing.ungate_patch(pod), json=True, missing_ok=True))
 
     async def _child(self, obj: dict[str, Any], owner_workload: str) -> None:
         """Upstream's shouldSuspendChildJob: a running child is suspended while its owner's Workload is

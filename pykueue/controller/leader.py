@@ -198,6 +198,16 @@ class LeaderElector:
                     break
                 await asyncio.sleep(min(self.retry_period, max(0.0, left - (self.monotonic() - attempt_started))))
 
+    def check_leading(self) -> None:
+        """Before each of the controller's writes (``Kube.guarded``): raise LeaderElectionLost unless this
+        replica leads and renewed the Lease within the renew deadline. ``hold`` finds the same, but only
+        when the event loop gets to it: a loop held by a long pass (a relist, a scheduling pass) would
+        otherwise send writes decided after another replica may have taken the Lease. client-go's
+        elector has no such check (its callers' writes race the loss); the deadline is shorter than the
+        lease duration, so these writes end before a standby can acquire it."""
+        if not self.leading or self.monotonic() - self.renewed_at >= self.renew_deadline:
+            raise LeaderElectionLost(self._lease_key())
+
     async def release(self) -> None:
         """Give the Lease up (empty holder, duration 1 s) if this replica still holds it, as client-go's
         ReleaseOnCancel: a standby takes over at its next try instead of after the lease duration."""
@@ -277,7 +287,10 @@ async def run_replica(kube: Kube, config: Any, *, metrics_address: str = ":8443"
     ]
 
     async def work() -> None:
-        controller = Controller(kube, config, metrics=metrics, namespace=default_namespace())
+        # elected: every write of the controller is checked against the Lease first (the elector's own
+        # renewals and release go out on the unguarded client)
+        writer = kube if elector is None else kube.guarded(elector.check_leading)
+        controller = Controller(writer, config, metrics=metrics, namespace=default_namespace())
         controllers.append(controller)
         await controller.run()
 

@@ -27,13 +27,22 @@ from typing import Any, TypeVar
 
 from pykueue.api.priority import PriorityClasses
 from pykueue.api.validation import SYSTEM_PRIORITY_CLASSES
-from pykueue.controller import decisions, supervise, views
+from pykueue.controller import decisions, owners, supervise, translate, views
 from pykueue.controller.events import Recorder
+from pykueue.controller.jobs import (
+    GROUP_PREFIX,
+    JobKeys,
+    JobReconciler,
+    JobSetKeys,
+    ObjectKeys,
+    PodKeys,
+    RayKeys,
+    Rules,
+)
 from pykueue.controller.jobs import RESOURCES as JOB_RESOURCES
-from pykueue.controller.jobs import JobKeys, JobReconciler, JobSetKeys, ObjectKeys, PodKeys, RayKeys, Rules
 from pykueue.controller.leaderworkersets import LeaderWorkerSetKeys, LeaderWorkerSetReconciler
 from pykueue.controller.metrics import INADMISSIBLE, SUCCESS, Metrics
-from pykueue.controller.multikueue import MultiKueue
+from pykueue.controller.multikueue.wiring import MultiKueue
 from pykueue.controller.queue_objects import KINDS as QUEUE_KINDS
 from pykueue.controller.queue_objects import QueueObjects
 from pykueue.controller.queue_status import QueueStatusWriter
@@ -47,10 +56,11 @@ from pykueue.engine.engine import Engine
 from pykueue.engine.events import EngineError
 from pykueue.engine.model import US
 from pykueue.engine.workload import State
-from pykueue.jobs import jobset, leaderworkerset, ray_live
+from pykueue.jobs import jobset, leaderworkerset, ray, ray_live
 from pykueue.jobs import pods as pod_rules
+from pykueue.jobs.job import Job
 from pykueue.kube import resources as r
-from pykueue.kube.client import Kube
+from pykueue.kube.client import ApiError, Kube
 from pykueue.kube.informer import DELETED, MODIFIED, Informer, key_of
 from pykueue.kube.workqueue import WorkQueue
 
@@ -58,6 +68,8 @@ log = logging.getLogger("pykueue.controller")
 
 BURST_SECONDS = 0.1  # how long a scheduling pass waits for the rest of a burst of changes
 RETRY_BASE_SECONDS = supervise.BASE_SECONDS
+# Pods no watch shows (a deleted Job's, one that lost Kueue's label alive) are listed this often until they end
+UNWATCHED_SECONDS = 5.0
 RESYNC_SECONDS = 30.0  # every cached object is checked against the engine again (level-triggered)
 T = TypeVar("T")
 
@@ -73,6 +85,7 @@ class Controller:
         self.clock = clock
         self.informers: dict[str, Informer] = {}
         self._handler_failures: dict[tuple[str, str], int] = {}
+        self._retries_pending: dict[tuple[str, str], dict[str, Any]] = {}  # the key's last object, one retry each
         self.classes_by_key: dict[str, dict[str, Any]] = {}
         self.kick_wake = asyncio.Event()
         self.jobs = WorkQueue()
@@ -89,6 +102,8 @@ class Controller:
             self.crd_keys[jobset.KIND] = JobSetKeys({}, rules)
         self.crd_work = {kind: WorkQueue() for kind in self.crd_keys}
         self.job_keys.owners = self._crd_object  # a Job a RayJob, RayCluster or JobSet owns is its child
+        self.workload_owners = owners.OwnerIndex()  # the cached Workloads by owner name, from their informer
+        self.outliving_jobs: dict[str, tuple[str, str]] = {}  # deleted Jobs' UIDs -> (namespace, name): see on_job
         self.cycles = 0
         self.admissions = 0
         self.rebuilds = 0  # the engine started afresh from the caches after a failure inside it
@@ -119,15 +134,23 @@ class Controller:
 
     def _handler_failed(self, inf: Informer, key: str, last: dict[str, Any], exc: Exception) -> None:
         """A handler raised after the cache moved on: the key is synced again from the cache (with
-        backoff), so the change is never lost; ``last`` is the object it was handling."""
-        failures = self._handler_failures.get((inf.resource.plural, key), 0)
-        self._handler_failures[(inf.resource.plural, key)] = failures + 1
+        backoff), so the change is never lost; ``last`` is the object it was handling. One retry per key
+        is pending at a time (as a work queue holds a key once): further failures before it runs only
+        update what it hands a deletion, so a burst of failing events is not handled again once each."""
+        ident = (inf.resource.plural, key)
+        failures = self._handler_failures.get(ident, 0)
+        self._handler_failures[ident] = failures + 1
+        if ident in self._retries_pending:
+            self._retries_pending[ident] = last
+            return
+        self._retries_pending[ident] = last
         delay = supervise.retry_delay(failures, RETRY_BASE_SECONDS)
         log.warning("event not handled; syncing the object again", extra={"fields": {
             "resource": inf.resource.plural, "key": key, "error": repr(exc), "retryIn": f"{delay:g}s"}})
-        asyncio.get_running_loop().call_later(delay, self._resync_key, inf, key, last)
+        asyncio.get_running_loop().call_later(delay, self._resync_key, inf, key)
 
-    def _resync_key(self, inf: Informer, key: str, last: dict[str, Any]) -> None:
+    def _resync_key(self, inf: Informer, key: str) -> None:
+        last = self._retries_pending.pop((inf.resource.plural, key))
         obj = inf.get(key)
         try:
             if obj is not None:
@@ -143,7 +166,7 @@ class Controller:
         tasks: list[asyncio.Task] = []
         try:
             for res in QUEUE_KINDS:
-                inf = self._informer(res, lambda t, o, n, res=res: self.queue_objects.sync(res, key_of(n or o)))
+                inf = self._informer(res, lambda t, o, n, res=res: self._queue_object(res, key_of(n or o)))
                 tasks.append(supervise.start(f"informer-{res.plural}", inf.run))
             for res in (r.PRIORITY_CLASS, r.WORKLOAD_PRIORITY_CLASS):
                 inf = self._informer(res, self.on_priority_class)
@@ -157,7 +180,8 @@ class Controller:
             self.job_keys.jobs = jobs.store
             self.job_sync = JobReconciler(self.kube, self.job_keys, workloads.store, flavors, self.priority_classes,
                                           self.clock, self.workload_sync.job_stopped, self.recorder,
-                                          wait_for_pods_ready=self.engine.config.wait_for_pods_ready.enable)
+                                          wait_for_pods_ready=self.engine.config.wait_for_pods_ready.enable,
+                                          owners=self.workload_owners)
             tasks.append(supervise.start("informer-jobs", jobs.run))
             await jobs.synced.wait()
             if self.manages_pods():
@@ -166,7 +190,8 @@ class Controller:
                 self.pod_keys.pods = pods.store
                 self.pod_sync = JobReconciler(self.kube, self.pod_keys, workloads.store, flavors, self.priority_classes,
                                               self.clock, self.workload_sync.job_stopped, self.recorder,
-                                              wait_for_pods_ready=self.engine.config.wait_for_pods_ready.enable)
+                                              wait_for_pods_ready=self.engine.config.wait_for_pods_ready.enable,
+                                              owners=self.workload_owners)
                 tasks.append(supervise.start("informer-pods", pods.run))
                 await pods.synced.wait()
                 tasks.append(supervise.start("pods", lambda: self.pod_work.run(self.pod_sync.reconcile, self._job_error)))
@@ -193,6 +218,7 @@ class Controller:
                 supervise.start("workload-writes", lambda: self.workload_sync.writes.run(
                     self.workload_sync.write, self.workload_sync.write_error)),
                 supervise.start("resync", self.resync_loop),
+                supervise.start("unwatched-pods", self._pods_loop),
             ]
             self.ready.set()
             for key in self.engine.workload_keys(State.STOPPING):  # restored evicted, decided now
@@ -255,19 +281,59 @@ class Controller:
         return classes
 
     def job_present(self, obj: dict[str, Any]) -> bool | None:
-        """Whether a job of a managed kind behind the Workload ``obj`` is in the caches; None while a
-        cache it could be in is not filled yet (``workload_reconciler.JobSide``)."""
+        """Whether anything of the job behind the Workload ``obj`` may still run, found in the caches by
+        its owner's UID whatever the managed rules say now (``owners.job_runs``); None while a cache it
+        could be in is not filled yet, or its kind is not watched (``workload_reconciler.JobSide``)."""
         if not self.ready.is_set():
             return None  # the job caches may not be filled yet: decided once they are (run)
-        for kind, keys in self.crd_keys.items():
-            res = JOB_RESOURCES[kind]
-            inf = self.informers.get(res.plural)
-            if keys.keys_for_workload(obj) and (inf is None or not inf.synced.is_set()):
-                return None  # its kind's cache is not filled yet
-        integrations: list[Any] = [self.job_keys, self.pod_keys, *self.crd_keys.values()]
-        return any(keys.load(k) is not None for keys in integrations for k in keys.keys_for_workload(obj))
+        return owners.job_runs(obj, self._job_kinds())
+
+    def _synced(self, plural: str) -> bool:
+        inf = self.informers.get(plural)
+        return inf is not None and inf.synced.is_set()
+
+    def _job_kinds(self) -> owners.Kinds:
+        """Every job kind pykueue knows, with its cache (None: its objects are not watched, its
+        integration being off): a Job's always are, whether or not the Job integration is on."""
+        kinds: dict[tuple[str, str], owners.Kind | None] = {
+            ("batch", "Job"): owners.Kind(self.job_keys.jobs, self._synced(r.JOB.plural), self.job_keys.load, Job,
+                                          outliving=self.outliving_jobs)}
+        pod_keys = self.pod_keys
+        kinds[owners.POD] = owners.Kind(
+            pod_keys.visible(), self._synced(r.POD.plural), pod_keys.load, pod_rules.Pod,
+            group_managed=lambda key: pod_keys.load(GROUP_PREFIX + key),
+            group=lambda key: pod_keys.group(GROUP_PREFIX + key)) if self.manages_pods() else None
+        for group, kind in [*((ray.GROUP, k) for k in ray_live.KINDS.values()), (jobset.GROUP, jobset.KIND)]:
+            keys = self.crd_keys.get(kind)
+            kinds[(group, kind)] = None if keys is None else owners.Kind(
+                keys.objects, self._synced(JOB_RESOURCES[kind].plural), keys.load, keys.wrap)
+        return kinds
+
+    def _owner_changed(self, group: str, kind: str, obj: dict[str, Any]) -> None:
+        """A job's object changed or went: the stopping Workloads it owns are looked at again, so that
+        one whose job is no longer managed (its reconciler skips it) is released once the job is
+        inactive or gone, without waiting for an event of the Workload's own."""
+        meta = obj["metadata"]
+        for key in self.workload_owners.owned(group, kind, meta.get("namespace") or "", meta["name"]):
+            self._stop_seen(key)
+
+    def _stop_seen(self, key: str) -> None:
+        """The STOPPING Workload ``key`` is released if nothing of its job runs any more."""
+        if self.engine.state_of(key) is State.STOPPING and (obj := self.cached("workloads", key)) is not None:
+            self.workload_sync.release_if_nothing_runs(key, obj)
+
+    def _queue_object(self, res: r.Resource, key: str) -> None:
+        """A queue object's event; a Namespace's relabelling may also stop Kueue managing the jobs there,
+        which no job event says: their stopping Workloads are looked at again."""
+        self.queue_objects.sync(res, key)
+        if res is r.NAMESPACE:
+            for workload in self.engine.workload_keys(State.STOPPING):
+                if workload.startswith(f"{key}/"):
+                    self._stop_seen(workload)
 
     def on_workload(self, kind: str, old: dict | None, new: dict | None) -> None:
+        key = key_of(new or old)  # type: ignore[arg-type]
+        self.workload_owners.update(key, self.cached("workloads", key))  # the cache already holds the change
         self.workload_sync.handle(kind, old, new)
         if self.multikueue is not None:
             self.multikueue.on_workload(new or old)  # type: ignore[arg-type]
@@ -275,6 +341,18 @@ class Controller:
     def on_job(self, kind: str, old: dict | None, new: dict | None) -> None:
         obj = new or old
         assert obj is not None
+        meta = obj["metadata"]
+        if kind == DELETED and meta.get("uid") and (Job(obj).is_active() or not (obj.get("spec") or {}).get("suspend")) \
+                and self.workload_owners.owned("batch", "Job", meta.get("namespace") or "", meta["name"]):
+            # deleted while its pods may run: its Workloads' quota is held until a list finds none running
+            self.outliving_jobs[meta["uid"]] = (meta.get("namespace") or "", meta["name"])
+        self._owner_changed("batch", "Job", obj)  # a Job's stop is seen whether or not Kueue manages it now
+        if isinstance(jobsets := self.crd_keys.get(jobset.KIND), JobSetKeys) \
+                and (parent := jobsets.child(obj, deleted=kind == DELETED)) is not None:
+            # a JobSet's child: its pods' end (terminating ones too) may be the JobSet's stop
+            namespace, name = parent.split("/", 1)
+            self._owner_changed(jobset.GROUP, jobset.KIND, {"metadata": {"namespace": namespace, "name": name}})
+            self.crd_work[jobset.KIND].add(parent)
         if "batch/job" not in self.engine.config.frameworks:
             return  # the Configuration leaves Jobs alone (integrations.frameworks), as upstream does
         if kind != DELETED:
@@ -287,7 +365,12 @@ class Controller:
     def on_pod(self, kind: str, old: dict | None, new: dict | None) -> None:
         obj = new or old
         assert obj is not None
-        self.pod_work.add(self.pod_keys.track(obj, deleted=kind == DELETED))
+        key = self.pod_keys.track(obj, deleted=kind == DELETED)
+        self.pod_work.add(key)
+        if key.startswith(GROUP_PREFIX):
+            self._stop_seen(key[len(GROUP_PREFIX):])  # a pod group's Workload is named after the group
+        else:
+            self._owner_changed("", "Pod", obj)
         if kind != DELETED and self.sts_keys.running and (sts := self.sts_keys.key_for_pod(obj)) is not None:
             # upstream's StatefulSet Pod reconciler, on a Pod's create and update: its group labels, and its
             # finalizer once it is being deleted or has ended (a replaced replica's, a deleted set's)
@@ -336,6 +419,7 @@ class Controller:
         work = self.crd_work[kind]
 
         def handle(event: str, old: dict | None, new: dict | None) -> None:
+            self._owner_changed(self.crd_keys[kind].group, kind, new or old)  # type: ignore[arg-type]
             if event != DELETED:
                 work.add(key_of(new or old))
             if kind == ray_live.RAY_CLUSTER:
@@ -346,13 +430,73 @@ class Controller:
             self._share_clusters(inf.store)
         sync = JobReconciler(self.kube, self.crd_keys[kind], workloads, flavors, self.priority_classes, self.clock,
                              self.workload_sync.job_stopped, self.recorder,
-                             wait_for_pods_ready=self.engine.config.wait_for_pods_ready.enable)
+                             wait_for_pods_ready=self.engine.config.wait_for_pods_ready.enable,
+                             owners=self.workload_owners)
 
         async def watch() -> None:
             await self._served(res)
             await inf.run()
         return [supervise.start(f"informer-{res.plural}", watch),
                 supervise.start(res.plural, lambda: work.run(sync.reconcile, self._job_error))]
+
+    async def _pods_loop(self) -> None:
+        """What no watch shows, fetched every few seconds while there is any: the Pods that left the
+        managed-label watch alive, and the Pods of deleted Jobs."""
+        while True:
+            await asyncio.sleep(UNWATCHED_SECONDS)
+            await self.recheck_departed()
+            await self.recheck_outliving()
+
+    async def _list_pods(self, what: str, *, refused_is_gone: bool, **query: str) -> list[dict[str, Any]] | None:
+        """Pods no watch shows, listed (the chart's read-only grant); None when the list failed (what they
+        hold stays held). With ``refused_is_gone``, a list RBAC refuses is taken as none, with a warning:
+        a deleted Job's quota held forever on a grant the install lacks would stop its queue."""
+        try:
+            return (await self.kube.list(r.POD, **query)).get("items") or []
+        except ApiError as exc:
+            if exc.status not in (401, 403) or not refused_is_gone:
+                return None
+            log.warning("pods cannot be listed; what they held is released", extra={"fields": {
+                "for": what, "error": str(exc)}})
+            return []
+        except Exception as exc:  # noqa: BLE001 - transport: listed again next time
+            log.debug("pods not listed", extra={"fields": {"for": what, "error": str(exc)}})
+            return None
+
+    async def recheck_outliving(self) -> None:
+        """The Jobs deleted while their pods may run (``outliving_jobs``): their pods listed by the Job
+        controller's ``batch.kubernetes.io/controller-uid`` label; once none may run (``owners.pod_may_run``)
+        the Job leaves, and its stopping Workloads are looked at (their quota goes, their finalizer too).
+        Beyond upstream, which releases once the Job object is gone."""
+        now = self.clock()
+        for uid, (namespace, name) in list(self.outliving_jobs.items()):
+            found = await self._list_pods(f"{namespace}/{name}", refused_is_gone=True, labelSelector=f"batch.kubernetes.io/controller-uid={uid}",
+                                          fieldSelector=f"metadata.namespace={namespace}")
+            if found is None:
+                continue  # kept (still counted) and listed next time
+            if any(owners.pod_may_run(p, now, translate.parse_time(p["metadata"].get("deletionTimestamp")))
+                   for p in found):
+                continue
+            del self.outliving_jobs[uid]
+            self._owner_changed("batch", "Job", {"metadata": {"namespace": namespace, "name": name}})
+
+    async def recheck_departed(self) -> None:
+        """The Pods that left the managed-label watch alive (``PodKeys.departed``), fetched again: one that
+        has ended, is gone or is labelled again leaves, and the Workload it held back is looked at. A
+        list by name, as the informer's own verb (no watch sees them any more)."""
+        for key in list(self.pod_keys.departed):
+            namespace, name = key.split("/", 1)
+            found = await self._list_pods(key, refused_is_gone=False, fieldSelector=f"metadata.namespace={namespace},metadata.name={name}")
+            if found is None:
+                continue  # kept departed (still counted) and fetched next time
+            job_key = self.pod_keys.recheck(key, found[0] if found else None)
+            if job_key is None:
+                continue
+            self.pod_work.add(job_key)
+            if job_key.startswith(GROUP_PREFIX):
+                self._stop_seen(job_key[len(GROUP_PREFIX):])
+            else:
+                self._owner_changed("", "Pod", {"metadata": {"namespace": namespace, "name": name}})
 
     def _ray_cluster_changed(self, event: str, old: dict | None, new: dict | None) -> None:
         """A RayCluster a RayJob or a RayService controls changed (the autoscaler scaled it, KubeRay made

@@ -75,7 +75,9 @@ class QueueStatusWriter:
         refuses is retried as any failure is (with backoff), and one that lands or whose object is
         gone (404) is done; the others go on meanwhile."""
         writes: list[tuple[r.Resource, dict[str, Any], tuple[str, str], Written]] = []
+        seen: set[tuple[str, str]] = set()  # the queues written or checked this pass: the others leave `written`
         for name in self.engine.cluster_queue_names():
+            seen.add(("ClusterQueue", name))
             obj = self.informers["clusterqueues"].get(name)
             status = views.cluster_queue_status(self.engine, name)
             if status is None or obj is None:
@@ -84,6 +86,7 @@ class QueueStatusWriter:
             if write is not None:
                 writes.append(write)
         for name, status in views.cohort_statuses(self.engine).items():
+            seen.add(("Cohort", name))
             obj = self.informers["cohorts"].get(name)
             if obj is None:
                 continue  # a cohort only named by its ClusterQueues has no object to carry a status
@@ -91,6 +94,7 @@ class QueueStatusWriter:
             if write is not None:
                 writes.append(write)
         for key, status in views.local_queue_statuses(self.engine).items():
+            seen.add(("LocalQueue", key))
             obj = self.informers["localqueues"].get(key)
             if obj is None:
                 continue
@@ -106,6 +110,8 @@ class QueueStatusWriter:
                 failed.append(error)
 
         await in_parallel(writes, apply, limit=QUEUE_WRITE_CONCURRENCY)
+        for gone in self.written.keys() - seen:  # queues the engine no longer has: kept, they would only grow
+            del self.written[gone]
         return failed
 
     def _write(self, res: r.Resource, key: tuple[str, str], meta: dict[str, str], obj: dict[str, Any],

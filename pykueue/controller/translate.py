@@ -16,6 +16,8 @@ import orjson
 from pykueue.api.inputs import Inputs
 from pykueue.api.loader import load_documents
 from pykueue.engine import model
+from pykueue.kube.objects import condition as condition
+from pykueue.kube.objects import is_true as is_true
 from pykueue.quantity import to_canonical
 
 KEPT_METADATA = ("name", "namespace", "labels", "annotations", "generation")
@@ -170,18 +172,6 @@ def reclaimable_pods(obj: dict[str, Any]) -> dict[str, int]:
     """`status.reclaimablePods` as the engine takes it: pod set name -> count."""
     pods = (obj.get("status") or {}).get("reclaimablePods") or []
     return {p["name"]: int(p.get("count") or 0) for p in pods if p.get("name")}
-
-
-def condition(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:
-    for cond in (obj.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == kind:
-            return cond
-    return None
-
-
-def is_true(obj: dict[str, Any], kind: str) -> bool:
-    cond = condition(obj, kind)
-    return cond is not None and cond.get("status") == "True"
 
 
 def _holds_quota(status: dict[str, Any]) -> bool:

@@ -63,6 +63,7 @@ class WorkloadReconciler:
         self.queues_changed = queues_changed
         self.pods_ready = pods_ready
         self.jobs = jobs
+        status_writer.undo = self.undo
         self.converted: dict[bytes, Any] = {}  # translate.workload's cache, by shape
         self.unevaluated: dict[str, None] = {}  # new pending workloads: their status waits for a pass
         # The object writes that must land (see the module's docstring), level-triggered from the cache.
@@ -116,14 +117,31 @@ class WorkloadReconciler:
             self.unevaluated.pop(key, None)
             self.queues_changed()
         meta = obj["metadata"]
+        finished = translate.is_true(obj, "Finished")
         if meta.get("deletionTimestamp"):
             self._deleting(key, obj, now)
-            return
-        finished = translate.is_true(obj, "Finished")
-        if not engine.has_workload(key):
+        elif not engine.has_workload(key):
             self._add(key, obj, now, finished)
-            return
-        self._sync(key, obj, now, finished)
+        else:
+            self._sync(key, obj, now, finished)
+        self.records.at(key).seen_version = meta.get("resourceVersion")  # the copy the engine now holds
+
+    def undo(self, key: str) -> None:
+        """The API server refused a reservation because the copy it was decided on has changed: the
+        engine's decision is taken back and the Workload queued again as the cache has it now (upstream's
+        scheduler forgets its assumed workload and requeues it on a failed apply)."""
+        obj = self._cached(key)
+        if obj is None or (obj.get("status") or {}).get("admission") or not views.holds_quota(self.engine, key):
+            return  # gone, reserved in the API after all, or the engine moved on
+        self._take_again(key)
+
+    def _take_again(self, key: str) -> None:
+        """The engine's copy of ``key`` dropped and the Workload taken again from the cache, as a restart
+        takes it (pending, or holding what its recorded admission says)."""
+        self.engine.delete_workload(key)
+        self.unevaluated.pop(key, None)
+        self.reconcile(key)
+        self.queues_changed()
 
     def _deleting(self, key: str, obj: dict[str, Any], now: int) -> None:
         """Being deleted: its job is stopped first, and its quota counts until it is gone."""
@@ -173,6 +191,8 @@ class WorkloadReconciler:
         """A Workload the engine knows: every field the engine follows is compared with the copy."""
         engine, rec = self.engine, self.records.at(key)
         state = views.admitted_state(engine, key)
+        if state is State.PENDING and not finished and self._adopt(key, obj, now):
+            return
         changed = False
         if finished and state is not State.FINISHED:
             if state in (State.QUOTA_RESERVED, State.ADMITTED):
@@ -225,6 +245,20 @@ class WorkloadReconciler:
         if changed:
             self.status_writer.mark(key)
             self.queues_changed()  # usage and counts moved even when no scheduling decision follows
+
+    def _adopt(self, key: str, obj: dict[str, Any], now: int) -> bool:
+        """A reservation on a Workload the engine keeps pending, written by someone else (a deposed
+        leader that stalled, another Kueue, a user's status patch): its job may start on it, so it is
+        counted as a restart would count it, in the ClusterQueue it names, and the queues' further
+        admissions follow from that (upstream's workload controller adds any newly reserved Workload to
+        its cache). A reservation this controller wrote and has since taken back is not one."""
+        if translate.held_invalid(obj) is None or self.status_writer.wrote_or_owes(key, obj):
+            return False  # no reservation that counts, or ours on its way out
+        log.warning("reservation not made by this controller adopted", extra={"fields": {
+            "workload": key, "clusterQueue": (obj["status"].get("admission") or {}).get("clusterQueue")}})
+        self._take_again(key)
+        self.status_writer.mark(key)
+        return True
 
     def _spec_changed(self, key: str, obj: dict[str, Any], now: int) -> bool:
         """A new generation of the Workload's spec: the engine takes the new queue, priority, pod sets

@@ -23,6 +23,10 @@ class WorkloadRecord:
     uid: str | None = None
     # metadata.generation of the spec the engine last took: a status-only update keeps it
     generation: int | None = None
+    # metadata.resourceVersion of the copy the engine last took (every reconcile), and of the one it
+    # was holding when it reserved quota: the reservation is written conditional on that copy
+    seen_version: str | None = None
+    decided_on: str | None = None
     invalid: str | None = None  # what validation says, while the object fails it
     deactivation_seen: bool = False  # Kueue deactivated it and the API has shown spec.active=false
     # the status writer: the last eviction its conditions describe, the preemptor (engine key), the

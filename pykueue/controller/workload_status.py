@@ -270,16 +270,22 @@ def _reset_checks(obj: dict[str, Any], stamp: str) -> list[dict[str, Any]]:
     return out
 
 
-def apply_body(obj: dict[str, Any], status: dict[str, Any]) -> dict[str, Any]:
-    """The apply request for ``obj``'s status, naming the object it was decided for. A reservation (an
-    admission where the cached object has none) is strict, as upstream's scheduler writes it: it
-    carries the cached resourceVersion, which the API server checks, so a decision made on a stale copy
-    or on a predecessor of the same name fails (409) and is made again. The uid is carried too, though
-    a status apply's metadata is not checked for it (merge patches of the object are)."""
+def reserves(obj: dict[str, Any], status: dict[str, Any]) -> bool:
+    """``status`` carries an admission where the cached object shows none: a reservation."""
+    return bool(status.get("admission")) and not (obj.get("status") or {}).get("admission")
+
+
+def apply_body(obj: dict[str, Any], status: dict[str, Any], decided_on: str | None = None) -> dict[str, Any]:
+    """The apply request for ``obj``'s status, naming the object it was decided for. A reservation is
+    strict, as upstream's scheduler writes it from its snapshot: it carries the resourceVersion of the
+    copy the engine decided on (``decided_on``; the cached one if not known), which the API server
+    checks, so a decision made on a copy since changed (an elastic job's pod sets grown while the
+    reservation was in flight) or on a predecessor of the same name fails (409) and is undone. The uid
+    is carried too, though a status apply's metadata is not checked for it (merge patches are)."""
     meta = obj["metadata"]
     metadata = {"name": meta["name"], "namespace": meta["namespace"]}
     if meta.get("uid"):
         metadata["uid"] = meta["uid"]
-    if status.get("admission") and not (obj.get("status") or {}).get("admission") and meta.get("resourceVersion"):
-        metadata["resourceVersion"] = meta["resourceVersion"]
+    if reserves(obj, status) and (version := decided_on or meta.get("resourceVersion")):
+        metadata["resourceVersion"] = version
     return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": metadata, "status": status}

@@ -14,6 +14,7 @@ its keys dirty for the next one.
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import itertools
 import logging
@@ -35,6 +36,7 @@ from pykueue.controller.workload_status import (
     invalid_status,
     preempted_message,
     released_status,
+    reserves,
     rfc3339,
     shows,
 )
@@ -62,6 +64,9 @@ class WorkloadStatusWriter:
         self.recorder = recorder
         self.clock = clock
         self.kick = kick  # a scheduling pass is due (a write the server refused undid a decision)
+        # a reservation the API server refused (409: the copy it was decided on has changed) is taken
+        # back: the Workload reconciler's ``undo`` (set by it) queues it again from the cached copy
+        self.undo: Callable[[str], None] = lambda key: None
         # The work this writer has, by key (each object's own memory is its WorkloadRecord):
         self.unreleased: set[str] = set()  # releases the API has not taken yet: reservations wait for them
         self.dirty: dict[str, int] = {}  # key -> its latest mark: a key marked again during its write stays
@@ -88,7 +93,21 @@ class WorkloadStatusWriter:
             rec.eviction = Eviction(reason or "", message, preemption)
         elif event.type == ev.FINISHED and event.reason == slices.WORKLOAD_SLICE_REPLACED:
             self.records.at(key).replaced = event.message or "replaced"
+        elif event.type == ev.QUOTA_RESERVED:
+            rec = self.records.at(key)
+            rec.decided_on = rec.seen_version  # the copy this decision was made on
         self.mark(key)
+
+    def wrote_or_owes(self, key: str, obj: dict[str, Any]) -> bool:
+        """The admission ``obj`` shows is this writer's: its last landed write carried that placement,
+        or a write of ``key`` is still due (dirty, or a release held back behind a failure), so the API
+        may show a reservation the engine has since taken back. Otherwise someone else wrote it."""
+        if key in self.dirty or key in self.unreleased:
+            return True
+        rec = self.records.get(key)
+        written = (rec.written or {}).get("admission") if rec is not None else None
+        shown = (obj.get("status") or {}).get("admission")
+        return isinstance(written, dict) and isinstance(shown, dict) and _placement(written) == _placement(shown)
 
     def forget(self, key: str) -> None:
         """The writer's pending work for ``key`` (its memory goes with its record)."""
@@ -214,12 +233,22 @@ class WorkloadStatusWriter:
                 shown = None
         view = views.workload(self.engine, key)
         assert view is not None
-        if view.spec.kind == translate.HELD_INVALID:
-            return  # an invalid Workload's stand-in: its recorded admission stays as the API has it
-        if shown is not None:
-            view = dataclasses.replace(view, reason=shown.get("reason"), message=shown.get("message", ""))
         eviction, preemptor = (rec.eviction, rec.preemptor) if rec else (None, None)
         uids = self.uids(preemptor) if preemptor is not None else None
+        if view.spec.kind == translate.HELD_INVALID:
+            # an invalid Workload's stand-in: its recorded admission stays as the API has it, but an
+            # eviction (a preemption victim, say) is written as for any other, so that its job is stopped
+            # and the quota it holds can go (upstream writes Evicted for every victim)
+            recorded = (obj.get("status") or {}).get("admission")
+            if view.state is not State.STOPPING or eviction is None or not isinstance(recorded, dict):
+                return
+            status = desired_status(view, obj, eviction, uids, self.clock())
+            status["admission"] = copy.deepcopy(recorded)
+            status.pop("admissionChecks", None)
+            await self._apply(key, obj, status, view)
+            return
+        if shown is not None:
+            view = dataclasses.replace(view, reason=shown.get("reason"), message=shown.get("message", ""))
         status = desired_status(view, obj, eviction, uids, self.clock())
         if await self._apply(key, obj, status, view) and view.state is State.PENDING and shown is None \
                 and view.reason and view.reason != PENDING_EVALUATION:
@@ -248,18 +277,30 @@ class WorkloadStatusWriter:
             rec.written = wanted
             self._landed(key, rec, view)
             return False
+        strict = reserves(obj, status)
         try:
             if _moved(obj, status):
                 # Released and reserved again elsewhere before the release was written: an admission is
                 # never changed in place (the CRD and the webhook refuse it), so the release goes first.
                 await self.kube.apply(r.WORKLOAD, apply_body(obj, released_status(obj, self.clock())), manager=MANAGER, subresource="status")
-            await self.kube.apply(r.WORKLOAD, apply_body(obj, status), manager=MANAGER, subresource="status")
+            await self.kube.apply(r.WORKLOAD, apply_body(obj, status, rec.decided_on if strict else None),
+                                  manager=MANAGER, subresource="status")
         except ApiError as exc:
             if exc.status == 404:
                 if self.engine.has_workload(key):
                     self.engine.delete_workload(key)  # the write the server refused is undone in the engine
                     self.kick()
                 self.unreleased.discard(key)
+                return False
+            if exc.status == 409 and strict:
+                # decided on a copy that has changed since: never sent again as it was; the decision is
+                # undone in the engine and the Workload queued again as the API now has it (upstream's
+                # scheduler forgets the assumed workload and requeues it)
+                log.debug("reservation refused: its copy changed; queued again", extra={"fields": {
+                    "workload": key, "decidedOn": rec.decided_on}})
+                rec.decided_on = None
+                self.undo(key)
+                self.kick()
                 return False
             # The server refused the content (4xx): retrying will not help the releases behind it.
             self._retry_status(key, exc, transient=exc.status >= 500 or exc.status in (408, 429))
@@ -277,18 +318,24 @@ class WorkloadStatusWriter:
         self.unreleased.discard(key)
 
     def _retry_status(self, key: str, exc: Exception, *, transient: bool) -> None:
-        """Write `key` again after a growing delay; a release that failed for a passing reason holds
-        the reservations back until it gets through."""
+        """Write `key` again after a growing delay. A release that failed holds the reservations back
+        until it gets through, whatever the failure: one the server refused for its content (a 4xx that
+        a retry may not cure) holds them too, since until then the API shows that quota in use and a
+        watcher would see more admitted than the quota (safety before progress; the error is logged)."""
         rec = self.records.at(key)
         failures = rec.failures
         rec.failures = failures + 1
         delay = retry_delay(failures)
-        if transient and self._release_pending(key):
+        releasing = self._release_pending(key)
+        if releasing:
             self.unreleased.add(key)
         # One warning per key and outage (then every tenth try), not one per retry of every workload; a
-        # conflict (a strict write decided on a copy the API server has since replaced) is routine.
+        # conflict (a strict write decided on a copy the API server has since replaced) is routine; a
+        # refused release stops every reservation behind it, so each of its tries is an error.
         conflict = isinstance(exc, ApiError) and exc.status == 409
         level = logging.WARNING if failures % 10 == 0 and not conflict else logging.DEBUG
+        if releasing and not transient:
+            level = logging.ERROR
         log.log(level, "status not written; retrying", extra={"fields": {
             "workload": key, "error": str(exc), "failures": failures + 1, "retryIn": f"{delay:g}s"}})
         asyncio.get_running_loop().call_later(delay, self.mark, key)

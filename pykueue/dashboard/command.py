@@ -94,7 +94,7 @@ async def _serve(kubeconfig: str | None, context: str | None, host: str, port: i
                               pod=feed.pod)
         guard = Guard(host, port)
         limits = serving.Limits(serving.DASHBOARD)
-        listener = serving.Listener(dashboard.app((limits.middleware, guard.middleware)), limits, host, port,
+        listener = serving.Listener(dashboard.app((limits.middleware, guard.middleware, limits.bodies)), limits, host, port,
                                     shutdown_timeout=1.0)
         try:
             try:

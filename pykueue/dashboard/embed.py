@@ -3,7 +3,8 @@
 The controller must not import the dashboard (the dashboard reads the simulator, and the simulator and
 the controller are independent drivers), so the CLI hands this ``serve`` to the controller's command as
 a plain callable; the controller passes its API connection, its Configuration, and the HTTPS context
-and authentication middleware its other ports use.
+and authentication middleware its other ports use. A POST from another site is refused as the
+standalone dashboard refuses it (``guard.same_site_writes``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import ssl
 from typing import Any
 
 from pykueue.controller import serving
+from pykueue.dashboard.guard import same_site_writes
 from pykueue.dashboard.server import Dashboard
 from pykueue.dashboard.state import Feed, Hub
 from pykueue.engine import model
@@ -31,6 +33,13 @@ class Served:
         await self.listener.stop()
 
 
+def app_middlewares(limits: serving.Limits, middlewares: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The bounds first, then the standalone dashboard's check of a POST's origin (a cross-site form
+    is refused before it costs a TokenReview), then the controller's authentication, then the body
+    read (only a caller let in has it read)."""
+    return (limits.middleware, same_site_writes, *middlewares, limits.bodies)
+
+
 async def serve(kube: Kube, config: model.Config, *, host: str, port: int, middlewares: tuple[Any, ...] = (),
                 ssl_context: ssl.SSLContext | None = None) -> Served:
     """Listen (a port in use fails here, at start-up), then start the watches in the background: the
@@ -40,7 +49,7 @@ async def serve(kube: Kube, config: model.Config, *, host: str, port: int, middl
     dashboard = Dashboard(lambda: feed.objects, hub, config, unreadable=lambda: feed.unreadable,
                           pod=feed.pod)
     limits = serving.Limits(serving.DASHBOARD)
-    listener = serving.Listener(dashboard.app((limits.middleware, *middlewares)), limits, host, port,
+    listener = serving.Listener(dashboard.app(app_middlewares(limits, middlewares)), limits, host, port,
                                 ssl_context=ssl_context, shutdown_timeout=1.0)
     await listener.start()
     feed.begin()

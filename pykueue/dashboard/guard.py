@@ -6,7 +6,9 @@ first request that carries it gets a ``SameSite=Strict``, ``HttpOnly`` cookie an
 same URL without it. Other users of the machine cannot read the token, and another web page cannot
 send the cookie (``SameSite=Strict``) nor reach the server under a name of its own (DNS rebinding:
 only loopback ``Host`` values, or the address it was told to listen on, are served). A POST whose
-``Origin`` or ``Sec-Fetch-Site`` says it came from another site is refused as well.
+``Origin`` or ``Sec-Fetch-Site`` says it came from another site is refused as well
+(``same_site_writes``, which the dashboard the controller serves applies too, in front of its
+delegated authentication).
 
 Both front ends send the same response headers: a content security policy that lets the page run its
 own inline script (by hash) and talk to its own origin only, no framing, no content sniffing.
@@ -49,6 +51,33 @@ def _refuse(status: type[web.HTTPException], text: str) -> web.HTTPException:
     return status(text=text + "\n", content_type="text/plain")
 
 
+SAFE_METHODS = frozenset(("GET", "HEAD", "OPTIONS"))
+
+
+def same_site(request: web.Request) -> bool:
+    """``Sec-Fetch-Site`` when the browser sends it (a page cannot set it); otherwise ``Origin``,
+    which must be this server's, scheme (http, or https for the controller's), ``Host`` and port (a
+    missing one is a client that is no browser)."""
+    fetch_site = request.headers.get("Sec-Fetch-Site")
+    if fetch_site is not None:
+        return fetch_site in ("same-origin", "none")
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return True
+    parts = urlsplit(origin)
+    return parts.scheme == request.scheme and parts.netloc.lower() == request.host.lower()
+
+
+@web.middleware
+async def same_site_writes(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Both front ends' middleware for state-changing requests (the what-if form's POST): one from
+    another site (cross-site request forgery, through a browser that holds the cookie, or a proxy that
+    adds the credentials) is refused."""
+    if request.method not in SAFE_METHODS and not same_site(request):
+        raise _refuse(web.HTTPForbidden, "a request from another site is refused")
+    return await handler(request)
+
+
 class Guard:
     """The standalone dashboard's middleware: the token (or its cookie), the ``Host``, the origin of
     a POST. ``port`` is set once the listener is bound (``--listen HOST:0`` picks it then)."""
@@ -85,19 +114,6 @@ class Guard:
             return False  # an IPv6 address in a Host header is bracketed
         return listening.is_unspecified or address == listening
 
-    @staticmethod
-    def _same_site(request: web.Request) -> bool:
-        """``Sec-Fetch-Site`` when the browser sends it (a page cannot set it); otherwise ``Origin``,
-        which must be this server's (a missing one is a client that is no browser)."""
-        fetch_site = request.headers.get("Sec-Fetch-Site")
-        if fetch_site is not None:
-            return fetch_site in ("same-origin", "none")
-        origin = request.headers.get("Origin")
-        if origin is None:
-            return True
-        parts = urlsplit(origin)
-        return parts.scheme == "http" and parts.netloc.lower() == request.host.lower()
-
     def _token_is(self, given: str) -> bool:
         return hmac.compare_digest(given.encode(), self.token.encode())
 
@@ -116,6 +132,4 @@ class Guard:
             raise response
         if not self._token_is(request.cookies.get(self.cookie, "")):
             raise _refuse(web.HTTPUnauthorized, "open the URL pykueue dashboard printed (with its token)")
-        if request.method not in ("GET", "HEAD") and not self._same_site(request):
-            raise _refuse(web.HTTPForbidden, "a request from another site is refused")
-        return await handler(request)
+        return await same_site_writes(request, handler)

@@ -9,7 +9,11 @@ an answer stalled the loop for over a second. So the answers run in one worker p
 forked: the serving process has threads), which also keeps a runaway answer's memory out of the
 controller. At most ``waiting`` answers queue behind the running one: a request past that is refused
 at once, one that waits longer than ``timeout`` is answered 503 (the worker finishes its work and
-frees its place), and a worker that died (out of memory) is replaced. The worker's start (a new
+frees its place), and a worker that died is replaced. The worker's own memory is capped
+(``MEMORY_LIMIT``, its data segment: ``RLIMIT_DATA``), so a runaway answer fails there with
+``MemoryError`` (a 503) instead of growing the pod's cgroup until the kernel's out-of-memory killer
+picks a process of it, possibly the controller (the worker shares its cgroup: a container cannot make
+a child cgroup without privileges the chart does not grant). The worker's start (a new
 interpreter importing the engine: seconds on a busy machine) is awaited before an answer's deadline
 runs, and one worker serves the process (a test's many dashboards share it).
 """
@@ -20,6 +24,7 @@ import asyncio
 import copyreg
 import dataclasses
 import multiprocessing
+import resource
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -33,7 +38,13 @@ T = TypeVar("T")
 TIMEOUT_SECONDS = 20.0
 WAITING = 3  # answers queued behind the running one before more are refused
 START_SECONDS = 120.0  # for a new worker to import what it runs
+MEMORY_LIMIT = 512 * 1024 * 1024  # the worker's data segment; the chart's pod limit is 1 GiB in all
 _POOL: list[ProcessPoolExecutor] = []  # the process's worker, started on first use
+
+
+def _limit_memory(limit: int) -> None:
+    """In the worker, before any work: its heap and anonymous mappings at most ``limit`` bytes."""
+    resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
 
 
 def _by_constructor(obj: Any) -> tuple[type, tuple[Any, ...]]:
@@ -70,7 +81,8 @@ class Offload:
         """Start the worker ahead of the first answer, ``work`` (an import, say) its first task; the
         answers wait for it before their deadlines run."""
         if not _POOL:
-            _POOL.append(ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")))
+            _POOL.append(ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=_limit_memory, initargs=(MEMORY_LIMIT,)))
         self._started = asyncio.get_running_loop().run_in_executor(_POOL[0], work)
 
     async def run(self, work: Callable[..., T], *args: Any) -> T:
@@ -98,6 +110,9 @@ class Offload:
             return await asyncio.wait_for(asyncio.shield(future), self.timeout)
         except TimeoutError:
             raise _unavailable(f"the engine did not answer within {self.timeout:g} s: try again shortly", 10) from None
+        except MemoryError:
+            raise _unavailable(f"the answer needs more than the engine's worker may take ({MEMORY_LIMIT >> 20} MiB)",
+                               10) from None
         except BrokenProcessPool:
             self._replace()
             raise _unavailable("the engine's worker stopped (out of memory?): try again", 1) from None

@@ -38,6 +38,7 @@ from typing import Any
 import yaml
 
 from pykueue.devcluster import addon_setup, archived, binaries, image, kuberay, node, pki
+from pykueue.devcluster.rest import Rest
 
 STAGES = Path(__file__).with_name("kwok-stages.yaml")
 STATE_FILE = "cluster.json"
@@ -176,6 +177,7 @@ class DevCluster:
     addons: tuple[str, ...] = ()  # tier 2: extra operators started with the cluster (ADDONS)
     images: tuple[Path, ...] = ()  # tier 3: OCI archives loaded into the node's containerd
     _children: list[subprocess.Popen] = field(default_factory=list)
+    _rest: Rest | None = field(default=None, repr=False)
 
     @property
     def kubeconfig(self) -> Path:
@@ -184,6 +186,14 @@ class DevCluster:
     @property
     def server(self) -> str:
         return f"https://127.0.0.1:{self.ports['kube-apiserver']}"
+
+    @property
+    def rest(self) -> Rest:
+        """In-process reads as the admin (``rest.Rest``): what the tests' polls use instead of a kubectl
+        process per read."""
+        if self._rest is None:
+            self._rest = Rest(self)
+        return self._rest
 
     @property
     def kubectl_path(self) -> Path:

@@ -6,9 +6,11 @@ What the Dockerfile builds, without a registry base image: a Debian root filesys
 ``pykueue`` as entrypoint; written as an OCI archive (``pykueue.devcluster.oci``). The package goes in
 as the wheel ``pip wheel`` builds here, whose build hook compiles the engine when this machine has a C
 compiler and Python's headers (this machine is Debian bookworm like the tree, so the extension modules
-fit its Python 3.11); the tree itself holds no compiler, as the Dockerfile's final stage holds none. Both steps are
-cached outside the clone: the Debian tree under a key of its package list, the image under a key of
-the package's sources, so a change to them builds a new image and nothing else does.
+fit its Python 3.11); the tree itself holds no compiler, as the Dockerfile's final stage holds none.
+Three steps are cached outside the clone, each under a key of what goes into it, as a Dockerfile's
+layers are: the Debian tree (its package list), the tree with the package's dependencies installed in
+the virtualenv (pyproject.toml's ``dependencies``: the slow, networked pip step), and the image (the
+package's sources). A change to the sources copies the second and installs only the wheel into it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pykueue.devcluster import binaries, oci
@@ -49,6 +52,18 @@ def _digest(*parts: bytes) -> str:
 def base_key() -> str:
     """The Debian tree's key: suite, mirror and package list."""
     return _digest(SUITE.encode(), MIRROR.encode(), " ".join(PACKAGES).encode())
+
+
+def dependencies() -> list[str]:
+    """pyproject.toml's run-time requirements: what the dependency layer installs."""
+    import tomllib
+
+    return list(tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["dependencies"])
+
+
+def deps_key() -> str:
+    """The dependency layer's key: the Debian tree's and the requirements."""
+    return _digest(base_key().encode(), VENV.encode(), "\n".join(dependencies()).encode())
 
 
 def source_files() -> list[Path]:
@@ -140,22 +155,90 @@ def _check_can_build() -> None:
                          "(apt-get install mmdebstrap)")
 
 
-def _base(log) -> Path:
-    """The Debian tree (cached): mmdebstrap as root, the essential variant plus PACKAGES."""
-    target = _base_dir()
-    if _base_made(target):
+def _layer(target: Path, made: Path, message: str, log, make: Callable[[Path, Path], None]) -> Path:
+    """A cached tree ``target/rootfs``: returned when ``made`` (a path inside it) exists; otherwise
+    ``make(partial, logfile)`` builds it in ``rootfs.partial``, renamed into place only once whole."""
+    if made.exists():
         return target / "rootfs"
     target.mkdir(parents=True, exist_ok=True)
     logfile = target / "build.log"
     logfile.write_text("")
-    print(f"pykueue: making the image's Debian tree ({SUITE}: {', '.join(PACKAGES)}) in {target}", file=log, flush=True)
+    print(f"pykueue: {message} in {target}", file=log, flush=True)
     partial = target / "rootfs.partial"
     shutil.rmtree(partial, ignore_errors=True)
-    _run(["mmdebstrap", "--mode=root", "--variant=essential", f"--include={','.join(PACKAGES)}",
-          "--dpkgopt=path-exclude=/usr/share/{doc,man,info,locale}/*", SUITE, str(partial), MIRROR],
-         logfile, "mmdebstrap")
+    make(partial, logfile)
     os.replace(partial, target / "rootfs")
     return target / "rootfs"
+
+
+def _base(log) -> Path:
+    """The Debian tree (cached): mmdebstrap as root, the essential variant plus PACKAGES."""
+    def make(partial: Path, logfile: Path) -> None:
+        _run(["mmdebstrap", "--mode=root", "--variant=essential", f"--include={','.join(PACKAGES)}",
+              "--dpkgopt=path-exclude=/usr/share/{doc,man,info,locale}/*", SUITE, str(partial), MIRROR],
+             logfile, "mmdebstrap")
+
+    target = _base_dir()
+    return _layer(target, target / "rootfs" / "usr" / "bin" / "python3",
+                  f"making the image's Debian tree ({SUITE}: {', '.join(PACKAGES)})", log, make)
+
+
+def _pip_env() -> tuple[list[str], Path | None]:
+    """The environment pip runs with in the chroot, and the host's trust store for the build only (an
+    egress proxy's CA may be in it; the image keeps Debian's own)."""
+    host_ca = Path(os.environ.get("PIP_CERT") or os.environ.get("SSL_CERT_FILE")
+                   or "/etc/ssl/certs/ca-certificates.crt")
+    found = host_ca if host_ca.is_file() else None
+    env = ["env", "-i", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "PIP_NO_CACHE_DIR=1",
+           "PIP_DISABLE_PIP_VERSION_CHECK=1", "PIP_DEFAULT_TIMEOUT=180",
+           *(["PIP_CERT=/src/build-ca.crt"] if found else [])]
+    return env, found
+
+
+def _deps(base: Path, log) -> Path:
+    """The Debian tree with the virtualenv and the package's dependencies in it (cached by
+    ``deps_key``): the one step that reaches PyPI, done once per requirement list."""
+    def make(partial: Path, logfile: Path) -> None:
+        _run(["cp", "-a", str(base), str(partial)], logfile, "copying the Debian tree")
+        src = partial / "src"
+        src.mkdir()
+        (src / "requirements.txt").write_text("\n".join(dependencies()) + "\n")
+        shutil.copy2("/etc/resolv.conf", partial / "etc" / "resolv.conf")  # pip reaches PyPI from the chroot
+        env, host_ca = _pip_env()
+        if host_ca is not None:
+            shutil.copy2(host_ca, src / "build-ca.crt")
+        _run(["chroot", str(partial), *env, "/bin/sh", "-c",
+              f"set -e; python3 -m venv {VENV}; {VENV}/bin/pip install --quiet -r /src/requirements.txt"],
+             logfile, "installing the dependencies into the image's virtualenv")
+        shutil.rmtree(src)
+        (partial / "etc" / "resolv.conf").write_text("")
+        for cache in ("var/cache/apt", "var/lib/apt/lists"):
+            shutil.rmtree(partial / cache, ignore_errors=True)
+
+    target = binaries.cache_root() / f"deps-{deps_key()}"
+    return _layer(target, target / "rootfs" / VENV.lstrip("/") / "bin" / "python3",
+                  "installing the image's dependencies", log, make)
+
+
+# What the running controller never uses and an intruder would: the shells, the package managers (dpkg
+# is Essential in Debian, apt is not installed), pip in the virtualenv and the wheels venv seeds from.
+# Removed from the one layer the image has, after the build's last chroot step (each ran /bin/sh).
+STRIPPED = ("usr/bin/sh", "usr/bin/dash", "usr/bin/bash", "usr/bin/rbash", "usr/bin/dpkg", "usr/bin/dpkg-deb",
+            "usr/bin/dpkg-divert", "usr/bin/dpkg-query", "usr/bin/dpkg-split", "usr/bin/dpkg-statoverride",
+            "usr/bin/dpkg-trigger", "usr/bin/dpkg-maintscript-helper", "usr/bin/dpkg-realpath",
+            "usr/bin/update-alternatives", "usr/bin/apt", "usr/bin/apt-get", "usr/share/python-wheels")
+STRIPPED_GLOBS = (f"{VENV.lstrip('/')}/bin/pip*", f"{VENV.lstrip('/')}/lib/python3*/site-packages/pip",
+                  f"{VENV.lstrip('/')}/lib/python3*/site-packages/pip-*")
+
+
+def _strip(root: Path) -> None:
+    """``STRIPPED`` out of the image's tree (a path absent already is fine; a symlink goes, not its target)."""
+    paths = [root / p for p in STRIPPED] + [p for pattern in STRIPPED_GLOBS for p in root.glob(pattern)]
+    for path in paths:
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        elif path.is_dir():
+            shutil.rmtree(path)
 
 
 def ensure(log=sys.stderr) -> Path:
@@ -170,35 +253,25 @@ def ensure(log=sys.stderr) -> Path:
         if out.exists():
             return out
         started = time.monotonic()
-        base = _base(log)
+        base = _deps(_base(log), log)
         logfile = out.parent / "build.log"
         logfile.write_text("")
         print(f"pykueue: building the image {ref()} into {out.parent}", file=log, flush=True)
         with tempfile.TemporaryDirectory(prefix=".image-", dir=out.parent) as tmp:
             root = Path(tmp) / "rootfs"
-            _run(["cp", "-a", str(base), str(root)], logfile, "copying the Debian tree")
+            _run(["cp", "-a", str(base), str(root)], logfile, "copying the dependency layer")
             src = root / "src"
             src.mkdir()
             wheel = build_wheel(Path(tmp) / "wheel", logfile)
             shutil.copy2(wheel, src / wheel.name)
-            shutil.copy2("/etc/resolv.conf", root / "etc" / "resolv.conf")  # pip reaches PyPI from the chroot
-            # This machine's trust store for the build only (an egress proxy's CA may be in it); the
-            # image keeps Debian's own.
-            host_ca = Path(os.environ.get("PIP_CERT") or os.environ.get("SSL_CERT_FILE")
-                           or "/etc/ssl/certs/ca-certificates.crt")
-            if host_ca.is_file():
-                shutil.copy2(host_ca, src / "build-ca.crt")
-            env = ["env", "-i", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "PIP_NO_CACHE_DIR=1",
-                   "PIP_DISABLE_PIP_VERSION_CHECK=1", "PIP_DEFAULT_TIMEOUT=180",
-                   *(["PIP_CERT=/src/build-ca.crt"] if host_ca.is_file() else [])]
+            env, _ = _pip_env()
+            # the dependencies are in the layer: the wheel alone, no network
             _run(["chroot", str(root), *env, "/bin/sh", "-c",
-                  f"set -e; python3 -m venv {VENV}; {VENV}/bin/pip install --quiet /src/{wheel.name}; "
-                  f"{VENV}/bin/pykueue --help >/dev/null; {VENV}/bin/pykueue --version"],
+                  f"set -e; {VENV}/bin/pip install --quiet --no-deps --no-index /src/{wheel.name}; "
+                  f"{VENV}/bin/pip check >/dev/null; {VENV}/bin/pykueue --help >/dev/null; {VENV}/bin/pykueue --version"],
                  logfile, "installing the package into the image's virtualenv")
             shutil.rmtree(src)
-            (root / "etc" / "resolv.conf").write_text("")  # the runtime mounts the pod's own
-            for cache in ("var/cache/apt", "var/lib/apt/lists"):
-                shutil.rmtree(root / cache, ignore_errors=True)
+            _strip(root)
             config = oci.ImageConfig(
                 entrypoint=("pykueue",), cmd=("controller",), user=USER, workdir="/",
                 env=(f"PATH={VENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",

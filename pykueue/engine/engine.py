@@ -711,6 +711,8 @@ class Engine(SchedulingHost):
         row = self._lq_row(info)
         for i in _COLUMNS[info.state]:
             row[i] += sign
+        if sign < 0 and not any(row):
+            del self._lq_counts[info.lq_key]  # nothing counted there: made again on demand, never kept empty
 
     def _transition(self, info: WorkloadInfo, to: State, now: int, *, reason: str | None = None,
                     message: str = "") -> None:

@@ -1,6 +1,6 @@
 """MultiKueue's decisions, with no I/O: which worker clusters a workload is offered to, which worker's
 admission wins, when a lost worker gives its workload up, and what the AdmissionCheck and
-MultiKueueCluster conditions say. The controller (``pykueue/controller/multikueue*.py``) carries them
+MultiKueueCluster conditions say. The controller (``pykueue/controller/multikueue/``) carries them
 out; the simulator can play the same rules on virtual time.
 
 Upstream: pkg/controller/admissionchecks/multikueue (workload.go, admissioncheck.go,

@@ -118,7 +118,7 @@ class PodSetMergeError(PodSetInfoError):
 # --- Go parsing rules, so that what upstream accepts is exactly what we accept -------------
 
 
-def _go_atoi(value: str) -> int:
+def go_atoi(value: str) -> int:
     """strconv.Atoi: optional sign and ASCII digits only; the error text is Go's."""
     if not isinstance(value, str) or not _GO_INT.fullmatch(value):
         raise ValueError(f'strconv.Atoi: parsing "{value}": invalid syntax')
@@ -142,12 +142,12 @@ def _go_parse_bool(value: str) -> bool:
     raise ValueError(f'strconv.ParseBool: parsing "{value}": invalid syntax')
 
 
-def _quote(value: Any) -> str:
+def quote(value: Any) -> str:
     """How field.Invalid prints a value: strings quoted, numbers bare."""
     return f'"{value}"' if isinstance(value, str) else str(value)
 
 
-def _dns1123_subdomain_errors(value: str) -> list[str]:
+def dns1123_subdomain_errors(value: str) -> list[str]:
     errors = []
     if len(value) > 253:
         errors.append("must be no more than 253 characters")
@@ -156,7 +156,7 @@ def _dns1123_subdomain_errors(value: str) -> list[str]:
     return errors
 
 
-def _is_valid_label_value(value: str) -> bool:
+def is_valid_label_value(value: str) -> bool:
     return len(value) <= 63 and _LABEL_VALUE.fullmatch(value) is not None
 
 
@@ -170,16 +170,16 @@ def is_dns1123_label(value: str) -> bool:
 # --- reading a Job -----------------------------------------------------------------------
 
 
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+def meta_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("metadata") or {}
 
 
-def _labels(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    return _meta(obj).get("labels") or {}
+def labels_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    return meta_of(obj).get("labels") or {}
 
 
-def _annotations(obj: Mapping[str, Any]) -> Mapping[str, str]:
-    return _meta(obj).get("annotations") or {}
+def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
+    return meta_of(obj).get("annotations") or {}
 
 
 def _spec(job: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -196,7 +196,7 @@ def _spec_int(job: Mapping[str, Any], field: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise JobConversionError(f"spec.{field}", f"Invalid value: {_quote(value)}: must be an integer")
+        raise JobConversionError(f"spec.{field}", f"Invalid value: {quote(value)}: must be an integer")
     if value < 0:
         raise JobConversionError(
             f"spec.{field}", f"Invalid value: {value}: must be greater than or equal to 0"
@@ -229,18 +229,18 @@ def min_pods_count(job: Mapping[str, Any]) -> int | None:
     Upstream's ``minPodsCount``: any annotation Atoi can parse counts (range is the webhook's
     business, see ``validate_job``).
     """
-    value = _annotations(job).get(JOB_MIN_PARALLELISM_ANNOTATION)
+    value = annotations_of(job).get(JOB_MIN_PARALLELISM_ANNOTATION)
     if value is None:
         return None
     try:
-        return _to_int32(_go_atoi(value))
+        return _to_int32(go_atoi(value))
     except ValueError:
         return None
 
 
 def completions_follow_parallelism(job: Mapping[str, Any]) -> bool:
     """Whether partial admission also rewrites completions (Indexed Jobs that opt in)."""
-    value = _annotations(job).get(JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION)
+    value = annotations_of(job).get(JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION)
     if value is None:
         return False
     try:
@@ -255,7 +255,7 @@ def queue_name(job: Mapping[str, Any]) -> str | None:
     Upstream v0.18 dropped the fallback to the deprecated ``kueue.x-k8s.io/queue-name``
     annotation (``QueueNameForObject`` reads the label alone).
     """
-    return _labels(job).get(QUEUE_NAME_LABEL) or None
+    return labels_of(job).get(QUEUE_NAME_LABEL) or None
 
 
 def is_managed(job: Mapping[str, Any]) -> bool:
@@ -292,24 +292,24 @@ def owner_label_errors(obj: Mapping[str, Any]) -> list[JobConversionError]:
     """``ValidateJobOnCreate``'s label rules, shared by every integration: the queue-name and
     prebuilt-workload labels are resource names; ``max-exec-time-seconds`` is a positive int."""
     errors: list[JobConversionError] = []
-    labels = _labels(obj)
+    labels = labels_of(obj)
     for key in (QUEUE_NAME_LABEL, PREBUILT_WORKLOAD_LABEL):
         if key in labels:
             value = labels[key]
-            problems = _dns1123_subdomain_errors(str(value))
+            problems = dns1123_subdomain_errors(str(value))
             if problems:
                 errors.append(
                     JobConversionError(
-                        f"metadata.labels[{key}]", f"Invalid value: {_quote(value)}: {','.join(problems)}"
+                        f"metadata.labels[{key}]", f"Invalid value: {quote(value)}: {','.join(problems)}"
                     )
                 )
     if MAX_EXEC_TIME_SECONDS_LABEL in labels:
         value = labels[MAX_EXEC_TIME_SECONDS_LABEL]
         path = f"metadata.labels[{MAX_EXEC_TIME_SECONDS_LABEL}]"
         try:
-            seconds = _go_atoi(value)
+            seconds = go_atoi(value)
         except ValueError as err:
-            errors.append(JobConversionError(path, f"Invalid value: {_quote(value)}: {err}"))
+            errors.append(JobConversionError(path, f"Invalid value: {quote(value)}: {err}"))
         else:
             if seconds <= 0:
                 errors.append(JobConversionError(path, f"Invalid value: {seconds}: should be greater than 0"))
@@ -326,7 +326,7 @@ def validate_job(job: Mapping[str, Any], *, min_parallelism: bool = True) -> lis
     module depends on (a name, integer parallelism and completions).
     """
     errors: list[JobConversionError] = []
-    if not _meta(job).get("name"):
+    if not meta_of(job).get("name"):
         errors.append(JobConversionError("metadata.name", "Required value: name is required"))
     try:
         count = pods_count(job)
@@ -336,14 +336,14 @@ def validate_job(job: Mapping[str, Any], *, min_parallelism: bool = True) -> lis
 
     errors += owner_label_errors(job)
 
-    annotations = _annotations(job)
+    annotations = annotations_of(job)
     if min_parallelism and JOB_MIN_PARALLELISM_ANNOTATION in annotations:
         value = annotations[JOB_MIN_PARALLELISM_ANNOTATION]
         path = f"metadata.annotations[{JOB_MIN_PARALLELISM_ANNOTATION}]"
         try:
-            parsed = _go_atoi(value)
+            parsed = go_atoi(value)
         except ValueError as err:
-            errors.append(JobConversionError(path, f"Invalid value: {_quote(value)}: {err}"))
+            errors.append(JobConversionError(path, f"Invalid value: {quote(value)}: {err}"))
         else:
             if _to_int32(parsed) >= count or parsed <= 0:
                 errors.append(
@@ -357,12 +357,12 @@ def validate_job(job: Mapping[str, Any], *, min_parallelism: bool = True) -> lis
             enabled = _go_parse_bool(value)
         except ValueError as err:
             enabled = False
-            errors.append(JobConversionError(path, f"Invalid value: {_quote(value)}: {err}"))
+            errors.append(JobConversionError(path, f"Invalid value: {quote(value)}: {err}"))
         if enabled:
             if _spec(job).get("completionMode", "NonIndexed") == "NonIndexed":
                 errors.append(
                     JobConversionError(
-                        path, f"Invalid value: {_quote(value)}: should not be enabled for NonIndexed jobs"
+                        path, f"Invalid value: {quote(value)}: should not be enabled for NonIndexed jobs"
                     )
                 )
             completions = _spec_int(job, "completions")
@@ -370,12 +370,12 @@ def validate_job(job: Mapping[str, Any], *, min_parallelism: bool = True) -> lis
                 errors.append(
                     JobConversionError(
                         "spec.completions",
-                        f"Invalid value: {_quote(completions)}: should be equal to parallelism when "
+                        f"Invalid value: {quote(completions)}: should be equal to parallelism when "
                         f"{JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION} is annotation is true",
                     )
                 )
     try:
-        _topology_request(_template(job))
+        topology_request(_template(job))
     except JobConversionError as err:
         errors.append(err)
     return errors
@@ -384,9 +384,9 @@ def validate_job(job: Mapping[str, Any], *, min_parallelism: bool = True) -> lis
 # --- Job -> Workload ---------------------------------------------------------------------
 
 
-def _topology_request(template: Mapping[str, Any]) -> dict[str, Any] | None:
+def topology_request(template: Mapping[str, Any]) -> dict[str, Any] | None:
     """``PodSetTopologyRequest`` from the template's TAS annotations (TAS is on by default)."""
-    annotations = _annotations(template)
+    annotations = annotations_of(template)
     request: dict[str, Any] = {}
     if PODSET_REQUIRED_TOPOLOGY_ANNOTATION in annotations:
         request["required"] = annotations[PODSET_REQUIRED_TOPOLOGY_ANNOTATION]
@@ -399,7 +399,7 @@ def _topology_request(template: Mapping[str, Any]) -> dict[str, Any] | None:
         except ValueError as err:
             raise JobConversionError(
                 f"spec.template.metadata.annotations[{PODSET_UNCONSTRAINED_TOPOLOGY_ANNOTATION}]",
-                f"Invalid value: {_quote(value)}: {err}",
+                f"Invalid value: {quote(value)}: {err}",
             ) from None
     elif not (
         PODSET_SLICE_REQUIRED_TOPOLOGY_ANNOTATION in annotations
@@ -412,13 +412,13 @@ def _topology_request(template: Mapping[str, Any]) -> dict[str, Any] | None:
     ):
         value = annotations[PODSET_SLICE_SIZE_ANNOTATION]
         try:
-            size = _go_atoi(value)
+            size = go_atoi(value)
             if not -(2**31) <= size < 2**31:
                 raise ValueError(f'strconv.ParseInt: parsing "{value}": value out of range')
         except ValueError as err:
             raise JobConversionError(
                 f"spec.template.metadata.annotations[{PODSET_SLICE_SIZE_ANNOTATION}]",
-                f"Invalid value: {_quote(value)}: {str(err).replace('Atoi', 'ParseInt')}",
+                f"Invalid value: {quote(value)}: {str(err).replace('Atoi', 'ParseInt')}",
             ) from None
         request["podSetSliceRequiredTopology"] = annotations[PODSET_SLICE_REQUIRED_TOPOLOGY_ANNOTATION]
         request["podSetSliceSize"] = size
@@ -447,11 +447,11 @@ def pod_set_template(source: Mapping[str, Any]) -> dict[str, Any]:
     """
     template: dict[str, Any] = {}
     metadata: dict[str, Any] = {}
-    labels = {k: v for k, v in _labels(source).items() if k not in MANAGED_LABELS}
+    labels = {k: v for k, v in labels_of(source).items() if k not in MANAGED_LABELS}
     if labels:
         metadata["labels"] = labels
-    if _annotations(source):
-        metadata["annotations"] = dict(_annotations(source))
+    if annotations_of(source):
+        metadata["annotations"] = dict(annotations_of(source))
     if metadata:
         template["metadata"] = metadata
     spec = copy.deepcopy(dict(source.get("spec") or {}))
@@ -474,7 +474,7 @@ def pod_sets_for_job(job: Mapping[str, Any]) -> list[dict[str, Any]]:
     if minimum is not None:
         pod_set["minCount"] = minimum
     pod_set["template"] = _pod_set_template(job)
-    topology = _topology_request(_template(job))
+    topology = topology_request(_template(job))
     if topology is not None:
         pod_set["topologyRequest"] = topology
     return [pod_set]
@@ -487,7 +487,7 @@ def priority_class_ref(job: Mapping[str, Any]) -> dict[str, str] | None:
     template's ``priorityClassName`` (a scheduling.k8s.io PriorityClass); neither gives None,
     which the resolver turns into the global default PriorityClass or 0.
     """
-    workload_class = _labels(job).get(WORKLOAD_PRIORITY_CLASS_LABEL)
+    workload_class = labels_of(job).get(WORKLOAD_PRIORITY_CLASS_LABEL)
     if workload_class:
         return {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": workload_class}
     pod_class = (_template(job).get("spec") or {}).get("priorityClassName")
@@ -496,13 +496,27 @@ def priority_class_ref(job: Mapping[str, Any]) -> dict[str, str] | None:
     return None
 
 
+def pod_sets_priority_class_ref(obj: Mapping[str, Any], pod_sets: list[dict[str, Any]]
+                                ) -> tuple[dict[str, str] | None, int]:
+    """``ExtractPriority`` for a kind of several pod sets: the workload priority-class label, else the
+    first pod set's ``priorityClassName``; with the index of that pod set (-1 when none or the label)."""
+    workload_class = labels_of(obj).get(WORKLOAD_PRIORITY_CLASS_LABEL)
+    if workload_class:
+        return {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": workload_class}, -1
+    for i, pod_set in enumerate(pod_sets):
+        name = (pod_set["template"].get("spec") or {}).get("priorityClassName")
+        if name:
+            return {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": name}, i
+    return None, -1
+
+
 def _max_execution_time_seconds(job: Mapping[str, Any]) -> int | None:
     """``MaximumExecutionTimeSecondsForObject``: a positive int32 or nothing."""
-    value = _labels(job).get(MAX_EXEC_TIME_SECONDS_LABEL)
+    value = labels_of(job).get(MAX_EXEC_TIME_SECONDS_LABEL)
     if value is None:
         return None
     try:
-        seconds = _go_atoi(value)
+        seconds = go_atoi(value)
     except ValueError:
         return None
     return seconds if 0 < seconds < 2**31 else None
@@ -537,7 +551,7 @@ def owner_workload(
 ) -> Manifest:
     """``ConstructWorkload`` for any owner object (a Job, a RayCluster...): the Workload named after
     it, owned by it, with its queue, pod sets, priority class and execution limit."""
-    meta = _meta(obj)
+    meta = meta_of(obj)
     name = meta["name"]
     namespace = meta.get("namespace") or "default"
     uid = meta.get("uid") or None
@@ -546,18 +560,18 @@ def owner_workload(
         key: value
         for key in label_keys_to_copy
         if key not in (JOB_UID_LABEL, MULTIKUEUE_ORIGIN_LABEL)
-        and (value := _labels(obj).get(key)) is not None
+        and (value := labels_of(obj).get(key)) is not None
     }
-    if uid is not None and _is_valid_label_value(uid):
+    if uid is not None and is_valid_label_value(uid):
         labels[JOB_UID_LABEL] = uid
     annotations = {
         key: value
-        for key, value in _annotations(obj).items()
+        for key, value in annotations_of(obj).items()
         if key.startswith(PROVREQ_ANNOTATION_PREFIX) or key.startswith(SIMULATION_ANNOTATION_PREFIX)
     }
 
     generation = None
-    if kind in SLICED_KINDS and _annotations(obj).get(ELASTIC_JOB_ANNOTATION) == "true":
+    if kind in SLICED_KINDS and annotations_of(obj).get(ELASTIC_JOB_ANNOTATION) == "true":
         # a workload slice (ElasticJobsViaWorkloadSlices): named per generation, marked elastic
         annotations[ELASTIC_JOB_ANNOTATION] = "true"
         generation = meta.get("generation") or 1
@@ -619,7 +633,7 @@ def pod_set_info_from_flavors(
     info["labels"][POD_SET_LABEL] = name
     seen: set[str] = set()
     for flavor in flavors:
-        flavor_name = _meta(flavor).get("name")
+        flavor_name = meta_of(flavor).get("name")
         if flavor_name in seen:
             continue
         seen.add(flavor_name)
@@ -634,8 +648,8 @@ def pod_set_info_from_pod_set(pod_set: Mapping[str, Any]) -> dict[str, Any]:
     template = pod_set.get("template") or {}
     spec = template.get("spec") or {}
     info = _empty_info(pod_set.get("name", DEFAULT_POD_SET_NAME), pod_set.get("count"))
-    info["annotations"] = dict(_annotations(template))
-    info["labels"] = dict(_labels(template))
+    info["annotations"] = dict(annotations_of(template))
+    info["labels"] = dict(labels_of(template))
     info["nodeSelector"] = dict(spec.get("nodeSelector") or {})
     info["tolerations"] = copy.deepcopy(list(spec.get("tolerations") or []))
     info["schedulingGates"] = copy.deepcopy(list(spec.get("schedulingGates") or []))
@@ -702,6 +716,14 @@ def _sync_parallelism(job: dict[str, Any], count: int) -> None:
     spec["parallelism"] = count
     if completions_follow_parallelism(job):
         spec["completions"] = count
+
+
+def merge_template(template: dict[str, Any], info: Mapping[str, Any], restore: bool) -> dict[str, Any]:
+    """Upstream's ``podset.Merge`` (or ``RestorePodSpec``) on one pod template of any kind, by the Job's
+    own rules: the template wrapped as a Job's, which carries no partial-admission annotation."""
+    wrapped = {"spec": {"template": template}}
+    done = restore_job(wrapped, info) if restore else inject_admission(wrapped, [info])
+    return done["spec"]["template"]
 
 
 def inject_admission(

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pykueue.jobs import managed
+from pykueue.jobs import managed, registry
 from pykueue.jobs.batch import (
     ELASTIC_JOB_ANNOTATION,
     Manifest,
@@ -24,9 +24,7 @@ from pykueue.jobs.batch import (
     pod_set_info_from_flavors,
     pod_set_info_from_pod_set,
 )
-
-# upstream's ImplicitlyEnabledFrameworkNames: a Deployment's or StatefulSet's Pods queue as Pods
-IMPLIED_FRAMEWORKS = {"deployment": ("pod",), "statefulset": ("pod",), "leaderworkerset.x-k8s.io/leaderworkerset": ("pod",)}
+from pykueue.kube import objects
 
 LOCAL_QUEUE_LABEL = "kueue.x-k8s.io/local-queue-name"  # on an admitted job's pods
 CLUSTER_QUEUE_LABEL = "kueue.x-k8s.io/cluster-queue-name"
@@ -42,7 +40,7 @@ RECOVERY_MESSAGE = "At least one pod has failed, waiting for recovery"
 
 def enabled(listed: Sequence[str]) -> frozenset[str]:
     """The integrations on: those listed in ``integrations.frameworks`` and those they imply."""
-    return frozenset([*listed, *(i for f in listed for i in IMPLIED_FRAMEWORKS.get(f, ()))])
+    return registry.with_implied(listed)
 
 
 # ---- the writes ------------------------------------------------------------------------------------
@@ -326,13 +324,6 @@ def _is_true(workload: Mapping[str, Any], kind: str) -> bool:
     return False
 
 
-def _condition(workload: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
-    for cond in (workload.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == kind:
-            return cond
-    return None
-
-
 def pods_ready_condition(job: GenericJob, workload: Mapping[str, Any]) -> tuple[bool, str, str]:
     """Upstream's ``generatePodsReadyCondition``: (status, reason, message) of the PodsReady condition
     the job's state calls for. Not admitted (yet, or any more): WaitForStart. Ready: Started, or
@@ -340,7 +331,7 @@ def pods_ready_condition(job: GenericJob, workload: Mapping[str, Any]) -> tuple[
     WaitForRecovery."""
     if not admitted(workload):
         return False, WAIT_FOR_START, NOT_READY_MESSAGE
-    current = _condition(workload, "PodsReady")
+    current = objects.condition(workload, "PodsReady")
     reason = (current or {}).get("reason")
     if job.pods_ready():
         return True, RECOVERED if reason in (WAIT_FOR_RECOVERY, RECOVERED) else STARTED, READY_MESSAGE
@@ -352,7 +343,7 @@ def pods_ready_condition(job: GenericJob, workload: Mapping[str, Any]) -> tuple[
 def _pods_ready_update(job: GenericJob, workload: Mapping[str, Any]) -> list[Action]:
     """The PodsReady condition, written when its status or reason differs from the Workload's."""
     ready, reason, message = pods_ready_condition(job, workload)
-    current = _condition(workload, "PodsReady") or {}
+    current = objects.condition(workload, "PodsReady") or {}
     if current.get("status") == ("True" if ready else "False") and current.get("reason") == reason:
         return []
     meta = workload["metadata"]

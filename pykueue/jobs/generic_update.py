@@ -33,7 +33,7 @@ def printed(value: Any) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, str | int | float):
-        return batch._quote(value)
+        return batch.quote(value)
     return json.dumps(value, separators=(",", ":"))
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from pykueue.jobs import batch, slicing
 from pykueue.jobs.framework import Action, Note, Patch, Replace, SuspendFlag
+from pykueue.kube import objects
 
 FRAMEWORK = "batch/job"
 KIND = "Job"
@@ -20,17 +21,10 @@ KIND = "Job"
 STOPPING_ANNOTATION = "kueue.x-k8s.io/stopping"
 
 
-def _condition(obj: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
-    for cond in (obj.get("status") or {}).get("conditions") or []:
-        if cond.get("type") == kind:
-            return cond
-    return None
-
-
 def is_finished(job: Mapping[str, Any]) -> tuple[bool, bool, str]:
     """(finished, succeeded, message) from the Job's Complete / Failed conditions."""
     for kind, ok in (("Complete", True), ("Failed", False)):
-        cond = _condition(job, kind)
+        cond = objects.condition(job, kind)
         if cond is not None and cond.get("status") == "True":
             default = "Job finished successfully" if ok else "Job failed"
             return True, ok, cond.get("message") or default
@@ -113,8 +107,12 @@ class Job(SuspendFlag):
         return pods_ready(self.obj)
 
     def is_active(self) -> bool:
-        """As upstream's: the Job controller still counts active pods (terminating ones are not)."""
-        return bool((self.obj.get("status") or {}).get("active"))
+        """The Job controller still counts active or terminating pods. Upstream's ``IsActive`` counts
+        only ``status.active``, so a preempted Job's pods in a long grace period run beside the
+        preemptor; here their quota is held until they are gone (``status.terminating``, kept by the
+        Job controller with JobPodReplacementPolicy, on by default since Kubernetes 1.29)."""
+        status = self.obj.get("status") or {}
+        return bool(status.get("active") or status.get("terminating"))
 
     def reclaimable_pods(self) -> dict[str, int]:
         return reclaimable_pods(self.obj)

@@ -26,9 +26,9 @@ from pykueue.jobs.batch import (
     owner_label_errors,
     owner_workload,
     pod_set_template,
+    pod_sets_priority_class_ref,
+    topology_request,
 )
-from pykueue.jobs.batch import _topology_request as topology_request
-from pykueue.jobs.ray import priority_class_ref
 
 API_VERSION = "jobset.x-k8s.io/v1alpha2"
 GROUP = "jobset.x-k8s.io"
@@ -135,14 +135,14 @@ def workload_from_jobset(obj: Mapping[str, Any], *, label_keys_to_copy: tuple[st
     if errors:
         raise errors[0]
     sets = pod_sets(obj)
-    ref, _ = priority_class_ref(obj, sets)
+    ref, _ = pod_sets_priority_class_ref(obj, sets)
     return owner_workload(obj, api_version=API_VERSION, kind=KIND, group=GROUP, pod_sets=sets, priority_ref=ref,
                           label_keys_to_copy=label_keys_to_copy)
 
 
 def priority_class_path(obj: Mapping[str, Any]) -> str | None:
     """Where ``obj`` names the PriorityClass its Workload gets (``None``: the label or nothing)."""
-    _, index = priority_class_ref(obj, pod_sets(obj))
+    _, index = pod_sets_priority_class_ref(obj, pod_sets(obj))
     return None if index < 0 else template_paths(obj)[index] + ".spec.priorityClassName"
 
 

@@ -9,7 +9,9 @@ state upstream's integration reads and the writes that suspend, start and stop i
   labels and tolerations, the queue labels) merged into its replicated job's pod template;
 - stop (``RestorePodSetsInfo``): suspend true and each template as the Workload recorded it;
 - finished: the ``Completed`` or ``Failed`` condition is true (succeeded for ``Completed``);
-- active: some replicated job reports active Jobs;
+- active: some replicated job reports active Jobs, or a child Job still counts active or terminating
+  pods (its pods in their grace period after a stop: JobSet's status does not count them, and their
+  quota is held until they are gone, as for a batch/v1 Job);
 - pods ready: every replica's Job is ready or succeeded (the replicated jobs' statuses);
 - reclaimable pods: per replicated job, its succeeded Jobs times the pods each ran.
 
@@ -23,9 +25,8 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pykueue.jobs import batch, jobset
+from pykueue.jobs import batch, jobset, managed
 from pykueue.jobs.framework import TemplatesBySuspend
-from pykueue.jobs.ray_live import _merged  # podset.Merge / RestorePodSpec on one pod template
 
 
 def is_managed(obj: Mapping[str, Any], manage_without_queue_name: bool) -> bool:
@@ -43,14 +44,38 @@ def with_pod_sets_info(obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]
     new["spec"]["suspend"] = restore
     for replicated, info in zip(jobs, infos, strict=True):
         spec = replicated.setdefault("template", {}).setdefault("spec", {})
-        spec["template"] = _merged(copy.deepcopy(spec.get("template") or {}), info, restore)
+        spec["template"] = batch.merge_template(copy.deepcopy(spec.get("template") or {}), info, restore)
     return new
 
 
+def _jobset_owner(job: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    owner = managed.controller_owner(job)
+    if owner is None or owner.get("kind") != jobset.KIND \
+            or not str(owner.get("apiVersion") or "").startswith(f"{jobset.GROUP}/"):
+        return None
+    return owner
+
+
+def owning_jobset(job: Mapping[str, Any]) -> str | None:
+    """The name of the JobSet that controls ``job`` (its controller owner reference), if one does."""
+    owner = _jobset_owner(job)
+    return None if owner is None else str(owner.get("name"))
+
+
+def controls(obj: Mapping[str, Any], job: Mapping[str, Any]) -> bool:
+    """``job`` is this JobSet object's (its controller reference names this UID, not a predecessor's)."""
+    owner, uid = _jobset_owner(job), (obj.get("metadata") or {}).get("uid")
+    return owner is not None and (not uid or owner.get("uid") == uid)
+
+
 class JobSetObject(TemplatesBySuspend):
-    """A managed JobSet."""
+    """A managed JobSet; ``children``: the cached Jobs it controls."""
 
     kind = jobset.KIND
+
+    def __init__(self, obj: dict[str, Any], children: Sequence[Mapping[str, Any]] = ()) -> None:
+        super().__init__(obj)
+        self.children = children
 
     def workload_name(self) -> str:
         return batch.workload_name_for_owner(jobset.KIND, jobset.GROUP, self.meta["name"], self.meta.get("uid") or None)
@@ -65,7 +90,10 @@ class JobSetObject(TemplatesBySuspend):
         return False, False, ""
 
     def is_active(self) -> bool:
-        return any((s.get("active") or 0) > 0 for s in self._statuses())
+        if any((s.get("active") or 0) > 0 for s in self._statuses()):
+            return True
+        return any((j.get("status") or {}).get("active") or (j.get("status") or {}).get("terminating")
+                   for j in self.children)
 
     def pods_ready(self) -> bool:
         wanted = sum(jobset.replicas(j) for j in jobset.replicated_jobs(self.obj))

@@ -32,9 +32,10 @@ from pykueue.jobs.batch import (
     JobConversionError,
     Manifest,
     pod_set_template,
+    pod_sets_priority_class_ref,
+    topology_request,
     workload_name_for_owner,
 )
-from pykueue.jobs.batch import _topology_request as topology_request
 from pykueue.jobs.framework import (
     ERR_WORKLOAD_COMPOSE,
     Action,
@@ -52,7 +53,7 @@ from pykueue.jobs.pod import (
     SUSPENDED_BY_PARENT,
 )
 from pykueue.jobs.pod_shape import immutable_shape_errors
-from pykueue.jobs.ray import priority_class_ref
+from pykueue.kube import objects
 
 API_VERSION = "leaderworkerset.x-k8s.io/v1"
 GROUP = "leaderworkerset.x-k8s.io"
@@ -212,7 +213,7 @@ def workload_for_group(obj: Mapping[str, Any], index: int, *, label_keys_to_copy
     if errors:
         raise errors[0]
     sets = pod_sets(obj)
-    ref, _ = priority_class_ref(obj, sets)
+    ref, _ = pod_sets_priority_class_ref(obj, sets)
     built = batch.owner_workload(obj, api_version=API_VERSION, kind=KIND, group=GROUP, pod_sets=sets,
                                  priority_ref=ref, label_keys_to_copy=label_keys_to_copy)
     meta = built["metadata"]
@@ -237,7 +238,7 @@ def workloads(obj: Mapping[str, Any]) -> list[Manifest]:
 
 
 def priority_class_path(obj: Mapping[str, Any]) -> str | None:
-    _, index = priority_class_ref(obj, pod_sets(obj))
+    _, index = pod_sets_priority_class_ref(obj, pod_sets(obj))
     return None if index < 0 else template_paths(obj)[index] + ".spec.priorityClassName"
 
 
@@ -250,10 +251,6 @@ def template_marks(obj: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, st
     if priority := generic_update.label(obj, batch.WORKLOAD_PRIORITY_CLASS_LABEL):
         labels[batch.WORKLOAD_PRIORITY_CLASS_LABEL] = priority
     return labels, {SUSPENDED_BY_PARENT: FRAMEWORK, GROUP_SERVING: "true"}
-
-
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
 
 
 def _template_ops(path: str, template: Mapping[str, Any] | None, labels: Mapping[str, str],
@@ -274,7 +271,7 @@ def _template_ops(path: str, template: Mapping[str, Any] | None, labels: Mapping
         if current is None:
             ops.append({"op": "add", "path": f"{path}/metadata/{field}", "value": dict(values)})
         else:
-            ops += [{"op": "add", "path": f"{path}/metadata/{field}/{_escape(k)}", "value": v}
+            ops += [{"op": "add", "path": f"{path}/metadata/{field}/{objects.pointer_segment(k)}", "value": v}
                     for k, v in values.items() if current.get(k) != v]
     return ops
 
@@ -327,9 +324,9 @@ def _slice_size_bound(template: Mapping[str, Any], path: str, count: int | None,
     except ValueError:
         if any(e.path == where for e in found):
             return []  # the topology rule already said so
-        return [JobConversionError(where, f"Invalid value: {batch._quote(value)}: must be a numeric value")]
+        return [JobConversionError(where, f"Invalid value: {batch.quote(value)}: must be a numeric value")]
     if size > count:
-        return [JobConversionError(where, f"Invalid value: {batch._quote(value)}: must not be greater than "
+        return [JobConversionError(where, f"Invalid value: {batch.quote(value)}: must not be greater than "
                                           f"pod set count {count}")]
     return []
 
@@ -431,7 +428,7 @@ def reconcile(obj: Mapping[str, Any], owned: Iterable[Mapping[str, Any]], pods: 
     if errors:  # the webhook refuses most of these; one that slipped by is said once, not retried
         return actions + [Warn(obj, ERR_WORKLOAD_COMPOSE, f"{errors[0].path}: {errors[0].message}")]
     existing = {_meta(w).get("name"): w for w in owned}
-    ref, _ = priority_class_ref(obj, pod_sets(obj))
+    ref, _ = pod_sets_priority_class_ref(obj, pod_sets(obj))
     for index in range(groups(obj)):
         name = name_of(obj, index)
         workload = existing.pop(name, None)

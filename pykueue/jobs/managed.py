@@ -22,6 +22,7 @@ from typing import Any
 
 from pykueue.engine.model import DEFAULT_MANAGED_JOBS_NAMESPACES, LabelSelector, Requirement
 from pykueue.engine.selectors import selector_matches
+from pykueue.jobs import registry
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 SYSTEM_NAMESPACE = "kube-system"
@@ -89,11 +90,7 @@ def selector_problems(selector: LabelSelector | None, controller_namespace: str)
 
 # The job kinds of pykueue's integrations, by their owner references' (group, kind): an object one of
 # them controls is its child (upstream's IsOwnerManagedByKueue, for the integrations that are on).
-OWNER_FRAMEWORKS = {("batch", "Job"): "batch/job", ("ray.io", "RayJob"): "ray.io/rayjob",
-                    ("ray.io", "RayCluster"): "ray.io/raycluster",
-                    ("ray.io", "RayService"): "ray.io/rayservice", ("apps", "StatefulSet"): "statefulset",
-                    ("apps", "Deployment"): "deployment", ("jobset.x-k8s.io", "JobSet"): "jobset.x-k8s.io/jobset",
-                    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): "leaderworkerset.x-k8s.io/leaderworkerset"}
+OWNER_FRAMEWORKS = {owner: i.framework for owner, i in registry.BY_OWNER.items() if i.kind != "Pod"}
 
 
 def controller_owner(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:

@@ -34,7 +34,7 @@ def gated(pod: Mapping[str, Any]) -> bool:
 def total_count_error(value: str) -> str | None:
     """Why ``groupTotalCount`` refuses the annotation's value, in upstream's words; None when valid."""
     try:
-        count = batch._go_atoi(value)
+        count = batch.go_atoi(value)
     except ValueError as err:
         return str(err)
     if count < 1:
@@ -49,15 +49,15 @@ def _group_metadata(pod: Mapping[str, Any]) -> list[JobConversionError]:
         if count is not None:
             return [JobConversionError(label_path(GROUP_NAME_LABEL), f"Required value: {BOTH}")]
     else:
-        problems = batch._dns1123_subdomain_errors(label(pod, GROUP_NAME_LABEL))
+        problems = batch.dns1123_subdomain_errors(label(pod, GROUP_NAME_LABEL))
         if problems:
             errors.append(JobConversionError(label_path(GROUP_NAME_LABEL),
-                                             f"Invalid value: {batch._quote(label(pod, GROUP_NAME_LABEL))}: "
+                                             f"Invalid value: {batch.quote(label(pod, GROUP_NAME_LABEL))}: "
                                              f"{','.join(problems)}"))
         if count is None:
             return [*errors, JobConversionError(TOTAL_COUNT_PATH, f"Required value: {BOTH}")]
     if count is not None and (problem := total_count_error(count)) is not None:
-        errors.append(JobConversionError(TOTAL_COUNT_PATH, f"Invalid value: {batch._quote(count)}: {problem}"))
+        errors.append(JobConversionError(TOTAL_COUNT_PATH, f"Invalid value: {batch.quote(count)}: {problem}"))
     return errors
 
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pykueue.jobs import batch, managed, prebuilt, statefulset
-from pykueue.jobs.batch import _annotations, _labels, _meta
+from pykueue.jobs import batch, managed, prebuilt, registry, statefulset
+from pykueue.jobs.batch import annotations_of, labels_of, meta_of
 from pykueue.jobs.framework import Action, Delete, Event, Note, OneObject, Patch, WorkloadConditions, enabled
 from pykueue.jobs.pod import (
     GROUP_FAST_ADMISSION,
@@ -33,6 +33,7 @@ from pykueue.jobs.pod import (
     workload_from_pod,
 )
 from pykueue.jobs.pod_shape import role_hash
+from pykueue.kube import objects
 
 KIND = "Pod"
 LWS_FRAMEWORK = "leaderworkerset.x-k8s.io/leaderworkerset"  # its Pods' parent mark (pykueue.jobs.leaderworkerset)
@@ -48,23 +49,22 @@ WAITING_FOR_REPLACEMENT_PODS = "WaitingForReplacementPods"
 REPLACEMENT_MANAGER = "kueue-pod-group-replacements"  # its own field manager: PodsReady's writes keep it
 
 # The owners whose integrations manage their Pods themselves (the Pod webhook leaves those Pods alone).
-_OWNER_FRAMEWORKS = {("batch", "Job"): "batch/job", ("apps", "StatefulSet"): "statefulset",
-                     ("ray.io", "RayCluster"): "ray.io/raycluster"}
+_OWNER_FRAMEWORKS = {owner: i.framework for owner, i in registry.BY_OWNER.items() if i.owns_pods}
 
 
 def group_name(pod: Mapping[str, Any]) -> str:
-    return _labels(pod).get(GROUP_NAME_LABEL, "")
+    return labels_of(pod).get(GROUP_NAME_LABEL, "")
 
 
 def awaits_parent(pod: Mapping[str, Any]) -> bool:
     """A LeaderWorkerSet's Pod its reconciler has not yet named into its group: gated, but nobody's
     Workload yet (upstream's Pod webhook leaves it unlabelled, so the pod reconciler skips it)."""
-    return _annotations(pod).get(SUSPENDED_BY_PARENT) == LWS_FRAMEWORK and not group_name(pod)
+    return annotations_of(pod).get(SUSPENDED_BY_PARENT) == LWS_FRAMEWORK and not group_name(pod)
 
 
 def pod_role(pod: Mapping[str, Any]) -> str:
     """A group member's role: the annotation the webhook wrote wins, as upstream's."""
-    return _annotations(pod).get(ROLE_HASH) or role_hash(pod.get("spec") or {})
+    return annotations_of(pod).get(ROLE_HASH) or role_hash(pod.get("spec") or {})
 
 
 def workload_name_for_pod(name: str, uid: str | None) -> str:
@@ -78,27 +78,23 @@ def _add(path: str, value: Any) -> dict[str, Any]:
     return {"op": "add", "path": path, "value": value}
 
 
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
-
-
 def _map_ops(obj: Mapping[str, Any], path: str, current: Mapping[str, str] | None, values: Mapping[str, str]
              ) -> list[dict[str, Any]]:
     """JSON patch ops setting ``values`` into the map at ``path`` (created when missing)."""
     if current is None:
         return [_add(path, dict(values))]
-    return [_add(f"{path}/{_escape(k)}", v) for k, v in values.items() if current.get(k) != v]
+    return [_add(f"{path}/{objects.pointer_segment(k)}", v) for k, v in values.items() if current.get(k) != v]
 
 
 def manages_pod(pod: Mapping[str, Any], frameworks: Sequence[str], manage_without_queue_name: bool,
                 scope: managed.Scope = managed.DEFAULT_SCOPE) -> bool:
     """Upstream's pod webhook ``Default``: whether Kueue gates this Pod."""
-    if SUSPENDED_BY_PARENT in _annotations(pod):
+    if SUSPENDED_BY_PARENT in annotations_of(pod):
         return True  # its Deployment or StatefulSet asked for it
     frameworks = enabled(frameworks)
-    if "pod" not in frameworks or not scope.selected(_meta(pod).get("namespace") or ""):
+    if "pod" not in frameworks or not scope.selected(meta_of(pod).get("namespace") or ""):
         return False
-    for owner in _meta(pod).get("ownerReferences") or []:
+    for owner in meta_of(pod).get("ownerReferences") or []:
         if owner.get("controller"):
             group = (owner.get("apiVersion") or "").partition("/")[0] if "/" in (owner.get("apiVersion") or "") else ""
             framework = _OWNER_FRAMEWORKS.get((group, owner.get("kind", "")))
@@ -112,7 +108,7 @@ def pod_defaults(pod: Mapping[str, Any], frameworks: Sequence[str], manage_witho
     """The JSON patch the Pod webhook answers: gate, label and finalizer a Pod Kueue manages."""
     if not manages_pod(pod, frameworks, manage_without_queue_name, scope):
         return []
-    meta, spec = _meta(pod), pod.get("spec") or {}
+    meta, spec = meta_of(pod), pod.get("spec") or {}
     ops: list[dict[str, Any]] = []
     finalizers = meta.get("finalizers")
     if finalizers is None:
@@ -148,10 +144,10 @@ def deployment_defaults(deployment: Mapping[str, Any], manage_without_queue_name
     """Upstream's Deployment webhook: its Pods carry the queue name and the WorkloadPriorityClass
     (each Pod is a Workload of its own, with the Deployment's priority) and are gated one by one."""
     queue = batch.queue_name(deployment)
-    if not managed.suspended_on_create(queue, _meta(deployment).get("namespace") or "", manage_without_queue_name, scope):
+    if not managed.suspended_on_create(queue, meta_of(deployment).get("namespace") or "", manage_without_queue_name, scope):
         return []
     labels = {batch.QUEUE_NAME_LABEL: queue} if queue else {}
-    if priority_class := _labels(deployment).get(batch.WORKLOAD_PRIORITY_CLASS_LABEL):
+    if priority_class := labels_of(deployment).get(batch.WORKLOAD_PRIORITY_CLASS_LABEL):
         labels[batch.WORKLOAD_PRIORITY_CLASS_LABEL] = priority_class
     return _template_ops(deployment, labels, {SUSPENDED_BY_PARENT: "deployment"})
 
@@ -164,7 +160,7 @@ def statefulset_defaults(sts: Mapping[str, Any], manage_without_queue_name: bool
     if statefulset.managed_by_another_framework(sts):
         return []
     queue = batch.queue_name(sts)
-    if not managed.suspended_on_create(queue, _meta(sts).get("namespace") or "", manage_without_queue_name, scope):
+    if not managed.suspended_on_create(queue, meta_of(sts).get("namespace") or "", manage_without_queue_name, scope):
         return []
     replicas = (sts.get("spec") or {}).get("replicas")
     labels, annotations = statefulset.template_marks(queue, 1 if replicas is None else replicas)
@@ -213,19 +209,19 @@ def ready(pod: Mapping[str, Any]) -> bool:
 
 def runnable_or_succeeded(pod: Mapping[str, Any]) -> bool:
     """Upstream's isPodRunnableOrSucceeded: not failed, and not deleted before it had a node."""
-    if _meta(pod).get("deletionTimestamp") and not (pod.get("spec") or {}).get("nodeName"):
+    if meta_of(pod).get("deletionTimestamp") and not (pod.get("spec") or {}).get("nodeName"):
         return False
     return phase(pod) != "Failed"
 
 
 def _key(pod: Mapping[str, Any]) -> str:
-    return f"{_meta(pod).get('namespace')}/{_meta(pod).get('name')}"
+    return f"{meta_of(pod).get('namespace')}/{meta_of(pod).get('name')}"
 
 
 def _release(pod: Mapping[str, Any], info: Mapping[str, Any]) -> Patch:
     """The one update that lets a gated Pod run: gate off, the flavors' node selector, tolerations and
     labels on (the API server accepts scheduling directives added to a Pod that is still gated)."""
-    meta, spec = _meta(pod), pod.get("spec") or {}
+    meta, spec = meta_of(pod), pod.get("spec") or {}
     merged = batch.merge_pod_set_info(
         {"labels": dict(meta.get("labels") or {}), "annotations": dict(meta.get("annotations") or {}),
          "nodeSelector": dict(spec.get("nodeSelector") or {}), "tolerations": list(spec.get("tolerations") or []),
@@ -243,7 +239,7 @@ def _release(pod: Mapping[str, Any], info: Mapping[str, Any]) -> Patch:
 def _terminate(pod: Mapping[str, Any], reason: str, message: str, event: str = "") -> list[Action]:
     """Upstream's Pod ``Stop``: say why on the Pod (condition TerminationTarget), delete it, and record
     the ``Stopped`` Event with the stop's message (an eviction's own, e.g. why it was preempted)."""
-    meta = _meta(pod)
+    meta = meta_of(pod)
     condition = {"type": TERMINATION_TARGET, "status": "True", "reason": reason, "message": message}
     return [Patch(KIND, meta["namespace"], meta["name"], {"status": {"conditions": [condition]}},
                   subresource="status", json=False, missing_ok=True),
@@ -254,7 +250,7 @@ def _terminate(pod: Mapping[str, Any], reason: str, message: str, event: str = "
 def _finalize(pods: Iterable[Mapping[str, Any]]) -> list[Action]:
     actions: list[Action] = []
     for pod in pods:
-        meta = _meta(pod)
+        meta = meta_of(pod)
         finalizers = meta.get("finalizers") or []
         if FINALIZER in finalizers:
             kept = [f for f in finalizers if f != FINALIZER]
@@ -269,7 +265,7 @@ def _stop_reason(evicted: bool) -> tuple[str, str]:
 
 def _stop_message(workload: Mapping[str, Any], evicted: bool) -> str:
     """The Stopped Event's message: an eviction's condition message (upstream's StopReason), else the reason's."""
-    cond = _condition(workload, "Evicted") if evicted else None
+    cond = objects.condition(workload, "Evicted") if evicted else None
     return str((cond or {}).get("message") or _stop_reason(evicted)[1])
 
 
@@ -338,10 +334,14 @@ class PodGroup:
 
     kind = "PodGroup"
 
-    def __init__(self, namespace: str, name: str, pods: Sequence[dict[str, Any]]) -> None:
+    def __init__(self, namespace: str, name: str, pods: Sequence[dict[str, Any]],
+                 departed: Sequence[dict[str, Any]] = ()) -> None:
+        """``departed``: members that lost Kueue's managed label alive: never acted on, but the group is
+        active while one of them may run (its quota is not handed on before)."""
         self._namespace = namespace
         self.name = name
-        self.pods = sorted(pods, key=lambda p: (_meta(p).get("creationTimestamp") or "", _meta(p).get("name")))
+        self.pods = sorted(pods, key=lambda p: (meta_of(p).get("creationTimestamp") or "", meta_of(p).get("name")))
+        self.departed = departed
 
     @property
     def namespace(self) -> str:
@@ -358,7 +358,7 @@ class PodGroup:
         values: set[int] = set()
         for pod in self.pods:
             try:
-                value = int(_annotations(pod).get(GROUP_TOTAL_COUNT, ""))
+                value = int(annotations_of(pod).get(GROUP_TOTAL_COUNT, ""))
             except ValueError:
                 continue
             if value > 0:
@@ -370,12 +370,12 @@ class PodGroup:
 
     def serving(self) -> bool:
         """``pod-group-serving``: the group runs until it is deleted (a StatefulSet's)."""
-        return any(_annotations(p).get(GROUP_SERVING) == "true" for p in self.pods)
+        return any(annotations_of(p).get(GROUP_SERVING) == "true" for p in self.pods)
 
     def prebuilt(self) -> str | None:
         """The prebuilt Workload the members name (a StatefulSet's, made from the StatefulSet)."""
         for pod in self.pods:
-            if name := _labels(pod).get(batch.PREBUILT_WORKLOAD_LABEL):
+            if name := labels_of(pod).get(batch.PREBUILT_WORKLOAD_LABEL):
                 return str(name)
         return None
 
@@ -393,14 +393,14 @@ class PodGroup:
             return False, False, ""  # upstream: a serving group never finishes by itself
         total = self.total()
         succeeded = sum(1 for p in self.pods if phase(p) == "Succeeded")
-        unretriable = any(_annotations(p).get(RETRIABLE_IN_GROUP) == "false" for p in self.pods)
+        unretriable = any(annotations_of(p).get(RETRIABLE_IN_GROUP) == "false" for p in self.pods)
         active = any(not terminated(p) for p in self.pods)
         if total and (succeeded == total or (not active and unretriable)):
             return True, True, f"Pods succeeded: {succeeded}/{total}."
         return False, False, ""
 
     def is_active(self) -> bool:
-        return any(active(p) for p in self.pods)
+        return any(active(p) for p in (*self.pods, *self.departed))
 
     def pods_ready(self) -> bool:
         """The whole group is ready: as many members ready (or succeeded) as the group counts."""
@@ -428,7 +428,7 @@ class PodGroup:
         queues = {batch.queue_name(p) for p in active}
         if len(queues) > 1:
             raise ValueError(f"pod group {self.name}: its Pods name different queues: {sorted(map(str, queues))}")
-        fast = any(_annotations(p).get(GROUP_FAST_ADMISSION) == "true" for p in active)
+        fast = any(annotations_of(p).get(GROUP_FAST_ADMISSION) == "true" for p in active)
         if not active or (len(active) < total and not fast):
             return None  # the group is not all there yet
         members = active[:total]
@@ -454,7 +454,7 @@ class PodGroup:
         meta["name"] = self.name
         meta.pop("labels", None)  # no single Pod's uid stands for the group
         meta.setdefault("annotations", {})[IS_GROUP_WORKLOAD] = "true"
-        meta["ownerReferences"] = [_owner(p) for p in members if _meta(p).get("uid")]
+        meta["ownerReferences"] = [_owner(p) for p in members if meta_of(p).get("uid")]
         return built
 
     def labelled(self) -> dict[str, Any] | None:
@@ -513,7 +513,7 @@ class PodGroup:
         actions: list[Action] = []
         owners = list(meta.get("ownerReferences") or [])
         known = {o.get("uid") for o in owners}
-        added = [_owner(p) for p in kept if _meta(p).get("uid") and _meta(p).get("uid") not in known]
+        added = [_owner(p) for p in kept if meta_of(p).get("uid") and meta_of(p).get("uid") not in known]
         if added:
             actions += [Patch("Workload", meta["namespace"], meta["name"], {"metadata": {
                             "ownerReferences": owners + added, "resourceVersion": meta.get("resourceVersion")}}),
@@ -521,8 +521,8 @@ class PodGroup:
                             "workload": f"{meta['namespace']}/{meta['name']}", "count": str(len(added))})]
         for pod in excess:
             actions += _finalize([pod])
-            if not _meta(pod).get("deletionTimestamp"):
-                actions += [Delete(KIND, _meta(pod)["namespace"], _meta(pod)["name"]),
+            if not meta_of(pod).get("deletionTimestamp"):
+                actions += [Delete(KIND, meta_of(pod)["namespace"], meta_of(pod)["name"]),
                             Note("excess pod in group deleted", {"pod": _key(pod), "group": self.name})]
         return actions + _finalize(replaced) + _waiting_for_replacements(workload, absent)
 
@@ -532,13 +532,13 @@ class PodGroup:
         total, active = self.total(), self.active()
         gone = [p for p in self.pods if not runnable_or_succeeded(p)]
         replaced = gone if len(active) >= total else []
-        deleted = [p for p in self.pods if _meta(p).get("deletionTimestamp") and (gated(p) or terminated(p))]
+        deleted = [p for p in self.pods if meta_of(p).get("deletionTimestamp") and (gated(p) or terminated(p))]
         return _finalize({_key(p): p for p in [*replaced, *deleted]}.values())
 
     def suspend(self) -> list[Action]:
         actions: list[Action] = []
         for pod in self.pods:
-            if not suspended(pod) and not _meta(pod).get("deletionTimestamp"):
+            if not suspended(pod) and not meta_of(pod).get("deletionTimestamp"):
                 actions += _terminate(pod, "NoMatchingWorkload", "Missing Workload; unable to restore pod templates")
         return actions
 
@@ -559,7 +559,7 @@ class PodGroup:
                 free[info["name"]] -= 1
         actions: list[Action] = []
         for pod in self.pods:
-            if not gated(pod) or _meta(pod).get("deletionTimestamp"):
+            if not gated(pod) or meta_of(pod).get("deletionTimestamp"):
                 continue
             info = info_of(pod)
             if info is None:
@@ -580,7 +580,7 @@ class PodGroup:
         reason, message = _stop_reason(evicted)
         actions: list[Action] = []
         for pod in self.pods:
-            if not suspended(pod) and not _meta(pod).get("deletionTimestamp"):
+            if not suspended(pod) and not meta_of(pod).get("deletionTimestamp"):
                 actions += _terminate(pod, reason, message, _stop_message(workload, evicted))
         if actions:
             actions.append(Note("pod group stopped", {"group": f"{self._namespace}/{self.name}", "reason": reason}))
@@ -593,7 +593,7 @@ class PodGroup:
         Terminating, and the Workload they own with them."""
         actions: list[Action] = []
         for pod in self.pods:
-            if not _meta(pod).get("deletionTimestamp"):
+            if not meta_of(pod).get("deletionTimestamp"):
                 actions += _terminate(pod, WORKLOAD_DELETED, "Workload is deleted")
         actions += _finalize(self.pods)
         if actions:
@@ -619,7 +619,7 @@ def roles_match(workload: Mapping[str, Any], roles: Sequence[tuple[str, int]]) -
     """Upstream's equivalentToWorkload for a group: every role the members have is one of the Workload's
     pod sets, in the same order, none with more members than the pod set counts (a finished Workload
     is held to its roles only)."""
-    finished = (_condition(workload, "Finished") or {}).get("status") == "True"
+    finished = (objects.condition(workload, "Finished") or {}).get("status") == "True"
     have = [(str(p.get("name")), int(p.get("count", 1))) for p in (workload.get("spec") or {}).get("podSets") or []]
     if not finished and len(have) < len(roles):
         return False
@@ -637,32 +637,28 @@ def roles_match(workload: Mapping[str, Any], roles: Sequence[tuple[str, int]]) -
 
 def _owner(pod: Mapping[str, Any]) -> dict[str, Any]:
     """A member's reference as an owner of its group's Workload (upstream's SetOwnerReference)."""
-    meta = _meta(pod)
+    meta = meta_of(pod)
     return {"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta.get("uid")}
 
 
 def _limit(pod: Mapping[str, Any]) -> int | None:
     """The execution limit a member's labels set (None without one, or with one the webhook refuses)."""
     try:
-        value = int(_labels(pod).get(batch.MAX_EXEC_TIME_SECONDS_LABEL) or "")
+        value = int(labels_of(pod).get(batch.MAX_EXEC_TIME_SECONDS_LABEL) or "")
     except ValueError:
         return None
     return value if value > 0 else None
-
-
-def _condition(workload: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
-    return next((c for c in (workload.get("status") or {}).get("conditions") or [] if c.get("type") == kind), None)
 
 
 def _waiting_for_replacements(workload: Mapping[str, Any], absent: int) -> list[Action]:
     """Upstream's WaitingForReplacementPods condition on a group's Workload: True while a pod set has
     fewer runnable members than its count (with the eviction's reason while evicted), False once none
     is missing; never set on a Workload that never missed one."""
-    have = _condition(workload, WAITING_FOR_REPLACEMENT_PODS)
+    have = objects.condition(workload, WAITING_FOR_REPLACEMENT_PODS)
     if have is None and not absent:
         return []
     if absent:
-        evicted = _condition(workload, "Evicted")
+        evicted = objects.condition(workload, "Evicted")
         if evicted is not None and evicted.get("status") == "True":
             want = (True, str(evicted.get("reason") or ""), str(evicted.get("message") or ""))
         else:
@@ -677,12 +673,12 @@ def _waiting_for_replacements(workload: Mapping[str, Any], absent: int) -> list[
 
 
 def _created(pod: Mapping[str, Any]) -> tuple[str, str]:
-    return _meta(pod).get("creationTimestamp") or "", _meta(pod).get("name") or ""
+    return meta_of(pod).get("creationTimestamp") or "", meta_of(pod).get("name") or ""
 
 
 def _keep_first(pod: Mapping[str, Any]) -> tuple[bool, bool, tuple[str, str]]:
     """Upstream's sortActivePods: keep those with the finalizer, then the released, then the oldest."""
-    return FINALIZER not in (_meta(pod).get("finalizers") or []), gated(pod), _created(pod)
+    return FINALIZER not in (meta_of(pod).get("finalizers") or []), gated(pod), _created(pod)
 
 
 def _for_workload(pod: Mapping[str, Any]) -> dict[str, Any]:
@@ -690,7 +686,7 @@ def _for_workload(pod: Mapping[str, Any]) -> dict[str, Any]:
     and what the API server filled in for it at creation. Shallow: the Workload's builder copies the
     spec it keeps, and the Pod is built on every reconcile (its equivalence check), so its status and
     managed fields are never copied."""
-    meta = {k: v for k, v in _meta(pod).items() if k != "managedFields"}
+    meta = {k: v for k, v in meta_of(pod).items() if k != "managedFields"}
     spec = {k: v for k, v in (pod.get("spec") or {}).items() if k not in ("nodeName", "schedulingGates")}
     gates = [g for g in (pod.get("spec") or {}).get("schedulingGates") or [] if g.get("name") != GATE]
     if gates:

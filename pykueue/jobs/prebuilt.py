@@ -62,7 +62,7 @@ def adopt(job: OneObject, workload: Mapping[str, Any] | None) -> list[Action] | 
     if owner is None:
         ref = {"apiVersion": job.obj.get("apiVersion") or API_VERSIONS.get(job.kind), "kind": job.kind,
                "name": job.meta["name"], "uid": uid, "controller": True, "blockOwnerDeletion": True}
-        labels = {batch.JOB_UID_LABEL: uid} if uid and batch._is_valid_label_value(uid) else {}
+        labels = {batch.JOB_UID_LABEL: uid} if uid and batch.is_valid_label_value(uid) else {}
         body = {"metadata": {"uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion"),
                              "ownerReferences": [*(meta.get("ownerReferences") or []), ref],
                              **({"labels": labels} if labels else {})}}

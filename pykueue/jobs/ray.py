@@ -30,12 +30,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from pykueue.jobs.batch import (
-    WORKLOAD_PRIORITY_CLASS_LABEL,
     JobConversionError,
     Manifest,
     owner_label_errors,
     owner_workload,
     pod_set_template,
+    pod_sets_priority_class_ref,
 )
 from pykueue.jobs.generic_update import elastic
 from pykueue.quantity import parse_quantity
@@ -287,19 +287,6 @@ def validate(obj: Mapping[str, Any]) -> Errors:
     return errors
 
 
-def priority_class_ref(obj: Mapping[str, Any], pod_sets: list[dict[str, Any]]) -> tuple[dict[str, str] | None, int]:
-    """``ExtractPriority``: the workload priority-class label, else the first pod set's
-    ``priorityClassName``; with the index of that pod set (-1 when none or the label)."""
-    workload_class = ((obj.get("metadata") or {}).get("labels") or {}).get(WORKLOAD_PRIORITY_CLASS_LABEL)
-    if workload_class:
-        return {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": workload_class}, -1
-    for i, pod_set in enumerate(pod_sets):
-        name = (pod_set["template"].get("spec") or {}).get("priorityClassName")
-        if name:
-            return {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": name}, i
-    return None, -1
-
-
 def _pod_sets(obj: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The object's pod sets: a RayJob's (``pod_sets_for_job``), a RayService's cluster's, a RayCluster's."""
     if obj.get("kind") == "RayJob":
@@ -318,14 +305,14 @@ def workload_from_ray(obj: Mapping[str, Any]) -> Manifest:
         raise errors[0]
     kind = str(obj.get("kind")) if obj.get("kind") in ("RayJob", RAY_SERVICE) else "RayCluster"
     pod_sets = _pod_sets(obj)
-    ref, _ = priority_class_ref(obj, pod_sets)
+    ref, _ = pod_sets_priority_class_ref(obj, pod_sets)
     return owner_workload(obj, api_version=API_VERSION, kind=kind, group=GROUP, pod_sets=pod_sets,
                           priority_ref=ref)
 
 
 def priority_class_path(obj: Mapping[str, Any]) -> str | None:
     """Where ``obj`` names the PriorityClass its Workload gets (``None``: the label or nothing)."""
-    _, index = priority_class_ref(obj, _pod_sets(obj))
+    _, index = pod_sets_priority_class_ref(obj, _pod_sets(obj))
     return None if index < 0 else template_paths(obj)[index] + ".spec.priorityClassName"
 
 

@@ -104,14 +104,6 @@ def templates(obj: dict[str, Any]) -> list[dict[str, Any] | None]:
     return found
 
 
-def _merged(template: dict[str, Any], info: Mapping[str, Any], restore: bool) -> dict[str, Any]:
-    """``podset.Merge`` (or ``RestorePodSpec``) on one pod template, by the Job's own rules: the
-    template wrapped as a Job's, which carries no partial-admission annotation."""
-    wrapped = {"spec": {"template": template}}
-    done = batch.restore_job(wrapped, info) if restore else batch.inject_admission(wrapped, [info])
-    return done["spec"]["template"]
-
-
 def with_pod_sets_info(obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]], *, restore: bool) -> dict[str, Any]:
     """``RunWithPodSetsInfo`` (``restore=False``: suspend false, the infos merged in) or
     ``RestorePodSetsInfo`` plus ``Suspend`` (``restore=True``), as a new object. One info per pod
@@ -127,7 +119,7 @@ def with_pod_sets_info(obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]
     suspend_holder(new)["suspend"] = restore
     for template, info in zip(found, infos, strict=True):
         if template is not None:
-            merged = _merged(copy.deepcopy(template), info, restore)
+            merged = batch.merge_template(copy.deepcopy(template), info, restore)
             template.clear()
             template.update(merged)
     return new

@@ -165,6 +165,44 @@ def gated(pod: Mapping[str, Any]) -> bool:
     return any(g.get("name") == SCHEDULING_GATE for g in (pod.get("spec") or {}).get("schedulingGates") or [])
 
 
+def _pod_set(pod: Mapping[str, Any], job_kind: str, names: list[str]) -> str | None:
+    """The pod set a pod of the job counts in: a Job's one pod set; a Ray cluster's head, or its worker
+    group (KubeRay's ``ray.io/node-type`` and ``ray.io/group`` labels, the group lower-cased as its pod set)."""
+    if job_kind == "Job":
+        return names[0] if len(names) == 1 else None
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    if labels.get("ray.io/node-type") == "head":
+        return "head"
+    group = labels.get("ray.io/group")
+    return group.lower() if isinstance(group, str) else None
+
+
+def to_release(pods: Iterable[Mapping[str, Any]], workload: Mapping[str, Any], job_kind: str) -> list[Mapping[str, Any]]:
+    """The gated pods that may leave the gate: per pod set, at most its admitted count minus the pods
+    already past the gate and not ended (terminating ones still run), oldest first. Upstream's
+    StartWorkloadSlicePods ungates at most the granted count; a pod whose pod set is unknown stays gated."""
+    assignments = ((workload.get("status") or {}).get("admission") or {}).get("podSetAssignments") or []
+    admitted = {a.get("name"): int(a.get("count") or 0) for a in assignments if a.get("name")}
+    names = list(admitted)
+    running: dict[str, int] = {}
+    waiting: dict[str, list[Mapping[str, Any]]] = {}
+    for pod in pods:
+        name = _pod_set(pod, job_kind, names)
+        if name not in admitted:
+            continue
+        if gated(pod):
+            if not (pod.get("metadata") or {}).get("deletionTimestamp"):
+                waiting.setdefault(name, []).append(pod)
+        elif (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+            running[name] = running.get(name, 0) + 1
+    out: list[Mapping[str, Any]] = []
+    for name, gated_pods in waiting.items():
+        room = admitted[name] - running.get(name, 0)
+        gated_pods.sort(key=lambda p: (str(p["metadata"].get("creationTimestamp") or ""), str(p["metadata"].get("name"))))
+        out += gated_pods[:max(0, room)]
+    return out
+
+
 def ungate_patch(pod: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The JSON patch that takes the elastic-job gate off ``pod`` (a test of the list first, so a
     concurrent change of the gates makes it fail rather than drop another gate)."""

@@ -8,7 +8,7 @@ read as bytes and decoded with orjson into plain dicts, which the informers cach
 from __future__ import annotations
 
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -40,8 +40,15 @@ class ApiError(Exception):
 class Kube:
     """One API server connection."""
 
-    def __init__(self, api: k8s_client.ApiClient) -> None:
+    def __init__(self, api: k8s_client.ApiClient, write_guard: Callable[[], None] | None = None) -> None:
         self.api = api
+        # called before every request that is not a GET; raises to keep the request from going out
+        # (a replica whose leader Lease may have passed to another: leader.LeaderElector.check_leading)
+        self.write_guard = write_guard
+
+    def guarded(self, write_guard: Callable[[], None]) -> Kube:
+        """The same connection, its writes checked by ``write_guard`` first (reads go out as they are)."""
+        return Kube(self.api, write_guard)
 
     @classmethod
     async def connect(cls, kubeconfig: str | None = None) -> Kube:
@@ -76,6 +83,8 @@ class Kube:
         it refreshes them), without its generic call path: that walks every body to sanitise it and
         encodes it with `json`, a sixth of the controller's request cost; bodies here are plain JSON
         already and go out through orjson."""
+        if method != "GET" and self.write_guard is not None:
+            self.write_guard()
         api = self.api
         headers = {**api.default_headers, "Accept": "application/json", "Content-Type": content_type}
         await api.update_params_for_auth(headers, None, AUTH_SETTINGS)

@@ -1,8 +1,45 @@
-"""The API resources the controller reads and writes, and their REST paths."""
+"""The API resources the controller reads and writes, and their REST paths.
+
+A name or namespace becomes one segment of a path only if it cannot change which path it is: as
+client-go's ``Request.Name`` and ``Request.Namespace`` refuse what apimachinery's
+``path.IsValidPathSegmentName`` refuses ('.', '..', anything with '/' or '%'), plus '?' and '#'
+(client-go's ``url.URL`` would escape those; here they are refused too, as no name the controller
+uses may hold them) and an empty name or namespace (which would name the collection instead).
+Whatever else is not plain URL text (a space, a control or non-ASCII character) is percent-quoted.
+The error is ``InvalidPathSegment``, before any request is made.
+"""
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
+from urllib.parse import quote
+
+_NOT_IN_A_SEGMENT = ("/", "%", "?", "#")
+_PLAIN = re.compile(r"[A-Za-z0-9._~:@!$&'()*+,;=-]+")  # RFC 3986 pchar, nothing to quote
+
+
+class InvalidPathSegment(ValueError):
+    """A name or namespace that cannot be one segment of a REST path (client-go: ``invalid resource
+    name %q: %v``)."""
+
+
+def segment(value: str, what: str = "resource name") -> str:
+    """``value`` as one path segment, or ``InvalidPathSegment`` saying why it cannot be one."""
+    if isinstance(value, str) and _PLAIN.fullmatch(value) and value not in (".", ".."):
+        return value  # every DNS name: the path as it always was
+    if not isinstance(value, str):
+        raise InvalidPathSegment(f"invalid {what} {value!r}: must be a string")
+    if not value:
+        raise InvalidPathSegment(f'invalid {what} "": may not be empty')
+    shown = json.dumps(value if len(value) <= 80 else value[:77] + "...")
+    if value in (".", ".."):
+        raise InvalidPathSegment(f"invalid {what} {shown}: may not be '{value}'")
+    for char in _NOT_IN_A_SEGMENT:
+        if char in value:
+            raise InvalidPathSegment(f"invalid {what} {shown}: may not contain '{char}'")
+    return quote(value, safe="")
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,13 +57,14 @@ class Resource:
         return f"{self.group}/{self.version}" if self.group else self.version
 
     def path(self, namespace: str | None = None, name: str | None = None, subresource: str | None = None) -> str:
-        """`/api/v1/namespaces/NS/pods/NAME/status`, or the collection across namespaces."""
+        """`/api/v1/namespaces/NS/pods/NAME/status`, or the collection across namespaces; a name or
+        namespace that would make it another path is ``InvalidPathSegment`` (see the module's docstring)."""
         base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
         if self.namespaced and namespace is not None:
-            base += f"/namespaces/{namespace}"
+            base += f"/namespaces/{segment(namespace, 'namespace')}"
         base += f"/{self.plural}"
         if name is not None:
-            base += f"/{name}"
+            base += f"/{segment(name)}"
             if subresource:
                 base += f"/{subresource}"
         return base

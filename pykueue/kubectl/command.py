@@ -15,7 +15,15 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pykueue.kube.resources import CLUSTER_QUEUE, CORE_EVENT, LOCAL_QUEUE, WORKLOAD, Resource
+from pykueue.kube.resources import (
+    CLUSTER_QUEUE,
+    CORE_EVENT,
+    LOCAL_QUEUE,
+    WORKLOAD,
+    InvalidPathSegment,
+    Resource,
+    segment,
+)
 from pykueue.kubectl import state
 from pykueue.kubectl.errors import ApiStatus, CliError, api_error, explain
 
@@ -112,7 +120,7 @@ class Verb:
 
         try:
             return asyncio.run(self._main(args))
-        except CliError as exc:
+        except (CliError, InvalidPathSegment) as exc:  # a name that cannot be in a path: kubectl's error too
             sys.stdout.flush()
             print(f"pykueue {self.name}: error: {exc}", file=sys.stderr)
             return EXIT_ERROR
@@ -226,8 +234,8 @@ async def _positions(session: Session, workloads: Sequence[Obj], local_queues: d
     found: dict[tuple[str, str], int] = {}
     for cq in queues:
         try:
-            items, _ = await _visibility(session, f"/clusterqueues/{cq}/pendingworkloads")
-        except CliError:  # a queue the API does not know: no positions in it, as upstream
+            items, _ = await _visibility(session, f"/clusterqueues/{segment(cq)}/pendingworkloads")
+        except (CliError, InvalidPathSegment):  # a queue the API does not know: no positions in it, as upstream
             continue
         if items is None:
             break
@@ -519,11 +527,11 @@ async def _pending(session: Session, args: argparse.Namespace) -> int:
     query = {"limit": args.limit, "offset": args.offset}
     if res is CLUSTER_QUEUE:
         what = f"ClusterQueue {args.name}"
-        items, why = await _visibility(session, f"/clusterqueues/{args.name}/pendingworkloads", query)
+        items, why = await _visibility(session, f"/clusterqueues/{segment(args.name)}/pendingworkloads", query)
     else:
         what = f"LocalQueue {namespace}/{args.name}"
-        items, why = await _visibility(session, f"/namespaces/{namespace}/localqueues/{args.name}/pendingworkloads",
-                                       query)
+        path = f"/namespaces/{segment(namespace, 'namespace')}/localqueues/{segment(args.name)}/pendingworkloads"
+        items, why = await _visibility(session, path, query)
     note = None
     if items is None:
         note = f"{CLIENT_SIDE} {VISIBILITY_GROUP} is {why}"

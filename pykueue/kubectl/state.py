@@ -15,6 +15,9 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from pykueue.kube.objects import condition as condition
+from pykueue.kube.objects import is_true as is_true
+
 Obj = dict[str, Any]
 
 PENDING, QUOTA_RESERVED, ADMITTED, FINISHED = "pending", "quotaReserved", "admitted", "finished"
@@ -29,18 +32,6 @@ def parse_time(value: str | None) -> datetime | None:
     except ValueError:
         return None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def condition(obj: Mapping[str, Any], kind: str) -> Obj | None:
-    for c in (obj.get("status") or {}).get("conditions") or []:
-        if c.get("type") == kind:
-            return c
-    return None
-
-
-def is_true(obj: Mapping[str, Any], kind: str) -> bool:
-    c = condition(obj, kind)
-    return c is not None and c.get("status") == "True"
 
 
 def workload_status(wl: Mapping[str, Any]) -> str:

@@ -551,7 +551,9 @@ def _same_optional(field: str) -> str:
 
 _UPDATE_RULES = [
     # spec.podSets fixed while the old object holds quota, but for a count going down (ElasticJobsViaWorkloadSlices,
-    # on by default: an elastic job's slice scaled down in place)
+    # on by default: an elastic job's slice scaled down in place). Only the webhook can tell an elastic job's
+    # Workload (its annotation: CEL at the root sees no metadata but name and generateName), so it alone
+    # refuses a lowered count on any other (pykueue.api.validation._immutable_pod_sets).
     rule(f"({_QUOTA_RESERVED_OLD}) ? size(self.spec.podSets) == size(oldSelf.spec.podSets) && "
          "self.spec.podSets.all(n, oldSelf.spec.podSets.exists(o, o.name == n.name && n.count <= o.count && "
          f"{_same_optional('minCount')} && {_same_optional('template')} && {_same_optional('topologyRequest')})) : true",

@@ -1,6 +1,6 @@
 """MultiKueue on the virtual clock: a manager cluster and its workers, one engine each, on one clock.
 
-The dispatch follows the live controller (``pykueue/controller/multikueue_workloads.py``) with the
+The dispatch follows the live controller (``pykueue/controller/multikueue/workloads.py``) with the
 engine's rules (``pykueue.engine.multikueue``), each step at the instant its cause happens (the live
 controller's latencies are not modelled):
 

@@ -119,6 +119,8 @@ def test_configuration_among_inputs(load: Loader) -> None:
             "must be a boolean",
         ),
         (V2 + "metrics: [enableClusterQueueResources]\n", "metrics", "must be an object"),
+        (V2 + "integrations:\n  frameworks: [batch/job, example.com/widget]\n", "integrations.frameworks[1]",
+         'Unsupported value: "example.com/widget": supported values: "batch/job", "pod"'),
     ],
 )
 def test_invalid_configuration(load: Loader, text: str, path: str, message: str) -> None:
@@ -156,3 +158,19 @@ def test_integrations_frameworks_default_to_batch_job_alone() -> None:
     assert not problems and inputs.config.frameworks == ("batch/job",)
     inputs, problems = load_documents([{**base, "integrations": {"frameworks": ["pod", "batch/job"]}}], "c.yaml")
     assert not problems and inputs.config.frameworks == ("pod", "batch/job")
+
+
+def test_a_kueue_integration_pykueue_lacks_is_accepted_by_the_configuration_but_not_by_the_controller(
+        load: Loader) -> None:
+    """upstream's own Configuration lists Kubeflow's kinds: the Configuration (and ``simulate``) take it,
+    and the controller refuses to start with it, naming what pykueue integrates (those jobs would
+    otherwise run outside any quota)."""
+    from pykueue.controller.command import not_integrated
+
+    inputs, problems = load("", config=V2 + "integrations:\n  frameworks: [batch/job, kubeflow.org/pytorchjob]\n")
+    assert problems == []
+    assert inputs.config.frameworks == ("batch/job", "kubeflow.org/pytorchjob")
+    said = not_integrated(inputs.config)
+    assert said is not None and said.startswith('"kubeflow.org/pytorchjob": Kueue integrates it but pykueue does not')
+    assert '"jobset.x-k8s.io/jobset"' in said and said.count('"batch/job"') == 1
+    assert not_integrated(model.Config()) is None

@@ -61,14 +61,14 @@ def controller_with(*workloads: dict[str, Any], config: model.Config | None = No
     store = {f"ns/{w['metadata']['name']}": w for w in workloads}
     ctl.informers["workloads"] = Store(store)  # type: ignore[assignment]
     for w in workloads:
-        ctl.workload_sync.handle("ADDED", None, w)
+        ctl.on_workload("ADDED", None, w)
     return ctl, kube
 
 
 def modified(ctl: Controller, obj: dict[str, Any]) -> None:
     """A watch event, as the informer delivers it: the cache holds the new copy first."""
     ctl.informers["workloads"].objects[f"ns/{obj['metadata']['name']}"] = obj  # type: ignore[attr-defined]
-    ctl.workload_sync.handle("MODIFIED", None, obj)
+    ctl.on_workload("MODIFIED", None, obj)
 
 
 def quota_reserved(body: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from multidict import CIMultiDict
 
-from pykueue.controller import auth, visibility
+from pykueue.controller import auth
+from pykueue.controller.visibility import api as visibility
 from tests.certs import Signed, der, make_cert, pem
 from tests.controller.fake_auth import CLIENT_CA, CONFIG_DATA, FRONT_CA, NOW, Clock, FakeApi, delegated
 

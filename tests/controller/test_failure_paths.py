@@ -71,6 +71,34 @@ def test_controller_syncs_a_failed_key_again_from_the_cache(monkeypatch: pytest.
     assert "f" in ctl.engine.flavors
 
 
+def test_a_burst_of_failing_events_for_one_key_is_synced_again_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three events of one key fail before its retry runs: one retry is pending, not three (each would
+    hand the same cached object to the handler again)."""
+    monkeypatch.setattr(manager, "RETRY_BASE_SECONDS", 0.05)
+    ctl = manager.Controller(object(), model.Config(), clock=lambda: 1_800_000_000.0)  # type: ignore[arg-type]
+    calls: list[str] = []
+
+    def failing_then_fine(kind: str, old: dict | None, new: dict | None) -> None:
+        calls.append(kind)
+        if len(calls) <= 3:
+            raise RuntimeError("transient")
+
+    async def scenario() -> None:
+        inf = Informer(ListingKube([obj("f", "1")]), r.RESOURCE_FLAVOR, failing_then_fine,  # type: ignore[arg-type]
+                       on_error=ctl._handler_failed)
+        ctl.informers[r.RESOURCE_FLAVOR.plural] = inf
+        await inf._list()  # ADDED fails
+        for _ in range(2):  # two more events of the key fail before the retry runs
+            try:
+                failing_then_fine("MODIFIED", None, obj("f", "1"))
+            except RuntimeError as exc:
+                ctl._handler_failed(inf, "f", obj("f", "1"), exc)
+        await asyncio.sleep(0.5)
+
+    asyncio.run(scenario())
+    assert calls == ["ADDED", "MODIFIED", "MODIFIED", "MODIFIED"]  # the three failures, then one retry
+
+
 def test_work_queue_brings_a_failing_key_back() -> None:
     async def scenario() -> list[str]:
         q = WorkQueue(base_delay=0.01)

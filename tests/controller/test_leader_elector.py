@@ -12,7 +12,7 @@ import pytest
 
 from pykueue.controller.leader import LEASE_NAME as LEASE
 from pykueue.controller.leader import LeaderElectionLost, LeaderElector, run_as_leader
-from pykueue.kube.client import ApiError
+from pykueue.kube.client import ApiError, Kube
 
 
 class FakeLeases:
@@ -105,3 +105,45 @@ def test_elector_rules_without_a_cluster() -> None:
         assert await c.try_acquire_or_renew()
 
     asyncio.run(scenario())
+
+
+def test_a_leader_whose_loop_stalled_past_the_renew_deadline_sends_no_write() -> None:
+    """The controller's writes go through ``Kube.guarded(elector.check_leading)``: while the Lease was
+    renewed within the renew deadline they go out; once the loop was held past it (no chance for
+    ``hold`` to notice), a write raises LeaderElectionLost before any request, and reads still go."""
+    clock = [100.0]
+    elector = LeaderElector(FakeLeases(), "ns", identity="a", lease_duration=15, renew_deadline=10,  # type: ignore[arg-type]
+                            retry_period=2, monotonic=lambda: clock[0])
+    elector.leading, elector.renewed_at = True, 100.0
+    sent: list[str] = []
+
+    class Api:  # what Kube.raw reads of kubernetes_asyncio's client, recording what would be sent
+        default_headers: dict[str, str] = {}
+
+        class configuration:  # noqa: N801 - kubernetes_asyncio's attribute name
+            host = "https://127.0.0.1:6443"
+
+        async def update_params_for_auth(self, headers: Any, query: Any, auth: Any) -> None:
+            return None
+
+        class rest_client:  # noqa: N801
+            proxy = proxy_headers = server_hostname = None
+
+            class pool_manager:  # noqa: N801
+                @staticmethod
+                async def request(method: str, url: str, **kw: Any) -> str:
+                    sent.append(f"{method} {url}")
+                    return "answer"
+
+    kube = Kube(Api()).guarded(elector.check_leading)  # type: ignore[arg-type]
+    clock[0] = 109.0
+    assert asyncio.run(kube.raw("PATCH", "/w")) == "answer"
+    clock[0] = 110.5  # the loop was held: 10.5 s since the last renewal
+    with pytest.raises(LeaderElectionLost):
+        asyncio.run(kube.raw("PATCH", "/w"))
+    assert asyncio.run(kube.raw("GET", "/w")) == "answer"
+    assert sent == ["PATCH https://127.0.0.1:6443/w", "GET https://127.0.0.1:6443/w"]
+    elector.leading = False
+    clock[0] = 100.0
+    with pytest.raises(LeaderElectionLost):
+        asyncio.run(kube.raw("POST", "/w"))

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.controller import multikueue_adapters as adapters
+from pykueue.controller.multikueue import adapters as adapters
 from pykueue.kube import resources as r
 
 MK = "kueue.x-k8s.io/multikueue"
@@ -113,8 +113,11 @@ def test_a_gated_pod_keeps_its_own_pod_scheduled_condition() -> None:
 
 
 def test_given_up_copies_show_nothing_running() -> None:
-    job = obj("Job", "batch/v1", {}, status={"active": 2, "ready": 1, "succeeded": 1, "startTime": "t"})
+    job = obj("Job", "batch/v1", {"suspend": True}, status={"active": 2, "ready": 1, "succeeded": 1, "startTime": "t"})
     assert adapters.JOB.given_up(job) == {"succeeded": 1}
+    # still unsuspended: the API server refuses a status without the startTime
+    running = obj("Job", "batch/v1", {}, status={"active": 2, "ready": 1, "succeeded": 1, "startTime": "t"})
+    assert adapters.JOB.given_up(running) == {"succeeded": 1, "startTime": "t"}
     assert adapters.JOB.given_up(obj("Job", "batch/v1", {}, status={"succeeded": 1})) is None
     jobset = obj("JobSet", "jobset.x-k8s.io/v1alpha2", {}, status={"replicatedJobsStatus": [
         {"name": "w", "active": 2, "ready": 2, "succeeded": 0}]})

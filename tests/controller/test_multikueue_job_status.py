@@ -1,7 +1,7 @@
 """The manager's Job mirrors its remote Job's status through a merge patch that also removes what the
 remote no longer has, at every depth (the API server refuses uids left in uncountedTerminatedPods)."""
 
-from pykueue.controller.multikueue_workloads import merge_patch
+from pykueue.controller.multikueue.workloads import merge_patch
 
 
 def test_the_job_status_patch_removes_what_the_remote_no_longer_has() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.controller import multikueue_adapters as adapters
+from pykueue.controller.multikueue import adapters as adapters
 from pykueue.engine import multikueue as mk
 from pykueue.jobs import leaderworkerset as lws
 from pykueue.jobs.framework import CreateWorkload
@@ -124,16 +124,20 @@ class _Kube:
         self.patches.append(patch)
 
 
-def test_the_reconciler_sends_a_follower_only_to_its_siblings_worker() -> None:
+def _follower_reconciled(second_cluster: str | None) -> tuple[dict[str, Any], Any, Any]:
+    """The first group admitted through w2; the second reconciled (reserving on ``second_cluster``, if
+    any): the second's patches and each worker's created copies."""
     import asyncio
     from types import SimpleNamespace
 
-    from pykueue.controller.multikueue_workloads import MultiKueueWorkloads
+    from pykueue.controller.multikueue.workloads import MultiKueueWorkloads
     from pykueue.engine import model
 
     first, second = group(0, cluster="w2"), group(1)
     second["status"] = {"conditions": [{"type": "QuotaReserved", "status": "True"}],
                         "admissionChecks": [{"name": "mk", "state": "Pending"}]}
+    if second_cluster is not None:
+        second["status"]["clusterName"] = second_cluster
     workloads = {f"ns/{w['metadata']['name']}": w for w in (first, second)}
     informers = {
         "workloads": _Store(workloads),
@@ -148,6 +152,20 @@ def test_the_reconciler_sends_a_follower_only_to_its_siblings_worker() -> None:
     rec = MultiKueueWorkloads(local, informers, workers, model.MultiKueue(),  # type: ignore[arg-type]
                               SimpleNamespace(emit=lambda *a: None))  # type: ignore[arg-type]
     asyncio.run(rec.reconcile(f"ns/{second['metadata']['name']}"))
+    return second, local, remote
+
+
+def test_the_reconciler_sends_a_follower_only_to_its_siblings_worker() -> None:
+    second, local, remote = _follower_reconciled(None)
     assert remote["w2"].kube.created == [second["metadata"]["name"]]
     assert remote["w1"].kube.created == []
     assert local.patches[0]["status"] == {"nominatedClusterNames": ["w2"]}
+
+
+def test_a_follower_already_reserving_on_another_worker_is_not_nominated() -> None:
+    """Its clusterName (immutable) names w1 while its sibling runs on w2: no nomination patch (the CRD
+    refuses clusterName and nominatedClusterNames together, and the refusal was retried at once, a hot
+    loop that starved the manager) and no copy anywhere."""
+    _, local, remote = _follower_reconciled("w1")
+    assert local.patches == []
+    assert remote["w1"].kube.created == [] and remote["w2"].kube.created == []

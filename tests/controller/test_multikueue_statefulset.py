@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykueue.controller import multikueue_adapters as adapters
+from pykueue.controller.multikueue import adapters as adapters
 from pykueue.jobs import pods, statefulset
 from pykueue.jobs.framework import CreateWorkload, Patch
 

@@ -7,7 +7,7 @@ import asyncio
 from types import SimpleNamespace
 from typing import Any
 
-from pykueue.controller.multikueue_clusters import Worker, Workers
+from pykueue.controller.multikueue.clusters import Worker, Workers
 
 
 def _workers(synced: list[bool]) -> Workers:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.controller.multikueue_workloads import ClusterNameTaken, MultiKueueWorkloads
+from pykueue.controller.multikueue.workloads import ClusterNameTaken, MultiKueueWorkloads
 from pykueue.engine import model
 from pykueue.engine import multikueue as mk
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.controller.multikueue_workloads import MultiKueueWorkloads
+from pykueue.controller.multikueue.workloads import MultiKueueWorkloads
 from pykueue.engine import model
 from pykueue.engine import multikueue as mk
 

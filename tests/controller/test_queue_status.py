@@ -133,3 +133,14 @@ def test_a_pass_that_raises_leaves_the_queues_dirty_and_fails_the_loop(monkeypat
 
     asyncio.run(scenario())
     assert kube.calls == ["cq", "lq"]
+
+
+def test_a_queue_the_engine_no_longer_has_leaves_the_written_table() -> None:
+    """What was written for a LocalQueue the engine dropped is forgotten at the next pass (the table
+    would otherwise grow with every queue ever made)."""
+    ctl, qs, _ = writer()
+    asyncio.run(qs.write_all())
+    assert set(qs.written) == {("ClusterQueue", "cq"), ("LocalQueue", "ns/lq")}
+    qs.written[("LocalQueue", "ns/gone")] = ("uid", ())  # type: ignore[assignment]
+    asyncio.run(qs.write_all())
+    assert set(qs.written) == {("ClusterQueue", "cq"), ("LocalQueue", "ns/lq")}

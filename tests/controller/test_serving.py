@@ -372,3 +372,235 @@ def test_the_collector_pause_cannot_be_held_open_by_a_stream_of_large_reviews(mo
     small = serving._without_collector(lambda raw: gc.isenabled(), b"{}")
     large = serving._without_collector(lambda raw: gc.isenabled(), b" " * serving.COLLECTOR_PAUSE_BYTES)
     assert (small, large) == (True, False) and gc.isenabled()
+
+
+# ---- bodies: read whole, within a deadline and a byte budget, before a worker is taken ------------
+
+def _admission_review(uid: str) -> bytes:
+    return orjson.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": {
+        "uid": uid, "operation": "CREATE", "object": {
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "f"}}}})
+
+
+async def _trickle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, head: bytes, every: float,
+                   limit: float) -> tuple[bytes, float]:
+    """Send ``head``, then a body byte every ``every`` seconds until the server answers (its status
+    line, and the seconds it took) or ``limit`` passes (b"", limit)."""
+    started = time.monotonic()
+    writer.write(head)
+    answer = asyncio.ensure_future(reader.readline())
+    try:
+        while time.monotonic() - started < limit:
+            done, _ = await asyncio.wait({answer}, timeout=every)
+            if done:
+                return answer.result(), time.monotonic() - started
+            try:
+                writer.write(b" ")
+                await writer.drain()
+            except ConnectionError:
+                break
+        done, _ = await asyncio.wait({answer}, timeout=1)
+        return (answer.result() if done else b""), time.monotonic() - started
+    finally:
+        answer.cancel()
+        writer.close()
+
+
+def test_a_review_is_answered_at_once_behind_as_many_slow_bodies_as_there_are_workers(tmp_path: Path) -> None:
+    """Two (the webhook server's worker threads) connections trickle their bodies, a byte every
+    0.1 s: a normal review sent meanwhile is answered at once (it took 29 s when a request took its
+    worker before reading its body: the API server gives up at 10 s), and the slow ones get 408 at the
+    body deadline (5 s), their bytes given back."""
+    path = next(h.path for h in names.VALIDATING if h.kind == "ResourceFlavor")
+
+    async def scenario() -> tuple[float, dict[str, Any], list[tuple[bytes, float]], int]:
+        async with _Webhooks(tmp_path) as hooks, aiohttp.ClientSession() as session:
+            slow = []
+            for _ in range(hooks.server.work.workers):
+                reader, writer = await asyncio.open_connection("127.0.0.1", hooks.server.port, ssl=hooks.client,
+                                                               server_hostname="127.0.0.1")
+                head = (f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                        f"Content-Length: {1 << 20}\r\n\r\n").encode()
+                slow.append(asyncio.create_task(_trickle(reader, writer, head, every=0.1, limit=15)))
+            await until(lambda: hooks.server.limits.body_bytes >= 2 * hooks.server.work.workers)
+            started = time.perf_counter()
+            async with session.post(hooks.url + path, data=_admission_review("fast"), ssl=hooks.client,
+                                    headers={"Content-Type": "application/json"},
+                                    timeout=aiohttp.ClientTimeout(total=20)) as r:
+                assert r.status == 200
+                response = (await r.json())["response"]
+            took = time.perf_counter() - started
+            answers = [await task for task in slow]
+            return took, response, answers, hooks.server.limits.body_bytes
+
+    took, response, answers, held = asyncio.run(scenario())
+    assert response["uid"] == "fast" and response["allowed"] is True
+    assert took < 2.0, f"the review took {took:.2f}s behind two slow bodies"
+    for status, seconds in answers:
+        assert status.startswith(b"HTTP/1.1 408"), status
+        assert serving.WEBHOOKS.body_timeout - 0.5 <= seconds < serving.WEBHOOKS.body_timeout + 5, seconds
+    assert held == 0
+
+
+def _echo_listener(**bounds: Any) -> tuple[serving.Limits, serving.Listener]:
+    """A plain-HTTP listener whose POST /echo answers the length of the body it read."""
+    limits = serving.Limits(dataclasses.replace(serving.DASHBOARD, **bounds))
+
+    async def echo(request: web.Request) -> web.Response:
+        return web.Response(text=str(len(await request.read())))
+
+    app = limits.application()
+    app.router.add_post("/echo", echo)
+    return limits, serving.Listener(app, limits, "127.0.0.1", 0)
+
+
+def test_a_body_past_its_deadline_is_408_and_bodies_past_the_budget_are_503_and_their_bytes_given_back() -> None:
+    async def scenario() -> None:
+        limits, listener = _echo_listener(body_timeout=0.5, max_body=64 * 1024, body_budget=96 * 1024)
+        await listener.start()
+        base = f"http://127.0.0.1:{listener.port}"
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+            head = b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n"
+            status, seconds = await _trickle(reader, writer, head, every=0.05, limit=5)
+            assert status.startswith(b"HTTP/1.1 408") and 0.4 <= seconds < 3, (status, seconds)
+            await until(lambda: limits.body_bytes == 0 and limits.inflight == 0)
+
+            # 60 KiB held by a body not finished: the next 60 KiB do not fit in 96 KiB
+            reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+            writer.write(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 65536\r\n\r\n" + b"a" * 61440)
+            await until(lambda: limits.body_bytes == 61440)
+            async with aiohttp.ClientSession() as session:
+                async with session.post(base + "/echo", data=b"b" * 61440) as r:
+                    assert (r.status, r.headers.get("Retry-After")) == (503, "1"), r.status
+                await until(lambda: limits.body_bytes == 61440)  # the refused one's bytes given back
+                writer.write(b"a" * 4096)  # the first one ends: answered, and its bytes given back
+                assert (await _status_line(reader)).startswith(b"HTTP/1.1 200")
+                await until(lambda: limits.body_bytes == 0)
+                async with session.post(base + "/echo", data=b"b" * 61440) as r:
+                    assert (r.status, await r.text()) == (200, "61440")
+            writer.close()
+        finally:
+            await listener.stop()
+
+    asyncio.run(scenario())
+
+
+# ---- heads: bounded per line, per count, in total; connections per client address ----------------
+
+HEAD_BOUNDS = {"max_line": 1024, "max_headers": 20, "max_head": 4096, "max_per_client": 20,
+               "max_connections": 1024, "header_timeout": 20.0}
+
+
+async def _open(port: int, source: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    return await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
+
+
+async def _answer_to(port: int, source: str, head: bytes, timeout: float = 5) -> bytes:
+    """The status line answering ``head`` (which may be unfinished), sent from ``source``; b"" if
+    the server closed without one."""
+    reader, writer = await _open(port, source)
+    try:
+        writer.write(head)
+        return await asyncio.wait_for(reader.readline(), timeout)
+    except ConnectionError:
+        return b""
+    finally:
+        writer.close()
+
+
+def test_six_hundred_half_sent_heads_are_cut_at_the_head_limit_and_the_per_client_cap() -> None:
+    """300 connections from one address each hold an unfinished head of 1 KiB: 20 (the per-client
+    cap) are kept, the others get 503 at once; 300 more from 15 other addresses each send 6 KiB of
+    an unfinished head: each is cut at 4 KiB with 431. A normal request from yet another address is
+    answered meanwhile; a header line past max_line, or too many fields, are refused before the rest
+    is sent. (The test's loops are bounded: every read has a timeout, the whole within ~20 s.)"""
+    line = b"X-Pad: " + b"p" * 490 + b"\r\n"
+    held_head = b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + line * 2
+    big_head = b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + line * 12
+
+    async def scenario() -> None:
+        server = _probe_server(**HEAD_BOUNDS)
+        await server.start()
+        port, limits = server.port, server.limits
+        held: list[asyncio.StreamWriter] = []
+        started = time.monotonic()
+        try:
+            refused = 0
+            for _ in range(300):
+                reader, writer = await _open(port, "127.0.0.1")
+                held.append(writer)
+                writer.write(held_head)
+                if len(held) > HEAD_BOUNDS["max_per_client"]:
+                    answer = await asyncio.wait_for(reader.read(), 5)  # the refusal, then the close
+                    assert answer.startswith(b"HTTP/1.1 503") and b"Retry-After: 1" in answer, answer
+                    refused += 1
+            assert refused == 280
+            assert limits.clients == {"127.0.0.1": 20} and limits.connections == 20
+
+            sources = [f"127.0.0.{i}" for i in range(2, 17)]
+            answers = await asyncio.gather(*(_answer_to(port, sources[i % 15], big_head) for i in range(300)))
+            assert all(a.startswith(b"HTTP/1.1 431") for a in answers), {a for a in answers}
+            await until(lambda: limits.connections == 20)  # the cut ones are gone, the held ones stay
+
+            ok = await _answer_to(port, "127.0.0.100", b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert ok.startswith(b"HTTP/1.1 200"), ok
+            full = await _answer_to(port, "127.0.0.1", b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert full.startswith(b"HTTP/1.1 503"), full  # that address is at its cap
+
+            # one field past max_line (1 KiB), its line never ended; then 30 fields (max_headers 20)
+            long_line = await _answer_to(port, "127.0.0.101", b"GET /healthz HTTP/1.1\r\nX-Long: " + b"l" * 2000)
+            assert long_line.split(b" ")[1] in (b"400", b"431"), long_line  # aiohttp's parser: HTTP/1.0 400
+            many = b"GET /healthz HTTP/1.1\r\n" + b"".join(f"X-{i}: v\r\n".encode() for i in range(30))
+            too_many = await _answer_to(port, "127.0.0.102", many)
+            assert too_many.split(b" ")[1] in (b"400", b"431"), too_many
+        finally:
+            for writer in held:
+                writer.close()
+            await server.stop()
+        assert time.monotonic() - started < 20
+
+    asyncio.run(scenario())
+
+
+def test_each_server_bounds_its_heads_and_its_bodies_in_time_and_bytes() -> None:
+    for bounds in (serving.WEBHOOKS, serving.VISIBILITY, serving.METRICS, serving.PROBES, serving.DASHBOARD):
+        assert bounds.max_line <= 8190 and bounds.max_headers <= 256 and bounds.max_head <= 64 * 1024
+        assert bounds.max_per_client < bounds.max_connections
+        assert bounds.max_body <= bounds.body_budget <= 64 << 20
+        assert bounds.body_timeout <= 30
+    assert serving.WEBHOOKS.body_timeout <= 5  # well within the API server's default webhook timeout (10 s)
+
+
+def test_a_caller_not_let_in_has_no_body_read_and_its_connection_closed_after_the_answer() -> None:
+    """``Limits.bodies`` runs after the authentication: a refused caller's body (64 KiB, most of it
+    sent before the answer) is never read nor counted in the budget, and the answer closes the
+    connection: what follows is the rest of that body (aiohttp reads it away, for at most its
+    lingering time, 10 s), not a head (no 431), and no request after it is answered."""
+    async def scenario() -> None:
+        @web.middleware
+        async def refuse(request: web.Request, handler: Any) -> web.StreamResponse:
+            raise web.HTTPUnauthorized(text="who are you\n")
+
+        limits = serving.Limits(dataclasses.replace(serving.DASHBOARD, max_head=1024))
+        app = limits.application(refuse)
+
+        async def echo(request: web.Request) -> web.Response:
+            return web.Response(text=str(len(await request.read())))
+
+        app.router.add_post("/echo", echo)
+        listener = serving.Listener(app, limits, "127.0.0.1", 0)
+        await listener.start()
+        try:
+            reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+            writer.write(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 65536\r\n\r\n" + b"a" * 61440)
+            await asyncio.sleep(0.2)  # answered by now; the rest of the body follows
+            writer.write(b"a" * 4096 + b"GET /echo HTTP/1.1\r\nHost: x\r\n\r\n")
+            answer = await asyncio.wait_for(reader.read(), 10)  # all of it, then the close
+            writer.close()
+            assert answer.startswith(b"HTTP/1.1 401") and answer.endswith(b"who are you\n"), answer
+            assert b"431" not in answer and limits.body_bytes == 0
+        finally:
+            await listener.stop()
+
+    asyncio.run(scenario())

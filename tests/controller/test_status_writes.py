@@ -100,6 +100,33 @@ def test_an_invalid_workload_that_holds_quota_stays_counted() -> None:
     assert kube.applied == []  # its recorded admission is left as the API has it
 
 
+def test_an_invalid_workloads_stand_in_evicted_is_told_with_its_recorded_admission_kept() -> None:
+    """The invalid Workload holding 3 cpu evicted by the engine (a preemption victim): Evicted=True is
+    written (its job must stop before its quota goes) with the admission as the API records it, never
+    the stand-in's; QuotaReserved stays True until the stop is seen."""
+    bad = workload("bad", "1")
+    bad["spec"]["podSets"][0]["count"] = -1
+    admission = {"clusterQueue": "cq", "podSetAssignments": [
+        {"name": "main", "count": 1, "flavors": {"cpu": "default"}, "resourceUsage": {"cpu": "3"}}]}
+    since = "2026-01-01T00:00:00Z"
+    bad["status"] = {"conditions": [
+        {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "lastTransitionTime": since},
+        {"type": "Admitted", "status": "True", "reason": "Admitted", "lastTransitionTime": since}],
+                     "admission": admission}
+    ctl, kube = controller_with(bad)
+    ctl.run_cycle()
+    ctl.engine.evict("ns/bad", "Preempted", ctl.now_us() + 1, message="Preempted to accommodate a workload")
+    ctl.run_cycle()  # the eviction's event reaches the writer
+    assert ctl.engine.state_of("ns/bad") is State.STOPPING
+    asyncio.run(ctl.status_writer.write("ns/bad"))
+    status = kube.applied[-1]["status"]
+    conditions = {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]}
+    assert conditions["Evicted"] == ("True", "Preempted")
+    assert conditions["QuotaReserved"] == ("True", "QuotaReserved")
+    assert status["admission"] == admission
+    assert ctl.engine.usage_of("cq") == {("default", "cpu"): 3000}  # held until its job is seen stopped
+
+
 def test_a_failure_inside_the_engine_rebuilds_it_from_the_caches(monkeypatch: Any) -> None:
     """A scheduling pass that raises (a bug) leaves the engine rebuilt from the informer caches, as a
     restart would: the admitted workload is admitted again from its recorded admission, counted once."""

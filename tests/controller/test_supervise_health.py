@@ -63,7 +63,8 @@ def test_healthz_fails_naming_the_loop_on_its_fifth_failure_in_a_row() -> None:
         await until(lambda: failures_of("status-writer") == 5)
         status, text, _ = Probes().healthz()
         assert status == 500
-        assert text == b"loop status-writer failing: 5 failures in a row, last RuntimeError('failure 5')"
+        assert text == b"loop status-writer failing: 5 failures in a row (the controller's log has its errors)"
+        assert b"RuntimeError" not in text and b"failure 5" not in text  # unauthenticated: no exception text
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -107,7 +108,8 @@ def test_a_loop_that_returns_counts_as_a_failure() -> None:
         task = asyncio.create_task(supervise.supervised("resync", returns, base=0.0001, clock=lambda: 0.0))
         await until(lambda: runs == 6)
         status, text, _ = Probes().healthz()
-        assert (status, text) == (500, b"loop resync failing: 5 failures in a row, last returned")
+        assert (status, text) == (500, b"loop resync failing: 5 failures in a row (the controller's log has its "
+                                       b"errors)")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -138,3 +140,39 @@ def test_a_loop_started_again_under_the_same_name_replaces_the_old_record() -> N
 def test_the_backoff_doubles_from_its_base_up_to_the_cap() -> None:
     assert [supervise.retry_delay(n) for n in range(8)] == [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0]
     assert supervise.retry_delay(2, base=0.1) == pytest.approx(0.4)
+
+
+def test_a_probe_that_raises_answers_500_without_the_exception_text(caplog) -> None:
+    """The probe port is unauthenticated: a failing readiness check (here, one that raises with a
+    secret in its message) answers a fixed text over the wire; the log has the error."""
+    from urllib.error import HTTPError
+    from urllib.request import urlopen
+
+    from pykueue.controller import serving
+    from pykueue.controller.health import Server
+
+    probes = Probes()
+
+    def broken() -> bool:
+        raise RuntimeError("token=s3cr3t at /var/run/secrets")
+
+    probes.ready = broken
+
+    async def scenario() -> tuple[int, bytes]:
+        server = Server("health", "127.0.0.1:0", {"/healthz": probes.healthz, "/readyz": probes.readyz},
+                        bounds=serving.PROBES)
+        await server.start()
+        try:
+            def get() -> tuple[int, bytes]:
+                try:
+                    with urlopen(f"http://127.0.0.1:{server.port}/readyz", timeout=10) as r:
+                        return r.status, r.read()
+                except HTTPError as err:
+                    return err.code, err.read()
+            return await asyncio.to_thread(get)
+        finally:
+            await server.stop()
+
+    status, body = asyncio.run(scenario())
+    assert status == 500 and body == b"internal error; the controller's log has the details"
+    assert any("s3cr3t" in r.fields.get("error", "") for r in caplog.records if hasattr(r, "fields"))

@@ -13,7 +13,7 @@ from typing import Any
 from aiohttp.test_utils import TestClient, TestServer
 
 from pykueue.controller import auth
-from pykueue.controller.visibility_server import VisibilityOptions, VisibilityServer
+from pykueue.controller.visibility.server import VisibilityOptions, VisibilityServer
 from tests.controller.fake_auth import CONFIG_DATA, Clock, FakeApi
 
 GROUP = "visibility.kueue.x-k8s.io"
@@ -204,7 +204,7 @@ def test_a_standby_answers_503_and_bad_options_400() -> None:
     from aiohttp import web
     from aiohttp.test_utils import TestClient, TestServer
 
-    from pykueue.controller.visibility import Visibility
+    from pykueue.controller.visibility.api import Visibility
 
     controllers: list[Any] = []
 

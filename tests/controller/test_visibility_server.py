@@ -1,4 +1,4 @@
-"""The visibility API's own HTTPS port (``pykueue.controller.visibility_server``) beside the webhook
+"""The visibility API's own HTTPS port (``pykueue.controller.visibility.server``) beside the webhook
 port, without a cluster: one WebhookServer keeps the certificates, the visibility server serves them
 with a TLS context of its own that asks for client certificates, the webhook port asks for none and
 serves no visibility path. The client certificates come from a root -> intermediate -> leaf chain made
@@ -14,9 +14,9 @@ import aiohttp
 import pytest
 from cryptography import x509
 
-from pykueue.controller import auth
-from pykueue.controller.visibility_server import VisibilityOptions, VisibilityServer
-from pykueue.controller.webhooks import certs, names
+from pykueue.controller import auth, certs
+from pykueue.controller.visibility.server import VisibilityOptions, VisibilityServer
+from pykueue.controller.webhooks import names
 from pykueue.controller.webhooks.server import Options, WebhookServer
 from tests.certs import key_pem, make_cert, pem, served_certificate
 from tests.controller.fake_auth import CONFIG_DATA, Clock, FakeApi

@@ -8,10 +8,10 @@ import argparse
 import asyncio
 
 import aiohttp
-from aiohttp import web
 
 from pykueue.cli import _parser
-from pykueue.controller import command
+from pykueue.controller import command, serving
+from pykueue.dashboard import embed
 from pykueue.dashboard.server import Dashboard
 from pykueue.dashboard.state import Hub
 from pykueue.engine import model
@@ -20,20 +20,20 @@ from tests.dashboard.objects import job, live
 
 
 class Served:
-    def __init__(self, runner: web.AppRunner, port: int) -> None:
-        self.runner, self.port = runner, port
+    def __init__(self, listener: serving.Listener) -> None:
+        self.listener, self.port = listener, listener.port
 
     async def stop(self) -> None:
-        await self.runner.cleanup()
+        await self.listener.stop()
 
 
 async def fake_serve(kube, config, *, host, port, middlewares=(), ssl_context=None) -> Served:
-    """embed.serve over hand-made objects instead of watches."""
-    runner = web.AppRunner(Dashboard(live, Hub(), config).app(middlewares))
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=ssl_context)
-    await site.start()
-    return Served(runner, runner.addresses[0][1])
+    """embed.serve (its bounds and middlewares, on loopback) over hand-made objects instead of watches."""
+    limits = serving.Limits(serving.DASHBOARD)
+    app = Dashboard(live, Hub(), config).app(embed.app_middlewares(limits, middlewares))
+    listener = serving.Listener(app, limits, "127.0.0.1", 0, ssl_context=ssl_context, shutdown_timeout=1.0)
+    await listener.start()
+    return Served(listener)
 
 
 def test_the_cli_hands_the_controller_its_dashboard_off_by_default() -> None:
@@ -80,5 +80,41 @@ def test_pages_are_authenticated_and_authorized_per_path_and_verb() -> None:
         posts = [body["spec"]["nonResourceAttributes"] for path, body in api.calls if "nonResourceAttributes"
                  in body["spec"]]
         assert {"path": "/dashboard/what-if", "verb": "post"} in posts
+
+    asyncio.run(scenario())
+
+
+def test_a_post_from_another_site_is_refused_before_it_is_authenticated() -> None:
+    """The embedded dashboard applies the standalone one's origin check (guard.same_site_writes) in
+    front of the delegated authentication: a cross-site what-if POST carrying a caller's credentials
+    (as a proxy that adds them would send it) is 403 and costs no TokenReview; the page's own form
+    (its Origin is the server's https origin) is answered."""
+    api = FakeApi()
+    api.grants |= {("alice", "/dashboard/what-if")}
+    auth = delegated(api, Clock())
+    args = argparse.Namespace(dashboard_port=1, dashboard_host="127.0.0.1", dashboard=fake_serve)
+
+    async def scenario() -> None:
+        served = await command._dashboard(None, model.Config(), args, auth)
+        assert served is not None
+        port = served.served.port
+        url = f"https://127.0.0.1:{port}/what-if"
+        form = {"manifest": job("x", "spare")}
+        alice = {"Authorization": "Bearer alice-token"}
+        try:
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=False)) as http:
+                for headers in ({"Origin": "https://evil.example"}, {"Sec-Fetch-Site": "cross-site"},
+                                {"Origin": f"http://127.0.0.1:{port}"}, {"Origin": "null"}):
+                    async with http.post(url, data=form, headers={**alice, **headers}) as r:
+                        assert (r.status, await r.text()) == (403, "a request from another site is refused\n"), headers
+                        assert r.headers["X-Frame-Options"] == "DENY"
+                assert api.calls == []  # refused before any TokenReview
+                for headers in ({"Origin": f"https://127.0.0.1:{port}"}, {"Sec-Fetch-Site": "same-origin"}, {}):
+                    async with http.post(url, data=form, headers={**alice, **headers}) as r:
+                        assert r.status == 200 and "Admitted now" in await r.text(), headers
+                async with http.get(url, headers={**alice, "Origin": "https://evil.example"}) as r:
+                    assert r.status == 200  # a GET changes nothing: its origin is not checked
+        finally:
+            await served.stop()
 
     asyncio.run(scenario())

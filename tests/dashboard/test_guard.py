@@ -41,6 +41,8 @@ def test_the_printed_url_sets_the_cookie_and_drops_the_token() -> None:
         resp = await client.get(f"/queues/solo?page=0&token={TOKEN}", allow_redirects=False)
         assert (resp.status, resp.headers["Location"]) == (303, "/queues/solo?page=0")
         set_cookie = resp.headers["Set-Cookie"]
+        # named for its port: a browser sends a host's cookies to every port of it
+        assert guard.cookie == f"pykueue-dashboard-{guard.port}"
         assert set_cookie.startswith(f"{guard.cookie}={TOKEN};")
         assert {"HttpOnly", "SameSite=Strict", "Path=/"} <= {part.strip() for part in set_cookie.split(";")}
         page = await client.get("/queues/solo?page=0", headers=cookie(guard))
@@ -59,6 +61,19 @@ def test_without_the_token_or_with_another_nothing_is_served() -> None:
         other = Guard("127.0.0.1", guard.port)  # another start: another token
         assert other.token != guard.token and len(other.token) >= 40
         assert (await client.post("/what-if", data={"manifest": job("x", "spare")})).status == 401
+    guarded(check)
+
+
+def test_only_the_cookie_named_for_its_own_port_lets_a_browser_in() -> None:
+    """A browser sends every cookie of 127.0.0.1 to each of its ports: another dashboard's cookie (even
+    holding this one's token), or one under another name, is not this dashboard's; its own is, beside
+    the others a browser sends along."""
+    async def check(client: TestClient, guard: Guard) -> None:
+        for name in (f"pykueue-dashboard-{guard.port + 1}", "pykueue-dashboard", "token", f"pykueue-token-{guard.port}"):
+            resp = await client.get("/", headers={"Cookie": f"{name}={TOKEN}"})
+            assert resp.status == 401, name
+        both = f"pykueue-dashboard-{guard.port + 1}=other-token; {guard.cookie}={TOKEN}"
+        assert (await client.get("/", headers={"Cookie": both})).status == 200
     guarded(check)
 
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import resource
 import time
 
 import pytest
 from aiohttp import web
 
-from pykueue.dashboard.offload import Offload
+from pykueue.dashboard.offload import MEMORY_LIMIT, Offload
 
 
 def fail(message: str) -> None:
@@ -78,4 +79,26 @@ def test_a_worker_that_dies_is_replaced() -> None:
             await offload.run(die)
         assert died.value.text == "the engine's worker stopped (out of memory?): try again\n"
         assert await eventually(offload, os.getpid) not in (first, os.getpid())
+    offloaded(check)
+
+
+def data_limit() -> int:
+    return resource.getrlimit(resource.RLIMIT_DATA)[0]
+
+
+def hog() -> int:
+    return len(bytearray(2 * MEMORY_LIMIT))  # a runaway answer
+
+
+def test_a_runaway_answer_fails_in_the_worker_within_its_memory_cap() -> None:
+    """The worker's data segment is capped: an answer that needs twice the cap is a 503 naming it, the
+    serving process's own limit untouched, and the same worker answers the next request."""
+    async def check(offload: Offload) -> None:
+        assert await offload.run(data_limit) == MEMORY_LIMIT
+        assert data_limit() != MEMORY_LIMIT
+        first = await offload.run(os.getpid)
+        with pytest.raises(web.HTTPServiceUnavailable) as big:
+            await offload.run(hog)
+        assert big.value.text == "the answer needs more than the engine's worker may take (512 MiB)\n"
+        assert await offload.run(os.getpid) == first
     offloaded(check)

@@ -107,6 +107,7 @@ def test_the_addons_need_tier_2() -> None:
         DevCluster(Path("/nonexistent"), tier=1).start_archived("lws")
 
 
+@pytest.mark.binaries
 def test_build_with_the_addons_prints_each_directory() -> None:
     """`pykueue dev-cluster build --addons jobset,lws`: the Kubernetes binaries' directory, then each addon's
     (built once by .ci/run, so reused here)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import os
 import re
 import subprocess
 import sys
@@ -89,12 +90,11 @@ class Kueue:
         self.cluster.kubectl("apply", "--server-side", "-f", "-", input=text)
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
-        args = ["get", kind, name, "-o", "json"] + (["-n", namespace] if namespace else [])
-        result = self.cluster.kubectl(*args, check=False)
-        return json.loads(result.stdout) if result.returncode == 0 else None
+        """What ``kubectl get KIND NAME -o json`` shows, or None; read in process (polls call it often)."""
+        return self.cluster.rest.get(kind, name, namespace)
 
-    def items(self, kind: str, namespace: str) -> list[dict[str, Any]]:
-        return json.loads(self.cluster.kubectl("get", kind, "-n", namespace, "-o", "json").stdout)["items"]
+    def items(self, kind: str, namespace: str, selector: str | None = None) -> list[dict[str, Any]]:
+        return self.cluster.rest.list(kind, namespace, selector)
 
     def workload_of(self, job: str, namespace: str) -> dict[str, Any] | None:
         for wl in self.items("workloads.kueue.x-k8s.io", namespace):
@@ -238,12 +238,36 @@ def is_true(obj: dict[str, Any] | None, kind: str) -> bool:
     return cond is not None and cond["status"] == "True"
 
 
+def compiled_tree(directory: Path) -> Path:
+    """A copy of the package holding the compiled engine (``pykueue.compiled``, cached by the sources):
+    what the image and every wheel ship, where mypyc checks declared types at run time and pure Python
+    never does. Without a C compiler (a developer's machine) the session's controller runs pure, said in
+    one line; CI (``CI`` set) has the toolchain, and a failed build fails the run there."""
+    from pykueue import compiled
+
+    try:
+        build = compiled.cached_build(REPO)
+    except compiled.ToolchainMissing as exc:
+        if os.environ.get("CI"):
+            raise
+        print(f"\nthe session's controller runs the pure engine: {exc}")
+        return REPO
+    tree = compiled.copy_package(REPO, directory, build)
+    version = subprocess.run([sys.executable, "-m", "pykueue.cli", "--version"], cwd=tree, capture_output=True,
+                             text=True, check=True).stdout
+    assert "(compiled engine)" in version, version
+    return tree
+
+
 @pytest.fixture(scope="session")
 def kueue(e2e_cluster: DevCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
-    """Kueue's CRDs applied with kubectl, and `pykueue controller` running against the cluster."""
+    """Kueue's CRDs applied with kubectl, and `pykueue controller` running against the cluster with the
+    compiled engine (``compiled_tree``); the controllers modules start of their own run pure, so both
+    engines run the e2e tests once each path."""
     e2e_cluster.kubectl("apply", "--server-side", "-f", str(CRDS))
     e2e_cluster.wait_for("Established", "crd", "--all", timeout=60)
-    k = Kueue(e2e_cluster, tmp_path_factory.mktemp("controller") / "controller.log")
+    tree = compiled_tree(tmp_path_factory.mktemp("compiled-tree"))
+    k = Kueue(e2e_cluster, tmp_path_factory.mktemp("controller") / "controller.log", tree=tree)
     k.start()
     try:
         yield k
@@ -278,6 +302,76 @@ def delete_named_after(cluster: DevCluster, namespace: str) -> list[str]:
     if ours:
         cluster.kubectl("delete", *ours, "--wait=false", "--ignore-not-found", check=False)
     return ours
+
+
+# ---- MultiKueue: one manager and two workers for every MultiKueue module ----------------------------
+
+_MULTIKUEUE: list[Any] = []  # the running set, so that its last user's teardown can stop it
+_LAST_USER: list[pytest.Item] = []
+
+
+@pytest.fixture(scope="session")
+def multikueue_clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The manager and workers of ``multikueue_setup.SHARED``, started once; stopped after the last test
+    that uses them (``pytest_runtest_teardown`` below), not at the session's end."""
+    from tests.e2e import multikueue_setup
+
+    running = multikueue_setup.multikueue(tmp_path_factory.mktemp("multikueue"), multikueue_setup.SHARED)
+    _MULTIKUEUE.append(running)
+    try:
+        yield next(running)
+    finally:
+        _stop_multikueue()
+
+
+# What a MultiKueue test may leave in the shared namespace on the manager: deleted after each test, so a
+# test that failed halfway leaves no job holding the workers' quota for the next (MultiKueue then
+# removes the copies on the workers). Their Workloads last: the tier 1 manager has no garbage collector,
+# so a failed test's Workloads (a LeaderWorkerSet's groups) would otherwise hold the quota.
+MULTIKUEUE_KINDS = ",".join(("jobs.batch", "pods", "statefulsets.apps", "deployments.apps", "jobsets.jobset.x-k8s.io",
+                             "rayjobs.ray.io", "rayclusters.ray.io", "leaderworkersets.leaderworkerset.x-k8s.io",
+                             "workloads.kueue.x-k8s.io"))
+
+
+@pytest.fixture(autouse=True)
+def _multikueue_namespace_emptied(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    if "multikueue_clusters" in request.fixturenames and _MULTIKUEUE:
+        from tests.e2e.multikueue_setup import NS
+
+        manager = request.getfixturevalue("multikueue_clusters").manager
+        manager.cluster.kubectl("delete", MULTIKUEUE_KINDS, "--all", "-n", NS, "--wait=false", check=False)
+
+
+def _stop_multikueue() -> None:
+    while _MULTIKUEUE:
+        _MULTIKUEUE.pop().close()  # the generator's finally stops every controller and cluster
+
+
+def _uses_multikueue(item: pytest.Item) -> bool:
+    return "multikueue_clusters" in getattr(item, "fixturenames", ())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The test that kills a worker's API server (``kills_a_worker``) runs after every other test that
+    uses the shared MultiKueue clusters, right after the last of them."""
+    killers = [item for item in items if item.get_closest_marker("kills_a_worker")]
+    rest = [item for item in items if not item.get_closest_marker("kills_a_worker")]
+    users = [i for i, item in enumerate(rest) if _uses_multikueue(item)]
+    at = users[-1] + 1 if users else len(rest)
+    items[:] = rest[:at] + killers + rest[at:]
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """After the last test that uses the shared MultiKueue clusters (its module's fixtures already torn
+    down), they are stopped: the tests after it get the machine's CPU to themselves."""
+    if not _MULTIKUEUE or not _uses_multikueue(item):
+        return
+    if not _LAST_USER:  # the session's items as finally selected (after -k and -m)
+        _LAST_USER.append(next(i for i in reversed(item.session.items) if _uses_multikueue(i)))
+    if item is _LAST_USER[0]:
+        _stop_multikueue()
 
 
 POD_CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",

@@ -1,12 +1,17 @@
-"""test_multikueue's setup (a tier 1 manager and tier 2 workers, each with its own etcd, API server and
-`pykueue controller`; the manager holds a kubeconfig Secret per worker, an AdmissionCheck ``mk`` of
-MultiKueue naming the MultiKueueConfig ``mkc`` of every worker, and the ClusterQueue ``cq`` with that
-check), for modules that need more of it: ``Setup`` says the Configurations, whether the controllers
-serve their webhooks, and the addons each worker runs (whose CRDs the manager gets too). Its queues,
-Secrets and kubeconfigs are test_multikueue's own helpers."""
+"""The MultiKueue e2e tests' clusters: a tier 1 manager and tier 2 workers, each with its own etcd, API
+server and `pykueue controller`; the manager holds a kubeconfig Secret per worker, an AdmissionCheck
+``mk`` of MultiKueue naming the MultiKueueConfig ``mkc`` of every worker, and the ClusterQueue ``cq``
+with that check.
+
+One set serves every MultiKueue module (``SHARED``, the session's ``multikueue_clusters`` fixture):
+every controller serves its webhooks (the Pod integration gates through them) with the union of the
+modules' frameworks, and the workers run JobSet's, KubeRay's and LeaderWorkerSet's controllers (whose
+CRDs the manager gets too). The tests share the namespace ``NS`` and leave no job holding quota; the one
+that kills a worker's API server runs last (``kills_a_worker``)."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +22,64 @@ import yaml
 from pykueue.devcluster import archived, kuberay
 from pykueue.devcluster.cluster import DevCluster, free_port
 from tests.e2e.conftest import CRDS, Kueue
-from tests.e2e.test_multikueue import NODE, QUEUES, Clusters, cluster_queue, flattened, secret
+
+NS = "mk-e2e"
+ORIGIN = "mk-manager"
+LOST_TIMEOUT = 20  # seconds: multiKueue.workerLostTimeout of the manager's Configuration
+# Every MultiKueue module's kinds: the Pod integration (pod groups, Deployments' and StatefulSets' Pods),
+# JobSets, Ray and LeaderWorkerSets beside batch/v1 Jobs.
+FRAMEWORKS = ["batch/job", "pod", "statefulset", "deployment", "jobset.x-k8s.io/jobset", "ray.io/rayjob",
+              "ray.io/raycluster", "leaderworkerset.x-k8s.io/leaderworkerset"]
+WORKER_CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+                 "integrations": {"frameworks": FRAMEWORKS}}
+MANAGER_CONFIG = {**WORKER_CONFIG,
+                  "multiKueue": {"gcInterval": "2s", "origin": ORIGIN, "workerLostTimeout": f"{LOST_TIMEOUT}s"}}
+NODE = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-0"}}]
+
+QUEUES = f"""
+apiVersion: v1
+kind: Namespace
+metadata: {{name: {NS}}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {{name: default}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {{name: lq, namespace: {NS}}}
+spec: {{clusterQueue: cq}}
+"""
+
+
+def cluster_queue(checks: bool) -> str:
+    strategy = "  admissionChecksStrategy: {admissionChecks: [{name: mk}]}\n" if checks else ""
+    return f"""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {{name: cq}}
+spec:
+  namespaceSelector: {{}}
+{strategy}  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{{name: default, resources: [{{name: cpu, nominalQuota: "4"}}]}}]
+"""
+
+
+def secret(name: str, kubeconfig: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": "pykueue-system"},
+            "data": {"kubeconfig": base64.b64encode(kubeconfig.encode()).decode()}}
+
+
+def flattened(cluster: DevCluster) -> str:
+    """The worker's admin kubeconfig with its certificates inline, as MultiKueue requires."""
+    return cluster.kubectl("config", "view", "--flatten", "--raw").stdout
+
+
+class Clusters:
+    def __init__(self, manager: Kueue, workers: dict[str, Kueue]) -> None:
+        self.manager = manager
+        self.workers = workers
 
 
 def multikueue_objects(workers: list[str]) -> str:
@@ -52,6 +114,9 @@ class Setup:
     webhooks: bool = False  # the controllers serve their webhooks (the Pod integration needs them)
     addons: tuple[str, ...] = ()  # "jobset", "ray": run on each worker; their CRDs on the manager too
     workers: tuple[str, ...] = ("w1", "w2")
+
+
+SHARED = Setup(MANAGER_CONFIG, WORKER_CONFIG, webhooks=True, addons=("jobset", "ray", "lws"))
 
 
 def addon_crds(addon: str) -> Path:

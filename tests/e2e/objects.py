@@ -129,6 +129,13 @@ def suspended(kueue: Kueue, name: str, namespace: str) -> bool:
     return bool(obj and obj["spec"].get("suspend"))
 
 
+def stopped(kueue: Kueue, name: str, namespace: str) -> bool:
+    """Suspended, and nothing of it active or terminating any more: the stop has taken effect."""
+    obj = kueue.get("job", name, namespace)
+    status = (obj or {}).get("status") or {}
+    return bool(obj and obj["spec"].get("suspend") and not status.get("active") and not status.get("terminating"))
+
+
 def running(kueue: Kueue, name: str, namespace: str) -> bool:
     obj = kueue.get("job", name, namespace)
     return bool(obj and obj["spec"].get("suspend") is False)

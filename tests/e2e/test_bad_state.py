@@ -15,7 +15,7 @@ from tests.e2e.objects import PLAIN_FLAVOR, active, bare_workload, cluster_queue
 pytestmark = pytest.mark.e2e
 
 IDLE_SECONDS = 5.0
-IDLE_CPU_SECONDS = 0.5
+IDLE_CPU_SECONDS = 1.0  # a hot loop burns a core (5 s in 5 s); idle measured 0.1-0.7 s beside a second worker
 
 
 def cpu_seconds(pid: int) -> float:
@@ -117,10 +117,12 @@ metadata: {{name: {unused}}}
 """)
     eventually(lambda: "kueue.x-k8s.io/resource-in-use" in
                ((kueue.get("resourceflavor", unused) or {}).get("metadata", {}).get("finalizers") or []))
+    ready = ("True", "Ready", "Can admit new workloads")
+    eventually(lambda: active(kueue.get("clusterqueue", ns)) == ready, what="the queue active before the deletes")
     kueue.cluster.kubectl("delete", "resourceflavor", held, "--wait=false")
     kueue.cluster.kubectl("delete", "resourceflavor", unused, "--wait=false")
     eventually(lambda: kueue.get("resourceflavor", unused) is None, 30, what="the unused flavor gone")
     assert ((kueue.get("resourceflavor", held) or {}).get("metadata") or {}).get("deletionTimestamp")
-    assert active(kueue.get("clusterqueue", ns)) == ("True", "Ready", "Can admit new workloads")
+    assert active(kueue.get("clusterqueue", ns)) == ready
     kueue.cluster.kubectl("delete", "clusterqueue", ns, "--wait=false")
     eventually(lambda: kueue.get("resourceflavor", held) is None, 30, what="the flavor released")

@@ -7,10 +7,12 @@ kwok keeps them Running, as a slow cluster would. What runs is counted from the 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
+import yaml
 
-from tests.e2e.conftest import Kueue, condition, eventually, is_true
+from tests.e2e.conftest import Kueue, condition, eventually, is_true, settled
 from tests.e2e.objects import (
     PLAIN_FLAVOR,
     cluster_queue,
@@ -18,7 +20,7 @@ from tests.e2e.objects import (
     local_queue,
     priority_classes,
     running,
-    suspended,
+    stopped,
 )
 from tests.e2e.running import Sampler
 
@@ -128,8 +130,9 @@ def test_a_running_job_whose_parallelism_grew_is_stopped_and_requeued(kueue: Kue
     first = kueue.workload_of("grow", ns)["metadata"]["uid"]
     kueue.cluster.kubectl("patch", "job", "grow", "-n", ns, "--type=merge", "-p", '{"spec":{"parallelism":4}}')
     # Between the edit and the stop the Job controller may start pods for it (upstream has the same
-    # window: no webhook refuses the edit); from the stop on, the queue runs within its quota.
-    eventually(lambda: suspended(kueue, "grow", ns), what="grow stopped")
+    # window: no webhook refuses the edit); from the stop on (suspended and no pod of it active or
+    # terminating), the queue runs within its quota.
+    eventually(lambda: stopped(kueue, "grow", ns), what="grow stopped")
     sampler = Sampler(kueue, ns)
 
     def replaced_and_waiting() -> bool:
@@ -270,3 +273,144 @@ value: 1000
     eventually(lambda: sampler.sample() is not None and running(kueue, "b", ns), what="b running")
     assert is_true(kueue.workload_of("a", ns), "Evicted") or not running(kueue, "a", ns)
     assert sampler.peak <= 2000, f"ran {sampler.peak} milli-cpu on a 2 cpu queue"
+
+
+# ---- issue 51: what pykueue no longer sees still counts ---------------------------------------------
+
+SELECTING = "pykueue.test/managed"  # the label the Configuration below selects namespaces by
+SELECTIVE_CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+                    "managedJobsNamespaceSelector": {"matchLabels": {SELECTING: "true"}}}
+
+
+def _labelled_namespace(kueue: Kueue, name: str) -> None:
+    kueue.apply([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {SELECTING: "true"}}}])
+
+
+def test_a_job_kueue_no_longer_manages_holds_its_preempted_quota_until_it_stops(
+        kueue: Kueue, ns: str, tmp_path: Path) -> None:
+    """Issue 51, scenario 1. The session's controller selects namespaces by their immutable name label
+    (upstream's default), which no relabelling can take away: this test restarts it with a Configuration
+    whose ``managedJobsNamespaceSelector`` selects ``pykueue.test/managed=true``. A 4 cpu queue (shared
+    by ``ns`` and ``ns-hi``) runs ``low`` (3 cpu) in ``ns``; ``ns`` loses the label, so Kueue no longer
+    manages low; ``high`` (3 cpu, higher priority) arrives in ``ns-hi`` and preempts low. As upstream,
+    nobody stops low, and its quota stays held: high is admitted only once the test itself has stopped
+    low, and what runs in the two namespaces never exceeds 4 cpu."""
+    hi, barrier = f"{ns}-hi", f"{ns}-m"
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(SELECTIVE_CONFIG))
+    try:
+        with kueue.restarted_with(config):
+            for name in (ns, hi, barrier):
+                _labelled_namespace(kueue, name)
+            kueue.apply(PLAIN_FLAVOR)
+            kueue.apply(priority_classes(ns))
+            kueue.apply(cluster_queue(ns, "4", preemption="{withinClusterQueue: LowerPriority}"))
+            kueue.apply(local_queue(ns, ns))
+            kueue.apply(local_queue(hi, ns))
+            kueue.apply(job("low", ns, "3", priority_class=f"{ns}-low"))
+            sampler = Sampler(kueue, ns, hi)
+
+            def within() -> int:
+                used = sampler.sample()
+                assert used <= 4000, f"ran {used} milli-cpu on a 4 cpu queue"
+                return used
+            eventually(lambda: within() == 3000 and running(kueue, "low", ns), what="low running")
+            kueue.cluster.kubectl("label", "namespace", ns, f"{SELECTING}-")
+            kueue.apply(job("high", hi, "3", priority_class=f"{ns}-high"))
+
+            def low_preempted() -> bool:
+                within()
+                waiting = condition(kueue.workload_of("high", hi), "QuotaReserved") or {}
+                return bool(is_true(kueue.workload_of("low", ns), "Evicted")
+                            and "Pending the preemption of 1 workload(s)" in waiting.get("message", ""))
+            eventually(low_preempted, what="low evicted, high waiting for it")
+            settled(kueue, barrier)  # every change so far has been through the controller
+            victim, low = kueue.workload_of("low", ns), kueue.get("job", "low", ns)
+            assert is_true(victim, "QuotaReserved"), "the preempted Workload's quota was released while low runs"
+            assert low["spec"]["suspend"] is False and low["status"].get("active") == 1  # left alone, as upstream
+            assert not running(kueue, "high", hi) and within() == 3000
+            kueue.cluster.kubectl("patch", "job", "low", "-n", ns, "--type=merge", "-p", '{"spec":{"suspend":true}}')
+
+            def high_runs() -> bool:
+                within()
+                admitted = is_true(kueue.workload_of("high", hi), "QuotaReserved")  # read before low: see below
+                if admitted:  # low stopped before high's reservation, and stays stopped
+                    assert stopped(kueue, "low", ns), "high was admitted while low still ran"
+                return admitted and running(kueue, "high", hi)
+            eventually(high_runs, 90, what="high admitted and running once low stopped")
+            eventually(lambda: within() == 3000 and running(kueue, "high", hi), what="high running alone")
+            assert not is_true(kueue.workload_of("low", ns), "QuotaReserved")
+            assert sampler.peak <= 4000, f"ran {sampler.peak} milli-cpu on a 4 cpu queue"
+    finally:
+        for name in (hi, barrier):
+            kueue.cluster.kubectl("delete", "namespace", name, "--wait=false", check=False)
+
+
+def _a_running(kueue: Kueue, ns: str) -> Sampler:
+    """A 4 cpu queue running ``a`` (3 cpu), sampled."""
+    kueue.apply(PLAIN_FLAVOR)
+    kueue.apply(cluster_queue(ns, "4"))
+    kueue.apply(local_queue(ns, ns))
+    kueue.apply(job("a", ns, "3"))
+    sampler = Sampler(kueue, ns)
+    eventually(lambda: sampler.sample() == 3000 and running(kueue, "a", ns), what="a running")
+    return sampler
+
+
+def test_a_job_recreated_under_its_name_gets_its_own_workload_and_the_old_one_goes(kueue: Kueue, ns: str) -> None:
+    """Issue 51, scenario 5. A 4 cpu queue runs ``a`` (3 cpu). With kube-controller-manager frozen (its
+    garbage collector would otherwise delete the old Workload at once) ``a`` is deleted, its pod deleted
+    too (it stays terminating, which nothing counts), and ``a`` is created again under its name. The old
+    Workload, owned by the first ``a``'s UID, is deleted, finalized and gone by pykueue alone, and the new
+    ``a`` gets its own Workload and is admitted within quota (before, the old Workload was matched to the
+    new Job by name and held its 3 cpu forever)."""
+    sampler = _a_running(kueue, ns)
+    first, old = kueue.get("job", "a", ns)["metadata"]["uid"], kueue.workload_of("a", ns)["metadata"]["name"]
+    with kueue.cluster.paused("kube-controller-manager"):
+        kueue.cluster.kubectl("delete", "job", "a", "-n", ns, "--wait=false")
+        kueue.cluster.kubectl("delete", "pods", "-n", ns, "-l", f"batch.kubernetes.io/controller-uid={first}",
+                              "--wait=false")
+        kueue.apply(job("a", ns, "3"))
+        second = eventually(lambda: (kueue.get("job", "a", ns) or {}).get("metadata", {}).get("uid"), what="a again")
+        assert second != first
+
+        def old_gone_new_admitted() -> bool:
+            sampler.sample()
+            new = kueue.workload_of("a", ns)
+            return bool(kueue.get("workload", old, ns) is None and new and new["metadata"]["name"] != old
+                        and is_true(new, "Admitted") and running(kueue, "a", ns))
+        eventually(old_gone_new_admitted, what="the old Workload gone, the new one admitted (the GC frozen)")
+        owner = kueue.workload_of("a", ns)["metadata"]["ownerReferences"][0]
+        assert owner["uid"] == second
+    eventually(lambda: sampler.sample() == 3000
+               and ((kueue.get("job", "a", ns) or {}).get("status") or {}).get("active") == 1, what="a's new pod")
+    assert sampler.peak <= 4000, f"ran {sampler.peak} milli-cpu on a 4 cpu queue"
+
+
+def test_a_reservation_someone_else_wrote_is_counted(kueue: Kueue, ns: str) -> None:
+    """Issue 51, scenario 3. A 4 cpu queue runs ``a`` (3 cpu); ``b`` (3 cpu) waits. Someone else (a
+    stalled deposed leader, another Kueue, a user) patches a reservation onto ``b``'s Workload: pykueue
+    adopts it, ``b`` starts on it, and the 6 cpu in use are counted, so ``c`` (1 cpu) waits instead of
+    taking what looked free (before: ``b`` stayed pending in the engine, which admitted ``c``: 7 on 4).
+    Once ``a`` and ``b`` are gone, ``c`` is admitted."""
+    sampler = _a_running(kueue, ns)
+    kueue.apply(job("b", ns, "3"))
+    b = eventually(lambda: (w := kueue.workload_of("b", ns)) and (condition(w, "QuotaReserved") or {}).get("status")
+                   == "False" and w, what="b pending")
+    foreign = {"status": {
+        "conditions": [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
+                        "message": "reserved by someone else", "lastTransitionTime": "2026-01-01T00:00:00Z"}],
+        "admission": {"clusterQueue": ns, "podSetAssignments": [
+            {"name": "main", "count": 1, "flavors": {"cpu": "plain"}, "resourceUsage": {"cpu": "3"}}]}}}
+    kueue.cluster.kubectl("patch", "workload", b["metadata"]["name"], "-n", ns, "--subresource=status",
+                          "--type=merge", "--field-manager=someone-else", "-p", yaml.safe_dump(foreign))
+    eventually(lambda: sampler.sample() is not None and running(kueue, "b", ns), what="b started on it")
+    kueue.apply(job("c", ns, "1"))
+    waiting = eventually(lambda: (w := kueue.workload_of("c", ns)) and (condition(w, "QuotaReserved") or {}).get(
+        "status") == "False" and w, what="c tried and told to wait")
+    assert "insufficient" in condition(waiting, "QuotaReserved")["message"].lower() or \
+        "couldn't assign flavors" in condition(waiting, "QuotaReserved")["message"]
+    assert not running(kueue, "c", ns) and sampler.sample() == 6000
+    kueue.cluster.kubectl("delete", "job", "a", "b", "-n", ns, "--wait=false")
+    eventually(lambda: sampler.sample() is not None and running(kueue, "c", ns), what="c admitted once a and b went")
+    assert sampler.peak <= 6000, f"ran {sampler.peak} milli-cpu: more than a and b"

@@ -1,6 +1,7 @@
 """The promise as a property, through the controller on the real control plane: whatever sequence of
 Job and Workload edits a user or the cluster makes (Jobs created at two priorities, a running Job's
-parallelism raised, a Workload deleted while another finalizer holds it, a Job deleted and re-created
+parallelism raised, a Workload deleted while another finalizer holds it, a Workload's count lowered, a
+Job deleted and re-created
 under its name, the Job controller frozen for a while), what runs in a 3 cpu ClusterQueue, counted
 from its Jobs and Pods (``running.Sampler``), never exceeds 3 cpu."""
 
@@ -30,6 +31,7 @@ steps = st.lists(st.one_of(
     st.tuples(st.just("create"), st.sampled_from(NAMES), st.integers(1, 2), st.booleans()),
     st.tuples(st.just("grow"), st.sampled_from(NAMES)),
     st.tuples(st.just("delete-workload"), st.sampled_from(NAMES)),
+    st.tuples(st.just("shrink-workload"), st.sampled_from(NAMES)),
     st.tuples(st.just("recreate"), st.sampled_from(NAMES)),
     st.tuples(st.just("lag"), st.integers(2, 4)),
     st.tuples(st.just("let-go")),
@@ -71,6 +73,13 @@ def _apply_step(kueue: Kueue, ns: str, step: tuple, sampler: Sampler) -> None:
             kueue.cluster.kubectl("patch", "workload", name, "-n", ns, "--type=json", "-p", json.dumps(
                 [{"op": "add", "path": "/metadata/finalizers/-", "value": HOLD}]), check=False)
             kueue.cluster.kubectl("delete", "workload", name, "-n", ns, "--wait=false", check=False)
+    elif op == "shrink-workload":
+        # a user lowers an admitted Workload's count (refused unless elastic) or a pending one's
+        wl = kueue.workload_of(step[1], ns)
+        if wl is not None:
+            kueue.cluster.kubectl("patch", "workload", wl["metadata"]["name"], "-n", ns, "--type=json", "-p",
+                                  json.dumps([{"op": "replace", "path": "/spec/podSets/0/count", "value": 1}]),
+                                  check=False)
     elif op == "recreate":
         found = kueue.get("job", step[1], ns)
         if found is not None:

@@ -111,9 +111,18 @@ def test_an_elastic_job_scales_through_workload_slices(hooks: Kueue, ns: str) ->
 def _slice_states_live(kueue: Kueue, ns: str, name: str) -> list[tuple[str, int]]:
     owned = [w for w in kueue.items("workloads.kueue.x-k8s.io", ns)
              if any(o.get("name") == name for o in w["metadata"].get("ownerReferences") or [])]
-    owned.sort(key=lambda w: (w["metadata"]["creationTimestamp"],
-                              bool((w["metadata"].get("annotations") or {}).get(
-                                  "kueue.x-k8s.io/workload-slice-replacement-for"))))
+    # In the order of the replacement chain (each slice names the one it replaces): creation timestamps
+    # have whole seconds, and slices made within one second tie.
+    replaces = {w["metadata"]["name"]: ((w["metadata"].get("annotations") or {}).get(
+        "kueue.x-k8s.io/workload-slice-replacement-for") or "").rpartition("/")[2] for w in owned}
+
+    def depth(name: str) -> int:
+        seen = 0
+        while replaces.get(name) in replaces and seen <= len(replaces):
+            name, seen = replaces[name], seen + 1
+        return seen
+
+    owned.sort(key=lambda w: (depth(w["metadata"]["name"]), w["metadata"]["creationTimestamp"]))
     return [("Finished" if is_true(w, "Finished") else "Admitted" if is_true(w, "Admitted") else "Pending",
              w["spec"]["podSets"][0]["count"]) for w in owned]
 

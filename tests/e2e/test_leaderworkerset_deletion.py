@@ -10,7 +10,6 @@ the finalizer from all of them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -38,8 +37,7 @@ def lws_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 def _listed(kueue: Kueue, resource: str, ns: str, selector: str) -> list[dict[str, Any]]:
     """Every object of ``resource`` matching ``selector``, terminating ones included."""
-    out = kueue.cluster.kubectl("get", resource, "-n", ns, "-l", selector, "-o", "json").stdout
-    return list(json.loads(out)["items"])
+    return kueue.items(resource, ns, selector)
 
 
 def leftovers(kueue: Kueue, ns: str, name: str) -> dict[str, list[str]]:

@@ -10,7 +10,13 @@ puts the CRDs' conversion back on the Service and starts the session's controlle
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +24,67 @@ import pytest
 from pykueue.controller.webhooks import local, names
 from pykueue.devcluster.cluster import free_port
 from tests.e2e.conftest import Kueue, forget_local_webhooks
+
+ATTACKER = "127.0.0.2"  # another client address than the API server's (the caps are per address)
+HEADS = 600
+HEAD = b"POST /mutate-batch-v1-job HTTP/1.1\r\nHost: x\r\n" + (b"X-Pad: " + b"p" * 1000 + b"\r\n") * 30  # ~30 KiB, unfinished
+SLOW_BODIES = 4  # more than the webhook server's worker threads
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+@contextlib.contextmanager
+def _slow_callers(port: int) -> Iterator[list[ssl.SSLSocket]]:
+    """What an attacker inside the cluster can do to the webhook port: ``SLOW_BODIES`` reviews whose
+    bodies trickle a byte a second, and ``HEADS`` connections each holding an unfinished head of about
+    30 KiB, all from one address. Upstream's server (Go's net/http) bounds the same by MaxHeaderBytes and
+    read timeouts; here the head limit, the per-client cap and the body deadline hold them."""
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    held: list[ssl.SSLSocket] = []
+    stop = threading.Event()
+
+    def connect() -> ssl.SSLSocket | None:
+        raw = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(ATTACKER, 0))
+        try:
+            conn = context.wrap_socket(raw)
+        except (OSError, ssl.SSLError):  # refused at the cap: closed before or during the handshake
+            raw.close()
+            return None
+        held.append(conn)
+        return conn
+
+    def trickle(conn: ssl.SSLSocket) -> None:
+        with contextlib.suppress(OSError):
+            conn.sendall(b"POST /mutate-batch-v1-job HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                         b"Content-Length: 1048576\r\n\r\n{")
+            while not stop.wait(1.0):
+                conn.sendall(b" ")
+
+    threads = []
+    try:
+        for _ in range(SLOW_BODIES):
+            if (conn := connect()) is not None:
+                threads.append(threading.Thread(target=trickle, args=(conn,), daemon=True))
+                threads[-1].start()
+        for _ in range(HEADS):
+            conn = connect()
+            if conn is not None:
+                with contextlib.suppress(OSError):
+                    conn.sendall(HEAD)
+        yield held
+    finally:
+        stop.set()
+        for conn in held:
+            with contextlib.suppress(OSError):
+                conn.close()
+        for thread in threads:
+            thread.join(5)
 
 
 def _job(name: str, namespace: str) -> str:
@@ -58,6 +125,22 @@ def test_fail_open_on_stop_keeps_the_configurations_ignoring_failures_and_stale_
         assert crd["spec"]["conversion"]["webhook"]["clientConfig"]["url"] == f"https://127.0.0.1:{port}/convert"
         created = cluster.kubectl("create", "-f", "-", "-o", "json", input=_job("while-running", ns))
         assert json.loads(created.stdout)["spec"]["suspend"] is True  # the webhook suspended it
+
+        # slow bodies and 600 half-sent heads from one pod's address: the API server's reviews (from its
+        # own address) are still answered well within its 10 s webhook timeout, memory stays bounded
+        assert mine.process is not None
+        before = _rss_mib(mine.process.pid)
+        with _slow_callers(port) as held:
+            assert len(held) > SLOW_BODIES, "the attacker's connections were all refused"
+            started = time.monotonic()
+            created = cluster.kubectl("create", "-f", "-", "-o", "json", input=_job("under-attack", ns))
+            took = time.monotonic() - started
+            assert json.loads(created.stdout)["spec"]["suspend"] is True
+            assert took < 5, f"a Job create took {took:.1f} s behind slow callers"
+            rss = _rss_mib(mine.process.pid)
+            assert rss < 400, f"the controller holds {rss:.0f} MiB behind {len(held)} slow callers"
+        print(f"\nbehind {len(held)} slow callers: a Job create took {took:.2f} s, the controller held {rss:.0f} MiB"
+              f" ({before:.0f} MiB before)")
 
         mine.stop()  # SIGTERM: the configurations stay, failing open
         assert "webhooks left failing open" in mine.log.read_text()

@@ -4,65 +4,39 @@ server and `pykueue controller` (issue 42 items 1, 2 and 4).
 The manager is tier 1 (etcd and kube-apiserver only): nothing runs there, since its Jobs carry
 ``spec.managedBy: kueue.x-k8s.io/multikueue`` and no Job controller acts on them, and a tier 1 cluster
 spares the shared CPU a controller manager, scheduler and kwok. The workers are tier 2: their Job
-controller makes the pods and kwok runs them. All three clusters and controllers start once for the
-module; the worker whose API server is killed is the last test's.
+controller makes the pods and kwok runs them. All three clusters and controllers start once for every
+MultiKueue module (``multikueue_setup.SHARED``); the test that kills a worker's API server runs after
+all the others that use them (``kills_a_worker``).
 
 The invariant checked while jobs run: a job runs in at most one worker at any moment (its pods,
 sampled on both workers every 0.3 s, are never active in both at once)."""
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from pykueue.devcluster.cluster import DevCluster, free_port
-from tests.e2e.conftest import CRDS, Kueue, condition, eventually, is_true
-
-NS = "mk-e2e"
-ORIGIN = "mk-manager"
-LOST_TIMEOUT = 20  # seconds: multiKueue.workerLostTimeout of the manager's Configuration
-MANAGER_CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-                  "multiKueue": {"gcInterval": "2s", "origin": ORIGIN, "workerLostTimeout": f"{LOST_TIMEOUT}s"}}
-NODE = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-0"}}]
-
-QUEUES = f"""
-apiVersion: v1
-kind: Namespace
-metadata: {{name: {NS}}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {{name: default}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {{name: lq, namespace: {NS}}}
-spec: {{clusterQueue: cq}}
-"""
-
-
-def cluster_queue(checks: bool) -> str:
-    strategy = "  admissionChecksStrategy: {admissionChecks: [{name: mk}]}\n" if checks else ""
-    return f"""
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {{name: cq}}
-spec:
-  namespaceSelector: {{}}
-{strategy}  resourceGroups:
-  - coveredResources: [cpu]
-    flavors: [{{name: default, resources: [{{name: cpu, nominalQuota: "4"}}]}}]
-"""
+from pykueue.devcluster.cluster import free_port
+from pykueue.devcluster.rest import RestError
+from tests.e2e.conftest import Kueue, condition, eventually, is_true
+from tests.e2e.multikueue_setup import (  # noqa: F401 - cluster_queue: the faults module reads it here
+    LOST_TIMEOUT,
+    MANAGER_CONFIG,
+    NS,
+    ORIGIN,
+    Clusters,
+    cluster_queue,
+    flattened,
+    secret,
+)
 
 
 def job(name: str, run: str = "4s", managed: bool | str = True) -> str:
@@ -87,39 +61,6 @@ spec:
 """
 
 
-def secret(name: str, kubeconfig: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name, "namespace": "pykueue-system"},
-            "data": {"kubeconfig": base64.b64encode(kubeconfig.encode()).decode()}}
-
-
-def flattened(cluster: DevCluster) -> str:
-    """The worker's admin kubeconfig with its certificates inline, as MultiKueue requires."""
-    return cluster.kubectl("config", "view", "--flatten", "--raw").stdout
-
-
-class Clusters:
-    def __init__(self, manager: Kueue, workers: dict[str, Kueue]) -> None:
-        self.manager = manager
-        self.workers = workers
-
-
-def _start(directory: Path, tier: int, name: str, config: dict[str, Any] | None = None) -> Kueue:
-    """A cluster and its controller; the manager's (the one with a ``config``) serves its webhooks, so
-    that a Job created without ``spec.managedBy`` gets MultiKueue's."""
-    cluster = DevCluster(directory / name, tier=tier)
-    cluster.start(NODE if tier == 2 else None)
-    cluster.kubectl("apply", "--server-side", "-f", str(CRDS))
-    cluster.wait_for("Established", "crd", "--all", timeout=60)
-    args = (f"--webhook-port={free_port()}",) if config is not None else ()
-    kueue = Kueue(cluster, directory / f"{name}-controller.log", args=args)
-    path = None
-    if config is not None:
-        path = directory / f"{name}-config.yaml"
-        path.write_text(yaml.safe_dump(config))
-    start(kueue, path)
-    return kueue
-
-
 def start(kueue: Kueue, config: Path | None) -> None:
     """The controller started, once ready and (when it serves them) its webhooks registered."""
     offset = kueue.log.stat().st_size if kueue.log.exists() else 0
@@ -129,46 +70,9 @@ def start(kueue: Kueue, config: Path | None) -> None:
 
 
 @pytest.fixture(scope="module")
-def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clusters]:
-    directory = tmp_path_factory.mktemp("multikueue")
-    started: list[Kueue] = []
-    try:
-        for name in ("worker1", "worker2"):
-            started.append(worker := _start(directory, 2, name))
-            worker.apply(QUEUES + "---" + cluster_queue(checks=False))
-        started.append(manager := _start(directory, 1, "manager", MANAGER_CONFIG))
-        manager.cluster.kubectl("create", "namespace", "pykueue-system")
-        manager.apply([secret(f"{w}-secret", flattened(k.cluster)) for w, k in zip(("w1", "w2"), started[:2], strict=True)])
-        manager.apply(QUEUES + "---" + cluster_queue(checks=True) + """
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: AdmissionCheck
-metadata: {name: mk}
-spec:
-  controllerName: kueue.x-k8s.io/multikueue
-  parameters: {apiGroup: kueue.x-k8s.io, kind: MultiKueueConfig, name: mkc}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: MultiKueueConfig
-metadata: {name: mkc}
-spec: {clusters: [w1, w2]}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: MultiKueueCluster
-metadata: {name: w1}
-spec: {clusterSource: {kubeConfig: {location: w1-secret}}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: MultiKueueCluster
-metadata: {name: w2}
-spec: {clusterSource: {kubeConfig: {location: w2-secret, locationType: Secret}}}
-""")
-        yield Clusters(manager, {"w1": started[0], "w2": started[1]})
-    finally:
-        for kueue in reversed(started):
-            kueue.stop()
-            print(f"\n--- {kueue.log.name} (tail) ---\n{kueue._tail(lines=25)}")
-            kueue.cluster.stop()
+def clusters(multikueue_clusters: Clusters) -> Clusters:
+    """The session's manager and workers (``multikueue_setup.SHARED``)."""
+    return multikueue_clusters
 
 
 class Sampler:
@@ -183,11 +87,10 @@ class Sampler:
         self.thread.start()
 
     def active(self, kueue: Kueue) -> int:
-        result = kueue.cluster.kubectl("get", "pods", "-n", NS, "-l", f"batch.kubernetes.io/job-name={self.name}",
-                                       "-o", "json", check=False, timeout=10)
-        if result.returncode != 0:
+        try:
+            pods = kueue.items("pods", NS, f"batch.kubernetes.io/job-name={self.name}")
+        except RestError:
             return 0  # an unreachable worker runs nothing anyone can see
-        pods = json.loads(result.stdout)["items"]
         return sum(1 for p in pods if p["status"].get("phase") in ("Pending", "Running")
                    and not p["metadata"].get("deletionTimestamp"))
 
@@ -267,8 +170,10 @@ def test_a_job_not_managed_by_multikueue_is_rejected(clusters: Clusters) -> None
         assert worker.get("job", "plain", NS) is None
 
 
-def test_cluster_conditions_follow_its_secret(clusters: Clusters) -> None:
-    """Missing Secret, an insecure kubeconfig, an unreachable worker, then a rotated good one."""
+def test_cluster_conditions_follow_its_secret(clusters: Clusters, tmp_path: Path) -> None:
+    """Missing Secret, an insecure kubeconfig, hostile ones (an exec plugin behind integer names, a
+    non-list, 500-deep nesting: refused, nothing run, the other clusters still Active), an unreachable
+    worker, then a rotated good one."""
     manager = clusters.manager
     manager.apply("""
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -287,6 +192,28 @@ spec: {clusterSource: {kubeConfig: {location: w3-secret}}}
     insecure["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = True
     manager.apply([secret("w3-secret", yaml.safe_dump(insecure))])
     eventually(lambda: reason() == "InsecureKubeConfig", 60, what="InsecureKubeConfig")
+    # an exec plugin on a user named by the integer 1, which the context names by 1 as well: refused as
+    # every user is checked, whatever its name's type (the command would create the marker)
+    marker = tmp_path / "ran"
+    hostile = json.loads(json.dumps(good))
+    hostile["contexts"][0]["context"]["user"] = 1
+    hostile["users"] = [{"name": 1, "user": {"exec": {"apiVersion": "client.authentication.k8s.io/v1",
+                                                      "command": "/bin/sh", "args": ["-c", f"touch {marker}"]}}}]
+    manager.apply([secret("w3-secret", yaml.safe_dump(hostile))])
+
+    def message() -> str:
+        return (condition(manager.get("multikueuecluster", "w3"), "Active") or {}).get("message") or ""
+
+    eventually(lambda: "users[0].name: Input should be a valid string" in message(), 60, what="the integer name refused")
+    assert reason() == "BadKubeConfig" and not marker.exists()
+    not_a_list = yaml.safe_dump({**good, "users": 1})
+    for malformed, said in ((not_a_list, "users: Input should be a valid list"),
+                            ("clusters: " + "[" * 500 + "]" * 500 + "\n", "nested deeper than 32 levels")):
+        manager.apply([secret("w3-secret", malformed)])
+        eventually(lambda said=said: reason() == "BadKubeConfig" and said in message(),  # type: ignore[misc]
+                   60, what=f"BadKubeConfig: {said}")
+    assert all(is_true(manager.get("multikueuecluster", w), "Active") for w in ("w1", "w2")), "another cluster fell"
+    assert manager.process is not None and manager.process.poll() is None
     dead = json.loads(json.dumps(good))
     dead["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{free_port()}"
     manager.apply([secret("w3-secret", yaml.safe_dump(dead))])
@@ -336,8 +263,12 @@ def test_an_external_dispatcher_nominates_through_the_status(clusters: Clusters,
     finally:
         manager.stop()
         start(manager, original)
+    # finished: its copy and remote Job are deleted, whichever manager saw it finish
+    eventually(lambda: clusters.workers["w2"].get("workload", wl["metadata"]["name"], NS) is None
+               and clusters.workers["w2"].get("job", "external", NS) is None, 60, what="the finished copy deleted")
 
 
+@pytest.mark.kills_a_worker
 def test_a_lost_worker_gives_its_workload_to_the_other(clusters: Clusters) -> None:
     """Its API server killed while it runs a job: the cluster turns inactive; after workerLostTimeout
     the workload is requeued and runs on the other worker."""
@@ -358,8 +289,7 @@ def test_a_lost_worker_gives_its_workload_to_the_other(clusters: Clusters) -> No
                         what=f"the job dispatched to {other}")
     assert time.monotonic() - killed >= LOST_TIMEOUT - 1, "requeued before workerLostTimeout"
     assert remote["metadata"]["labels"]["kueue.x-k8s.io/multikueue-origin"] == ORIGIN
-    moved = eventually(lambda: (w := workload_of(manager, "long")) and ((w.get("status") or {}).get("clusterName") == other) and w,
-                       90, what=f"the Workload admitted through {other}")
-    assert is_true(moved, "Admitted")
+    eventually(lambda: (w := workload_of(manager, "long")) and (w.get("status") or {}).get("clusterName") == other
+               and is_true(w, "Admitted"), 90, what=f"the Workload admitted through {other}")
     eventually(lambda: other in sampler.seen, 60, what=f"the job running in {other}")
     sampler.finish()

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 import yaml
 
+from pykueue.devcluster.rest import RestError
 from tests.e2e import test_multikueue as base
 from tests.e2e.conftest import Kueue, eventually, is_true
 
@@ -56,15 +57,14 @@ class Invariants:
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
 
-    def _json(self, kueue: Kueue, *args: str) -> dict[str, Any] | None:
-        result = kueue.cluster.kubectl("get", *args, "-o", "json", check=False, timeout=10)
-        return json.loads(result.stdout) if result.returncode == 0 else None  # unreachable: nothing visible
-
     def sample(self) -> None:
         where: dict[str, set[str]] = {}
         for name, kueue in self.workers.items():
-            pods = self._json(kueue, "pods", "-n", NS)
-            active = [p for p in (pods or {}).get("items", []) if p["status"].get("phase") in ("Pending", "Running")
+            try:
+                pods = kueue.items("pods", NS)
+            except RestError:
+                pods = []  # unreachable: nothing visible
+            active = [p for p in pods if p["status"].get("phase") in ("Pending", "Running")
                       and not p["metadata"].get("deletionTimestamp")]
             cpu = sum(_cpu(c["resources"].get("requests", {}).get("cpu", 0))
                       for p in active for c in p["spec"]["containers"])
@@ -73,7 +73,7 @@ class Invariants:
             for p in active:
                 job = (p["metadata"].get("labels") or {}).get(self.key, "?")
                 where.setdefault(job, set()).add(name)
-            cq = self._json(kueue, "clusterqueue", "cq") or {}
+            cq = kueue.get("clusterqueue", "cq") or {}
             for flavor in (cq.get("status") or {}).get("flavorsReservation") or []:
                 for res in flavor.get("resources") or []:
                     if res["name"] == "cpu" and _cpu(res["total"]) > QUOTA_CPU:

@@ -11,13 +11,12 @@ mirrored on the manager's object, it finishes there and the remote objects are d
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.e2e.conftest import eventually, is_true
-from tests.e2e.multikueue_setup import Clusters, Setup, multikueue
+from tests.e2e.multikueue_setup import Clusters
 from tests.e2e.pod_objects import succeed
 from tests.e2e.ray_objects import raycluster, rayjob
 from tests.e2e.test_multikueue import NS
@@ -27,16 +26,12 @@ ORIGIN = "mk-manager"
 MK = "kueue.x-k8s.io/multikueue"
 PREBUILT = "kueue.x-k8s.io/prebuilt-workload-name"
 ORIGIN_LABEL = "kueue.x-k8s.io/multikueue-origin"
-FRAMEWORKS = ["batch/job", "pod", "jobset.x-k8s.io/jobset", "ray.io/rayjob", "ray.io/raycluster"]
-WORKER_CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-                 "integrations": {"frameworks": FRAMEWORKS}}
-MANAGER_CONFIG = {**WORKER_CONFIG, "multiKueue": {"gcInterval": "2s", "origin": ORIGIN}}
 
 
 @pytest.fixture(scope="module")
-def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clusters]:
-    yield from multikueue(tmp_path_factory.mktemp("multikueue-kinds"), Setup(
-        MANAGER_CONFIG, WORKER_CONFIG, webhooks=True, addons=("jobset", "ray")))
+def clusters(multikueue_clusters: Clusters) -> Clusters:
+    """The session's manager and workers (``multikueue_setup.SHARED``)."""
+    return multikueue_clusters
 
 
 def workload_for(kueue: Any, kind: str, name: str) -> dict[str, Any] | None:

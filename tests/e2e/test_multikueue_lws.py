@@ -26,25 +26,21 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import eventually, is_true
-from tests.e2e.multikueue_setup import Clusters, Setup, multikueue
+from tests.e2e.multikueue_setup import Clusters
 from tests.e2e.test_multikueue import NS
 from tests.e2e.test_multikueue_faults import Invariants, holding, sampling
 from tests.e2e.test_multikueue_kinds import ORIGIN, ORIGIN_LABEL, PREBUILT, check_state
 from tests.e2e.test_multikueue_serving import pods_on
 
 pytestmark = pytest.mark.e2e
-FRAMEWORKS = ["batch/job", "pod", "leaderworkerset.x-k8s.io/leaderworkerset"]
-WORKER_CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-                 "integrations": {"frameworks": FRAMEWORKS}}
-MANAGER_CONFIG = {**WORKER_CONFIG, "multiKueue": {"gcInterval": "2s", "origin": ORIGIN}}
 ORIGIN_UID = "kueue.x-k8s.io/multikueue-origin-uid"
 INDEX = "kueue.x-k8s.io/component-workload-index"
 
 
 @pytest.fixture(scope="module")
-def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clusters]:
-    yield from multikueue(tmp_path_factory.mktemp("multikueue-lws"), Setup(
-        MANAGER_CONFIG, WORKER_CONFIG, webhooks=True, addons=("lws",)))
+def clusters(multikueue_clusters: Clusters) -> Clusters:
+    """The session's manager and workers (``multikueue_setup.SHARED``)."""
+    return multikueue_clusters
 
 
 @pytest.fixture(scope="module")

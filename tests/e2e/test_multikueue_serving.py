@@ -15,14 +15,13 @@ its quota."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.e2e.conftest import Kueue, eventually
-from tests.e2e.multikueue_setup import Clusters, Setup, multikueue
+from tests.e2e.multikueue_setup import Clusters
 from tests.e2e.test_multikueue import NS
 from tests.e2e.test_multikueue_faults import Invariants, holding, sampling
 from tests.e2e.test_multikueue_kinds import (
@@ -33,17 +32,13 @@ from tests.e2e.test_multikueue_kinds import (
 )
 
 pytestmark = pytest.mark.e2e
-FRAMEWORKS = ["batch/job", "pod", "statefulset", "deployment"]
-WORKER_CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-                 "integrations": {"frameworks": FRAMEWORKS}}
-MANAGER_CONFIG = {**WORKER_CONFIG, "multiKueue": {"gcInterval": "2s", "origin": ORIGIN}}
 ORIGIN_UID = "kueue.x-k8s.io/multikueue-origin-uid"
 
 
 @pytest.fixture(scope="module")
-def clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clusters]:
-    yield from multikueue(tmp_path_factory.mktemp("multikueue-serving"), Setup(
-        MANAGER_CONFIG, WORKER_CONFIG, webhooks=True))
+def clusters(multikueue_clusters: Clusters) -> Clusters:
+    """The session's manager and workers (``multikueue_setup.SHARED``)."""
+    return multikueue_clusters
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +70,7 @@ def deployment(name: str) -> dict[str, Any]:
 
 
 def pods_on(kueue: Kueue, selector: str) -> list[dict[str, Any]]:
-    result = kueue.cluster.kubectl("get", "pods", "-n", NS, "-l", selector, "-o", "json")
-    return [p for p in json.loads(result.stdout)["items"] if not p["metadata"].get("deletionTimestamp")]
+    return [p for p in kueue.items("pods", NS, selector) if not p["metadata"].get("deletionTimestamp")]
 
 
 def test_a_statefulset_is_dispatched_runs_on_one_worker_and_is_removed_with_its_manager_object(

@@ -527,3 +527,28 @@ def test_a_groups_workload_survives_its_failed_original_deleted_and_excess_pods_
     pod_kueue.apply(members[3:])
     eventually(lambda: get_pod(pod_kueue, "member-3", ns) is None, 90, what="the excess member deleted")
     assert running_on_gpu(pod_kueue, "member-1", ns) and running_on_gpu(pod_kueue, "member-2", ns)
+
+
+def test_a_pod_that_lost_kueues_label_holds_its_quota_until_it_has_ended(pod_kueue: Kueue, ns: str) -> None:
+    """Issue 51 scenario 1 for a plain Pod: ``first`` (2 cpu of 2) runs; its ``kueue.x-k8s.io/managed``
+    label is removed (the watch then reports it deleted) and its Workload deleted. It still runs, so its
+    quota is held: ``second`` (1 cpu) stays gated, told why (before: ``first`` looked gone, its quota went
+    at once and ``second`` ran beside it, 3 cpu on 2). Once ``first`` has succeeded (seen by fetching it,
+    no watch sees it now) the quota goes and ``second`` runs."""
+    gpu_queue(pod_kueue, ns, "2")
+    pod_kueue.apply([pod("first", ns, "2")])
+    eventually(lambda: running_on_gpu(pod_kueue, "first", ns), 90, what="first running")
+    wl = workload_for(pod_kueue, ns, "first")
+    pod_kueue.cluster.kubectl("label", "pod", "first", "-n", ns, f"{pod_rules.MANAGED_LABEL}-")
+    pod_kueue.cluster.kubectl("delete", "workload", wl["metadata"]["name"], "-n", ns, "--wait=false")
+    pod_kueue.apply([pod("second", ns, "1")])
+    message = eventually(lambda: pending_message(pod_kueue, ns, "second"), 60, what="second's pending message")
+    assert "insufficient unused quota for cpu in flavor gpu-h100, 1 more needed" in message
+    assert gated(get_pod(pod_kueue, "second", ns)) and running_on_gpu(pod_kueue, "first", ns)
+    assert pod_kueue.get("workload", wl["metadata"]["name"], ns) is not None  # held by its finalizer
+    succeed(pod_kueue, "first", ns)
+    eventually(lambda: running_on_gpu(pod_kueue, "second", ns), 90, what="second running once first ended")
+    assert pod_kueue.get("workload", wl["metadata"]["name"], ns) is None
+    # Kueue's finalizer stays on a Pod it no longer manages (as upstream's): the user's to remove
+    pod_kueue.cluster.kubectl("patch", "pod", "first", "-n", ns, "--type=json", "-p", json.dumps(
+        [{"op": "remove", "path": "/metadata/finalizers"}]))

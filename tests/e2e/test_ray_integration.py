@@ -49,8 +49,7 @@ def ray_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterato
 
 
 def ray_pods(kueue: Kueue, ns: str, cluster: str) -> list[dict[str, Any]]:
-    out = kueue.cluster.kubectl("get", "pods", "-n", ns, "-l", f"ray.io/cluster={cluster}", "-o", "json").stdout
-    return json.loads(out)["items"]
+    return kueue.items("pods", ns, f"ray.io/cluster={cluster}")
 
 
 def running_on_gpu(kueue: Kueue, ns: str, cluster: str, count: int) -> list[dict[str, Any]] | None:
@@ -122,9 +121,15 @@ def test_rayjob_admitted_runs_its_cluster_and_finishes(ray_kueue: Kueue, ns: str
     ray_kueue.apply([rayjob("job", ns)])
     wl = eventually(lambda: workload_for(ray_kueue, ns, "RayJob", "job"), 60, what="the RayJob's workload")
     assert [p["name"] for p in wl["spec"]["podSets"]] == ["head", "workers", "submitter"]
-    name = eventually(lambda: ((ray_kueue.get("rayjob.ray.io", "job", ns) or {}).get("status") or {}).get(
-        "rayClusterName"), 90, what="KubeRay's cluster for the job")
-    pods = eventually(lambda: running_on_gpu(ray_kueue, ns, name, 2), 120, what="the job's head and worker running")
+    def cluster_name() -> str | None:
+        return ((ray_kueue.get("rayjob.ray.io", "job", ns) or {}).get("status") or {}).get("rayClusterName")
+
+    eventually(cluster_name, 90, what="KubeRay's cluster for the job")
+    # read again at each poll: KubeRay names a cluster while the RayJob is still suspended and names
+    # another once it is resumed, so the first name seen may be one that never gets Pods
+    pods = eventually(lambda: (name := cluster_name()) and running_on_gpu(ray_kueue, ns, name, 2), 240,
+                      what="the job's head and worker running")
+    name = pods[0]["metadata"]["labels"]["ray.io/cluster"]
     assert all(p["spec"]["nodeSelector"] == GPU_SELECTOR for p in pods)
     assert workload_for(ray_kueue, ns, "RayCluster", name) is None  # the RayJob's Workload stands for it
     own = ray_kueue.get("raycluster.ray.io", name, ns)

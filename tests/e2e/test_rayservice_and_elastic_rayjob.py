@@ -53,8 +53,7 @@ def owned_by(kueue: Kueue, ns: str, kind: str) -> list[dict[str, Any]]:
 
 
 def live_pods(kueue: Kueue, ns: str, selector: str) -> list[dict[str, Any]]:
-    out = kueue.cluster.kubectl("get", "pods", "-n", ns, "-l", selector, "-o", "json").stdout
-    return [p for p in json.loads(out)["items"] if not p["metadata"].get("deletionTimestamp")]
+    return [p for p in kueue.items("pods", ns, selector) if not p["metadata"].get("deletionTimestamp")]
 
 
 # ---- RayService -----------------------------------------------------------------------------------

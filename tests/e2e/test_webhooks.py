@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 import yaml
 
-from pykueue.controller.webhooks import certs, names
+from pykueue.controller import certs
+from pykueue.controller.webhooks import names
 from pykueue.devcluster.cluster import free_port
 from pykueue.manifests import crds, render
 from tests.e2e.conftest import Kueue, eventually, is_true

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from pykueue.engine import model as m
 from pykueue.engine.engine import Engine
 from pykueue.engine.model import US
+from pykueue.engine.workload import State
 
 FLAVORS = ("f1", "f2")
 POLICIES = (m.NEVER, m.LOWER_PRIORITY, m.LOWER_OR_NEWER_EQUAL_PRIORITY)
@@ -24,6 +25,9 @@ class World:
     cqs: list[m.ClusterQueue]
     workloads: list[m.Workload]
     fair: bool = False
+    # the controller's engine (jobs_stop_at_once=False): an evicted workload's job stops one step later,
+    # and its usage counts until then (checked with the rest)
+    controller: bool = False
 
 
 @st.composite
@@ -86,11 +90,11 @@ def worlds(draw, nested: bool = True, max_workloads: int = 25) -> World:
                 creation_time=float(draw(st.integers(0, 5))),
             )
         )
-    return World(cohorts, cqs, workloads, fair=draw(st.booleans()))
+    return World(cohorts, cqs, workloads, fair=draw(st.booleans()), controller=draw(st.booleans()))
 
 
 def build(world: World) -> Engine:
-    e = Engine(m.Config(fair_sharing=m.FairSharing(enable=world.fair)))
+    e = Engine(m.Config(fair_sharing=m.FairSharing(enable=world.fair)), jobs_stop_at_once=not world.controller)
     for f in FLAVORS:
         e.apply_resource_flavor(m.ResourceFlavor(f))
     for c in world.cohorts:
@@ -119,12 +123,14 @@ def _play(e: Engine, world: World, log: list) -> None:
         by_time.setdefault(w.creation_time, []).append(w)
     t = 0.0
     for t in sorted(by_time):
+        _stop_jobs(e, t, log)
         for w in by_time[t]:
             e.add_workload(w, round(t * US))
         log.extend((t, ev) for ev in e.schedule(round(t * US)))
         check_limits(e, world)
     for _ in range(3):
         t += 1
+        _stop_jobs(e, t, log)
         admitted = sorted((i for i in e.workloads.values() if i.has_quota), key=lambda i: i.seq)
         if admitted:
             e.finish_workload(admitted[0].key, round(t * US))
@@ -132,8 +138,15 @@ def _play(e: Engine, world: World, log: list) -> None:
         check_limits(e, world)
 
 
+def _stop_jobs(e: Engine, t: float, log: list) -> None:
+    """The controller's driver: the jobs of the workloads evicted at the step before have stopped now."""
+    for info in sorted((i for i in e.workloads.values() if i.state is State.STOPPING), key=lambda i: i.seq):
+        if e.job_stopped(info.key, round(t * US)):
+            log.append((t, ("stopped", info.key)))
+
+
 def _usage(e: Engine, cq: str, fr: tuple[str, str]) -> int:
-    return sum(i.usage.get(fr, 0) for i in e.workloads.values() if i.has_quota and i.cluster_queue == cq)
+    return sum(i.usage.get(fr, 0) for i in e.workloads.values() if i.holds_usage and i.cluster_queue == cq)
 
 
 def check_limits(e: Engine, world: World) -> None:

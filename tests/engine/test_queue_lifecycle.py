@@ -172,3 +172,17 @@ def test_a_reservation_waiting_for_checks_is_undone_when_its_queue_goes() -> Non
         assert status.message == ("LocalQueue q-cq doesn't exist" if kind == "LocalQueue"
                                   else "ClusterQueue cq is inactive: clusterQueue is terminating")
         assert e.state_of("ns/running") is State.ADMITTED
+
+
+def test_a_local_queues_counts_row_goes_with_its_last_workload() -> None:
+    """Counts are kept per LocalQueue as workloads move; a queue whose workloads are all gone keeps no
+    row (a queue named by workloads alone, never applied, would otherwise stay counted forever)."""
+    e = engine()
+    e.add_workload(wl("a"))
+    e.add_workload(m.Workload("ns", "b", "never-applied", (m.PodSet("main", 1, {"cpu": 1000}),)))
+    e.schedule(0)
+    assert e.local_queue_statuses()["ns/q-cq"].admitted == 1
+    e.delete_workload("ns/a")
+    e.delete_workload("ns/b")
+    assert e.local_queue_statuses()["ns/q-cq"].admitted == 0
+    assert e._lq_counts == {}

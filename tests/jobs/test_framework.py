@@ -104,7 +104,9 @@ def test_an_evicted_job_is_stopped_and_its_quota_released_only_once_no_pod_is_ac
     assert not any(isinstance(a, JobStopped) for a in actions)
     suspended = {**running, "spec": {**running["spec"], "suspend": True}}
     assert reconcile(Job(suspended), evicted, FLAVORS) == []  # the Job controller still counts 2 pods
-    suspended["status"] = {"active": 0}
+    suspended["status"] = {"active": 0, "terminating": 2}  # in their grace period: they still run
+    assert reconcile(Job(suspended), evicted, FLAVORS) == []
+    suspended["status"] = {"active": 0, "terminating": 0}
     assert reconcile(Job(suspended), evicted, FLAVORS) == [JobStopped("ns", Job(running).workload_name())]
 
 

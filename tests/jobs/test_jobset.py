@@ -269,3 +269,28 @@ def test_the_hooks_are_registered_only_with_the_integration() -> None:
     assert "mjobset.kb.io" not in [h.name for h in names.mutating_for(("batch/job",))]
     (hook,) = [h for h in names.validating_jobs_for(FRAMEWORKS) if h.kind == "JobSet"]
     assert hook.path == "/validate-jobset-x-k8s-io-v1alpha2-jobset" and hook.resources == ("jobsets",)
+
+
+def _child(name: str, owner_uid: str, **status: int) -> dict[str, Any]:
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": name, "namespace": "ns", "ownerReferences": [{
+            "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "name": "train", "uid": owner_uid,
+            "controller": True}]}, "status": status}
+
+
+def test_a_stopped_jobsets_terminating_pods_keep_it_active_until_they_are_gone() -> None:
+    """Issue 51 item 7 for JobSets: suspended, JobSet's status counts no active Job, but a child Job
+    still has 2 pods terminating (their grace period): the JobSet is active until its Jobs say 0; a Job
+    of a predecessor JobSet under the name (another UID) is not its."""
+    keys = JobSetKeys({}, Rules(frameworks=FRAMEWORKS))
+    stopped = js(suspend=True, status={"replicatedJobsStatus": [{"name": "workers", "active": 0}]})
+    stopped["metadata"]["name"], stopped["metadata"]["uid"] = "train", "js-1"
+    assert keys.child(_child("train-workers-0", "js-1", active=0, terminating=2), deleted=False) == "ns/train"
+    assert keys.child(_child("old-workers-0", "js-0", active=1), deleted=False) == "ns/train"
+    assert keys.child({"metadata": {"name": "plain", "namespace": "ns"}}, deleted=False) is None
+    assert keys.wrap(stopped).is_active()
+    keys.child(_child("train-workers-0", "js-1", active=0, terminating=0), deleted=False)
+    assert not keys.wrap(stopped).is_active()  # the predecessor's Job does not count for it
+    keys.child(_child("train-workers-0", "js-1"), deleted=True)
+    keys.child(_child("old-workers-0", "js-0"), deleted=True)
+    assert keys.children == {}

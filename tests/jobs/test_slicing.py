@@ -118,7 +118,8 @@ def test_the_job_webhook_gates_an_elastic_jobs_pods() -> None:
 
 
 def test_the_workload_webhook_lets_a_reserved_workloads_counts_go_down_only() -> None:
-    # upstream's validateImmutablePodSet with ElasticJobsViaWorkloadSlices on: any count may go down
+    # an elastic job's Workload may have a count go down (its slice scaled down in place); any other's
+    # pod sets are fixed while it holds quota (a lowered count under a running job undercounts it)
     def wl(count: int, elastic: bool) -> v2.Workload:
         return v2.Workload.model_validate({
             "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
@@ -130,7 +131,7 @@ def test_the_workload_webhook_lets_a_reserved_workloads_counts_go_down_only() ->
 
     assert workload_update(wl(2, True), wl(3, True)) == []
     assert workload_update(wl(4, True), wl(3, True)) == [("spec.podSets.0", "Invalid value: field is immutable")]
-    assert workload_update(wl(2, False), wl(3, False)) == []
+    assert workload_update(wl(2, False), wl(3, False)) == [("spec.podSets.0", "Invalid value: field is immutable")]
 
 
 def test_a_slice_read_from_the_api_is_elastic_and_names_what_it_replaces() -> None:
@@ -201,3 +202,43 @@ def test_an_evicted_slice_stands_for_the_job_until_its_quota_is_released() -> No
     released = workload("w1", 3, reserved=False, evicted=True)
     out = slicing.ensure(pod_sets(5), [released, new])
     assert out.finish == [released] and out.workload is new
+
+
+def _pod(name: str, *, gated_: bool = True, phase: str = "Pending", labels: dict[str, str] | None = None,
+         created: str = "2026-01-01T00:00:00Z", deleting: bool = False) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": "ns", "labels": labels or {}, "creationTimestamp": created}
+    if deleting:
+        meta["deletionTimestamp"] = "2026-01-01T00:01:00Z"
+    spec = {"schedulingGates": [{"name": slicing.SCHEDULING_GATE}]} if gated_ else {}
+    return {"metadata": meta, "spec": spec, "status": {"phase": phase}}
+
+
+def _admitted_slice(**counts: int) -> dict[str, Any]:
+    return {"status": {"admission": {"clusterQueue": "cq", "podSetAssignments": [
+        {"name": n, "count": c, "flavors": {"cpu": "f"}} for n, c in counts.items()]}}}
+
+
+def test_the_gate_releases_at_most_the_admitted_count_beside_what_already_runs() -> None:
+    """A Job admitted for 2 whose parallelism went to 5 before the slice landed: one pod already
+    runs, four wait at the gate: one (the oldest) is released, three stay gated; a finished pod
+    frees its place, a terminating one still holds it."""
+    pods = [_pod("run", gated_=False, phase="Running"),
+            *(_pod(f"g{i}", created=f"2026-01-01T00:00:0{i}Z") for i in (3, 1, 4, 2))]
+    released = slicing.to_release(pods, _admitted_slice(main=2), "Job")
+    assert [p["metadata"]["name"] for p in released] == ["g1"]
+    done = [_pod("run", gated_=False, phase="Succeeded"), *pods[1:]]
+    assert [p["metadata"]["name"] for p in slicing.to_release(done, _admitted_slice(main=2), "Job")] == ["g1", "g2"]
+    terminating = [_pod("run", gated_=False, phase="Running", deleting=True), *pods[1:]]
+    assert len(slicing.to_release(terminating, _admitted_slice(main=2), "Job")) == 1
+    assert slicing.to_release(pods, _admitted_slice(main=1), "Job") == []
+
+
+def test_a_ray_clusters_gate_releases_per_worker_group() -> None:
+    """Per pod set: the group labelled Workers (pod set "workers") admitted for 2 with none running gets
+    two released; a pod of a group the admission does not name stays gated."""
+    group = {"ray.io/node-type": "worker", "ray.io/group": "Workers"}
+    pods = [_pod("head", gated_=False, phase="Running", labels={"ray.io/node-type": "head"}),
+            *(_pod(f"w{i}", labels=group, created=f"2026-01-01T00:00:0{i}Z") for i in range(3)),
+            _pod("x", labels={"ray.io/node-type": "worker", "ray.io/group": "other"})]
+    released = slicing.to_release(pods, _admitted_slice(head=1, workers=2), "RayCluster")
+    assert [p["metadata"]["name"] for p in released] == ["w0", "w1"]

@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -60,13 +61,38 @@ def running(block: str, workdir: Path, timeout: float = 420) -> Iterator[tuple[i
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     proc = subprocess.Popen(["bash", "-c", script], cwd=REPO, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    deadline = time.monotonic() + timeout
     try:
-        out, _ = proc.communicate(timeout=timeout)
+        while True:
+            try:
+                out, _ = proc.communicate(timeout=min(5.0, max(0.1, deadline - time.monotonic())))
+                break
+            except subprocess.TimeoutExpired:
+                if time.monotonic() >= deadline:
+                    raise
+                # a controller the block started that exited with an error (a port taken, say) leaves its
+                # `until grep ... controller.log` waiting for ever: the block fails now, with that log
+                died = _controller_error(workdir)
+                if died is not None:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGTERM)
+                    out, _ = proc.communicate()
+                    yield -1, f"{out}\n--- the block's controller exited ---\n{died}"
+                    return
         yield proc.returncode, out
     finally:
         with contextlib.suppress(ProcessLookupError):  # the block's own group: the controller it started
             os.killpg(proc.pid, signal.SIGTERM)
         proc.wait()
+
+
+def _controller_error(workdir: Path) -> str | None:
+    """The tail of a controller log under ``workdir`` whose controller stopped on an error, or None."""
+    for log in workdir.glob("*/controller.log"):
+        text = log.read_text(errors="replace")
+        if "pykueue: error:" in text:
+            return "\n".join(text.splitlines()[-15:])
+    return None
 
 
 INSTALL_DOC = "docs/cluster.md"  # where the development install block lives

@@ -93,7 +93,7 @@ def test_manifests_hold_every_object_once(manifests: dict[str, list[dict[str, An
 
 
 def test_rbac_is_least_privilege(manifests: dict[str, list[dict[str, Any]]]) -> None:
-    """No wildcard, no secret, pod or delete by default but of Workloads (the pod integration's are in
+    """No wildcard, no secret, no pod but listing them, no delete by default but of Workloads (the pod integration's are in
     test_helm_template_pod_integration); only the API groups the controller talks to; write
     access to status subresources only through patch. Whether each grant is needed and enough is
     shown on a cluster by test_least_privilege.py, against the API server's audit log."""
@@ -120,6 +120,8 @@ def test_rbac_is_least_privilege(manifests: dict[str, list[dict[str, Any]]]) -> 
         # delete only on Workloads: one that no longer matches its job is replaced, as upstream's role allows
         assert not FORBIDDEN_VERBS & set(rule["verbs"]) or rule["resources"] == ["workloads"], rule
         assert not {"*", "deletecollection", "escalate", "bind", "impersonate"} & set(rule["verbs"]), rule
+        if rule["resources"] == ["pods"] and rule["verbs"] == ["list"]:
+            continue  # read only: a deleted Job's pods and a Pod that lost the managed label, until they end
         assert not FORBIDDEN_RESOURCES & set(rule["resources"]), rule
         assert set(rule["apiGroups"]) <= {"", "batch", "kueue.x-k8s.io", "scheduling.k8s.io", "authentication.k8s.io",
                                           "authorization.k8s.io"}, rule
@@ -177,6 +179,62 @@ def test_deployment_is_locked_down(manifests: dict[str, list[dict[str, Any]]]) -
     assert volume["configMap"]["name"] == config_map["metadata"]["name"]
     values = yaml.safe_load((CHART / "values.yaml").read_text())
     assert yaml.safe_load(config_map["data"]["config.yaml"]) == values["config"]
+
+
+RESTRICTED_LABELS = {f"pod-security.kubernetes.io/{mode}{suffix}": value
+                     for mode in ("enforce", "audit", "warn")
+                     for suffix, value in (("", "restricted"), ("-version", "latest"))}
+# The volume types the restricted Pod Security Standard allows (Kubernetes' "Volume Types" check).
+RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim",
+                      "projected", "secret"}
+
+
+def restricted_violations(pod: dict[str, Any]) -> list[str]:
+    """What in a pod spec the restricted Pod Security Standard (every baseline and restricted check,
+    https://kubernetes.io/docs/concepts/security/pod-security-standards/) would refuse."""
+    found = [f"spec.{key}" for key in ("hostNetwork", "hostPID", "hostIPC") if pod.get(key)]
+    pod_context = pod.get("securityContext") or {}
+    found += [f"volume {v['name']}" for v in pod.get("volumes") or [] if set(v) - {"name"} - RESTRICTED_VOLUMES]
+    for container in [*pod.get("initContainers", []), *pod["containers"]]:
+        name = container["name"]
+        context = container.get("securityContext") or {}
+        if context.get("privileged"):
+            found.append(f"{name}: privileged")
+        if context.get("allowPrivilegeEscalation") is not False:
+            found.append(f"{name}: allowPrivilegeEscalation must be false")
+        capabilities = context.get("capabilities") or {}
+        if "ALL" not in (capabilities.get("drop") or []):
+            found.append(f"{name}: capabilities must drop ALL")
+        if set(capabilities.get("add") or []) - {"NET_BIND_SERVICE"}:
+            found.append(f"{name}: capabilities may add only NET_BIND_SERVICE")
+        if context.get("runAsNonRoot", pod_context.get("runAsNonRoot")) is not True:
+            found.append(f"{name}: runAsNonRoot must be true")
+        if context.get("runAsUser", pod_context.get("runAsUser")) == 0:
+            found.append(f"{name}: runAsUser must not be 0")
+        seccomp = (context.get("seccompProfile") or pod_context.get("seccompProfile") or {}).get("type")
+        if seccomp not in ("RuntimeDefault", "Localhost"):
+            found.append(f"{name}: seccompProfile must be RuntimeDefault or Localhost")
+        if any(port.get("hostPort") for port in container.get("ports") or []):
+            found.append(f"{name}: hostPort")
+    return found
+
+
+def test_the_namespace_enforces_the_restricted_pod_security_standard(
+        manifests: dict[str, list[dict[str, Any]]]) -> None:
+    """The release namespace enforces, audits and warns at the ``restricted`` level, which the
+    controller's pod meets: so nothing that runs there may run privileged, as root, or unconfined."""
+    (namespace,) = manifests["Namespace"]
+    assert namespace["metadata"]["name"] == NAMESPACE
+    labels = namespace["metadata"]["labels"]
+    assert {key: labels.get(key) for key in RESTRICTED_LABELS} == RESTRICTED_LABELS
+    (deployment,) = manifests["Deployment"]
+    assert restricted_violations(deployment["spec"]["template"]["spec"]) == []
+    # and the check finds what it is meant to find
+    assert restricted_violations({"securityContext": {}, "hostPID": True, "volumes": [{"name": "h", "hostPath": {}}],
+                                  "containers": [{"name": "c", "securityContext": {"runAsUser": 0}}]}) == [
+        "spec.hostPID", "volume h", "c: allowPrivilegeEscalation must be false", "c: capabilities must drop ALL",
+        "c: runAsNonRoot must be true", "c: runAsUser must not be 0",
+        "c: seccompProfile must be RuntimeDefault or Localhost"]
 
 
 # --- with helm ------------------------------------------------------------------------------------------
@@ -328,13 +386,15 @@ def test_helm_template_pod_integration(helm_bin: Path) -> None:
             assert webhook["namespaceSelector"]["matchExpressions"][0]["values"] == ["kube-system", "default"]
         role = next(r for r in kinds["ClusterRole"] if r["metadata"]["name"] == "kq-pykueue-controller")
         pod_rules = [r for r in role["rules"] if any(x.startswith("pods") for x in r["resources"])]
+        listing = {"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}  # every install's (read only)
         if any(h.kind == "Pod" for h in wanted):
             assert pod_rules == [
-                {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete", "list", "patch", "watch"]},
+                listing,
+                {"apiGroups": [""], "resources": ["pods"], "verbs": ["delete", "patch", "watch"]},
                 {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch"]},
                 {"apiGroups": [""], "resources": ["pods/finalizers"], "verbs": ["update"]}]
         else:
-            assert pod_rules == [], frameworks
+            assert pod_rules == [listing], frameworks
         sts_rules = [r for r in role["rules"] if r["apiGroups"] == ["apps"]]
         assert sts_rules == ([{"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["list", "watch"]}]
                              if "statefulset" in frameworks else []), frameworks

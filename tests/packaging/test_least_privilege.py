@@ -242,7 +242,9 @@ def test_service_account_can_do_only_what_it_needs(audited: AuditedCluster, sa_k
                  ("create", "subjectaccessreviews.authorization.k8s.io"),
                  ("get", "configmaps/extension-apiserver-authentication", "-n", "kube-system")):
         assert can_i(audited, *args), args
-    for args in (("get", "secrets", "-n", NAMESPACE), ("list", "pods", "-A"), ("create", "pods", "-n", "team"),
+    assert can_i(audited, "list", "pods", "-A")  # read only: a deleted Job's pods, until none may run
+    for args in (("get", "secrets", "-n", NAMESPACE), ("get", "pods", "-n", "team"), ("watch", "pods", "-A"),
+                 ("create", "pods", "-n", "team"),
                  ("delete", "jobs.batch", "-n", "team"),
                  ("update", "clusterqueues.kueue.x-k8s.io"), ("get", "leases.coordination.k8s.io", "-n", NAMESPACE),
                  ("update", f"leases.coordination.k8s.io/{LEASE}", "-n", "team"),

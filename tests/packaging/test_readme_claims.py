@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from pykueue.controller import visibility
+from pykueue.controller.visibility import api as visibility
 
 REPO = Path(__file__).resolve().parents[2]
 

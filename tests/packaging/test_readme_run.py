@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pykueue.controller.visibility import API_SERVICES, GROUP
+from pykueue.controller.visibility.api import API_SERVICES, GROUP
 from pykueue.controller.webhooks import names
 from pykueue.devcluster.cluster import DevCluster
 from tests.e2e.conftest import eventually

@@ -26,7 +26,7 @@ from typing import Any
 from pykueue.api import validation
 from pykueue.api.loader import load_documents, read_workload
 from pykueue.controller.translate import clean
-from pykueue.controller.webhooks import managed_by, names
+from pykueue.controller.webhooks import managed_by
 from pykueue.controller.webhooks.default_queues import DEFAULT_QUEUE
 from pykueue.jobs import (
     batch,
@@ -39,6 +39,7 @@ from pykueue.jobs import (
     ray,
     ray_live,
     ray_update,
+    registry,
     serving_update,
     slicing,
 )
@@ -131,28 +132,26 @@ def validator_for_jobs(kind: str, frameworks: tuple[str, ...],
                        default_queue_exists: Callable[[str], bool] = no_default_queue,
                        manage_without_queue_name: bool = False):
     """The validating handler for a job kind: upstream's rules while its integration is on (a Pod's
-    while any integration that queues Pods is), else one that allows everything."""
-    on = set(frameworks)
-    if kind == "Job" and "batch/job" in on:
-        return lambda req: validate_job(req, default_queue_exists)
-    if kind == "Pod" and on & set(names.POD_FRAMEWORKS):
-        return lambda req: _refusals(req, pod_update.validate_pod,
-                                     lambda old, new: pod_update.validate_pod_update(old, new, default_queue_exists))
-    if kind == "Deployment" and "deployment" in on:
-        return lambda req: _refusals(req, serving_update.validate_create, serving_update.validate_deployment_update)
-    if kind == "StatefulSet" and "statefulset" in on:
-        return lambda req: _refusals(req, serving_update.validate_create, serving_update.validate_statefulset_update)
-    if kind in ray_live.KINDS.values() and {f for f, k in ray_live.KINDS.items() if k == kind} & on:
-        return lambda req: _refusals(
-            req, lambda obj: ray_update.validate_create(obj, manage_without_queue_name),
-            lambda old, new: ray_update.validate_update(old, new, manage_without_queue_name, default_queue_exists))
-    if kind == jobset.KIND and jobset.FRAMEWORK in on:
-        return lambda req: _refusals(req, jobset.validate_create,
-                                     lambda old, new: jobset.validate_update(old, new, default_queue_exists))
-    if kind == leaderworkerset.KIND and leaderworkerset.FRAMEWORK in on:
-        return lambda req: _refusals(req, leaderworkerset.validate_create, lambda old, new: leaderworkerset.validate_update(
-            old, new, managed=bool(batch.queue_name(new)) or manage_without_queue_name))
-    return lambda req: response(req, True)
+    while any integration that queues Pods is: the pod framework is implied by them), else one that
+    allows everything. The kind's integration is found in the registry; its rules by its framework."""
+    integration = registry.BY_KIND.get(kind)
+    if integration is None or integration.framework not in enabled(frameworks):
+        return lambda req: response(req, True)
+    exists, manage = default_queue_exists, manage_without_queue_name
+    if integration.framework == "batch/job":
+        return lambda req: validate_job(req, exists)
+    rules: dict[str, tuple[Callable[[dict[str, Any]], Any], Callable[[dict[str, Any], dict[str, Any]], Any]]] = {
+        "pod": (pod_update.validate_pod, lambda old, new: pod_update.validate_pod_update(old, new, exists)),
+        "deployment": (serving_update.validate_create, serving_update.validate_deployment_update),
+        "statefulset": (serving_update.validate_create, serving_update.validate_statefulset_update),
+        "jobset.x-k8s.io/jobset": (jobset.validate_create, lambda old, new: jobset.validate_update(old, new, exists)),
+        "leaderworkerset.x-k8s.io/leaderworkerset": (leaderworkerset.validate_create, lambda old, new: (
+            leaderworkerset.validate_update(old, new, managed=bool(batch.queue_name(new)) or manage))),
+        **dict.fromkeys(ray_live.KINDS, (lambda obj: ray_update.validate_create(obj, manage),
+                                         lambda old, new: ray_update.validate_update(old, new, manage, exists))),
+    }
+    create, update = rules[integration.framework]
+    return lambda req: _refusals(req, create, update)
 
 
 def should_suspend(job: dict[str, Any], manage_without_queue_name: bool, namespace: str = "",
@@ -293,32 +292,32 @@ def mutator(kind: str, frameworks: tuple[str, ...], manage_without_queue_name: b
         return response(request, True)
 
     on = enabled(frameworks)
-    manage = manage_without_queue_name
-    if kind == "Job":
-        if "batch/job" not in frameworks:
-            return allow
-        return lambda req: mutate_job(req, manage, default_queue_exists, scope, on, dispatches)
-    if kind == "Pod":
+    manage, exists = manage_without_queue_name, default_queue_exists
+    integration = registry.BY_KIND.get(kind)
+    if integration is not None and integration.framework == "pod":
+        # every Pod is looked at (a Deployment's, a StatefulSet's or an LWS's are gated while theirs is on)
         def pod(req: dict[str, Any]) -> dict[str, Any]:
             if req.get("operation") != "CREATE":
                 return allow(req)
-            return _patched(req, lambda obj: _pod_ops(obj, frameworks, manage, default_queue_exists, scope))
+            return _patched(req, lambda obj: _pod_ops(obj, frameworks, manage, exists, scope))
         return pod
-    if kind == "Deployment" and "deployment" in frameworks:
-        return lambda req: _patched(req, lambda obj: _owner_ops(
-            obj, lambda o: pods.deployment_defaults(o, manage, scope), default_queue_exists, on))
-    if kind == "StatefulSet" and "statefulset" in frameworks:
-        return lambda req: _patched(req, lambda obj: _owner_ops(
-            obj, lambda o: pods.statefulset_defaults(o, manage, scope), default_queue_exists, on))
-    if kind in ray_live.KINDS.values() and {f for f, k in ray_live.KINDS.items() if k == kind} & set(frameworks):
-        return lambda req: mutate_ray(req, manage, default_queue_exists, scope, on, dispatches)
-    if kind == jobset.KIND and jobset.FRAMEWORK in frameworks:
+    if integration is None or integration.framework not in frameworks:
+        return allow
+
+    def owner(defaults: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+        return lambda req: _patched(req, lambda obj: _owner_ops(obj, defaults, exists, on))
+
+    handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+        "batch/job": lambda req: mutate_job(req, manage, exists, scope, on, dispatches),
+        "deployment": owner(lambda o: pods.deployment_defaults(o, manage, scope)),
+        "statefulset": owner(lambda o: pods.statefulset_defaults(o, manage, scope)),
         # upstream's JobSet Default is the Job's: LocalQueueDefaulting, suspend one Kueue manages, managedBy
-        return lambda req: mutate_job(req, manage, default_queue_exists, scope, on, dispatches,
-                                      managed_by.JOBSET_CONTROLLER)
-    if kind == leaderworkerset.KIND and leaderworkerset.FRAMEWORK in frameworks:
+        "jobset.x-k8s.io/jobset": lambda req: mutate_job(req, manage, exists, scope, on, dispatches,
+                                                         managed_by.JOBSET_CONTROLLER),
         # LocalQueueDefaulting, then both pod templates of one Kueue manages are marked
-        return lambda req: _patched(req, lambda obj: _owner_ops(obj, lambda o: leaderworkerset.defaults(
+        "leaderworkerset.x-k8s.io/leaderworkerset": owner(lambda o: leaderworkerset.defaults(
             o, managed.suspended_on_create(batch.queue_name(o), (o.get("metadata") or {}).get("namespace") or "",
-                                           manage, scope)), default_queue_exists, on))
-    return allow
+                                           manage, scope))),
+        **dict.fromkeys(ray_live.KINDS, lambda req: mutate_ray(req, manage, exists, scope, on, dispatches)),
+    }
+    return handlers[integration.framework]

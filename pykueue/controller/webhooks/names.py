@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pykueue.jobs import registry
+
 GROUP = "kueue.x-k8s.io"
 VERSION = "v1beta2"
 NAMESPACE = "pykueue-system"  # the release manifest's namespace (config/manifests.yaml)
@@ -61,7 +63,7 @@ def _path(prefix: str, group: str, version: str, kind: str) -> str:
     return f"/{prefix}-{group.replace('.', '-')}-{version}-{kind.lower()}"
 
 
-POD_FRAMEWORKS = ("pod", "deployment", "statefulset", "leaderworkerset.x-k8s.io/leaderworkerset")  # their Pods are gated too
+POD_FRAMEWORKS = ("pod", *(i.framework for i in registry.INTEGRATIONS if i.serving))  # their Pods are gated too
 
 MUTATING: tuple[Hook, ...] = (
     Hook("mjob.kb.io", _path("mutate", "batch", "v1", "Job"), "batch", "v1", ("jobs",), ("CREATE",), "Job"),

@@ -7,7 +7,7 @@ renews them before they expire, and patches the CA bundle into the mutating and 
 configurations and into the conversion webhook of the CRDs the API server converts through it, checking
 again every ``sync_seconds`` (so a configuration re-applied without its bundle is repaired). With
 ``Options.visibility`` the same certificate also names the visibility API's Service (served on its own
-port by ``pykueue.controller.visibility_server``, which loads these files and follows their renewal
+port by ``pykueue.controller.visibility.server``, which loads these files and follows their renewal
 through ``WebhookServer.listeners``) and the bundle is patched into that API's APIServices. With
 ``--webhook-url`` (a controller run outside the cluster) it also points those clientConfigs at that URL
 instead of the Service. The TLS context is reloaded in place when the certificate changes: connections
@@ -15,9 +15,11 @@ made after that get the new certificate, open ones are not cut.
 
 The webhook port asks no client for a certificate: its callers are the API server's admission and
 conversion calls, which the webhook configurations authorize. Anything that reaches the port may send
-to it, so it is bounded (``serving.WEBHOOKS``: 7 MiB bodies as controller-runtime's, header and idle
-timeouts, connection and in-flight caps), and each review is parsed, handled and encoded on one of two
-worker threads (``serving.Work``), never on the event loop the lease renewal and probes share.
+to it, so it is bounded (``serving.WEBHOOKS``: 7 MiB bodies as controller-runtime's, read whole within
+5 s and a byte budget before a worker is taken, bounded heads, header and idle timeouts, connection
+caps in all and per client address, an in-flight cap), and each review is parsed, handled and encoded
+on one of two worker threads (``serving.Work``), never on the event loop the lease renewal and probes
+share.
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from pykueue.controller import serving
-from pykueue.controller.webhooks import admission, certs, conversion, names
+from pykueue.controller import certs, serving
+from pykueue.controller.webhooks import admission, conversion, names
 from pykueue.controller.webhooks.default_queues import DefaultQueues, Namespaces
 from pykueue.controller.webhooks.managed_by import MultiKueueQueues
 from pykueue.engine.model import DEFAULT_MANAGED_JOBS_NAMESPACES, LabelSelector
@@ -243,7 +245,7 @@ class CertManager:
             for plural in names.CONVERTED_PLURALS:
                 await self._inject_crd(names.crd_name(plural))
         if self.options.visibility:
-            from pykueue.controller.visibility import API_SERVICES
+            from pykueue.controller.visibility.api import API_SERVICES
 
             for name in API_SERVICES:
                 await self._inject_api_service(name)
@@ -318,7 +320,8 @@ class WebhookServer:
 
     def _review(self, handle: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
         """An AdmissionReview or ConversionReview endpoint: the request's ``request``, our ``response``;
-        the body is read once a worker thread is free, and parsed, handled and encoded there."""
+        the body (read by ``serving.Limits`` before this runs) is parsed, handled and encoded on a worker
+        thread once one is free."""
         async def endpoint(http: web.Request) -> web.Response:
             path = http.path
             status, body = await self.work.run(http.read, lambda raw: answer(raw, handle, path))

@@ -1,5 +1,5 @@
 """MultiKueue's per-kind adapters, after upstream's ``jobframework.MultiKueueAdapter`` and each kind's
-``*_multikueue_adapter.go``: what the manager's workload reconciler (``multikueue_workloads``) needs to
+``*_multikueue_adapter.go``: what the manager's workload reconciler (``multikueue.workloads``) needs to
 know of a job kind to run it on a worker. Each adapter says
 
 - which Workload owners are its kind (``owns``) and which local objects stand for one Workload
@@ -136,11 +136,14 @@ def _job_mirrored(local: Mapping[str, Any], remote: Mapping[str, Any]) -> Obj | 
 
 
 def _job_given_up(local: Mapping[str, Any]) -> Obj | None:
-    """Nothing running any more (no Job controller here would ever count its pods down)."""
+    """Nothing running any more (no Job controller here would ever count its pods down). An
+    unsuspended Job keeps its ``startTime``: the API server refuses its removal (the Job is
+    suspended on eviction, and its status cleared then)."""
     status = local.get("status") or {}
     if not any(status.get(k) for k in ("active", "ready", "terminating")):
         return None
-    return {k: v for k, v in status.items() if k in ("succeeded", "failed")}
+    kept = ("succeeded", "failed") if (local.get("spec") or {}).get("suspend") else ("succeeded", "failed", "startTime")
+    return {k: v for k, v in status.items() if k in kept}
 
 
 # ---- JobSet ----------------------------------------------------------------------------------------
@@ -227,7 +230,7 @@ POD = Adapter(r.POD, unmanaged=_always_managed, spec=_pod_spec, mirrored=_pod_mi
 STATEFULSET = Adapter(r.STATEFULSET, unmanaged=_always_managed, spec=_pod_spec, mirrored=_never, origin_uid=True)
 # ---- LeaderWorkerSet --------------------------------------------------------------------------------
 # Upstream's LWS adapter: one Workload per group, all dispatched to one worker (the lowest index nominates,
-# the others follow it, see ``multikueue_workloads``); the worker gets the LWS with the manager's UID and
+# the others follow it, see ``multikueue.workloads``); the worker gets the LWS with the manager's UID and
 # no prebuilt label, and names its groups' Workloads from that UID (the copies it holds). No managedBy:
 # nothing is mirrored back.
 

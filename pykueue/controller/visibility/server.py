@@ -21,14 +21,24 @@ import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from aiohttp import web
 
-from pykueue.controller import auth, serving, visibility, visibility_discovery
+from pykueue.controller import auth, serving
+from pykueue.controller.visibility import api as visibility
+from pykueue.controller.visibility import discovery as visibility_discovery
 
-if TYPE_CHECKING:
-    from pykueue.controller.webhooks.server import WebhookServer
+
+class Certificates(Protocol):
+    """What this server takes from the webhook server (``webhooks.server.WebhookServer``), whose serving
+    certificate it shares: the directory the files are in, the callbacks told of a renewal, and the
+    visibility Service the certificate names. A protocol, so that the visibility package imports no
+    webhook module (the webhooks import the visibility API's names)."""
+
+    directory: Any
+    listeners: list[Callable[[], Any]]
+    options: Any
 
 log = logging.getLogger("pykueue.visibility")
 
@@ -53,7 +63,7 @@ class VisibilityOptions:
 class VisibilityServer:
     """HTTPS for the visibility API alone, with the webhook server's certificate files."""
 
-    def __init__(self, options: VisibilityOptions, certificates: WebhookServer, authenticator: auth.Delegated,
+    def __init__(self, options: VisibilityOptions, certificates: Certificates, authenticator: auth.Delegated,
                  source: visibility.Source) -> None:
         self.options = options
         self.certificates = certificates

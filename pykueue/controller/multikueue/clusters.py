@@ -1,6 +1,7 @@
 """MultiKueue's worker connections, kept as upstream's clustersReconciler keeps them: each
 MultiKueueCluster's kubeconfig read from its Secret (key ``kubeconfig``) in the controller's namespace,
-checked, connected, and its ``Active`` condition written with upstream's reasons (``BadKubeConfig``:
+read and checked (``multikueue.kubeconfig``) in a thread, once per content of the Secret, connected, and
+its ``Active`` condition written with upstream's reasons (``BadKubeConfig``:
 the Secret or its key missing, or the document unreadable; ``InsecureKubeConfig``;
 ``ClientConnectionFailed``: the worker does not answer; ``Active``: connected). Every worker is probed
 every ``PROBE_SECONDS``, which also notices a rotated Secret; a worker that stops answering turns
@@ -11,7 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import binascii
 import contextlib
+import hashlib
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -20,8 +24,8 @@ from typing import Any
 
 import aiohttp
 
-from pykueue.controller import multikueue_adapters as adapters
-from pykueue.controller import multikueue_kubeconfig as kubeconfig
+from pykueue.api import names
+from pykueue.controller.multikueue import adapters, kubeconfig
 from pykueue.engine import multikueue as mk
 from pykueue.kube import resources as r
 from pykueue.kube.client import ApiError, Kube
@@ -40,7 +44,9 @@ class Worker:
     """One worker cluster as this manager sees it."""
 
     name: str
-    source: bytes | None = None  # the kubeconfig it is connected with
+    source: bytes | None = None  # the digest of the kubeconfig it is connected with
+    # the digest of the Secret's kubeconfig last read, and what it read as (kept across close())
+    checked: tuple[bytes | None, kubeconfig.Settings | kubeconfig.KubeconfigError | None] = (None, None)
     kube: Kube | None = None
     connected: bool = False
     lost_since: float | None = None  # since when it has not been connected (None: connected)
@@ -59,6 +65,45 @@ class Worker:
             await self.kube.close()
         self.kube = None
         self.source = None
+
+
+def load_secret(encoded: Any) -> kubeconfig.Settings | kubeconfig.KubeconfigError:
+    """A Secret's ``data.kubeconfig`` (base64) to the settings of a connection, or the error that says
+    why not. Never raises: a failure nothing foresaw is a ``KubeconfigError`` too, with no text of the
+    document, so one bad Secret only makes its own MultiKueueCluster inactive."""
+    try:
+        if not isinstance(encoded, str):
+            raise kubeconfig.KubeconfigError("failed to parse kubeconfig: the Secret's value is not a string")
+        try:
+            data = base64.b64decode(encoded, validate=True)
+        except (binascii.Error, ValueError):
+            raise kubeconfig.KubeconfigError("failed to parse kubeconfig: the Secret's value is not base64") from None
+        return kubeconfig.load(data)
+    except kubeconfig.KubeconfigError as exc:
+        return exc
+    except Exception as exc:  # noqa: BLE001 - defensive: the bounded parser leaves nothing known here
+        log.warning("unexpected failure reading a MultiKueue kubeconfig", extra={"fields": {
+            "error": type(exc).__name__}})  # its text, or a traceback's, might quote the document
+        return kubeconfig.KubeconfigError(f"failed to parse kubeconfig: unexpected {type(exc).__name__}")
+
+
+LOCATION = "spec.clusterSource.kubeConfig.location"
+
+
+def secret_name_problem(name: object) -> str | None:
+    """Why ``location`` cannot name a Secret (None: it can): a Secret's name is a DNS-1123 subdomain,
+    so anything else is refused before a request is made, never put into the Secret's API path
+    (``../x``, ``%2e%2e``, ``a?b`` would name another path, another query). Upstream's
+    clustersReconciler gets the Secret through controller-runtime, whose client-go request refuses
+    such a name as a path segment; the message here says which field to fix."""
+    if not isinstance(name, str):
+        what = json.dumps(name) if name is None or isinstance(name, bool | int | float) else f"a {type(name).__name__}"
+        return f"{what} is not a valid Secret name: it must be a string"
+    problems = names.dns1123_subdomain(name)
+    if not problems:
+        return None
+    shown = json.dumps(name if len(name) <= 80 else name[:77] + "...")
+    return f"{shown} is not a valid Secret name: {'; '.join(problems)}"
 
 
 def _condition(conditions: list[dict[str, Any]], kind: str) -> dict[str, Any] | None:
@@ -110,7 +155,11 @@ class Workers:
                 await self.workers.pop(name).close()
                 self.changed(name)
         for obj in list(clusters.values()):
-            await self.reconcile(obj)
+            try:
+                await self.reconcile(obj)
+            except Exception as exc:  # noqa: BLE001 - one cluster's failure must not stop the others
+                log.warning("multikueue cluster not reconciled", extra={"fields": {
+                    "cluster": obj["metadata"]["name"], "error": type(exc).__name__, "message": str(exc)[:300]}})
         for check in list(self.informers["admissionchecks"].store.values()):
             if (check.get("spec") or {}).get("controllerName") == mk.CONTROLLER_NAME:
                 await self.check_status(check)
@@ -131,6 +180,16 @@ class Workers:
             self.changed(name)
         await self._write_condition(r.MULTIKUEUE_CLUSTER, obj, "Active", status, reason, message)
 
+    async def _checked(self, worker: Worker, encoded: Any) -> kubeconfig.Settings | kubeconfig.KubeconfigError:
+        """The settings of the Secret's kubeconfig (``data.kubeconfig``, base64), or the error: read and
+        checked in a thread, once per content (the probe every 2 s finds it in the worker's ``checked``)."""
+        raw = encoded.encode() if isinstance(encoded, str) else repr(encoded).encode()
+        digest = hashlib.sha256(raw).digest()
+        if worker.checked[0] != digest or worker.checked[1] is None:
+            worker.checked = (digest, await asyncio.to_thread(load_secret, encoded))
+        assert worker.checked[1] is not None
+        return worker.checked[1]
+
     async def _connect(self, worker: Worker, obj: dict[str, Any]) -> tuple[bool, str, str]:
         source = ((obj.get("spec") or {}).get("clusterSource") or {})
         ref = source.get("kubeConfig")
@@ -138,7 +197,11 @@ class Workers:
             return False, "BadKubeConfig", "load client config failed: kubeconfig reference is nil"
         if ref.get("locationType", "Secret") != "Secret":
             return False, "BadKubeConfig", "load client config failed: only Secret locations are supported"
-        secret_name = str(ref.get("location", ""))
+        secret_name = ref.get("location", "")
+        bad_name = secret_name_problem(secret_name)
+        if bad_name is not None:
+            await worker.close()
+            return False, "BadKubeConfig", f"load client config failed: {LOCATION}: {bad_name}"
         try:
             secret = await self.kube.get(r.SECRET, secret_name, self.namespace)
         except ApiError as exc:
@@ -150,22 +213,17 @@ class Workers:
             await worker.close()
             return False, "BadKubeConfig", (
                 f'load client config failed: key "{SECRET_KEY}" not found in secret "{secret_name}"')
-        data = base64.b64decode(encoded)
-        try:
-            doc = kubeconfig.parse(data)
-        except kubeconfig.KubeconfigError as exc:
+        settings = await self._checked(worker, encoded)
+        if isinstance(settings, kubeconfig.KubeconfigError):
             await worker.close()
-            return False, "BadKubeConfig", f"load client config failed: {exc}"
-        if (why := kubeconfig.problem(doc)) is not None:
-            await worker.close()
-            return False, "InsecureKubeConfig", f"load client config failed: {why}"
-        if worker.source != data:  # new, or the Secret was rotated: connect afresh
+            return False, settings.reason, f"load client config failed: {settings}"
+        if worker.source != worker.checked[0]:  # new, or the Secret was rotated: connect afresh
             await worker.close()
             try:
-                worker.kube = await kubeconfig.connect(doc)
+                worker.kube = kubeconfig.connect(settings)
             except kubeconfig.KubeconfigError as exc:
-                return False, "BadKubeConfig", f"load client config failed: {exc}"
-            worker.source = data
+                return False, exc.reason, f"load client config failed: {exc}"
+            worker.source = worker.checked[0]
         assert worker.kube is not None
         try:
             response = await worker.kube.raw("GET", "/version", timeout=PROBE_TIMEOUT)

@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from pykueue.controller.visibility_discovery import (
+from pykueue.controller.visibility.discovery import (
     GROUP,
     SUMMARY,
     VERSIONS,

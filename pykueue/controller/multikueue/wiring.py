@@ -1,5 +1,5 @@
 """MultiKueue on the manager, wired: the MultiKueueCluster and MultiKueueConfig informers, the worker
-connections (``multikueue_clusters``) and the workload reconciler (``multikueue_workloads``), each
+connections (``multikueue.clusters``) and the workload reconciler (``multikueue.workloads``), each
 loop supervised. A controller with no MultiKueue objects only keeps the two informers."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 
 from pykueue.controller import supervise
 from pykueue.controller.events import Recorder
-from pykueue.controller.multikueue_clusters import Workers
-from pykueue.controller.multikueue_workloads import MultiKueueWorkloads
+from pykueue.controller.multikueue.clusters import Workers
+from pykueue.controller.multikueue.workloads import MultiKueueWorkloads
 from pykueue.controller.webhooks.names import NAMESPACE
 from pykueue.engine import model
 from pykueue.kube import resources as r
@@ -56,9 +56,8 @@ class MultiKueue:
     async def run(self) -> None:
         await asyncio.gather(*(self.informers[res.plural].synced.wait()
                                for res in (r.MULTIKUEUE_CLUSTER, r.MULTIKUEUE_CONFIG)))
-        for obj in list(self.informers["workloads"].store.values()):
-            self.workloads.on_workload(obj)
         work = self.workloads
+        await work.track_cached()
         await asyncio.gather(
             supervise.supervised("multikueue-clusters", self.workers.run),
             *(supervise.supervised(f"multikueue-workloads-{i}", lambda: work.work.run(work.reconcile, work.failed))

@@ -2,7 +2,7 @@
 of a ClusterQueue or a LocalQueue in the order the engine will try them, as upstream's visibility
 server answers behind the API aggregator (an ``APIService`` pointing at the controller's Service).
 
-Served on its own TLS port (``visibility_server.py``, ``--visibility-port`` 8082 as upstream's), behind
+Served on its own TLS port (``visibility.server``, ``--visibility-port`` 8082 as upstream's), behind
 delegated authentication and authorization (``pykueue.controller.auth``): the aggregator's front-proxy
 certificate with its X-Remote-* headers, a client certificate or a bearer token, then a
 SubjectAccessReview built by :meth:`Visibility.attributes` from the route that serves the request;
@@ -12,9 +12,9 @@ answers 503, as the aggregator would see an unavailable upstream server.
 
 Routes (both versions):
 
-- what an aggregated API server says about itself (``visibility_discovery``: ``/apis`` legacy and
+- what an aggregated API server says about itself (``visibility.discovery``: ``/apis`` legacy and
   aggregated, ``/apis/visibility.kueue.x-k8s.io``, ``.../VERSION``, ``/version``, the probes;
-  ``visibility_openapi``: ``/openapi/v2``, ``/openapi/v3`` and its group-versions);
+  ``visibility.openapi``: ``/openapi/v2``, ``/openapi/v3`` and its group-versions);
 - ``GET .../clusterqueues/NAME/pendingworkloads`` and
   ``GET .../namespaces/NS/localqueues/NAME/pendingworkloads``: a ``PendingWorkloadsSummary``;
   query parameters ``limit`` (default 1000) and ``offset`` (default 0), as upstream's
@@ -36,10 +36,11 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from pykueue.controller import visibility_discovery, visibility_openapi
 from pykueue.controller.auth import Attributes
 from pykueue.controller.readsource import ReadSource
-from pykueue.controller.visibility_discovery import GROUP, SUMMARY, VERSIONS, status
+from pykueue.controller.visibility import discovery as visibility_discovery
+from pykueue.controller.visibility import openapi as visibility_openapi
+from pykueue.controller.visibility.discovery import GROUP, SUMMARY, VERSIONS, status
 
 DEFAULT_LIMIT = 1000  # upstream's constants.DefaultPendingWorkloadsLimit
 API_SERVICES = tuple(f"{v}.{GROUP}" for v in VERSIONS)

@@ -25,12 +25,13 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from pykueue.controller import multikueue_adapters as adapters
 from pykueue.controller.events import Recorder
-from pykueue.controller.multikueue_clusters import Workers
+from pykueue.controller.multikueue import adapters
+from pykueue.controller.multikueue.clusters import Workers
 from pykueue.controller.workload_status import rfc3339
 from pykueue.engine import model
 from pykueue.engine import multikueue as mk
+from pykueue.kube import objects
 from pykueue.kube import resources as r
 from pykueue.kube.client import ApiError, Kube
 from pykueue.kube.informer import Informer, key_of
@@ -40,18 +41,6 @@ log = logging.getLogger("pykueue.controller.multikueue")
 
 RESYNC_SECONDS = 2.0  # every tracked workload looked at again (the local Job's status moves without an event here)
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
-
-
-def _cond(obj: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
-    for c in ((obj or {}).get("status") or {}).get("conditions") or []:
-        if c.get("type") == kind:
-            return c
-    return None
-
-
-def _true(obj: dict[str, Any] | None, kind: str) -> bool:
-    c = _cond(obj, kind)
-    return c is not None and c.get("status") == "True"
 
 
 def clone_workload(local: dict[str, Any], origin: str) -> dict[str, Any]:
@@ -107,6 +96,15 @@ class MultiKueueWorkloads:
         if key in self.tracked or self.check_name(obj) is not None:
             self.tracked.add(key)
             self.work.add(key)
+
+    async def track_cached(self) -> None:
+        """Every cached Workload looked at once the Workload and AdmissionCheck caches have both listed (as
+        controller-runtime starts a reconciler only after its caches sync): a Workload seen before its
+        check was cached is not taken for one without a MultiKueue check, and then never tracked, its copies
+        left on the workers after it finished (seen after a manager restart under load)."""
+        await asyncio.gather(*(self.informers[plural].synced.wait() for plural in ("workloads", "admissionchecks")))
+        for obj in list(self.informers["workloads"].store.values()):
+            self.on_workload(obj)
 
     def on_remote(self, worker: str, plural: str, obj: dict[str, Any]) -> None:
         meta = obj["metadata"]
@@ -205,20 +203,20 @@ class MultiKueueWorkloads:
         remotes = {c: self._remote(c, "workloads", key) for c in available}
 
         # the Workload finished or without quota: nothing of it may run on a worker
-        if _true(local, "Finished") or not _true(local, "QuotaReserved"):
+        if objects.is_true(local, "Finished") or not objects.is_true(local, "QuotaReserved"):
             for c in available:
                 await self.remove_remote(c, namespace, name)
             self.round_started.pop(key, None)
             status = local.get("status") or {}
-            if not _true(local, "Finished") and (status.get("clusterName") or status.get("nominatedClusterNames")):
+            if not objects.is_true(local, "Finished") and (status.get("clusterName") or status.get("nominatedClusterNames")):
                 await self._patch_status(local, {"clusterName": None, "nominatedClusterNames": None})
             return
 
         # evicted here while holding quota (its worker lost, preempted, a check Retry): the copies are given
         # up and the manager's Job no longer shows them running, so the job side can release the quota.
         # Admitted while the check is no longer Ready is the same moment, seen before Evicted is written.
-        evicting = _true(local, "Admitted") and state.get("state") != model.CheckState.READY
-        if _true(local, "Evicted") or evicting:
+        evicting = objects.is_true(local, "Admitted") and state.get("state") != model.CheckState.READY
+        if objects.is_true(local, "Evicted") or evicting:
             for c in available:
                 await self.remove_remote(c, namespace, name)
             for job in jobs:
@@ -226,14 +224,14 @@ class MultiKueueWorkloads:
             return
 
         # a remote copy finished: its Job's final status comes over; the job side finishes the Workload
-        finished = mk.first_admitted({c: (_cond(w, "Finished") or {}).get("lastTransitionTime")
-                                      for c, w in remotes.items() if w is not None and _true(w, "Finished")})
+        finished = mk.first_admitted({c: (objects.condition(w, "Finished") or {}).get("lastTransitionTime")
+                                      for c, w in remotes.items() if w is not None and objects.is_true(w, "Finished")})
         if finished is not None:
             await self.sync_jobs(adapter, finished, jobs, name)
             return
 
         # a remote copy evicted while the check is Ready: the workload goes back to the manager's queue
-        evicted = [c for c, w in remotes.items() if w is not None and _true(w, "Evicted")]
+        evicted = [c for c, w in remotes.items() if w is not None and objects.is_true(w, "Evicted")]
         if evicted and state.get("state") == model.CheckState.READY:
             cluster = (local.get("status") or {}).get("clusterName") or evicted[0]
             await self.set_check(local, check, state, model.CheckState.RETRY, (
@@ -241,8 +239,8 @@ class MultiKueueWorkloads:
                 f'Previously: "{state.get("state")}"'))
             return
 
-        winner = mk.first_admitted({c: (_cond(w, "Admitted") or {}).get("lastTransitionTime")
-                                    for c, w in remotes.items() if w is not None and _true(w, "Admitted")})
+        winner = mk.first_admitted({c: (objects.condition(w, "Admitted") or {}).get("lastTransitionTime")
+                                    for c, w in remotes.items() if w is not None and objects.is_true(w, "Admitted")})
         if winner is None and state.get("state") == model.CheckState.READY:
             reserving = (local.get("status") or {}).get("clusterName") or ""
             if not reserving or (reserving in clusters and reserving not in available):
@@ -282,7 +280,7 @@ class MultiKueueWorkloads:
             return
 
         # nominate the workers, then make the copies agree with the nomination
-        if state.get("state") != model.CheckState.PENDING or _true(local, "Evicted"):
+        if state.get("state") != model.CheckState.PENDING or objects.is_true(local, "Evicted"):
             return
         members = self.components(local, adapter)
         step = adapters.Component()
@@ -293,7 +291,12 @@ class MultiKueueWorkloads:
         if step.cluster is not None:
             if step.cluster not in available:
                 return  # its worker is not usable now: the resync comes back
-            if step.cluster not in ((local.get("status") or {}).get("nominatedClusterNames") or []):
+            reserving = (local.get("status") or {}).get("clusterName")
+            if reserving and reserving != step.cluster:
+                # already reserving on another worker: clusterName is immutable and excludes nominations
+                # (the CRD refuses both at once), so a nomination patch would fail, retried at once, forever
+                return
+            if not reserving and step.cluster not in ((local.get("status") or {}).get("nominatedClusterNames") or []):
                 await self._patch_status(local, {"nominatedClusterNames": [step.cluster]})
         nominated = [step.cluster] if step.cluster is not None else await self.nominate(local, key, clusters,
                                                                                         available)
