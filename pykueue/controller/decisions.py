@@ -1,5 +1,9 @@
 """What each engine decision becomes outside the engine: one structured log line and the Kubernetes
-Event upstream records, in upstream's words (the metrics read the same events in ``metrics.py``)."""
+Event upstream records, in upstream's words (the metrics read the same events in ``metrics.py``).
+
+The log line goes at the decision; a reservation's and an admission's Event and counters go once the
+status carrying them has landed (the status writer's ``announce``), as upstream's scheduler records
+them after its apply succeeded: a decision the API server refused (409) is never announced."""
 
 from __future__ import annotations
 

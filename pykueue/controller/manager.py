@@ -70,6 +70,8 @@ BURST_SECONDS = 0.1  # how long a scheduling pass waits for the rest of a burst 
 RETRY_BASE_SECONDS = supervise.BASE_SECONDS
 # Pods no watch shows (a deleted Job's, one that lost Kueue's label alive) are listed this often until they end
 UNWATCHED_SECONDS = 5.0
+# told (Event, metrics) once the status carrying them has landed, by the status writer
+_ANNOUNCED_ON_WRITE = frozenset({ev.QUOTA_RESERVED, ev.ADMITTED})
 RESYNC_SECONDS = 30.0  # every cached object is checked against the engine again (level-triggered)
 T = TypeVar("T")
 
@@ -115,6 +117,7 @@ class Controller:
         self.records = WorkloadRecords()  # each Workload object's memory, one record per UID
         self.status_writer = WorkloadStatusWriter(self.engine, kube, self.informers, self.recorder, clock, self.kick,
                                                   self.records)
+        self.status_writer.announce = self.announce
         self.queue_objects = QueueObjects(self.engine, kube, self.recorder, self.informers, self._queues_changed)
         self.queue_status = QueueStatusWriter(self.engine, kube, self.informers, clock)
         self.queues_dirty = self.queue_status.dirty
@@ -618,15 +621,21 @@ class Controller:
         key = event.workload
         reason = decisions.reason_of(event)
         decisions.log_line(event, reason)
-        self.metrics.on_event(event, self)
-        workloads = self.informers.get("workloads")
-        decisions.record(self.recorder, workloads.get(key) if workloads else None, event, reason)
+        if event.type not in _ANNOUNCED_ON_WRITE:
+            self.announce(event, reason)
         self.workload_sync.on_event(event)
         self.status_writer.note(event, reason)
         if event.type == ev.ADMITTED:
             self.admissions += 1
         self.status_writer.mark(key)
         self.queues_dirty.set()
+
+    def announce(self, event: ev.Event, reason: str | None) -> None:
+        """A decision's metrics and Kubernetes Event; a reservation's and an admission's come from the
+        status writer once their write has landed (upstream records them after its apply)."""
+        self.metrics.on_event(event, self)
+        workloads = self.informers.get("workloads")
+        decisions.record(self.recorder, workloads.get(event.workload) if workloads else None, event, reason)
 
     async def resync_loop(self) -> None:
         """Level-triggered safety net, as controller-runtime's periodic resync: every cached object is

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pykueue.controller.workload_status import Eviction
+from pykueue.engine import events as ev
 
 
 @dataclass(slots=True)
@@ -27,6 +28,9 @@ class WorkloadRecord:
     # was holding when it reserved quota: the reservation is written conditional on that copy
     seen_version: str | None = None
     decided_on: str | None = None
+    # the QuotaReserved and Admitted decisions whose write has not landed yet, with their reasons:
+    # announced (Event, metrics) once the API has them, as upstream records them after its apply
+    held: list[tuple[ev.Event, str | None]] = field(default_factory=list)
     invalid: str | None = None  # what validation says, while the object fails it
     deactivation_seen: bool = False  # Kueue deactivated it and the API has shown spec.active=false
     # the status writer: the last eviction its conditions describe, the preemptor (engine key), the

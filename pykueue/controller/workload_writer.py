@@ -67,6 +67,10 @@ class WorkloadStatusWriter:
         # a reservation the API server refused (409: the copy it was decided on has changed) is taken
         # back: the Workload reconciler's ``undo`` (set by it) queues it again from the cached copy
         self.undo: Callable[[str], None] = lambda key: None
+        # a reservation's or admission's Event and metrics, told once its write has landed (set by the
+        # manager): a decision the API server refused is never announced, as upstream announces only
+        # after its apply succeeded
+        self.announce: Callable[[ev.Event, str | None], None] = lambda event, reason: None
         # The work this writer has, by key (each object's own memory is its WorkloadRecord):
         self.unreleased: set[str] = set()  # releases the API has not taken yet: reservations wait for them
         self.dirty: dict[str, int] = {}  # key -> its latest mark: a key marked again during its write stays
@@ -84,6 +88,7 @@ class WorkloadStatusWriter:
             rec.eviction = Eviction(ev.EVICTED_PREEMPTED, "", preemption_reason=event.reason)
         elif event.type == ev.EVICTED:
             rec = self.records.at(key)
+            rec.held.clear()  # taken back before its write landed: never announced
             previous = rec.eviction
             preemption = previous.preemption_reason if previous and event.reason == ev.EVICTED_PREEMPTED else None
             if event.reason == ev.EVICTED_PREEMPTED:
@@ -96,6 +101,9 @@ class WorkloadStatusWriter:
         elif event.type == ev.QUOTA_RESERVED:
             rec = self.records.at(key)
             rec.decided_on = rec.seen_version  # the copy this decision was made on
+            rec.held = [(event, reason)]
+        elif event.type == ev.ADMITTED:
+            self.records.at(key).held.append((event, reason))
         self.mark(key)
 
     def wrote_or_owes(self, key: str, obj: dict[str, Any]) -> bool:
@@ -299,6 +307,7 @@ class WorkloadStatusWriter:
                 log.debug("reservation refused: its copy changed; queued again", extra={"fields": {
                     "workload": key, "decidedOn": rec.decided_on}})
                 rec.decided_on = None
+                rec.held.clear()
                 self.undo(key)
                 self.kick()
                 return False
@@ -316,6 +325,14 @@ class WorkloadStatusWriter:
         rec.written_pending = (view.reason, view.message or None) if view and view.state is State.PENDING else None
         rec.failures = 0
         self.unreleased.discard(key)
+        while rec.held:
+            event, reason = rec.held[0]
+            kind = "QuotaReserved" if event.type == ev.QUOTA_RESERVED else "Admitted"
+            shown = _written_condition(rec.written, kind)
+            if shown is None or shown.get("status") != "True":
+                break  # an earlier write landed; the one carrying this decision is still to come
+            rec.held.pop(0)
+            self.announce(event, reason)
 
     def _retry_status(self, key: str, exc: Exception, *, transient: bool) -> None:
         """Write `key` again after a growing delay. A release that failed holds the reservations back

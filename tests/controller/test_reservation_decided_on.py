@@ -46,3 +46,41 @@ def test_a_reservation_refused_for_a_changed_copy_is_undone_and_made_again_for_t
     (assignment,) = written["status"]["admission"]["podSetAssignments"]
     assert assignment["count"] == 3 and assignment["resourceUsage"] == {"cpu": "3"}
 
+
+def _reasons(ctl) -> list[str]:
+    return [e["reason"] for e in list(ctl.recorder.queue._queue)]  # type: ignore[attr-defined]
+
+
+def _reserved_total(ctl) -> float:
+    return ctl.metrics.registry.get_sample_value(
+        "kueue_quota_reserved_workloads_total",
+        {"cluster_queue": "cq", "priority_class": "", "replica_role": "standalone"}) or 0.0
+
+
+def test_a_refused_reservation_is_never_announced_and_the_one_that_lands_is_announced_once() -> None:
+    """Upstream records QuotaReserved and Admitted (the Events and the counters) after its apply
+    succeeded: a reservation the API server refused (409) and made again is one QuotaReserved, one
+    Admitted, one count. Found live: a Job requeued on a short PodsReady clock showed five Admitted
+    Events for four admissions (its first decision was made on a copy its eviction's write had replaced).
+    Before: the Event and the counter went out at the decision, so the refused one counted too."""
+    ctl, _ = controller_with(workload("a", "1"))
+    ctl.run_cycle()
+    assert _reasons(ctl) == [] and _reserved_total(ctl) == 0.0  # decided, not yet written
+    moved = copy.deepcopy(ctl.informers["workloads"].get("ns/a"))
+    moved["metadata"]["resourceVersion"] = "2"
+    modified(ctl, moved)
+    kube = FakeKube()
+    ctl.status_writer.kube = kube  # type: ignore[assignment]
+    kube.failures = [ApiError(409, {"reason": "Conflict"}, "PATCH", "/a")]
+
+    async def scenario() -> None:
+        task = asyncio.create_task(ctl.status_writer.run())
+        await until(lambda: len(kube.calls) == 1 and not ctl.status_writer.dirty)
+        assert _reasons(ctl) == [] and _reserved_total(ctl) == 0.0  # refused: nothing announced
+        ctl.run_cycle()
+        await until(lambda: bool(kube.applied))
+        await stop(task)
+
+    asyncio.run(scenario())
+    assert _reasons(ctl) == ["QuotaReserved", "Admitted"]
+    assert _reserved_total(ctl) == 1.0
