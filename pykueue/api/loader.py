@@ -63,7 +63,8 @@ from pykueue.api.timing import (
 from pykueue.api.timing import PREFIX as TIMING_PREFIX
 from pykueue.api.workloads import WorkloadReader, job_path, join_path
 from pykueue.engine import model
-from pykueue.jobs import framework, managed, registry
+from pykueue.jobs import managed, registry
+from pykueue.jobs.integration import Frameworks
 
 QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
@@ -74,7 +75,7 @@ WORKLOAD_KINDS = ("Workload", *registry.BY_KIND)
 # Configuration's integrations.frameworks lists them (upstream's default enables batch/job only).
 INTEGRATIONS = {kind: i.framework for kind, i in registry.BY_KIND.items()}
 SERVING_KINDS = tuple(i.kind for i in registry.INTEGRATIONS if i.serving)  # queued through the pod integration
-DEFAULT_FRAMEWORKS = frozenset(("batch/job",))
+DEFAULT_FRAMEWORKS = registry.enabled(("batch/job",))
 # upstream's webhooks leave these namespaces alone (the pod-based integrations always did)
 MAX_COHORT_DEPTH = 100  # cohorts from a root to the deepest cohort; see the module's docstring
 _WORKLOAD_KEYS = frozenset(("apiVersion", "kind", "metadata", "spec", "status"))
@@ -148,7 +149,7 @@ def _metadata(raw: dict[str, Any]) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
-def _frameworks(docs: list[_Doc]) -> frozenset[str]:
+def _frameworks(docs: list[_Doc]) -> Frameworks:
     """The Configuration's ``integrations.frameworks`` (read before the documents it decides about are;
     a malformed list is the Configuration's own problem, reported when it is validated)."""
     for doc in docs:
@@ -157,7 +158,7 @@ def _frameworks(docs: list[_Doc]) -> frozenset[str]:
             frameworks = integrations.get("frameworks") if isinstance(integrations, dict) else None
             if isinstance(frameworks, list):
                 listed = [f for f in frameworks if isinstance(f, str)]
-                return framework.enabled(listed)
+                return registry.enabled(listed)
     return DEFAULT_FRAMEWORKS
 
 
@@ -321,7 +322,7 @@ class _Loader:
         if not self.scope.selected(doc.namespace or DEFAULT_NAMESPACE):
             return True  # managedJobsNamespaceSelector leaves its namespace out, queue label or not
         if doc.kind == "RayJob":
-            from pykueue.jobs.ray import is_managed
+            from pykueue.jobs.ray.workload import is_managed
 
             if not is_managed(doc.raw):  # runs on an existing cluster (clusterSelector only)
                 return True
@@ -498,15 +499,17 @@ class _Loader:
         else:
             doc.obj = built[0][1] if built else None
         if doc.kind in ("RayCluster", "RayJob", "RayService") and doc.obj is not None:
-            from pykueue.jobs.ray import priority_class_path  # names, not the module: see workloads.py
+            from pykueue.jobs.ray.workload import (
+                priority_class_path,  # names, not the module: see workloads.py
+            )
 
             doc.pod_class_path = priority_class_path(raw)
         if doc.kind == "JobSet" and doc.obj is not None:
-            from pykueue.jobs.jobset import priority_class_path as jobset_class_path
+            from pykueue.jobs.jobset.workload import priority_class_path as jobset_class_path
 
             doc.pod_class_path = jobset_class_path(raw)
         if doc.kind == "LeaderWorkerSet" and built:
-            from pykueue.jobs.leaderworkerset import priority_class_path as lws_class_path
+            from pykueue.jobs.leaderworkerset.workload import priority_class_path as lws_class_path
 
             doc.pod_class_path = lws_class_path(raw)
         return []

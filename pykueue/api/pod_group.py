@@ -7,8 +7,8 @@ group's Pods do."""
 from __future__ import annotations
 
 from pykueue.api.models import kueue_v1beta2 as v2
-from pykueue.jobs import pod_update
-from pykueue.jobs.pod_shape import role_hash
+from pykueue.jobs.pod import webhook as pod_update
+from pykueue.jobs.pod.shape import role_hash
 
 TOTAL_COUNT = "kueue.x-k8s.io/pod-group-total-count"
 Errors = list[tuple[str, str]]
@@ -16,7 +16,7 @@ Errors = list[tuple[str, str]]
 
 def member_errors(annotations: dict[str, str]) -> Errors:
     """What upstream's pod webhook refuses in a group member's count, in its words (the rule is
-    ``pykueue.jobs.pod_update``'s, which the controller's webhook answers with)."""
+    ``pykueue.jobs.pod.webhook``'s, which the controller's webhook answers with)."""
     value = annotations.get(TOTAL_COUNT)
     path = f"metadata.annotations[{TOTAL_COUNT}]"
     if value is None:
@@ -26,7 +26,7 @@ def member_errors(annotations: dict[str, str]) -> Errors:
 
 
 def role(pod_spec: object) -> str:
-    """The role of a member Pod: the pod integration's role hash (``pykueue.jobs.pod_shape.role_hash``),
+    """The role of a member Pod: the pod integration's role hash (``pykueue.jobs.pod.shape.role_hash``),
     the same live and here, so a group's pod sets have the same names in both."""
     return role_hash(pod_spec if isinstance(pod_spec, dict) else {})
 

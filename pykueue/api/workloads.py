@@ -112,7 +112,7 @@ class WorkloadReader:
 
     def from_pod(self, pod: dict[str, Any]) -> tuple[v2.Workload | None, Errors]:
         """The Workload the pod integration builds for a plain Pod, checked like any Workload."""
-        from pykueue.jobs.pod import workload_from_pod
+        from pykueue.jobs.pod.workload import workload_from_pod
 
         try:
             built = workload_from_pod(copy.deepcopy(pod))
@@ -132,18 +132,18 @@ class WorkloadReader:
         # Names, not modules: a compiled build (mypyc) binds ``from pykueue.jobs import ray`` in a
         # function to None when nothing imported that module before.
         from pykueue.jobs.batch import JobConversionError
-        from pykueue.jobs.deployment import validate as validate_deployment
-        from pykueue.jobs.deployment import workloads_from_deployment
-        from pykueue.jobs.jobset import template_paths as jobset_template_paths
-        from pykueue.jobs.jobset import validate as validate_jobset
-        from pykueue.jobs.jobset import workload_from_jobset
-        from pykueue.jobs.leaderworkerset import replicas as lws_replicas
-        from pykueue.jobs.leaderworkerset import template_paths as lws_template_paths
-        from pykueue.jobs.leaderworkerset import validate as validate_lws
-        from pykueue.jobs.leaderworkerset import workload_for_group
-        from pykueue.jobs.ray import template_paths, workload_from_ray
-        from pykueue.jobs.ray import validate as validate_ray
-        from pykueue.jobs.statefulset import workload_from_statefulset
+        from pykueue.jobs.deployment.workload import validate as validate_deployment
+        from pykueue.jobs.deployment.workload import workloads_from_deployment
+        from pykueue.jobs.jobset.workload import template_paths as jobset_template_paths
+        from pykueue.jobs.jobset.workload import validate as validate_jobset
+        from pykueue.jobs.jobset.workload import workload_from_jobset
+        from pykueue.jobs.leaderworkerset.workload import replicas as lws_replicas
+        from pykueue.jobs.leaderworkerset.workload import template_paths as lws_template_paths
+        from pykueue.jobs.leaderworkerset.workload import validate as validate_lws
+        from pykueue.jobs.leaderworkerset.workload import workload_for_group
+        from pykueue.jobs.ray.workload import template_paths, workload_from_ray
+        from pykueue.jobs.ray.workload import validate as validate_ray
+        from pykueue.jobs.statefulset.workload import workload_from_statefulset
 
         obj = copy.deepcopy(obj)  # the document may share objects with others (see fastyaml)
         name = (obj.get("metadata") or {}).get("name", "")

@@ -21,9 +21,14 @@ from pykueue.controller import owners as owner_index
 from pykueue.controller.events import Recorder
 from pykueue.controller.workload_status import rfc3339
 from pykueue.engine import model
-from pykueue.jobs import batch, framework, jobset, jobset_live, managed, pods, prebuilt, ray_live, slicing
+from pykueue.jobs import batch, framework, managed, prebuilt, registry, slicing
 from pykueue.jobs.framework import GenericJob, OneObject
-from pykueue.jobs.job import Job
+from pykueue.jobs.integration import Frameworks
+from pykueue.jobs.job.generic import Job
+from pykueue.jobs.jobset import generic as jobset_live
+from pykueue.jobs.jobset import workload as jobset
+from pykueue.jobs.pod import groups as pods
+from pykueue.jobs.ray import generic as ray_live
 from pykueue.kube import resources as r
 from pykueue.kube.client import ApiError, Kube
 
@@ -49,7 +54,7 @@ class Rules:
 
     manage_without_queue_name: bool = False
     scope: managed.Scope = managed.DEFAULT_SCOPE
-    frameworks: frozenset[str] = field(default_factory=lambda: framework.enabled(model.Config().frameworks))
+    frameworks: Frameworks = field(default_factory=lambda: registry.enabled(model.Config().frameworks))
     label_keys: tuple[str, ...] = ()
 
     @classmethod
@@ -61,7 +66,7 @@ class Rules:
 
         return cls(config.manage_jobs_without_queue_name,
                    managed.Scope(config.managed_jobs_namespace_selector, labels),
-                   framework.enabled(config.frameworks), config.label_keys_to_copy)
+                   registry.enabled(config.frameworks), config.label_keys_to_copy)
 
     def reconciles(self, obj: dict[str, Any]) -> bool:
         """Upstream's gate before a job is reconciled: its namespace selected, it names a queue (or every

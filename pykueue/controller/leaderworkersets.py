@@ -2,7 +2,7 @@
 reconcilers): keeps one prebuilt Workload per group of a LeaderWorkerSet and its Pods' group labels in
 step with it.
 
-What to write is decided by the pure ``pykueue.jobs.leaderworkerset.reconcile``; this finds the
+What to write is decided by the pure ``pykueue.jobs.leaderworkerset.workload.reconcile``; this finds the
 objects behind a key in the informers' caches (the LWS, the Workloads it owns, its managed Pods) and
 carries the writes out through the job reconciler, which resolves a new Workload's priority. Each
 group's Pods then run as a pod group (``controller.jobs.PodKeys``), released when its Workload is
@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from pykueue.controller.jobs import JobReconciler, Store
-from pykueue.jobs import leaderworkerset as lws
 from pykueue.jobs.framework import GenericJob
+from pykueue.jobs.leaderworkerset import workload as lws
 
 
 class LeaderWorkerSetKeys:

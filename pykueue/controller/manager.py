@@ -56,9 +56,12 @@ from pykueue.engine.engine import Engine
 from pykueue.engine.events import EngineError
 from pykueue.engine.model import US
 from pykueue.engine.workload import State
-from pykueue.jobs import jobset, leaderworkerset, ray, ray_live
-from pykueue.jobs import pods as pod_rules
-from pykueue.jobs.job import Job
+from pykueue.jobs.job.generic import Job
+from pykueue.jobs.jobset import workload as jobset
+from pykueue.jobs.leaderworkerset import workload as leaderworkerset
+from pykueue.jobs.pod import groups as pod_rules
+from pykueue.jobs.ray import generic as ray_live
+from pykueue.jobs.ray import workload as ray
 from pykueue.kube import resources as r
 from pykueue.kube.client import ApiError, Kube
 from pykueue.kube.informer import DELETED, MODIFIED, Informer, key_of

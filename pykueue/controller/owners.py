@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pykueue.jobs import pods
 from pykueue.jobs.framework import GenericJob, SuspendFlag
+from pykueue.jobs.pod import groups as pods
 
 Store = Mapping[str, dict[str, Any]]
 OwnerKey = tuple[str, str, str, str]  # (API group, kind, namespace, name); the core group is ""

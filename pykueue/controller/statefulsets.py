@@ -1,7 +1,7 @@
 """The StatefulSet side of the controller (upstream's statefulset reconciler): keeps a StatefulSet's
 Workload, named with its UID and made from the StatefulSet, and its Pods' group labels in step with it.
 
-What to write is decided by the pure ``pykueue.jobs.statefulset.reconcile``; this finds the objects
+What to write is decided by the pure ``pykueue.jobs.statefulset.workload.reconcile``; this finds the objects
 behind a key in the informers' caches (the StatefulSet, the managed Pods it controls, its Workload) and
 carries the writes out through the job reconciler, which resolves a new Workload's priority. The Pods
 themselves run as a pod group (``controller.jobs.PodKeys``).
@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from pykueue.controller.jobs import JobReconciler, Store
-from pykueue.jobs import statefulset
 from pykueue.jobs.framework import GenericJob
+from pykueue.jobs.statefulset import workload as statefulset
 
 
 class StatefulSetKeys:

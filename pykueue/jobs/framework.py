@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pykueue.jobs import managed, registry
+from pykueue.jobs import managed
 from pykueue.jobs.batch import (
     ELASTIC_JOB_ANNOTATION,
     Manifest,
@@ -36,11 +36,6 @@ STARTED, RECOVERED, WAIT_FOR_START, WAIT_FOR_RECOVERY = "Started", "Recovered", 
 READY_MESSAGE = "All pods reached readiness and the workload is running"
 NOT_READY_MESSAGE = "Not all pods are ready or succeeded"
 RECOVERY_MESSAGE = "At least one pod has failed, waiting for recovery"
-
-
-def enabled(listed: Sequence[str]) -> frozenset[str]:
-    """The integrations on: those listed in ``integrations.frameworks`` and those they imply."""
-    return registry.with_implied(listed)
 
 
 # ---- the writes ------------------------------------------------------------------------------------

@@ -16,13 +16,13 @@ A namespace's labels come from a cache; one not seen yet is read as carrying onl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pykueue.engine.model import DEFAULT_MANAGED_JOBS_NAMESPACES, LabelSelector, Requirement
 from pykueue.engine.selectors import selector_matches
-from pykueue.jobs import registry
+from pykueue.jobs.integration import Frameworks
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 SYSTEM_NAMESPACE = "kube-system"
@@ -88,11 +88,6 @@ def selector_problems(selector: LabelSelector | None, controller_namespace: str)
             if ns and selector_matches(selector, {NAMESPACE_NAME_LABEL: ns})]
 
 
-# The job kinds of pykueue's integrations, by their owner references' (group, kind): an object one of
-# them controls is its child (upstream's IsOwnerManagedByKueue, for the integrations that are on).
-OWNER_FRAMEWORKS = {owner: i.framework for owner, i in registry.BY_OWNER.items() if i.kind != "Pod"}
-
-
 def controller_owner(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
     for owner in (obj.get("metadata") or {}).get("ownerReferences") or []:
         if isinstance(owner, dict) and owner.get("controller"):
@@ -100,14 +95,16 @@ def controller_owner(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return None
 
 
-def managed_owner(obj: Mapping[str, Any], frameworks: Collection[str]) -> Mapping[str, Any] | None:
-    """The controller owner of ``obj`` when it is a job of an integration that is on: ``obj`` is then
-    queued with it and never by itself."""
+def managed_owner(obj: Mapping[str, Any], frameworks: Frameworks) -> Mapping[str, Any] | None:
+    """The controller owner of ``obj`` when it is a job of an integration that is on (upstream's
+    IsOwnerManagedByKueue): ``obj`` is then queued with it and never by itself. A Pod is never an
+    owner here (its integration queues no children)."""
     owner = controller_owner(obj)
     if owner is None:
         return None
     group = str(owner.get("apiVersion") or "").rpartition("/")[0]
-    return owner if OWNER_FRAMEWORKS.get((group, str(owner.get("kind") or ""))) in frameworks else None
+    integration = frameworks.owner_integration(group, str(owner.get("kind") or ""))
+    return owner if integration is not None and integration.kind != "Pod" else None
 
 
 def copied_labels(objects: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> dict[str, str]:

@@ -1,44 +1,27 @@
-"""The job kinds pykueue integrates, registered once: one record per kind, in upstream's order of
-``integrations.frameworks`` names (upstream's ``jobframework.RegisterIntegration``; its
-``IntegrationCallbacks`` hold the same facts). The tables generic code used to write by hand (which
-kind is which framework, which frameworks turn the pod integration on, whose Pods a kind manages itself,
-which kinds queue through the pod integration) are read off these records.
+"""The job kinds pykueue integrates, registered once: one line per kind, in upstream's order of
+``integrations.frameworks`` names (upstream's ``jobframework.RegisterIntegration`` calls). Each record
+lives in its kind's package (``jobs/<kind>/__init__.py``); the tables generic code reads (which kind is
+which framework, which frameworks turn the pod integration on, which kinds queue through the pod
+integration) are read off them here.
 
-Plain data, importing nothing of pykueue, so that the API layer, the kinds and the controller can all
-read it."""
+Above the kinds: the API layer and the controller read it; the kinds and the job framework beneath
+them never do (they are handed a ``Frameworks``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-
-@dataclass(frozen=True, slots=True)
-class Integration:
-    """One kind: its ``integrations.frameworks`` name, its API group ("" for the core group) and kind;
-    ``implies``: frameworks it turns on (upstream's ImplicitlyEnabledFrameworkNames); ``owns_pods``: its
-    integration manages the Pods it controls itself (the Pod webhook leaves them alone); ``serving``:
-    queued through the pod integration, its Pods gated as the Pod webhook gates them."""
-
-    framework: str
-    group: str
-    kind: str
-    implies: tuple[str, ...] = ()
-    owns_pods: bool = False
-    serving: bool = False
-
+from pykueue.jobs import deployment, job, jobset, leaderworkerset, pod, ray, statefulset
+from pykueue.jobs.integration import Frameworks, Integration
 
 INTEGRATIONS: tuple[Integration, ...] = (
-    Integration("batch/job", "batch", "Job", owns_pods=True),
-    Integration("pod", "", "Pod"),
-    Integration("ray.io/rayjob", "ray.io", "RayJob"),
-    Integration("ray.io/raycluster", "ray.io", "RayCluster", owns_pods=True),
-    Integration("ray.io/rayservice", "ray.io", "RayService"),
-    Integration("statefulset", "apps", "StatefulSet", implies=("pod",), owns_pods=True, serving=True),
-    Integration("deployment", "apps", "Deployment", implies=("pod",), serving=True),
-    Integration("jobset.x-k8s.io/jobset", "jobset.x-k8s.io", "JobSet"),
-    Integration("leaderworkerset.x-k8s.io/leaderworkerset", "leaderworkerset.x-k8s.io", "LeaderWorkerSet",
-                implies=("pod",), serving=True),
+    job.INTEGRATION,
+    pod.INTEGRATION,
+    *ray.INTEGRATIONS,
+    statefulset.INTEGRATION,
+    deployment.INTEGRATION,
+    jobset.INTEGRATION,
+    leaderworkerset.INTEGRATION,
 )
 
 FRAMEWORKS: tuple[str, ...] = tuple(i.framework for i in INTEGRATIONS)
@@ -56,3 +39,12 @@ def with_implied(listed: Iterable[str]) -> frozenset[str]:
     named = list(listed)
     implied = (f for i in INTEGRATIONS if i.framework in named for f in i.implies)
     return frozenset([*named, *implied])
+
+
+def enabled(listed: Iterable[str]) -> Frameworks:
+    """The integrations on: those listed in ``integrations.frameworks`` and those they imply, with
+    what the kinds beneath the registry need to know of each other."""
+    return Frameworks(with_implied(listed), INTEGRATIONS)
+
+
+ALL = enabled(FRAMEWORKS)  # every integration on: a webhook's default when no Configuration narrows it

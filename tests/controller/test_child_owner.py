@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from pykueue.controller.jobs import JobKeys, Rules
-from pykueue.jobs import batch, framework
+from pykueue.jobs import batch, registry
 
-FRAMEWORKS = framework.enabled(["batch/job", "ray.io/rayjob"])
+FRAMEWORKS = registry.enabled(["batch/job", "ray.io/rayjob"])
 QUEUE = "kueue.x-k8s.io/queue-name"
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from pykueue.controller.jobs import GROUP_PREFIX, JobKeys, PodKeys
-from pykueue.jobs import pods
-from pykueue.jobs.job import Job
+from pykueue.jobs.job.generic import Job
+from pykueue.jobs.pod import groups as pods
 
 
 def _job(labels: dict[str, str]) -> dict[str, Any]:

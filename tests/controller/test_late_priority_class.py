@@ -14,7 +14,7 @@ import pytest
 
 from pykueue.api.priority import PriorityClasses
 from pykueue.controller.jobs import JobReconciler
-from pykueue.jobs.job import Job
+from pykueue.jobs.job.generic import Job
 
 CLASS = "kueue.x-k8s.io/priority-class"
 

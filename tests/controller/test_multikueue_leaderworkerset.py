@@ -13,8 +13,8 @@ import pytest
 
 from pykueue.controller.multikueue import adapters as adapters
 from pykueue.engine import multikueue as mk
-from pykueue.jobs import leaderworkerset as lws
 from pykueue.jobs.framework import CreateWorkload
+from pykueue.jobs.leaderworkerset import workload as lws
 
 MARKED = {"kueue.x-k8s.io/pod-suspending-parent": lws.FRAMEWORK}
 

@@ -8,8 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from pykueue.controller.multikueue import adapters as adapters
-from pykueue.jobs import pods, statefulset
+from pykueue.jobs import registry
 from pykueue.jobs.framework import CreateWorkload, Patch
+from pykueue.jobs.pod import groups as pods
+from pykueue.jobs.statefulset import webhook as statefulset_webhook
+from pykueue.jobs.statefulset import workload as statefulset
 
 MARKED = {"kueue.x-k8s.io/pod-suspending-parent": "statefulset"}
 
@@ -79,11 +82,11 @@ def test_the_copys_template_names_the_managers_group_when_it_is_created() -> Non
     """A Pod's group label is immutable once set, so the worker's StatefulSet webhook writes the group
     (known from the origin UID) into the copy's template; a StatefulSet of the worker's own gets none."""
     right = statefulset.workload_name("web", "mgr-uid")
-    ops = pods.statefulset_defaults(copy_of_manager(), manage_without_queue_name=False)
+    ops = statefulset_webhook.statefulset_defaults(copy_of_manager(), manage_without_queue_name=False)
     added = {op["path"]: op["value"] for op in ops}
     assert added["/spec/template/metadata/labels/kueue.x-k8s.io~1pod-group-name"] == right
     assert added["/spec/template/metadata/labels/kueue.x-k8s.io~1prebuilt-workload-name"] == right
-    own = pods.statefulset_defaults(sts("wrk-uid"), manage_without_queue_name=False)
+    own = statefulset_webhook.statefulset_defaults(sts("wrk-uid"), manage_without_queue_name=False)
     assert not any("pod-group-name" in op["path"] or "prebuilt" in op["path"] for op in own)
 
 
@@ -98,7 +101,7 @@ def test_a_replica_created_in_the_copys_group_stays_in_it() -> None:
                              "controller": True}]},
         "spec": {"containers": [{"name": "c"}]}}
     assert statefulset.pod_marks(pod) == {}
-    ops = pods.pod_defaults(pod, ["statefulset"], manage_without_queue_name=False)
+    ops = pods.pod_defaults(pod, registry.enabled(["statefulset"]), manage_without_queue_name=False, owner_marks=statefulset.pod_marks)
     assert not any("pod-group-name" in op["path"] or "prebuilt" in op["path"] for op in ops)
     # the reconciler finds nothing to relabel
     assert not [a for a in statefulset.reconcile(copy_of_manager(), None, [pod]) if isinstance(a, Patch)]

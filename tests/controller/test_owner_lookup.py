@@ -14,8 +14,9 @@ from typing import Any
 from pykueue.controller import owners
 from pykueue.controller.jobs import GROUP_PREFIX, JobKeys, PodKeys, Rules
 from pykueue.engine.model import LabelSelector
-from pykueue.jobs import managed, pods
-from pykueue.jobs.job import STOPPING_ANNOTATION, Job
+from pykueue.jobs import managed
+from pykueue.jobs.job.generic import STOPPING_ANNOTATION, Job
+from pykueue.jobs.pod import groups as pods
 
 LABELS = {"on": {"kueue": "on"}, "off": {}}
 RULES = Rules(scope=managed.Scope(LabelSelector(match_labels={"kueue": "on"}), LABELS.get))

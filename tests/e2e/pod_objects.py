@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pykueue.jobs import pods as pod_rules
+from pykueue.jobs.pod import groups as pod_rules
 from tests.e2e.conftest import Kueue, condition, eventually
 from tests.e2e.objects import GPU_FLAVOR, cluster_queue, local_queue
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from pykueue.jobs.batch import PREBUILT_WORKLOAD_LABEL as PREBUILT
-from pykueue.jobs.pod import workload_from_pod
+from pykueue.jobs.pod.workload import workload_from_pod
 from tests.e2e.conftest import Kueue, condition, eventually
 from tests.e2e.objects import refused
 from tests.e2e.pod_objects import gated, get_pod, pod, running_on_gpu, two_gpu_queues, workload_for

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from pykueue.jobs import pods as pod_rules
 from pykueue.jobs.batch import PREBUILT_WORKLOAD_LABEL as PREBUILT
-from pykueue.jobs.pod import GROUP_NAME_LABEL, GROUP_TOTAL_COUNT, workload_from_pod
+from pykueue.jobs.pod import groups as pod_rules
+from pykueue.jobs.pod.workload import GROUP_NAME_LABEL, GROUP_TOTAL_COUNT, workload_from_pod
 from tests.e2e.conftest import Kueue, condition, eventually
 from tests.e2e.pod_objects import gated, get_pod, pod, running_on_gpu, two_gpu_queues
 

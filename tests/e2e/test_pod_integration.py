@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from pykueue.controller.webhooks import local, names
-from pykueue.jobs import pods as pod_rules
+from pykueue.jobs.pod import groups as pod_rules
 from tests.e2e.conftest import POD_CONFIG as CONFIG
 from tests.e2e.conftest import Kueue, condition, eventually, is_true
 from tests.e2e.objects import cluster_queue, gpu_queue, priority_classes

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.jobs import pods as pod_rules
+from pykueue.jobs.pod import groups as pod_rules
 from tests.e2e.conftest import Kueue, eventually, is_true
 from tests.e2e.objects import gpu_queue, refused
 from tests.e2e.pod_objects import running_on_gpu

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykueue.jobs import pods
+from pykueue.jobs.pod import groups as pods
 
 FLAVORS = {"on-demand": {"metadata": {"name": "on-demand"}, "spec": {"nodeLabels": {"instance": "on-demand"}}}}
 QUEUE = "kueue.x-k8s.io/queue-name"

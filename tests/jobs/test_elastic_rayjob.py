@@ -17,9 +17,10 @@ import pytest
 
 from pykueue.controller.jobs import JobReconciler, RayKeys
 from pykueue.controller.webhooks import admission
-from pykueue.jobs import batch, framework, ray, slicing
+from pykueue.jobs import batch, framework, slicing
 from pykueue.jobs.batch import JobConversionError
-from pykueue.jobs.ray_live import RayObject
+from pykueue.jobs.ray import workload as ray
+from pykueue.jobs.ray.generic import RayObject
 
 from .test_ray_live import _template, rayjob
 

@@ -12,8 +12,9 @@ from typing import Any
 
 from pykueue.controller.jobs import RayKeys
 from pykueue.controller.webhooks import admission
-from pykueue.jobs import batch, framework, ray, slicing
-from pykueue.jobs.ray_live import RayObject
+from pykueue.jobs import batch, framework, slicing
+from pykueue.jobs.ray import workload as ray
+from pykueue.jobs.ray.generic import RayObject
 
 from .test_elastic_rayjob import ELASTIC, Recording, admitted_slice
 from .test_ray_live import _template

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from pykueue.jobs.framework import Delete, GenericJob, Note, reconcile
-from pykueue.jobs.job import Job
-from pykueue.jobs.jobset_live import JobSetObject
-from pykueue.jobs.ray_live import RayObject
+from pykueue.jobs.job.generic import Job
+from pykueue.jobs.jobset.generic import JobSetObject
+from pykueue.jobs.ray.generic import RayObject
 
 META = {"namespace": "ns", "uid": "uid-x", "labels": {"kueue.x-k8s.io/queue-name": "lq"}}
 CONTAINERS = [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]

@@ -7,7 +7,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pykueue.jobs import framework, pods
+from pykueue.jobs import framework, registry
+from pykueue.jobs.deployment import webhook as deployment_webhook
 from pykueue.jobs.framework import (
     CreateWorkload,
     Delete,
@@ -18,7 +19,10 @@ from pykueue.jobs.framework import (
     WorkloadConditions,
     reconcile,
 )
-from pykueue.jobs.job import Job
+from pykueue.jobs.job.generic import Job
+from pykueue.jobs.pod import groups as pods
+from pykueue.jobs.statefulset import webhook as statefulset_webhook
+from pykueue.jobs.statefulset import workload as statefulset
 
 # upstream's Job.Stop: suspended, with the stopping annotation, in one write
 STOP = {"metadata": {"annotations": {"kueue.x-k8s.io/stopping": "true"}}, "spec": {"suspend": True}}
@@ -177,7 +181,7 @@ def _new_pod(**meta: Any) -> dict[str, Any]:
 
 
 def test_the_pod_webhook_gates_labels_and_finalizes_a_queued_pod() -> None:
-    assert pods.pod_defaults(_new_pod(), ("pod",), False) == [
+    assert pods.pod_defaults(_new_pod(), registry.enabled(("pod",)), False) == [
         {"op": "add", "path": "/metadata/finalizers", "value": [pods.FINALIZER]},
         {"op": "add", "path": "/metadata/labels/kueue.x-k8s.io~1managed", "value": "true"},
         {"op": "add", "path": "/spec/schedulingGates", "value": [{"name": pods.GATE}]},
@@ -185,20 +189,20 @@ def test_the_pod_webhook_gates_labels_and_finalizes_a_queued_pod() -> None:
 
 
 def test_the_pod_webhook_leaves_alone_what_is_not_its_own() -> None:
-    assert pods.pod_defaults(_new_pod(), ("batch/job",), False) == []  # the pod integration is off
-    assert pods.pod_defaults(_new_pod(namespace="kube-system"), ("pod",), False) == []
-    assert pods.pod_defaults(_new_pod(labels={}), ("pod",), False) == []  # no queue name
+    assert pods.pod_defaults(_new_pod(), registry.enabled(("batch/job",)), False) == []  # the pod integration is off
+    assert pods.pod_defaults(_new_pod(namespace="kube-system"), registry.enabled(("pod",)), False) == []
+    assert pods.pod_defaults(_new_pod(labels={}), registry.enabled(("pod",)), False) == []  # no queue name
     owned = _new_pod(ownerReferences=[{"apiVersion": "batch/v1", "kind": "Job", "name": "j", "controller": True}])
-    assert pods.pod_defaults(owned, ("pod", "batch/job"), False) == []  # its Job is queued instead
-    assert pods.pod_defaults(owned, ("pod",), False) != []  # Jobs are not Kueue's: the Pod is
+    assert pods.pod_defaults(owned, registry.enabled(("pod", "batch/job")), False) == []  # its Job is queued instead
+    assert pods.pod_defaults(owned, registry.enabled(("pod",)), False) != []  # Jobs are not Kueue's: the Pod is
     # a Deployment's Pod is gated because its parent asked, whatever the pod integration's own selection
     child = _new_pod(annotations={pods.SUSPENDED_BY_PARENT: "deployment"})
-    assert any(op["path"] == "/spec/schedulingGates" for op in pods.pod_defaults(child, ("deployment",), False))
+    assert any(op["path"] == "/spec/schedulingGates" for op in pods.pod_defaults(child, registry.enabled(("deployment",)), False))
 
 
 def test_a_group_member_gets_its_role_hash() -> None:
     pod = _new_pod(labels={"kueue.x-k8s.io/queue-name": "lq", pods.GROUP_NAME_LABEL: "g"})
-    ops = pods.pod_defaults(pod, ("pod",), False)
+    ops = pods.pod_defaults(pod, registry.enabled(("pod",)), False)
     (role,) = [op for op in ops if op["path"] == "/metadata/annotations"]
     assert role["value"] == {pods.ROLE_HASH: pods.role_hash(pod["spec"])}
 
@@ -206,19 +210,19 @@ def test_a_group_member_gets_its_role_hash() -> None:
 def test_deployment_and_statefulset_webhooks_mark_their_pod_templates() -> None:
     deployment = {"metadata": {"name": "web", "namespace": "ns", "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
                   "spec": {"replicas": 3, "template": {"metadata": {"labels": {"app": "web"}}, "spec": {}}}}
-    assert pods.deployment_defaults(deployment, False) == [
+    assert deployment_webhook.deployment_defaults(deployment, False) == [
         {"op": "add", "path": "/spec/template/metadata/labels/kueue.x-k8s.io~1queue-name", "value": "lq"},
         {"op": "add", "path": "/spec/template/metadata/annotations",
          "value": {pods.SUSPENDED_BY_PARENT: "deployment"}}]
     sts = {**deployment, "spec": {"replicas": 3, "template": {"spec": {}}}}
-    (op,) = pods.statefulset_defaults(sts, False)
+    (op,) = statefulset_webhook.statefulset_defaults(sts, False)
     assert op["path"] == "/spec/template/metadata"
     # the group's name needs the StatefulSet's UID, which only the Pod webhook sees (its owner reference)
     assert op["value"]["labels"] == {"kueue.x-k8s.io/queue-name": "lq"}
     assert op["value"]["annotations"][pods.ROLE_HASH] == "main"
     assert op["value"]["annotations"][pods.GROUP_TOTAL_COUNT] == "3"
     assert op["value"]["annotations"][pods.GROUP_FAST_ADMISSION] == "true"
-    assert pods.deployment_defaults({**deployment, "metadata": {"name": "web", "namespace": "ns"}}, False) == []
+    assert deployment_webhook.deployment_defaults({**deployment, "metadata": {"name": "web", "namespace": "ns"}}, False) == []
 
 
 # ---- plain Pods ---------------------------------------------------------------------------------------
@@ -512,10 +516,10 @@ def test_the_pod_webhook_names_a_statefulsets_pod_into_its_owners_group() -> Non
                    annotations={pods.SUSPENDED_BY_PARENT: "statefulset", pods.ROLE_HASH: "main"},
                    ownerReferences=[{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db", "uid": "s-1",
                                      "controller": True}])
-    ops = pods.pod_defaults(pod, ("statefulset",), False)
+    ops = pods.pod_defaults(pod, registry.enabled(("statefulset",)), False, owner_marks=statefulset.pod_marks)
     labels = {op["path"].rsplit("/", 1)[1].replace("~1", "/"): op["value"] for op in ops
               if op["path"].startswith("/metadata/labels/")}
-    name = pods.statefulset.workload_name("db", "s-1")
+    name = statefulset.workload_name("db", "s-1")
     assert labels == {pods.MANAGED_LABEL: "true", pods.GROUP_NAME_LABEL: name,
                       "kueue.x-k8s.io/prebuilt-workload-name": name}
     assert not any(op["path"].startswith("/metadata/annotations") for op in ops)  # its role is main already

@@ -8,7 +8,7 @@ import copy
 from typing import Any
 
 from pykueue.jobs.framework import JobStopped, Note, Patch, Replace, WorkloadConditions, reconcile
-from pykueue.jobs.job import STOPPING_ANNOTATION, Job
+from pykueue.jobs.job.generic import STOPPING_ANNOTATION, Job
 
 FLAVORS = {"on-demand": {"metadata": {"name": "on-demand"}, "spec": {"nodeLabels": {"instance": "on-demand"}}}}
 STOP = {"metadata": {"annotations": {STOPPING_ANNOTATION: "true"}}, "spec": {"suspend": True}}

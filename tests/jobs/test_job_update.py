@@ -8,7 +8,7 @@ import copy
 from typing import Any
 
 from pykueue.controller.webhooks import admission
-from pykueue.jobs.job_update import validate_job_update
+from pykueue.jobs.job.webhook import validate_job_update
 
 QUEUE = "kueue.x-k8s.io/queue-name"
 CLASS = "kueue.x-k8s.io/priority-class"

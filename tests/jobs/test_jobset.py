@@ -1,4 +1,4 @@
-"""JobSet on the job framework (``pykueue.jobs.jobset``, ``pykueue.jobs.jobset_live``), its webhooks and
+"""JobSet on the job framework (``pykueue.jobs.jobset.workload``, ``pykueue.jobs.jobset.generic``), its webhooks and
 the controller's keys for it. Each expectation is worked out by hand from upstream's jobset integration
 (PodSets, RunWithPodSetsInfo, RestorePodSetsInfo, Finished, PodsReady, ReclaimablePods, IsActive, the
 webhook's Default and ValidateCreate/ValidateUpdate)."""
@@ -14,9 +14,10 @@ import pytest
 
 from pykueue.controller.jobs import JobKeys, JobSetKeys, Rules
 from pykueue.controller.webhooks import admission, names
-from pykueue.jobs import batch, framework, jobset, managed
+from pykueue.jobs import batch, managed, registry
 from pykueue.jobs.framework import CreateWorkload, Note, Patch, Replace, WorkloadConditions, reconcile
-from pykueue.jobs.jobset_live import JobSetObject, with_pod_sets_info
+from pykueue.jobs.jobset import workload as jobset
+from pykueue.jobs.jobset.generic import JobSetObject, with_pod_sets_info
 
 FLAVORS = {
     "gpu": {"metadata": {"name": "gpu"}, "spec": {
@@ -209,10 +210,10 @@ def _child_job() -> dict[str, Any]:
 def test_a_jobsets_child_jobs_are_never_queued_themselves() -> None:
     """While the integration is on, a Job whose controller is a JobSet is its child (upstream's
     IsOwnerManagedByKueue): no Workload of its own, even with a queue label; with it off, it is a Job."""
-    on = Rules(frameworks=framework.enabled(FRAMEWORKS))
+    on = Rules(frameworks=registry.enabled(FRAMEWORKS))
     assert managed.managed_owner(_child_job(), on.frameworks) is not None
     assert JobKeys({"ns/js-workers-0": _child_job()}, on).load("ns/js-workers-0") is None
-    off = Rules(frameworks=framework.enabled(("batch/job",)))
+    off = Rules(frameworks=registry.enabled(("batch/job",)))
     assert JobKeys({"ns/js-workers-0": _child_job()}, off).load("ns/js-workers-0") is not None
 
 

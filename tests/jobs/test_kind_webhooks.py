@@ -8,8 +8,12 @@ import copy
 from typing import Any
 
 from pykueue.controller.webhooks import admission
-from pykueue.jobs import pod_update, ray_update, serving_update
 from pykueue.jobs.batch import _DNS1123_SUBDOMAIN_MESSAGE
+from pykueue.jobs.deployment import webhook as deployment_webhook
+from pykueue.jobs.pod import serving
+from pykueue.jobs.pod import webhook as pod_update
+from pykueue.jobs.ray import webhook as ray_update
+from pykueue.jobs.statefulset import webhook as statefulset_webhook
 
 QUEUE = "kueue.x-k8s.io/queue-name"
 CLASS = "kueue.x-k8s.io/priority-class"
@@ -134,8 +138,8 @@ def relabel(obj: dict[str, Any], queue: str | None = None, replicas: int | None 
 
 
 def test_a_serving_workloads_queue_changes_only_before_a_replica_is_ready_and_is_never_dropped() -> None:
-    for kind, check in (("Deployment", serving_update.validate_deployment_update),
-                        ("StatefulSet", serving_update.validate_statefulset_update)):
+    for kind, check in (("Deployment", deployment_webhook.validate_deployment_update),
+                        ("StatefulSet", statefulset_webhook.validate_statefulset_update)):
         pending, running = workload_set(kind), workload_set(kind, ready=1)
         assert msgs(check(pending, relabel(pending, "other"))) == [], kind
         # upstream passes the old value first: the refusal names the queue it had
@@ -148,9 +152,9 @@ def test_a_serving_workloads_queue_changes_only_before_a_replica_is_ready_and_is
 
 
 def test_a_serving_workloads_create_checks_the_queue_label() -> None:
-    assert msgs(serving_update.validate_create(workload_set("Deployment", queue="Bad"))) == [
+    assert msgs(serving.validate_create(workload_set("Deployment", queue="Bad"))) == [
         f'metadata.labels[{QUEUE}]: Invalid value: "Bad": {BAD_NAME}']
-    assert msgs(serving_update.validate_create(workload_set("Deployment"))) == []
+    assert msgs(serving.validate_create(workload_set("Deployment"))) == []
 
 
 def test_a_queued_statefulset_scales_only_to_or_from_zero() -> None:
@@ -158,16 +162,16 @@ def test_a_queued_statefulset_scales_only_to_or_from_zero() -> None:
     whether or not a replica is ready yet; one without a queue label scales freely."""
     for ready in (0, 2):
         queued = workload_set("StatefulSet", ready=ready)
-        assert msgs(serving_update.validate_statefulset_update(queued, relabel(queued, "lq", replicas=3))) == [
+        assert msgs(statefulset_webhook.validate_statefulset_update(queued, relabel(queued, "lq", replicas=3))) == [
             "spec.replicas: Invalid value: 3: field is immutable"], ready
-        assert msgs(serving_update.validate_statefulset_update(queued, relabel(queued, "lq", replicas=0))) == []
+        assert msgs(statefulset_webhook.validate_statefulset_update(queued, relabel(queued, "lq", replicas=0))) == []
     stopped = workload_set("StatefulSet", replicas=0)
-    assert msgs(serving_update.validate_statefulset_update(stopped, relabel(stopped, "lq", replicas=3))) == []
+    assert msgs(statefulset_webhook.validate_statefulset_update(stopped, relabel(stopped, "lq", replicas=3))) == []
     stopping = workload_set("StatefulSet", replicas=0, status_replicas=1)
-    assert msgs(serving_update.validate_statefulset_update(stopping, relabel(stopping, "lq", replicas=2))) == [
+    assert msgs(statefulset_webhook.validate_statefulset_update(stopping, relabel(stopping, "lq", replicas=2))) == [
         "spec.replicas: Forbidden: scaling down is still in progress"]
     unqueued = workload_set("StatefulSet", queue=None, ready=2)
-    assert msgs(serving_update.validate_statefulset_update(unqueued, relabel(unqueued, None, replicas=5))) == []
+    assert msgs(statefulset_webhook.validate_statefulset_update(unqueued, relabel(unqueued, None, replicas=5))) == []
 
 
 # ---- Ray --------------------------------------------------------------------------------------------
@@ -272,12 +276,11 @@ def test_each_kinds_handler_refuses_with_upstreams_aggregate_and_allows_when_its
 def test_a_deployments_priority_class_reaches_its_pods_template() -> None:
     """Upstream's Deployment ``Default`` copies the WorkloadPriorityClass label to the pod template, so
     each Pod's Workload has the Deployment's priority (as ``deployment.pods`` builds them for simulate)."""
-    from pykueue.jobs import pods
 
     deployment = {"metadata": {"name": "web", "namespace": "ns", "labels": {QUEUE: "lq", CLASS: "high"}},
                   "spec": {"replicas": 2, "template": {"metadata": {"labels": {"app": "web"}}, "spec": {}}}}
     assert {"op": "add", "path": "/spec/template/metadata/labels/kueue.x-k8s.io~1priority-class",
-            "value": "high"} in pods.deployment_defaults(deployment, False)
+            "value": "high"} in deployment_webhook.deployment_defaults(deployment, False)
 
 
 def test_validate_and_simulate_refuse_a_group_members_count_with_the_webhooks_words() -> None:

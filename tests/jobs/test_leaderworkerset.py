@@ -1,4 +1,4 @@
-"""The LeaderWorkerSet integration's pure rules (pykueue.jobs.leaderworkerset), each outcome worked out by
+"""The LeaderWorkerSet integration's pure rules (pykueue.jobs.leaderworkerset.workload), each outcome worked out by
 hand from upstream's leaderworkerset reconcilers and webhook."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import copy
 import hashlib
 from typing import Any
 
-from pykueue.jobs import leaderworkerset as lws
 from pykueue.jobs.batch import JobConversionError
 from pykueue.jobs.framework import CreateWorkload, Delete, Patch, SetPriority, Warn
+from pykueue.jobs.leaderworkerset import workload as lws
 
 SUSPENDED_BY_PARENT = "kueue.x-k8s.io/pod-suspending-parent"
 

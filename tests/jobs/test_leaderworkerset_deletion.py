@@ -14,9 +14,9 @@ import asyncio
 from typing import Any
 
 from pykueue.controller.leaderworkersets import LeaderWorkerSetKeys, LeaderWorkerSetReconciler
-from pykueue.jobs import leaderworkerset as lws
-from pykueue.jobs import pods
 from pykueue.jobs.framework import Action, Delete, JobStopped, Patch, reconcile
+from pykueue.jobs.leaderworkerset import workload as lws
+from pykueue.jobs.pod import groups as pods
 from tests.jobs.recorded import Writes, finalizer_patches
 
 FINALIZER = "kueue.x-k8s.io/managed"

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykueue.jobs import leaderworkerset as lws
 from pykueue.jobs.framework import CreateWorkload
+from pykueue.jobs.leaderworkerset import workload as lws
 from tests.jobs.test_leaderworkerset import an_lws
 
 SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"

@@ -16,9 +16,10 @@ from pykueue.api.models.config import ConfigurationV1beta2
 from pykueue.controller.jobs import JobKeys, PodKeys, RayKeys, Rules
 from pykueue.controller.webhooks import admission
 from pykueue.engine import model
-from pykueue.jobs import framework, managed, pods
+from pykueue.jobs import framework, managed, registry
 from pykueue.jobs.framework import CreateWorkload, Note
-from pykueue.jobs.job import Job
+from pykueue.jobs.job.generic import Job
+from pykueue.jobs.pod import groups as pods
 
 QUEUE = "kueue.x-k8s.io/queue-name"
 # namespace -> labels, as the Namespace informer has them ("left-out" lacks the opt-in label)
@@ -33,7 +34,7 @@ def _config(**fields: Any) -> tuple[model.Config, list[tuple[str, str]]]:
 
 def _rules(manage_all: bool, selector: model.LabelSelector | None = OPT_IN,
            frameworks: tuple[str, ...] = ("batch/job",), label_keys: tuple[str, ...] = ()) -> Rules:
-    return Rules(manage_all, managed.Scope(selector, NAMESPACES.get), framework.enabled(frameworks), label_keys)
+    return Rules(manage_all, managed.Scope(selector, NAMESPACES.get), registry.enabled(frameworks), label_keys)
 
 
 def _job(namespace: str = "team", labels: dict[str, str] | None = None, owner: str | None = None,

@@ -11,8 +11,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pykueue.jobs import framework, pods
+from pykueue.jobs import framework
 from pykueue.jobs.framework import Delete, Patch, WorkloadConditions
+from pykueue.jobs.pod import groups as pods
 
 
 def member(i: int, retriable: bool = True) -> dict[str, Any]:

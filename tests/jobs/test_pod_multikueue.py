@@ -4,9 +4,9 @@ manager's copies never schedule (upstream's Pod MultiKueue adapter keeps the man
 
 from __future__ import annotations
 
-from pykueue.jobs import pods
 from pykueue.jobs.framework import Patch, reconcile
-from pykueue.jobs.pod import workload_from_pod
+from pykueue.jobs.pod import groups as pods
+from pykueue.jobs.pod.workload import workload_from_pod
 from tests.jobs.pod_objects import ADMITTED, ASSIGNED, FLAVORS, managed_pod
 
 GROUP = {"kueue.x-k8s.io/pod-group-name": "g"}

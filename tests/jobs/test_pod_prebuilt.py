@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import copy
 
-from pykueue.jobs import batch, pods, prebuilt
+from pykueue.jobs import batch, prebuilt
 from pykueue.jobs.framework import CreateWorkload, Note, Patch, WorkloadConditions, reconcile
-from pykueue.jobs.pod import workload_from_pod
+from pykueue.jobs.pod import groups as pods
+from pykueue.jobs.pod.workload import workload_from_pod
 from tests.jobs.pod_objects import ADMITTED, ASSIGNED, FLAVORS
 from tests.jobs.pod_objects import managed_pod as _pod
 

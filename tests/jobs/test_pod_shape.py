@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import copy
 
-from pykueue.jobs import pods
-from pykueue.jobs.pod_shape import immutable_shape_errors, role_hash
+from pykueue.jobs import registry
+from pykueue.jobs.pod import groups as pods
+from pykueue.jobs.pod.shape import immutable_shape_errors, role_hash
 
 PLAIN = {"containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]}
 # Go hashed: {"spec":{"affinity":null,"containers":[{"ports":null,"resources":{"requests":{"cpu":"1"}}}],
@@ -65,7 +66,7 @@ def test_the_pod_webhook_writes_upstreams_hash_on_a_group_member() -> None:
                "kueue.x-k8s.io/queue-name": "lq", "kueue.x-k8s.io/pod-group-name": "g"},
                "annotations": {"kueue.x-k8s.io/pod-group-total-count": "2"}},
            "spec": copy.deepcopy(FULL)}
-    ops = pods.pod_defaults(pod, ["pod"], False)
+    ops = pods.pod_defaults(pod, registry.enabled(["pod"]), False)
     written = {op["path"]: op["value"] for op in ops if op["op"] == "add"}
     annotations = written.get("/metadata/annotations") or {}
     hashed = annotations.get("kueue.x-k8s.io/role-hash") or written.get(

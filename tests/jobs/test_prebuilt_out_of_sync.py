@@ -10,9 +10,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pykueue.jobs import batch, pods
+from pykueue.jobs import batch
 from pykueue.jobs.framework import Delete, Note, Patch, WorkloadConditions, reconcile
-from pykueue.jobs.pod import workload_from_pod
+from pykueue.jobs.pod import groups as pods
+from pykueue.jobs.pod.workload import workload_from_pod
 from tests.jobs.pod_objects import ADMITTED, FLAVORS
 from tests.jobs.pod_objects import managed_pod as _pod
 

@@ -1,4 +1,4 @@
-"""RayCluster and RayJob on the job framework (``pykueue.jobs.ray_live``), their webhook, and the
+"""RayCluster and RayJob on the job framework (``pykueue.jobs.ray.generic``), their webhook, and the
 controller's keys for them. Each expectation is worked out by hand from upstream's raycluster and
 rayjob integrations (RunWithPodSetsInfo, RestorePodSetsInfo, Finished, PodsReady, the webhooks'
 Default)."""
@@ -26,7 +26,7 @@ from pykueue.jobs.framework import (
     mismatch,
     reconcile,
 )
-from pykueue.jobs.ray_live import RayObject, is_managed, with_pod_sets_info
+from pykueue.jobs.ray.generic import RayObject, is_managed, with_pod_sets_info
 
 FLAVORS = {
     "gpu": {"metadata": {"name": "gpu"}, "spec": {

@@ -8,7 +8,7 @@ import hashlib
 import pytest
 
 from pykueue.jobs.batch import JobConversionError
-from pykueue.jobs.ray import (
+from pykueue.jobs.ray.workload import (
     is_managed,
     pod_sets_for_cluster_spec,
     pod_sets_for_job,

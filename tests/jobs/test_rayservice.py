@@ -11,9 +11,10 @@ import json
 from typing import Any
 
 from pykueue.controller.webhooks import admission, names
-from pykueue.jobs import batch, ray_update
+from pykueue.jobs import batch
 from pykueue.jobs.framework import CreateWorkload, Note, Patch, Replace, WorkloadConditions, reconcile
-from pykueue.jobs.ray_live import RayObject, is_managed
+from pykueue.jobs.ray import webhook as ray_update
+from pykueue.jobs.ray.generic import RayObject, is_managed
 
 from .test_ray_live import FLAVORS, _cluster_spec, admitted, raycluster
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pykueue.api import loader
 from pykueue.controller.webhooks import names
-from pykueue.jobs import framework, managed, pods, registry
+from pykueue.jobs import managed, registry
 
 
 def test_each_framework_is_registered_once() -> None:
@@ -16,7 +16,7 @@ def test_each_framework_is_registered_once() -> None:
 
 
 def test_the_serving_kinds_turn_the_pod_integration_on() -> None:
-    assert framework.enabled(["deployment"]) >= {"deployment", "pod"}
+    assert registry.enabled(["deployment"]) >= {"deployment", "pod"}
     assert registry.with_implied(["batch/job", "leaderworkerset.x-k8s.io/leaderworkerset"]) == {
         "batch/job", "leaderworkerset.x-k8s.io/leaderworkerset", "pod"}
     assert registry.with_implied(["ray.io/rayjob"]) == {"ray.io/rayjob"}
@@ -25,10 +25,19 @@ def test_the_serving_kinds_turn_the_pod_integration_on() -> None:
 
 
 def test_whose_pods_and_whose_children() -> None:
+    on = registry.ALL
     # the Pod webhook leaves alone the Pods of a Job, a StatefulSet and a RayCluster (their integrations')
-    assert pods._OWNER_FRAMEWORKS == {("batch", "Job"): "batch/job", ("apps", "StatefulSet"): "statefulset",
-                                      ("ray.io", "RayCluster"): "ray.io/raycluster"}
-    # an object any other kind controls is that kind's child, never queued by itself
-    assert managed.OWNER_FRAMEWORKS[("jobset.x-k8s.io", "JobSet")] == "jobset.x-k8s.io/jobset"
-    assert ("", "Pod") not in managed.OWNER_FRAMEWORKS and len(managed.OWNER_FRAMEWORKS) == 8
+    assert {(i.group, i.kind) for i in registry.INTEGRATIONS if i.owns_pods} == {
+        ("batch", "Job"), ("apps", "StatefulSet"), ("ray.io", "RayCluster")}
+    assert on.owner_integration("ray.io", "RayCluster").framework == "ray.io/raycluster"
+    # an object any kind that is on controls is that kind's child, never queued by itself; not once it is off
+    assert on.owner_integration("jobset.x-k8s.io", "JobSet").framework == "jobset.x-k8s.io/jobset"
+    assert registry.enabled(["batch/job"]).owner_integration("jobset.x-k8s.io", "JobSet") is None
+    assert on.owner_integration("apps", "ReplicaSet") is None
+    child = {"metadata": {"ownerReferences": [{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+                                               "name": "js", "controller": True}]}}
+    assert managed.managed_owner(child, on) is not None
+    assert managed.managed_owner(child, registry.enabled(["batch/job"])) is None
+    pod_owned = {"metadata": {"ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "p", "controller": True}]}}
+    assert managed.managed_owner(pod_owned, on) is None  # a Pod queues no children
     assert loader.INTEGRATIONS["LeaderWorkerSet"] == "leaderworkerset.x-k8s.io/leaderworkerset"

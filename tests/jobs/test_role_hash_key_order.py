@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.jobs.pod_shape import role_hash
+from pykueue.jobs.pod.shape import role_hash
 
 NODE_AFFINITY = {  # node affinity (required and preferred), tolerations, an init container, ports
     "initContainers": [{"name": "init", "image": "busybox",

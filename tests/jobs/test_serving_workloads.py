@@ -8,8 +8,8 @@ import pytest
 
 from pykueue.jobs import framework
 from pykueue.jobs.batch import JobConversionError
-from pykueue.jobs.deployment import pods, validate, workloads_from_deployment
-from pykueue.jobs.statefulset import (
+from pykueue.jobs.deployment.workload import pods, validate, workloads_from_deployment
+from pykueue.jobs.statefulset.workload import (
     members,
     name_of,
     pod_marks,
@@ -17,7 +17,7 @@ from pykueue.jobs.statefulset import (
     workload_from_statefulset,
     workload_name,
 )
-from pykueue.jobs.statefulset import pods as sts_pods
+from pykueue.jobs.statefulset.workload import pods as sts_pods
 
 
 def _serving(kind: str, replicas: object = 3, **labels: str) -> dict:

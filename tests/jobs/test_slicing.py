@@ -11,7 +11,7 @@ from pykueue.api.models import kueue_v1beta2 as v2
 from pykueue.api.validation import workload_update
 from pykueue.controller.webhooks.admission import mutate_job
 from pykueue.jobs import batch, slicing
-from pykueue.jobs.job import Job
+from pykueue.jobs.job.generic import Job
 
 ELASTIC = {"kueue.x-k8s.io/elastic-job": "true"}
 
@@ -164,8 +164,8 @@ def raycluster(workers: int, generation: int = 1) -> dict[str, Any]:
 def test_an_autoscaling_raycluster_scales_its_worker_group_through_slices() -> None:
     """Upstream's rule over a RayCluster's pod sets (head, then each worker group): the autoscaler
     raising a group's replicas on an admitted slice makes a new slice; lowering them shrinks it."""
-    from pykueue.jobs import ray
-    from pykueue.jobs.ray_live import RayObject
+    from pykueue.jobs.ray import workload as ray
+    from pykueue.jobs.ray.generic import RayObject
 
     built = ray.workload_from_ray(raycluster(2))
     assert RayObject(raycluster(2)).workload_name() == built["metadata"]["name"]  # found under its own name

@@ -13,7 +13,7 @@ from typing import Any
 from pykueue.controller import manager
 from pykueue.controller.statefulsets import StatefulSetKeys, StatefulSetReconciler
 from pykueue.engine import model
-from pykueue.jobs import statefulset
+from pykueue.jobs.statefulset import workload as statefulset
 from pykueue.kube.informer import ADDED, DELETED, MODIFIED
 from tests.jobs.recorded import Writes, finalizer_patches
 

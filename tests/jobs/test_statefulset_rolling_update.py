@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykueue.jobs import statefulset
 from pykueue.jobs.framework import Patch
+from pykueue.jobs.statefulset import workload as statefulset
 
 GATE = "kueue.x-k8s.io/admission"
 FINALIZER = "kueue.x-k8s.io/managed"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pykueue.jobs import pods, serving_update
+from pykueue.jobs.statefulset import webhook as statefulset_webhook
 
 QUEUE = "kueue.x-k8s.io/queue-name"
 PARENT = "kueue.x-k8s.io/pod-suspending-parent"
@@ -26,7 +26,7 @@ def sts(queue: str | None = "lq", parent: str | None = "statefulset", replicas: 
 
 
 def messages(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    return [f"{e.path}: {e.message}" for e in serving_update.validate_statefulset_update(old, new)]
+    return [f"{e.path}: {e.message}" for e in statefulset_webhook.validate_statefulset_update(old, new)]
 
 
 def test_a_managed_statefulsets_requests_are_fixed_but_its_image_rolls() -> None:
@@ -66,5 +66,5 @@ def test_a_leaderworkersets_statefulset_is_left_to_its_integration() -> None:
     new["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2"
     new["metadata"]["labels"][QUEUE] = "other"
     assert messages(old, new) == []
-    assert pods.statefulset_defaults(old, manage_without_queue_name=True) == []
-    assert pods.statefulset_defaults(sts(parent=None), manage_without_queue_name=True) != []
+    assert statefulset_webhook.statefulset_defaults(old, manage_without_queue_name=True) == []
+    assert statefulset_webhook.statefulset_defaults(sts(parent=None), manage_without_queue_name=True) != []

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pykueue.engine import multikueue as mk
-from pykueue.jobs import leaderworkerset as lws
-from pykueue.jobs import statefulset
+from pykueue.jobs.leaderworkerset import workload as lws
+from pykueue.jobs.statefulset import workload as statefulset
 from pykueue.kube import resources as r
 
 Obj = dict[str, Any]

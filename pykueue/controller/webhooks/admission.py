@@ -12,15 +12,15 @@ The Job webhook is upstream's ``Default``: a Job Kueue manages (it names a Local
 ``kueue.x-k8s.io/queue-name`` label, or every Job with ``manageJobsWithoutQueueName``) is created
 suspended, so no pod starts before its Workload is admitted. The Pod webhook gates a Pod Kueue manages,
 and the Deployment and StatefulSet webhooks label their pod templates so that their Pods are (the rules
-are ``pykueue.jobs.pods``'s). The RayCluster and RayJob webhooks suspend the ones Kueue manages, as the
-Job webhook does (not a RayJob's own cluster: the RayJob is queued instead; ``pykueue.jobs.ray_live``).
+are ``pykueue.jobs.pod.groups``'s). The RayCluster and RayJob webhooks suspend the ones Kueue manages, as the
+Job webhook does (not a RayJob's own cluster: the RayJob is queued instead; ``pykueue.jobs.ray.generic``).
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from typing import Any
 
 from pykueue.api import validation
@@ -28,22 +28,21 @@ from pykueue.api.loader import load_documents, read_workload
 from pykueue.controller.translate import clean
 from pykueue.controller.webhooks import managed_by
 from pykueue.controller.webhooks.default_queues import DEFAULT_QUEUE
-from pykueue.jobs import (
-    batch,
-    job_update,
-    jobset,
-    leaderworkerset,
-    managed,
-    pod_update,
-    pods,
-    ray,
-    ray_live,
-    ray_update,
-    registry,
-    serving_update,
-    slicing,
-)
-from pykueue.jobs.framework import enabled
+from pykueue.jobs import batch, managed, registry, slicing
+from pykueue.jobs.deployment import webhook as deployment_webhook
+from pykueue.jobs.integration import Frameworks
+from pykueue.jobs.job import webhook as job_update
+from pykueue.jobs.jobset import workload as jobset
+from pykueue.jobs.leaderworkerset import workload as leaderworkerset
+from pykueue.jobs.pod import groups as pods
+from pykueue.jobs.pod import serving
+from pykueue.jobs.pod import webhook as pod_update
+from pykueue.jobs.ray import generic as ray_live
+from pykueue.jobs.ray import webhook as ray_update
+from pykueue.jobs.ray import workload as ray
+from pykueue.jobs.registry import enabled
+from pykueue.jobs.statefulset import webhook as statefulset_webhook
+from pykueue.jobs.statefulset import workload as statefulset
 
 KEEP_STATUS = ("Workload",)  # the kinds whose status carries what validation checks (the admission)
 
@@ -142,8 +141,8 @@ def validator_for_jobs(kind: str, frameworks: tuple[str, ...],
         return lambda req: validate_job(req, exists)
     rules: dict[str, tuple[Callable[[dict[str, Any]], Any], Callable[[dict[str, Any], dict[str, Any]], Any]]] = {
         "pod": (pod_update.validate_pod, lambda old, new: pod_update.validate_pod_update(old, new, exists)),
-        "deployment": (serving_update.validate_create, serving_update.validate_deployment_update),
-        "statefulset": (serving_update.validate_create, serving_update.validate_statefulset_update),
+        "deployment": (serving.validate_create, deployment_webhook.validate_deployment_update),
+        "statefulset": (serving.validate_create, statefulset_webhook.validate_statefulset_update),
         "jobset.x-k8s.io/jobset": (jobset.validate_create, lambda old, new: jobset.validate_update(old, new, exists)),
         "leaderworkerset.x-k8s.io/leaderworkerset": (leaderworkerset.validate_create, lambda old, new: (
             leaderworkerset.validate_update(old, new, managed=bool(batch.queue_name(new)) or manage))),
@@ -185,7 +184,7 @@ def _default_queue(obj: dict[str, Any], namespace: str, default_queue_exists: Ca
 def mutate_job(request: dict[str, Any], manage_without_queue_name: bool,
                default_queue_exists: Callable[[str], bool] = no_default_queue,
                scope: managed.Scope = managed.DEFAULT_SCOPE,
-               frameworks: Collection[str] = tuple(managed.OWNER_FRAMEWORKS.values()),
+               frameworks: Frameworks = registry.ALL,
                dispatches: Callable[[str, str], bool] | None = None,
                own_controller: str = managed_by.JOB_CONTROLLER) -> dict[str, Any]:
     """Upstream's Job ``Default`` (a JobSet's too): a Job without a queue label in a namespace with a
@@ -216,7 +215,7 @@ def mutate_job(request: dict[str, Any], manage_without_queue_name: bool,
 def mutate_ray(request: dict[str, Any], manage_without_queue_name: bool,
                default_queue_exists: Callable[[str], bool] = no_default_queue,
                scope: managed.Scope = managed.DEFAULT_SCOPE,
-               frameworks: Collection[str] = tuple(managed.OWNER_FRAMEWORKS.values()),
+               frameworks: Frameworks = registry.ALL,
                dispatches: Callable[[str, str], bool] | None = None) -> dict[str, Any]:
     """A RayCluster, RayJob or RayService: LocalQueueDefaulting as for a Job, then ``spec.suspend: true``
     (a RayService's ``spec.rayClusterConfig.suspend``) on one Kueue manages, created to start right away
@@ -247,7 +246,7 @@ def mutate_ray(request: dict[str, Any], manage_without_queue_name: bool,
     return response(request, True, patch=patch or None)
 
 
-def _pod_ops(pod: dict[str, Any], frameworks: tuple[str, ...], manage_without_queue_name: bool,
+def _pod_ops(pod: dict[str, Any], frameworks: Frameworks, manage_without_queue_name: bool,
              default_queue_exists: Callable[[str], bool], scope: managed.Scope) -> list[dict[str, Any]]:
     """Upstream's Pod ``Default``: LocalQueueDefaulting for a Pod the webhook would gate with the label
     (its namespace selected, no managed owner, not handed over by its Deployment or StatefulSet), then
@@ -259,11 +258,11 @@ def _pod_ops(pod: dict[str, Any], frameworks: tuple[str, ...], manage_without_qu
         labelled, label_ops = _default_queue(pod, namespace, default_queue_exists, False)
         if label_ops and pods.manages_pod(labelled, frameworks, manage_without_queue_name, scope):
             pod, ops = labelled, label_ops
-    return ops + pods.pod_defaults(pod, frameworks, manage_without_queue_name, scope)
+    return ops + pods.pod_defaults(pod, frameworks, manage_without_queue_name, scope, statefulset.pod_marks)
 
 
 def _owner_ops(obj: dict[str, Any], build: Callable[[dict[str, Any]], list[dict[str, Any]]],
-               default_queue_exists: Callable[[str], bool], frameworks: Collection[str]) -> list[dict[str, Any]]:
+               default_queue_exists: Callable[[str], bool], frameworks: Frameworks) -> list[dict[str, Any]]:
     """A Deployment or StatefulSet: LocalQueueDefaulting on the object, then its pod template's ops."""
     namespace = (obj.get("metadata") or {}).get("namespace") or ""
     owned = managed.managed_owner(obj, frameworks) is not None
@@ -299,7 +298,7 @@ def mutator(kind: str, frameworks: tuple[str, ...], manage_without_queue_name: b
         def pod(req: dict[str, Any]) -> dict[str, Any]:
             if req.get("operation") != "CREATE":
                 return allow(req)
-            return _patched(req, lambda obj: _pod_ops(obj, frameworks, manage, exists, scope))
+            return _patched(req, lambda obj: _pod_ops(obj, on, manage, exists, scope))
         return pod
     if integration is None or integration.framework not in frameworks:
         return allow
@@ -309,8 +308,8 @@ def mutator(kind: str, frameworks: tuple[str, ...], manage_without_queue_name: b
 
     handlers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
         "batch/job": lambda req: mutate_job(req, manage, exists, scope, on, dispatches),
-        "deployment": owner(lambda o: pods.deployment_defaults(o, manage, scope)),
-        "statefulset": owner(lambda o: pods.statefulset_defaults(o, manage, scope)),
+        "deployment": owner(lambda o: deployment_webhook.deployment_defaults(o, manage, scope)),
+        "statefulset": owner(lambda o: statefulset_webhook.statefulset_defaults(o, manage, scope)),
         # upstream's JobSet Default is the Job's: LocalQueueDefaulting, suspend one Kueue manages, managedBy
         "jobset.x-k8s.io/jobset": lambda req: mutate_job(req, manage, exists, scope, on, dispatches,
                                                          managed_by.JOBSET_CONTROLLER),

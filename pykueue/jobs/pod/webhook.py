@@ -16,7 +16,7 @@ from typing import Any
 from pykueue.jobs import batch, generic_update
 from pykueue.jobs.batch import JobConversionError
 from pykueue.jobs.generic_update import annotation, label, label_path
-from pykueue.jobs.pod import GROUP_NAME_LABEL, GROUP_TOTAL_COUNT
+from pykueue.jobs.pod.workload import GROUP_NAME_LABEL, GROUP_TOTAL_COUNT
 
 GATE = "kueue.x-k8s.io/admission"
 MANAGED_LABEL = "kueue.x-k8s.io/managed"

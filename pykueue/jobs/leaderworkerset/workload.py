@@ -46,13 +46,13 @@ from pykueue.jobs.framework import (
     SetPriority,
     Warn,
 )
-from pykueue.jobs.pod import (
+from pykueue.jobs.pod.shape import immutable_shape_errors
+from pykueue.jobs.pod.workload import (
     GROUP_NAME_LABEL,
     GROUP_SERVING,
     GROUP_TOTAL_COUNT,
     SUSPENDED_BY_PARENT,
 )
-from pykueue.jobs.pod_shape import immutable_shape_errors
 from pykueue.kube import objects
 
 API_VERSION = "leaderworkerset.x-k8s.io/v1"

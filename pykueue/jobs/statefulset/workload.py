@@ -34,9 +34,9 @@ from pykueue.jobs.batch import (
     Manifest,
     workload_name_for_owner,
 )
-from pykueue.jobs.deployment import replicas, validate
 from pykueue.jobs.framework import Action, CreateWorkload, Note, Patch
-from pykueue.jobs.pod import (
+from pykueue.jobs.pod.serving import replicas, validate
+from pykueue.jobs.pod.workload import (
     GROUP_FAST_ADMISSION,
     GROUP_NAME_LABEL,
     GROUP_SERVING,

@@ -1,7 +1,7 @@
 """RayCluster, RayJob and RayService on the job framework: the GenericJobs the controller reconciles
 for them.
 
-The Workload each becomes and what the webhooks refuse are ``pykueue.jobs.ray``'s (shared with the
+The Workload each becomes and what the webhooks refuse are ``pykueue.jobs.ray.workload``'s (shared with the
 simulator); this adds the live state upstream's integrations read and the writes that suspend,
 start and stop them:
 
@@ -38,8 +38,9 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pykueue.jobs import batch, framework, ray, slicing
+from pykueue.jobs import batch, framework, slicing
 from pykueue.jobs.framework import TemplatesBySuspend
+from pykueue.jobs.ray import workload as ray
 
 RAY_CLUSTER = "RayCluster"
 RAY_JOB = "RayJob"

@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pykueue.jobs import batch, generic_update, ray
+from pykueue.jobs import batch, generic_update
 from pykueue.jobs.batch import JobConversionError
+from pykueue.jobs.ray import workload as ray
 
 
 def _managed(obj: Mapping[str, Any], manage_without_queue_name: bool) -> bool:

@@ -13,50 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pykueue.jobs.batch import (
-    QUEUE_NAME_LABEL,
-    WORKLOAD_PRIORITY_CLASS_LABEL,
-    JobConversionError,
-    Manifest,
-    owner_label_errors,
-)
-from pykueue.jobs.pod import SUSPENDED_BY_PARENT, pod_from_template, workload_from_pod
+from pykueue.jobs.batch import QUEUE_NAME_LABEL, WORKLOAD_PRIORITY_CLASS_LABEL, Manifest
+from pykueue.jobs.pod.serving import replicas, validate
+from pykueue.jobs.pod.workload import SUSPENDED_BY_PARENT, pod_from_template, workload_from_pod
 
 FRAMEWORK = "deployment"
 IMPLIES = ("pod",)  # upstream's ImplicitlyEnabledFrameworkNames
-
-
-def replicas(obj: Mapping[str, Any]) -> int:
-    """``spec.replicas`` of a Deployment or StatefulSet (default 1); the API server's rules."""
-    value = (obj.get("spec") or {}).get("replicas", 1)
-    if value is None:
-        return 1
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise JobConversionError("spec.replicas", f"Invalid value: {value!r}: must be an integer")
-    if value < 0:
-        raise JobConversionError("spec.replicas", f"Invalid value: {value}: must be greater than or equal to 0")
-    return value
-
-
-def template_errors(obj: Mapping[str, Any]) -> list[JobConversionError]:
-    """What the API server refuses in the pod template before any Pod exists."""
-    template = (obj.get("spec") or {}).get("template")
-    if not isinstance(template, Mapping):
-        return [JobConversionError("spec.template", "Required value")]
-    spec = template.get("spec")
-    if not isinstance(spec, Mapping) or not spec.get("containers"):
-        return [JobConversionError("spec.template.spec.containers", "Required value")]
-    return []
-
-
-def validate(obj: Mapping[str, Any]) -> list[JobConversionError]:
-    """Every reason the API server or Kueue's webhook refuses a Deployment (or a StatefulSet)."""
-    errors = owner_label_errors(obj) + template_errors(obj)
-    try:
-        replicas(obj)
-    except JobConversionError as err:
-        errors.append(err)
-    return errors
 
 
 def pod_names(deployment: Mapping[str, Any]) -> list[str]:

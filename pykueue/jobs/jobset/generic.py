@@ -1,6 +1,6 @@
 """JobSet on the job framework: the GenericJob the controller reconciles for it.
 
-The Workload it becomes is ``pykueue.jobs.jobset``'s (shared with the simulator); this adds the live
+The Workload it becomes is ``pykueue.jobs.jobset.workload``'s (shared with the simulator); this adds the live
 state upstream's integration reads and the writes that suspend, start and stop it:
 
 - suspended: ``spec.suspend``; JobSet's controller creates the child Jobs suspended and resumes them
@@ -25,8 +25,9 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pykueue.jobs import batch, jobset, managed
+from pykueue.jobs import batch, managed
 from pykueue.jobs.framework import TemplatesBySuspend
+from pykueue.jobs.jobset import workload as jobset
 
 
 def is_managed(obj: Mapping[str, Any], manage_without_queue_name: bool) -> bool:

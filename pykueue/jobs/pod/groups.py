@@ -12,19 +12,21 @@ is one Workload named as the group, with a pod set per role (Pods of one shape);
 the group's Pods exist (at the first one with ``kueue.x-k8s.io/pod-group-fast-admission``, as a
 StatefulSet's are) and every Pod of it is released together. Failed Pods are replaced by new ones that
 join the admitted group. Deployments and StatefulSets queue through here: their webhooks
-(``deployment_defaults``, ``statefulset_defaults``) label the pod template, so each of a Deployment's
+(``jobs.deployment.webhook``, ``jobs.statefulset.webhook``) label the pod template, so each of a Deployment's
 Pods is a Workload of its own and a StatefulSet's Pods are one group.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from pykueue.jobs import batch, managed, prebuilt, registry, statefulset
+from pykueue.jobs import batch, managed, prebuilt
 from pykueue.jobs.batch import annotations_of, labels_of, meta_of
-from pykueue.jobs.framework import Action, Delete, Event, Note, OneObject, Patch, WorkloadConditions, enabled
-from pykueue.jobs.pod import (
+from pykueue.jobs.framework import Action, Delete, Event, Note, OneObject, Patch, WorkloadConditions
+from pykueue.jobs.integration import Frameworks
+from pykueue.jobs.pod.shape import role_hash
+from pykueue.jobs.pod.workload import (
     GROUP_FAST_ADMISSION,
     GROUP_NAME_LABEL,
     GROUP_SERVING,
@@ -32,11 +34,10 @@ from pykueue.jobs.pod import (
     SUSPENDED_BY_PARENT,
     workload_from_pod,
 )
-from pykueue.jobs.pod_shape import role_hash
 from pykueue.kube import objects
 
 KIND = "Pod"
-LWS_FRAMEWORK = "leaderworkerset.x-k8s.io/leaderworkerset"  # its Pods' parent mark (pykueue.jobs.leaderworkerset)
+LWS_FRAMEWORK = "leaderworkerset.x-k8s.io/leaderworkerset"  # its Pods' parent mark (pykueue.jobs.leaderworkerset.workload)
 GATE = "kueue.x-k8s.io/admission"
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
 FINALIZER = MANAGED_LABEL
@@ -49,7 +50,6 @@ WAITING_FOR_REPLACEMENT_PODS = "WaitingForReplacementPods"
 REPLACEMENT_MANAGER = "kueue-pod-group-replacements"  # its own field manager: PodsReady's writes keep it
 
 # The owners whose integrations manage their Pods themselves (the Pod webhook leaves those Pods alone).
-_OWNER_FRAMEWORKS = {owner: i.framework for owner, i in registry.BY_OWNER.items() if i.owns_pods}
 
 
 def group_name(pod: Mapping[str, Any]) -> str:
@@ -86,26 +86,35 @@ def _map_ops(obj: Mapping[str, Any], path: str, current: Mapping[str, str] | Non
     return [_add(f"{path}/{objects.pointer_segment(k)}", v) for k, v in values.items() if current.get(k) != v]
 
 
-def manages_pod(pod: Mapping[str, Any], frameworks: Sequence[str], manage_without_queue_name: bool,
+def manages_pod(pod: Mapping[str, Any], frameworks: Frameworks, manage_without_queue_name: bool,
                 scope: managed.Scope = managed.DEFAULT_SCOPE) -> bool:
-    """Upstream's pod webhook ``Default``: whether Kueue gates this Pod."""
+    """Upstream's pod webhook ``Default``: whether Kueue gates this Pod (``frameworks``: the
+    integrations that are on, from ``jobs.registry.enabled``)."""
     if SUSPENDED_BY_PARENT in annotations_of(pod):
         return True  # its Deployment or StatefulSet asked for it
-    frameworks = enabled(frameworks)
     if "pod" not in frameworks or not scope.selected(meta_of(pod).get("namespace") or ""):
         return False
     for owner in meta_of(pod).get("ownerReferences") or []:
         if owner.get("controller"):
             group = (owner.get("apiVersion") or "").partition("/")[0] if "/" in (owner.get("apiVersion") or "") else ""
-            framework = _OWNER_FRAMEWORKS.get((group, owner.get("kind", "")))
-            if framework in frameworks or (owner.get("kind") == "ReplicaSet" and "deployment" in frameworks):
+            integration = frameworks.owner_integration(group, owner.get("kind", ""))
+            if (integration is not None and integration.owns_pods) or (
+                    owner.get("kind") == "ReplicaSet" and "deployment" in frameworks):
                 return False  # its owner's integration manages it
     return batch.queue_name(pod) is not None or manage_without_queue_name
 
 
-def pod_defaults(pod: Mapping[str, Any], frameworks: Sequence[str], manage_without_queue_name: bool,
-                 scope: managed.Scope = managed.DEFAULT_SCOPE) -> list[dict[str, Any]]:
-    """The JSON patch the Pod webhook answers: gate, label and finalizer a Pod Kueue manages."""
+def _no_marks(pod: Mapping[str, Any]) -> dict[str, str]:
+    return {}
+
+
+def pod_defaults(pod: Mapping[str, Any], frameworks: Frameworks, manage_without_queue_name: bool,
+                 scope: managed.Scope = managed.DEFAULT_SCOPE,
+                 owner_marks: Callable[[Mapping[str, Any]], dict[str, str]] = _no_marks) -> list[dict[str, Any]]:
+    """The JSON patch the Pod webhook answers: gate, label and finalizer a Pod Kueue manages, plus the
+    labels its parent's integration names for it (``owner_marks``: a StatefulSet's Pods are one group
+    named after the owner's UID, which only the Pod webhook knows; the caller passes that rule in, so
+    this package knows no parent kind)."""
     if not manages_pod(pod, frameworks, manage_without_queue_name, scope):
         return []
     meta, spec = meta_of(pod), pod.get("spec") or {}
@@ -121,7 +130,7 @@ def pod_defaults(pod: Mapping[str, Any], frameworks: Sequence[str], manage_witho
         ops.append(_add("/spec/schedulingGates", [{"name": GATE}]))
     elif not any(g.get("name") == GATE for g in gates):
         ops.append(_add("/spec/schedulingGates/-", {"name": GATE}))
-    owner_labels = statefulset.pod_marks(pod)  # a StatefulSet's Pod: its group is named after its owner's UID
+    owner_labels = owner_marks(pod)
     if owner_labels:
         ops += _map_ops(pod, "/metadata/labels", {**(meta.get("labels") or {}), MANAGED_LABEL: "true"}, owner_labels)
     if (group_name(pod) or owner_labels) and ROLE_HASH not in (meta.get("annotations") or {}):
@@ -129,7 +138,7 @@ def pod_defaults(pod: Mapping[str, Any], frameworks: Sequence[str], manage_witho
     return ops
 
 
-def _template_ops(obj: Mapping[str, Any], labels: Mapping[str, str], annotations: Mapping[str, str]
+def template_ops(obj: Mapping[str, Any], labels: Mapping[str, str], annotations: Mapping[str, str]
                   ) -> list[dict[str, Any]]:
     template = (obj.get("spec") or {}).get("template") or {}
     tmeta = template.get("metadata")
@@ -137,36 +146,6 @@ def _template_ops(obj: Mapping[str, Any], labels: Mapping[str, str], annotations
         return [_add("/spec/template/metadata", {"labels": dict(labels), "annotations": dict(annotations)})]
     return (_map_ops(obj, "/spec/template/metadata/labels", tmeta.get("labels"), labels)
             + _map_ops(obj, "/spec/template/metadata/annotations", tmeta.get("annotations"), annotations))
-
-
-def deployment_defaults(deployment: Mapping[str, Any], manage_without_queue_name: bool,
-                        scope: managed.Scope = managed.DEFAULT_SCOPE) -> list[dict[str, Any]]:
-    """Upstream's Deployment webhook: its Pods carry the queue name and the WorkloadPriorityClass
-    (each Pod is a Workload of its own, with the Deployment's priority) and are gated one by one."""
-    queue = batch.queue_name(deployment)
-    if not managed.suspended_on_create(queue, meta_of(deployment).get("namespace") or "", manage_without_queue_name, scope):
-        return []
-    labels = {batch.QUEUE_NAME_LABEL: queue} if queue else {}
-    if priority_class := labels_of(deployment).get(batch.WORKLOAD_PRIORITY_CLASS_LABEL):
-        labels[batch.WORKLOAD_PRIORITY_CLASS_LABEL] = priority_class
-    return _template_ops(deployment, labels, {SUSPENDED_BY_PARENT: "deployment"})
-
-
-def statefulset_defaults(sts: Mapping[str, Any], manage_without_queue_name: bool,
-                         scope: managed.Scope = managed.DEFAULT_SCOPE) -> list[dict[str, Any]]:
-    """Upstream's StatefulSet webhook: its Pods are one serving group of ``replicas`` in the role
-    ``main``, admitted as soon as the first exists (fast admission: the others are created one after
-    another once it runs). The group's name needs the StatefulSet's UID: the Pod webhook adds it."""
-    if statefulset.managed_by_another_framework(sts):
-        return []
-    queue = batch.queue_name(sts)
-    if not managed.suspended_on_create(queue, meta_of(sts).get("namespace") or "", manage_without_queue_name, scope):
-        return []
-    replicas = (sts.get("spec") or {}).get("replicas")
-    labels, annotations = statefulset.template_marks(queue, 1 if replicas is None else replicas)
-    if group := statefulset.copy_group(sts):
-        labels.update({GROUP_NAME_LABEL: group, batch.PREBUILT_WORKLOAD_LABEL: group})
-    return _template_ops(sts, labels, annotations)
 
 
 # ---- pod state -----------------------------------------------------------------------------------------
