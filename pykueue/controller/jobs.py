@@ -384,7 +384,7 @@ class JobReconciler:
         prebuilt_name = prebuilt.name_for(job)
         if isinstance(job, OneObject) and prebuilt_name is None and self.owners is not None:
             await self._predecessors(job)
-        if isinstance(job, OneObject) and job.kind in slicing.KINDS and prebuilt_name is None \
+        if isinstance(job, OneObject) and job.sliced and prebuilt_name is None \
                 and slicing.enabled(job.obj):
             await self._elastic(job)
             return
@@ -476,12 +476,12 @@ class JobReconciler:
         """Upstream's StartWorkloadSlicePods: the pods waiting at the elastic-job gate may run, at most as
         many per pod set as the admitted slice grants beside those already running (``slicing.to_release``):
         a job grown after its slice was decided keeps the rest gated until a slice counts them."""
-        selector = slicing.pods_selector(job.obj)
+        selector = job.gated_pods_selector()
         if selector is None:
             return
         listed = await self.kube.list(r.POD, labelSelector=selector)
         mine = [p for p in listed.get("items") or [] if p["metadata"].get("namespace") == job.namespace]
-        for pod in slicing.to_release(mine, workload, job.kind):
+        for pod in slicing.to_release(mine, workload, job.slice_pod_set):
             await self.execute(framework.Patch("Pod", job.namespace, pod["metadata"]["name"],
                                                slicing.ungate_patch(pod), json=True, missing_ok=True))
 

@@ -73,7 +73,6 @@ _JOB_KIND = "Job"
 _JOB_GROUP = "batch"
 _HASH_LENGTH = 5
 ELASTIC_JOB_ANNOTATION = "kueue.x-k8s.io/elastic-job"  # workloadslicing.EnabledAnnotationKey
-SLICED_KINDS = frozenset({"Job", "RayCluster", "RayJob", "RayService"})  # the kinds whose elastic Workloads are slices
 _MAX_PREFIX_LENGTH = 253 - 1 - _HASH_LENGTH
 
 _DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -536,7 +535,7 @@ def workload_from_job(job: Mapping[str, Any], *, label_keys_to_copy: Iterable[st
         raise errors[0]
     return owner_workload(job, api_version="batch/v1", kind=_JOB_KIND, group=_JOB_GROUP,
                           pod_sets=pod_sets_for_job(job), priority_ref=priority_class_ref(job),
-                          label_keys_to_copy=label_keys_to_copy)
+                          label_keys_to_copy=label_keys_to_copy, sliced=True)
 
 
 def owner_workload(
@@ -548,9 +547,11 @@ def owner_workload(
     pod_sets: list[dict[str, Any]],
     priority_ref: dict[str, str] | None,
     label_keys_to_copy: Iterable[str] = (),
+    sliced: bool = False,
 ) -> Manifest:
     """``ConstructWorkload`` for any owner object (a Job, a RayCluster...): the Workload named after
-    it, owned by it, with its queue, pod sets, priority class and execution limit."""
+    it, owned by it, with its queue, pod sets, priority class and execution limit; ``sliced``: the
+    kind's elastic Workloads are slices, one per generation (ElasticJobsViaWorkloadSlices)."""
     meta = meta_of(obj)
     name = meta["name"]
     namespace = meta.get("namespace") or "default"
@@ -571,7 +572,7 @@ def owner_workload(
     }
 
     generation = None
-    if kind in SLICED_KINDS and annotations_of(obj).get(ELASTIC_JOB_ANNOTATION) == "true":
+    if sliced and annotations_of(obj).get(ELASTIC_JOB_ANNOTATION) == "true":
         # a workload slice (ElasticJobsViaWorkloadSlices): named per generation, marked elastic
         annotations[ELASTIC_JOB_ANNOTATION] = "true"
         generation = meta.get("generation") or 1

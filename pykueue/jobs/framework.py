@@ -166,6 +166,11 @@ class GenericJob(Protocol):
     """What an integration tells the reconciler about the objects it manages (upstream's GenericJob)."""
 
     kind: str  # the submitted object's kind, for log lines
+    # its Workload is checked against it on every reconcile (upstream's EquivalentToWorkload): every
+    # one-object kind (a single Pod's spec is immutable but for what Kueue itself changes, so what
+    # differs is its labels); a pod group is matched by its own rule (``sync_workload``, upstream's
+    # FindMatchingWorkloads for a group) and read only for its queue and priority class (``labelled``)
+    compared_whole: bool
 
     @property
     def namespace(self) -> str: ...
@@ -221,15 +226,20 @@ class GenericJob(Protocol):
         ComposableJob FindMatchingWorkloads: a pod group's excess Pods go, its members own it)."""
 
     def labelled(self) -> Manifest | None:
-        """For a kind outside ``EQUIVALENCE_KINDS``: a Workload built only to read the queue and the
+        """For a job not ``compared_whole``: a Workload built only to read the queue and the
         priority class the job names now (a pod group's: one member's), or None."""
 
 
 class OneObject:
     """The part of a GenericJob that stands for one API object (a Job, a Pod, a RayCluster ...): its
-    namespace, how log lines name it, and whether it is being deleted."""
+    namespace, how log lines name it, and whether it is being deleted. ``api_version``: what an owner
+    reference to it says when the object came without one (a list's items); ``sliced``: an elastic one's
+    Workloads are slices (ElasticJobsViaWorkloadSlices), which the controller keeps."""
 
     kind: str
+    api_version: str
+    compared_whole = True
+    sliced = False
 
     def __init__(self, obj: dict[str, Any]) -> None:
         self.obj = obj
@@ -249,7 +259,15 @@ class OneObject:
         return []  # one object, one owner: nothing to keep matched beyond the equivalence check
 
     def labelled(self) -> Manifest | None:
-        return None  # its kind is in EQUIVALENCE_KINDS: the whole Workload is built and compared
+        return None  # compared_whole: the whole Workload is built and compared
+
+    def gated_pods_selector(self) -> str | None:
+        """The label selector of its pods that may wait at the elastic-job gate (``sliced`` kinds)."""
+        return None
+
+    def slice_pod_set(self, pod: Mapping[str, Any], names: list[str]) -> str | None:
+        """Which of its Workload's pod sets (``names``) a pod of it counts in (``sliced`` kinds)."""
+        return None
 
     def stop(self, workload: Mapping[str, Any], evicted: bool) -> list[Action]:
         raise NotImplementedError
@@ -390,11 +408,6 @@ def infos_for(workload: Mapping[str, Any], flavors: Mapping[str, Mapping[str, An
     return infos
 
 
-# The kinds whose Workload is checked against the job on every reconcile (upstream's EquivalentToWorkload;
-# a single Pod's spec is immutable but for what Kueue itself changes, so what differs is its labels).
-# Pod groups are matched by their own rule (``PodGroup.sync_workload``, upstream's FindMatchingWorkloads
-# for a group) and read only for their queue and priority class (``GenericJob.labelled``).
-EQUIVALENCE_KINDS = frozenset({"Job", "RayCluster", "RayJob", "RayService", "JobSet", "Pod"})
 
 
 def _requests(pod_set: Mapping[str, Any]) -> list[tuple[Any, Any]]:
@@ -417,7 +430,7 @@ def _built(job: GenericJob, problems: list[str] | None = None) -> Manifest | Non
 def _wanted(job: GenericJob, problems: list[str]) -> Manifest | None:
     """What the job asks of its Workload now: the whole Workload for a kind compared in full, else
     one that names its queue and priority class (a pod group's)."""
-    return _built(job, problems) if job.kind in EQUIVALENCE_KINDS else job.labelled()
+    return _built(job, problems) if job.compared_whole else job.labelled()
 
 
 def mismatch(job: GenericJob, built: Manifest, workload: Mapping[str, Any]) -> str | None:
@@ -532,7 +545,7 @@ def _reconcile(job: GenericJob, workload: Mapping[str, Any] | None, flavors: Map
         return synced
     if workload is not None and (built := _wanted(job, problems)) is not None:
         meta = workload["metadata"]
-        if job.kind in EQUIVALENCE_KINDS and (why := mismatch(job, built, workload)) is not None:
+        if job.compared_whole and (why := mismatch(job, built, workload)) is not None:
             # Upstream's ensureOneWorkload: a running job is stopped, the Workload deleted (its quota counts
             # until the job has stopped and it is gone) and a new one made for the job as it is now.
             stop = [] if job.is_suspended() else job.stop(workload, False)

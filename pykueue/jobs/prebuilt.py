@@ -17,7 +17,6 @@ from typing import Any
 
 from pykueue.jobs import batch
 from pykueue.jobs.framework import (
-    EQUIVALENCE_KINDS,
     Action,
     GenericJob,
     Note,
@@ -29,15 +28,11 @@ from pykueue.jobs.framework import (
 )
 
 OUT_OF_SYNC = ("OutOfSync", "The prebuilt workload is out of sync with its user job")
-# a list's items may come without apiVersion and kind: the owner reference names them by the job's kind
-API_VERSIONS = {"Job": "batch/v1", "RayCluster": "ray.io/v1", "RayJob": "ray.io/v1", "RayService": "ray.io/v1",
-                "JobSet": "jobset.x-k8s.io/v1alpha2",
-                "Pod": "v1"}
 
 
 def name_for(job: GenericJob) -> str | None:
     """The prebuilt Workload's name, for a Job, RayCluster, RayJob or single Pod that names one."""
-    if not isinstance(job, OneObject) or job.kind not in EQUIVALENCE_KINDS:
+    if not isinstance(job, OneObject) or not job.compared_whole:
         return None
     return (job.meta.get("labels") or {}).get(batch.PREBUILT_WORKLOAD_LABEL) or None
 
@@ -60,7 +55,7 @@ def adopt(job: OneObject, workload: Mapping[str, Any] | None) -> list[Action] | 
         return ([] if job.is_suspended() else job.suspend()) + [note]
     meta = workload["metadata"]
     if owner is None:
-        ref = {"apiVersion": job.obj.get("apiVersion") or API_VERSIONS.get(job.kind), "kind": job.kind,
+        ref = {"apiVersion": job.obj.get("apiVersion") or job.api_version, "kind": job.kind,
                "name": job.meta["name"], "uid": uid, "controller": True, "blockOwnerDeletion": True}
         labels = {batch.JOB_UID_LABEL: uid} if uid and batch.is_valid_label_value(uid) else {}
         body = {"metadata": {"uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion"),

@@ -21,14 +21,13 @@ never runs pods the quota has not granted.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pykueue.jobs.batch import ELASTIC_JOB_ANNOTATION, SLICED_KINDS, Manifest
+from pykueue.jobs.batch import ELASTIC_JOB_ANNOTATION, Manifest
 
 SCHEDULING_GATE = "kueue.x-k8s.io/elastic-job"  # kueue.ElasticJobSchedulingGate
-KINDS = SLICED_KINDS  # the kinds whose slices the controller keeps
 REPLACEMENT_FOR = "kueue.x-k8s.io/workload-slice-replacement-for"  # workloadslicing.WorkloadSliceReplacementFor
 OUT_OF_SYNC = "OutOfSync"  # kueue.WorkloadFinishedReasonOutOfSync
 OUT_OF_SYNC_MESSAGE = "The workload slice is out of sync with its parent job"
@@ -165,29 +164,19 @@ def gated(pod: Mapping[str, Any]) -> bool:
     return any(g.get("name") == SCHEDULING_GATE for g in (pod.get("spec") or {}).get("schedulingGates") or [])
 
 
-def _pod_set(pod: Mapping[str, Any], job_kind: str, names: list[str]) -> str | None:
-    """The pod set a pod of the job counts in: a Job's one pod set; a Ray cluster's head, or its worker
-    group (KubeRay's ``ray.io/node-type`` and ``ray.io/group`` labels, the group lower-cased as its pod set)."""
-    if job_kind == "Job":
-        return names[0] if len(names) == 1 else None
-    labels = (pod.get("metadata") or {}).get("labels") or {}
-    if labels.get("ray.io/node-type") == "head":
-        return "head"
-    group = labels.get("ray.io/group")
-    return group.lower() if isinstance(group, str) else None
-
-
-def to_release(pods: Iterable[Mapping[str, Any]], workload: Mapping[str, Any], job_kind: str) -> list[Mapping[str, Any]]:
+def to_release(pods: Iterable[Mapping[str, Any]], workload: Mapping[str, Any],
+               pod_set: Callable[[Mapping[str, Any], list[str]], str | None]) -> list[Mapping[str, Any]]:
     """The gated pods that may leave the gate: per pod set, at most its admitted count minus the pods
     already past the gate and not ended (terminating ones still run), oldest first. Upstream's
-    StartWorkloadSlicePods ungates at most the granted count; a pod whose pod set is unknown stays gated."""
+    StartWorkloadSlicePods ungates at most the granted count; a pod whose pod set is unknown stays gated.
+    ``pod_set(pod, names)``: the kind's answer to which of the Workload's pod sets a pod counts in."""
     assignments = ((workload.get("status") or {}).get("admission") or {}).get("podSetAssignments") or []
     admitted = {a.get("name"): int(a.get("count") or 0) for a in assignments if a.get("name")}
     names = list(admitted)
     running: dict[str, int] = {}
     waiting: dict[str, list[Mapping[str, Any]]] = {}
     for pod in pods:
-        name = _pod_set(pod, job_kind, names)
+        name = pod_set(pod, names)
         if name not in admitted:
             continue
         if gated(pod):
@@ -210,51 +199,3 @@ def ungate_patch(pod: Mapping[str, Any]) -> list[dict[str, Any]]:
     kept = [g for g in gates if g.get("name") != SCHEDULING_GATE]
     return [{"op": "test", "path": "/spec/schedulingGates", "value": gates},
             {"op": "replace", "path": "/spec/schedulingGates", "value": kept}]
-
-
-def template_gate_ops(job: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The Job webhook's default for an elastic job: its pod template carries the elastic-job gate."""
-    spec = ((job.get("spec") or {}).get("template") or {}).get("spec")
-    if not isinstance(spec, dict):
-        return []
-    gates = spec.get("schedulingGates")
-    if not gates:
-        return [{"op": "add", "path": "/spec/template/spec/schedulingGates", "value": [{"name": SCHEDULING_GATE}]}]
-    if any(isinstance(g, dict) and g.get("name") == SCHEDULING_GATE for g in gates):
-        return []
-    return [{"op": "add", "path": "/spec/template/spec/schedulingGates/-", "value": {"name": SCHEDULING_GATE}}]
-
-
-def pods_selector(obj: Mapping[str, Any]) -> str | None:
-    """The label selector of the pods that may wait at the gate: a Job's (while it counts some active),
-    a RayCluster's, a RayJob's or RayService's cluster's; None for a kind whose pods are never gated here."""
-    meta = obj.get("metadata") or {}
-    if obj.get("kind") == "Job":
-        active = (obj.get("status") or {}).get("active")
-        return f"batch.kubernetes.io/controller-uid={meta.get('uid')}" if meta.get("uid") and active else None
-    if obj.get("kind") == "RayCluster":
-        return f"ray.io/cluster={meta.get('name')}"
-    if obj.get("kind") == "RayJob":  # the cluster KubeRay made for it, once it has one
-        cluster = (obj.get("status") or {}).get("rayClusterName")
-        return f"ray.io/cluster={cluster}" if cluster else None
-    if obj.get("kind") == "RayService":  # its active cluster, once it has one
-        cluster = ((obj.get("status") or {}).get("activeServiceStatus") or {}).get("rayClusterName")
-        return f"ray.io/cluster={cluster}" if cluster else None
-    return None
-
-
-def ray_gate_ops(cluster: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The RayCluster webhook's default for an elastic cluster: each worker group's pods wait at the gate
-    until the slice that counts them is admitted (the head runs under the first slice)."""
-    ops: list[dict[str, Any]] = []
-    for i, group in enumerate((cluster.get("spec") or {}).get("workerGroupSpecs") or []):
-        spec = ((group or {}).get("template") or {}).get("spec")
-        if not isinstance(spec, dict):
-            continue
-        path = f"/spec/workerGroupSpecs/{i}/template/spec/schedulingGates"
-        gates = spec.get("schedulingGates")
-        if not gates:
-            ops.append({"op": "add", "path": path, "value": [{"name": SCHEDULING_GATE}]})
-        elif not any(isinstance(g, dict) and g.get("name") == SCHEDULING_GATE for g in gates):
-            ops.append({"op": "add", "path": f"{path}/-", "value": {"name": SCHEDULING_GATE}})
-    return ops

@@ -111,9 +111,9 @@ def test_the_raycluster_webhook_gates_the_workers_of_an_elastic_rayjobs_cluster(
 
 
 def test_its_gated_pods_are_found_by_its_clusters_name_and_its_keys_find_the_cluster() -> None:
-    assert slicing.pods_selector(elastic_rayjob()) is None  # no cluster yet
+    assert RayObject(elastic_rayjob()).gated_pods_selector() is None  # no cluster yet
     job = elastic_rayjob(rayClusterName="rj-raycluster-x")
-    assert slicing.pods_selector(job) == "ray.io/cluster=rj-raycluster-x"
+    assert RayObject(job).gated_pods_selector() == "ray.io/cluster=rj-raycluster-x"
     keys = RayKeys("RayJob", {"ns/rj": job}, False)
     keys.clusters = {"ns/rj-raycluster-x": live_cluster(3, 1)}
     loaded = keys.load("ns/rj")

@@ -87,8 +87,8 @@ def test_its_clusters_workers_are_not_gated_and_are_found_by_the_active_clusters
     mutate = admission.mutator("RayCluster", ("ray.io/raycluster", "ray.io/rayservice"), False)
     review = {"uid": "r", "operation": "CREATE", "namespace": "ns", "object": live_cluster(1, 1)}
     assert "patch" not in mutate(review)
-    assert slicing.pods_selector(elastic_rayservice()) is None
-    assert slicing.pods_selector(elastic_rayservice("rs-raycluster-x")) == "ray.io/cluster=rs-raycluster-x"
+    assert RayObject(elastic_rayservice()).gated_pods_selector() is None
+    assert RayObject(elastic_rayservice("rs-raycluster-x")).gated_pods_selector() == "ray.io/cluster=rs-raycluster-x"
     keys = RayKeys("RayService", {"ns/rs": elastic_rayservice("rs-raycluster-x")}, False)
     keys.clusters = {"ns/rs-raycluster-x": live_cluster(3, 1)}
     loaded = keys.load("ns/rs")

@@ -12,6 +12,7 @@ from pykueue.api.validation import workload_update
 from pykueue.controller.webhooks.admission import mutate_job
 from pykueue.jobs import batch, slicing
 from pykueue.jobs.job.generic import Job
+from pykueue.jobs.ray.generic import RayObject
 
 ELASTIC = {"kueue.x-k8s.io/elastic-job": "true"}
 
@@ -165,7 +166,6 @@ def test_an_autoscaling_raycluster_scales_its_worker_group_through_slices() -> N
     """Upstream's rule over a RayCluster's pod sets (head, then each worker group): the autoscaler
     raising a group's replicas on an admitted slice makes a new slice; lowering them shrinks it."""
     from pykueue.jobs.ray import workload as ray
-    from pykueue.jobs.ray.generic import RayObject
 
     built = ray.workload_from_ray(raycluster(2))
     assert RayObject(raycluster(2)).workload_name() == built["metadata"]["name"]  # found under its own name
@@ -176,7 +176,7 @@ def test_an_autoscaling_raycluster_scales_its_worker_group_through_slices() -> N
     assert up.replaces == "ns/s1" and up.workload is None
     down = slicing.ensure(ray.workload_from_ray(raycluster(1))["spec"]["podSets"], [have])
     assert [p["count"] for p in down.updates[0]["spec"]["podSets"]] == [1, 1]
-    assert slicing.pods_selector(raycluster(1)) == "ray.io/cluster=rc"
+    assert RayObject(raycluster(1)).gated_pods_selector() == "ray.io/cluster=rc"
 
 
 def test_the_raycluster_webhook_gates_an_elastic_clusters_workers() -> None:
@@ -213,6 +213,9 @@ def _pod(name: str, *, gated_: bool = True, phase: str = "Pending", labels: dict
     return {"metadata": meta, "spec": spec, "status": {"phase": phase}}
 
 
+_JOB_POD_SET = Job({"metadata": {"name": "j", "namespace": "ns"}}).slice_pod_set
+
+
 def _admitted_slice(**counts: int) -> dict[str, Any]:
     return {"status": {"admission": {"clusterQueue": "cq", "podSetAssignments": [
         {"name": n, "count": c, "flavors": {"cpu": "f"}} for n, c in counts.items()]}}}
@@ -224,13 +227,13 @@ def test_the_gate_releases_at_most_the_admitted_count_beside_what_already_runs()
     frees its place, a terminating one still holds it."""
     pods = [_pod("run", gated_=False, phase="Running"),
             *(_pod(f"g{i}", created=f"2026-01-01T00:00:0{i}Z") for i in (3, 1, 4, 2))]
-    released = slicing.to_release(pods, _admitted_slice(main=2), "Job")
+    released = slicing.to_release(pods, _admitted_slice(main=2), _JOB_POD_SET)
     assert [p["metadata"]["name"] for p in released] == ["g1"]
     done = [_pod("run", gated_=False, phase="Succeeded"), *pods[1:]]
-    assert [p["metadata"]["name"] for p in slicing.to_release(done, _admitted_slice(main=2), "Job")] == ["g1", "g2"]
+    assert [p["metadata"]["name"] for p in slicing.to_release(done, _admitted_slice(main=2), _JOB_POD_SET)] == ["g1", "g2"]
     terminating = [_pod("run", gated_=False, phase="Running", deleting=True), *pods[1:]]
-    assert len(slicing.to_release(terminating, _admitted_slice(main=2), "Job")) == 1
-    assert slicing.to_release(pods, _admitted_slice(main=1), "Job") == []
+    assert len(slicing.to_release(terminating, _admitted_slice(main=2), _JOB_POD_SET)) == 1
+    assert slicing.to_release(pods, _admitted_slice(main=1), _JOB_POD_SET) == []
 
 
 def test_a_ray_clusters_gate_releases_per_worker_group() -> None:
@@ -240,5 +243,5 @@ def test_a_ray_clusters_gate_releases_per_worker_group() -> None:
     pods = [_pod("head", gated_=False, phase="Running", labels={"ray.io/node-type": "head"}),
             *(_pod(f"w{i}", labels=group, created=f"2026-01-01T00:00:0{i}Z") for i in range(3)),
             _pod("x", labels={"ray.io/node-type": "worker", "ray.io/group": "other"})]
-    released = slicing.to_release(pods, _admitted_slice(head=1, workers=2), "RayCluster")
+    released = slicing.to_release(pods, _admitted_slice(head=1, workers=2), RayObject(raycluster(1)).slice_pod_set)
     assert [p["metadata"]["name"] for p in released] == ["w0", "w1"]

@@ -206,7 +206,7 @@ def mutate_job(request: dict[str, Any], manage_without_queue_name: bool,
                                                                          scope):
         patch.append({"op": "add", "path": "/spec/suspend", "value": True})
     if slicing.enabled(job) and not owned and should_suspend(job, manage_without_queue_name, namespace, scope):
-        patch += slicing.template_gate_ops(job)  # its pods wait for their slice's admission
+        patch += job_update.template_gate_ops(job)  # its pods wait for their slice's admission
     if dispatches is not None:
         patch += managed_by.managed_by_ops(job, namespace, own_controller, dispatches)
     return response(request, True, patch=patch or None)
@@ -240,7 +240,7 @@ def mutate_ray(request: dict[str, Any], manage_without_queue_name: bool,
             or (not owned and should_suspend(obj, manage_without_queue_name, namespace, scope))):
         # its workers wait for their slice's admission: its own, or (KubeRay copies a RayJob's annotations
         # onto the cluster it makes) the elastic RayJob's
-        patch += slicing.ray_gate_ops(obj)
+        patch += ray_update.ray_gate_ops(obj)
     if dispatches is not None and not service:  # MultiKueue has no RayService adapter here
         patch += managed_by.managed_by_ops(obj, namespace, managed_by.RAY_CONTROLLER, dispatches)
     return response(request, True, patch=patch or None)

@@ -92,6 +92,16 @@ class Job(SuspendFlag):
     """A managed batch/v1 Job."""
 
     kind = KIND
+    api_version = "batch/v1"
+    sliced = True
+
+    def gated_pods_selector(self) -> str | None:
+        """Its pods, while it counts some active (upstream selects a Job's by its controller UID)."""
+        uid, active = self.meta.get("uid"), (self.obj.get("status") or {}).get("active")
+        return f"batch.kubernetes.io/controller-uid={uid}" if uid and active else None
+
+    def slice_pod_set(self, pod: Mapping[str, Any], names: list[str]) -> str | None:
+        return names[0] if len(names) == 1 else None  # a Job's one pod set
 
     def workload_name(self) -> str:
         if slicing.enabled(self.obj):

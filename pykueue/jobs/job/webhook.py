@@ -14,6 +14,7 @@ from typing import Any
 
 from pykueue.jobs import batch, generic_update
 from pykueue.jobs.batch import JobConversionError
+from pykueue.jobs.slicing import SCHEDULING_GATE
 
 STOPPING_ANNOTATION = "kueue.x-k8s.io/stopping"
 IMMUTABLE = generic_update.IMMUTABLE
@@ -55,3 +56,16 @@ def validate_job_update(old: Mapping[str, Any], new: Mapping[str, Any],
                                        default_queue_exists=default_queue_exists)
     errors += _partial_admission(old, new)
     return errors
+
+
+def template_gate_ops(job: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The Job webhook's default for an elastic job: its pod template carries the elastic-job gate."""
+    spec = ((job.get("spec") or {}).get("template") or {}).get("spec")
+    if not isinstance(spec, dict):
+        return []
+    gates = spec.get("schedulingGates")
+    if not gates:
+        return [{"op": "add", "path": "/spec/template/spec/schedulingGates", "value": [{"name": SCHEDULING_GATE}]}]
+    if any(isinstance(g, dict) and g.get("name") == SCHEDULING_GATE for g in gates):
+        return []
+    return [{"op": "add", "path": "/spec/template/spec/schedulingGates/-", "value": {"name": SCHEDULING_GATE}}]

@@ -73,6 +73,7 @@ class JobSetObject(TemplatesBySuspend):
     """A managed JobSet; ``children``: the cached Jobs it controls."""
 
     kind = jobset.KIND
+    api_version = jobset.API_VERSION
 
     def __init__(self, obj: dict[str, Any], children: Sequence[Mapping[str, Any]] = ()) -> None:
         super().__init__(obj)

@@ -255,6 +255,7 @@ class Pod(OneObject):
     """One plain Pod, its own Workload."""
 
     kind = KIND
+    api_version = "v1"
 
     def __init__(self, pod: dict[str, Any]) -> None:
         super().__init__(pod)
@@ -312,6 +313,7 @@ class PodGroup:
     """The Pods of one group in one namespace: one Workload, released together."""
 
     kind = "PodGroup"
+    compared_whole = False
 
     def __init__(self, namespace: str, name: str, pods: Sequence[dict[str, Any]],
                  departed: Sequence[dict[str, Any]] = ()) -> None:

@@ -140,6 +140,29 @@ def live_cluster_name(obj: Mapping[str, Any]) -> str:
 class RayObject(TemplatesBySuspend):
     """A managed RayCluster, RayJob or RayService; ``cluster``: a RayJob's live RayCluster, if cached."""
 
+    api_version = ray.API_VERSION
+    sliced = True
+
+    def gated_pods_selector(self) -> str | None:
+        """The pods of its cluster: a RayCluster's own; a RayJob's or RayService's (active) cluster's,
+        once KubeRay has made one."""
+        if self.kind == RAY_CLUSTER:
+            return f"ray.io/cluster={self.meta.get('name')}"
+        status = self.obj.get("status") or {}
+        if self.kind == RAY_SERVICE:
+            status = status.get("activeServiceStatus") or {}
+        cluster = status.get("rayClusterName")
+        return f"ray.io/cluster={cluster}" if cluster else None
+
+    def slice_pod_set(self, pod: Mapping[str, Any], names: list[str]) -> str | None:
+        """A Ray cluster's head, or its worker group (KubeRay's ``ray.io/node-type`` and ``ray.io/group``
+        labels, the group lower-cased as its pod set)."""
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        if labels.get("ray.io/node-type") == "head":
+            return "head"
+        group = labels.get("ray.io/group")
+        return group.lower() if isinstance(group, str) else None
+
     def __init__(self, obj: dict[str, Any], cluster: Mapping[str, Any] | None = None) -> None:
         super().__init__(obj)
         self.kind = obj.get("kind") or RAY_CLUSTER

@@ -21,6 +21,7 @@ from typing import Any
 from pykueue.jobs import batch, generic_update
 from pykueue.jobs.batch import JobConversionError
 from pykueue.jobs.ray import workload as ray
+from pykueue.jobs.slicing import SCHEDULING_GATE
 
 
 def _managed(obj: Mapping[str, Any], manage_without_queue_name: bool) -> bool:
@@ -94,3 +95,20 @@ def validate_update(old: Mapping[str, Any], new: Mapping[str, Any], manage_witho
     errors = generic_update.on_update(old, new, suspended=_suspended(new), was_suspended=_suspended(old),
                                       default_queue_exists=default_queue_exists)
     return errors + validate_create(new, manage_without_queue_name)
+
+
+def ray_gate_ops(cluster: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The RayCluster webhook's default for an elastic cluster: each worker group's pods wait at the gate
+    until the slice that counts them is admitted (the head runs under the first slice)."""
+    ops: list[dict[str, Any]] = []
+    for i, group in enumerate((cluster.get("spec") or {}).get("workerGroupSpecs") or []):
+        spec = ((group or {}).get("template") or {}).get("spec")
+        if not isinstance(spec, dict):
+            continue
+        path = f"/spec/workerGroupSpecs/{i}/template/spec/schedulingGates"
+        gates = spec.get("schedulingGates")
+        if not gates:
+            ops.append({"op": "add", "path": path, "value": [{"name": SCHEDULING_GATE}]})
+        elif not any(isinstance(g, dict) and g.get("name") == SCHEDULING_GATE for g in gates):
+            ops.append({"op": "add", "path": f"{path}/-", "value": {"name": SCHEDULING_GATE}})
+    return ops

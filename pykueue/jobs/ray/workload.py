@@ -307,7 +307,7 @@ def workload_from_ray(obj: Mapping[str, Any]) -> Manifest:
     pod_sets = _pod_sets(obj)
     ref, _ = pod_sets_priority_class_ref(obj, pod_sets)
     return owner_workload(obj, api_version=API_VERSION, kind=kind, group=GROUP, pod_sets=pod_sets,
-                          priority_ref=ref)
+                          priority_ref=ref, sliced=True)
 
 
 def priority_class_path(obj: Mapping[str, Any]) -> str | None:
