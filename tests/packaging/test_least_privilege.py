@@ -81,6 +81,9 @@ test_admission_check_driven_by_the_test = _recorded(e2e.test_admission_check_dri
 # A running Job that no longer matches its Workload: the Workload is deleted and made anew (workloads delete).
 test_a_running_job_whose_parallelism_grew_is_stopped_and_requeued = _recorded(
     count_what_runs.test_a_running_job_whose_parallelism_grew_is_stopped_and_requeued)
+# A Job deleted while its pod runs: its pods listed (the read-only pods grant) until none may run.
+test_a_job_recreated_under_its_name_gets_its_own_workload_and_the_old_one_goes = _recorded(
+    count_what_runs.test_a_job_recreated_under_its_name_gets_its_own_workload_and_the_old_one_goes)
 
 
 @_recorded
