@@ -487,31 +487,21 @@ class _Loader:
         raw = doc.raw
         if doc.generated_name:  # the integration names the Workloads after the (generated) name
             raw = {**raw, "metadata": {**_metadata(raw), "name": doc.name}}
-        if doc.timing.at is not None and doc.kind in ("Deployment", "LeaderWorkerSet"):
+        reading = registry.BY_KIND[doc.kind].reading
+        assert reading is not None, doc.kind
+        if doc.timing.at is not None and reading.members:
             message = (f"a {doc.kind} cannot change while the clock runs (scaling is not simulated); "
                        "delete it with pykueue.dev/delete-at and create another one")
             return [(f"metadata.annotations[{AT}]", message)]
         built, errors = self.workloads.from_integration(doc.kind, raw)
         if errors:
             return errors
-        if doc.kind in ("Deployment", "LeaderWorkerSet"):
+        if reading.members:
             doc.members = built
         else:
             doc.obj = built[0][1] if built else None
-        if doc.kind in ("RayCluster", "RayJob", "RayService") and doc.obj is not None:
-            from pykueue.jobs.ray.workload import (
-                priority_class_path,  # names, not the module: see workloads.py
-            )
-
-            doc.pod_class_path = priority_class_path(raw)
-        if doc.kind == "JobSet" and doc.obj is not None:
-            from pykueue.jobs.jobset.workload import priority_class_path as jobset_class_path
-
-            doc.pod_class_path = jobset_class_path(raw)
-        if doc.kind == "LeaderWorkerSet" and built:
-            from pykueue.jobs.leaderworkerset.workload import priority_class_path as lws_class_path
-
-            doc.pod_class_path = lws_class_path(raw)
+        if built and reading.priority_class_path is not None:
+            doc.pod_class_path = reading.priority_class_path(raw)
         return []
 
     def expand_serving(self, docs: list[_Doc]) -> list[_Doc]:
@@ -523,18 +513,20 @@ class _Loader:
             if doc.kind not in SERVING_KINDS:
                 out.append(doc)
                 continue
-            if doc.kind in ("Deployment", "LeaderWorkerSet"):  # a copy would clash member by member: say it once
+            reading = registry.BY_KIND[doc.kind].reading
+            members = reading is not None and reading.members
+            if members:  # a copy would clash member by member: say it once
                 first = deployments.setdefault(doc.key, doc)
                 if first is not doc:
-                    message = f"duplicate object: Deployment {doc.key} is already defined at {first.source}"
+                    message = f"duplicate object: {doc.kind} {doc.key} is already defined at {first.source}"
                     self.doc_problems(doc, [("metadata.name", message)])
                     continue
-            empty = doc.members == [] if doc.kind != "StatefulSet" else doc.obj is None
+            empty = doc.members == [] if members else doc.obj is None
             if empty:
                 message = "replicas is 0: no Pod is created, so nothing is queued"  # a LWS: no group
                 self.warnings.append(Problem(doc.source, doc.kind, doc.namespace, doc.name, "spec.replicas", message))
                 continue
-            if doc.kind == "StatefulSet":
+            if not members:  # one Workload for the whole object (a StatefulSet's pod group)
                 out.append(doc)
                 continue
             for pod_name, workload in doc.members or []:

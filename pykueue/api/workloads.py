@@ -129,46 +129,18 @@ class WorkloadReader:
         """The Workloads the controller creates for a Deployment (one per replica, named as its Pod),
         a StatefulSet (one pod group, ``replicas: 0`` none), a RayCluster, RayJob or RayService (one each, named
         as the object), checked like any Workload; problems carry the object's own field paths."""
-        # Names, not modules: a compiled build (mypyc) binds ``from pykueue.jobs import ray`` in a
-        # function to None when nothing imported that module before.
         from pykueue.jobs.batch import JobConversionError
-        from pykueue.jobs.deployment.workload import validate as validate_deployment
-        from pykueue.jobs.deployment.workload import workloads_from_deployment
-        from pykueue.jobs.jobset.workload import template_paths as jobset_template_paths
-        from pykueue.jobs.jobset.workload import validate as validate_jobset
-        from pykueue.jobs.jobset.workload import workload_from_jobset
-        from pykueue.jobs.leaderworkerset.workload import replicas as lws_replicas
-        from pykueue.jobs.leaderworkerset.workload import template_paths as lws_template_paths
-        from pykueue.jobs.leaderworkerset.workload import validate as validate_lws
-        from pykueue.jobs.leaderworkerset.workload import workload_for_group
-        from pykueue.jobs.ray.workload import template_paths, workload_from_ray
-        from pykueue.jobs.ray.workload import validate as validate_ray
-        from pykueue.jobs.statefulset.workload import workload_from_statefulset
+        from pykueue.jobs.registry import BY_KIND
 
+        reading = BY_KIND[kind].reading
+        assert reading is not None, kind  # the Job and the Pod are read by from_job and from_pod
         obj = copy.deepcopy(obj)  # the document may share objects with others (see fastyaml)
-        name = (obj.get("metadata") or {}).get("name", "")
-        checks = {"Deployment": validate_deployment, "StatefulSet": validate_deployment, "JobSet": validate_jobset,
-                  "LeaderWorkerSet": validate_lws}
-        problems = checks.get(kind, validate_ray)(obj)
+        problems = reading.validate(obj)
         if problems:  # every one of them, as the API server and the webhook would list them
             return [], [(p.path, p.message) for p in problems]
         try:
-            if kind == "Deployment":
-                built = workloads_from_deployment(obj)
-                paths = ["spec.template"]
-            elif kind == "StatefulSet":
-                group = workload_from_statefulset(obj)
-                built = [] if group is None else [(name, group)]
-                paths = ["spec.template"]
-            elif kind == "JobSet":
-                built = [(name, workload_from_jobset(obj))]
-                paths = jobset_template_paths(obj)
-            elif kind == "LeaderWorkerSet":  # a group's Workload by its leader's name, NAME-INDEX
-                built = [(f"{name}-{i}", workload_for_group(obj, i)) for i in range(lws_replicas(obj))]
-                paths = lws_template_paths(obj)
-            else:
-                built = [(name, workload_from_ray(obj))]
-                paths = template_paths(obj)
+            built = reading.workloads(obj)
+            paths = reading.template_paths(obj)
         except JobConversionError as exc:
             return [], [(exc.path, exc.message)]
 

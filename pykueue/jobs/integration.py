@@ -11,8 +11,31 @@ Plain data, importing nothing of pykueue."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
+
+Manifest = dict[str, Any]
+
+
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """How the simulator reads one object of a kind the way the controller builds its Workloads
+    (``api.workloads.Workloads.from_integration``): ``validate`` lists every refusal of the API server
+    and of Kueue's webhook; ``workloads`` gives ``(name, Workload)`` per Workload the object stands for
+    (raising the refusal it meets); ``template_paths``, where each pod set's template sits in the
+    object (so a problem in a Workload names the object's own field); ``priority_class_path``, where
+    the object names its pods' PriorityClass when not in the usual place; ``members``: each Workload
+    is a member of its own (a Deployment's replicas, a LeaderWorkerSet's groups), which the simulator
+    cannot scale while its clock runs."""
+
+    validate: Callable[[Mapping[str, Any]], list[Any]]
+    workloads: Callable[[Mapping[str, Any]], list[tuple[str, Manifest]]]
+    template_paths: Callable[[Mapping[str, Any]], list[str]]
+    priority_class_path: Callable[[Mapping[str, Any]], str | None] | None = None
+    members: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +51,7 @@ class Integration:
     implies: tuple[str, ...] = ()
     owns_pods: bool = False
     serving: bool = False
+    reading: Reading | None = None  # None: the Job and the Pod, which the simulator reads as Workloads of their own
 
 
 class Frameworks(frozenset[str]):

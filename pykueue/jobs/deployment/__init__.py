@@ -1,6 +1,9 @@
 """The Deployment integration (upstream's ``pkg/controller/jobs/deployment``): ``workload.py``,
 ``webhook.py``; each of its Pods is a Workload of the pod integration."""
 
-from pykueue.jobs.integration import Integration
+from pykueue.jobs.deployment import workload
+from pykueue.jobs.integration import Integration, Reading
+from pykueue.jobs.pod import serving
 
-INTEGRATION = Integration("deployment", "apps", "Deployment", implies=("pod",), serving=True)
+INTEGRATION = Integration("deployment", "apps", "Deployment", implies=("pod",), serving=True, reading=Reading(
+    serving.validate, workload.workloads_from_deployment, workload.template_paths, members=True))

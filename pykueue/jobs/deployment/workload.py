@@ -45,3 +45,7 @@ def workloads_from_deployment(deployment: Mapping[str, Any]) -> list[tuple[str, 
     if errors:
         raise errors[0]
     return [(pod["metadata"]["name"], workload_from_pod(pod)) for pod in pods(deployment)]
+
+
+def template_paths(deployment: Mapping[str, Any]) -> list[str]:
+    return ["spec.template"]

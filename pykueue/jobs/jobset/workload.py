@@ -170,3 +170,8 @@ def validate_update(old: Mapping[str, Any], new: Mapping[str, Any],
     object's create rules."""
     return generic_update.on_update(old, new, suspended=_suspended(new), was_suspended=_suspended(old),
                                     default_queue_exists=default_queue_exists) + validate_create(new)
+
+
+def workloads(obj: Mapping[str, Any]) -> list[tuple[str, Manifest]]:
+    """``(name, Workload)`` for the simulator: one, named as the JobSet."""
+    return [((obj.get("metadata") or {}).get("name", ""), workload_from_jobset(obj))]

@@ -467,3 +467,9 @@ def owned_by(obj: Mapping[str, Any], candidates: Iterable[Mapping[str, Any]]) ->
     uid = _meta(obj).get("uid")
     return [w for w in candidates if any(o.get("uid") == uid and o.get("kind") == KIND
                                          for o in _meta(w).get("ownerReferences") or [])]
+
+
+def named_workloads(obj: Mapping[str, Any]) -> list[tuple[str, Manifest]]:
+    """``(name, Workload)`` for the simulator: a group's Workload by its leader's name, ``NAME-INDEX``."""
+    name = (obj.get("metadata") or {}).get("name", "")
+    return [(f"{name}-{i}", workload_for_group(obj, i)) for i in range(replicas(obj))]

@@ -359,3 +359,8 @@ def slice_generation(obj: Mapping[str, Any]) -> str:
     extra = str(meta.get("generation") or 1)
     recorded = (meta.get("annotations") or {}).get(CLUSTER_GENERATION_ANNOTATION)
     return f"{extra}_{recorded}" if recorded else extra
+
+
+def workloads(obj: Mapping[str, Any]) -> list[tuple[str, Manifest]]:
+    """``(name, Workload)`` for the simulator: one, named as the object."""
+    return [((obj.get("metadata") or {}).get("name", ""), workload_from_ray(obj))]

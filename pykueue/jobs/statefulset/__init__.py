@@ -1,6 +1,9 @@
 """The StatefulSet integration (upstream's ``pkg/controller/jobs/statefulset``): ``workload.py``
 (its Workload and the owner rule), ``webhook.py``; its Pods are one pod group of the pod integration."""
 
-from pykueue.jobs.integration import Integration
+from pykueue.jobs.integration import Integration, Reading
+from pykueue.jobs.pod import serving
+from pykueue.jobs.statefulset import workload
 
-INTEGRATION = Integration("statefulset", "apps", "StatefulSet", implies=("pod",), owns_pods=True, serving=True)
+INTEGRATION = Integration("statefulset", "apps", "StatefulSet", implies=("pod",), owns_pods=True, serving=True,
+                          reading=Reading(serving.validate, workload.workloads, workload.template_paths))

@@ -280,3 +280,14 @@ def reconcile(sts: Mapping[str, Any], workload: Mapping[str, Any] | None,
                     Note("statefulset changed queues; workload updated", {
                         "workload": f"{namespace}/{wl_meta['name']}", "queue": queue})]
     return actions
+
+
+def workloads(sts: Mapping[str, Any]) -> list[tuple[str, Manifest]]:
+    """``(name, Workload)`` for the simulator: one pod group named as the StatefulSet, none at
+    ``replicas: 0``."""
+    group = workload_from_statefulset(sts)
+    return [] if group is None else [((sts.get("metadata") or {}).get("name", ""), group)]
+
+
+def template_paths(sts: Mapping[str, Any]) -> list[str]:
+    return ["spec.template"]
