@@ -128,7 +128,7 @@ class _Doc:
         return member
 
 
-MANAGED_BY_KINDS = ("Job", "JobSet", "RayJob", "RayCluster")  # MultiKueue checks their spec.managedBy
+MANAGED_BY_KINDS = tuple(i.kind for i in registry.INTEGRATIONS if i.own_controller)  # MultiKueue checks their spec.managedBy
 
 
 def _managed_by(doc: _Doc) -> str | None:
@@ -321,11 +321,9 @@ class _Loader:
             return False
         if not self.scope.selected(doc.namespace or DEFAULT_NAMESPACE):
             return True  # managedJobsNamespaceSelector leaves its namespace out, queue label or not
-        if doc.kind == "RayJob":
-            from pykueue.jobs.ray.workload import is_managed
-
-            if not is_managed(doc.raw):  # runs on an existing cluster (clusterSelector only)
-                return True
+        reading = registry.BY_KIND[doc.kind].reading
+        if reading is not None and reading.queued is not None and not reading.queued(doc.raw):
+            return True  # not Kueue's at all (a RayJob that runs on an existing cluster)
         labels = _metadata(doc.raw).get("labels")
         return framework not in self.frameworks or not (isinstance(labels, dict) and labels.get(QUEUE_NAME_LABEL))
 

@@ -39,9 +39,8 @@ GROUP_PREFIX = "group:"  # a pod group's key in the work queue: group:<namespace
 ORPHAN_PREFIX = "orphan:"  # an orphaned Workload's key in the Job queue: orphan:<namespace>/<workload name>
 OWNER_NOT_FOUND = ("OwnerNotFound", "The workload's owner no longer exists")
 DELETED_WORKLOAD = "DeletedWorkload"  # jobframework.ReasonDeletedWorkload
-RESOURCES = {"Job": r.JOB, "Pod": r.POD, "RayCluster": r.RAY_CLUSTER, "RayJob": r.RAY_JOB, "RayService": r.RAY_SERVICE,
-             "JobSet": r.JOBSET,
-             "Workload": r.WORKLOAD}
+# what the job side writes, by kind: every integration's objects and Workloads
+RESOURCES = {**{i.kind: i.resource for i in registry.INTEGRATIONS}, "Workload": r.WORKLOAD}
 Store = dict[str, dict[str, Any]]
 JOB_CONDITIONS = ("PodsReady", "Finished")  # the Workload conditions the job side writes (field manager MANAGER)
 

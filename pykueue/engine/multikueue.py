@@ -22,10 +22,6 @@ INCREMENTAL_BATCH = 3  # clusters added per round by the incremental dispatcher
 INCREMENTAL_ROUND_SECONDS = 300.0  # a round's length before the next clusters are added
 
 
-# each kind's own controller: with none, the one value of spec.managedBy that MultiKueue's webhook default
-# replaces (upstream's ApplyDefaultForManagedBy); a kind missing here has no managedBy rule
-OWN_CONTROLLER = {"Job": "kubernetes.io/job-controller", "JobSet": "jobset.sigs.k8s.io/jobset-controller",
-                  "RayJob": "ray.io/kuberay-operator", "RayCluster": "ray.io/kuberay-operator"}
 NO_ADAPTER = "No multikueue adapter found"  # a Workload with no owner: nothing to hand over
 UNMANAGED = "The owner is not managed by Kueue: "  # the Rejected check's message, before the reason
 

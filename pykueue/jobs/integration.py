@@ -7,13 +7,15 @@ Code beneath the kinds (the job framework, the pod integration) never reads the 
 ``Frameworks``, which carries what it needs to know of the other kinds (whose children an object is,
 whose Pods their own integration manages) without naming one.
 
-Plain data, importing nothing of pykueue."""
+Plain data, importing nothing of pykueue but the resource table."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from pykueue.kube.resources import Resource
 
 Manifest = dict[str, Any]
 
@@ -36,22 +38,42 @@ class Reading:
     template_paths: Callable[[Mapping[str, Any]], list[str]]
     priority_class_path: Callable[[Mapping[str, Any]], str | None] | None = None
     members: bool = False
+    # whether an object of the kind is Kueue's at all (a RayJob that only selects an existing cluster is not)
+    queued: Callable[[Mapping[str, Any]], bool] | None = None
+    # where its WorkloadPriorityClass label is read ("spec.template." for a StatefulSet: its pods' labels)
+    label_prefix: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class Integration:
-    """One kind: its ``integrations.frameworks`` name, its API group ("" for the core group) and kind;
+    """One kind: its ``integrations.frameworks`` name and its resource (group, version, plural, kind);
     ``implies``: frameworks it turns on (upstream's ImplicitlyEnabledFrameworkNames); ``owns_pods``: its
     integration manages the Pods it controls itself (the Pod webhook leaves them alone); ``serving``:
-    queued through the pod integration, its Pods gated as the Pod webhook gates them."""
+    queued through the pod integration, its Pods gated as the Pod webhook gates them. Its webhooks
+    (``controller/webhooks/names.py`` names them from here): the mutating one is sent ``mutates_on``,
+    and registered whatever the frameworks with ``mutating_always``; the validating one, CREATE and
+    UPDATE, only objects Kueue manages with ``validates_managed_only``. ``own_controller``: see below."""
 
     framework: str
-    group: str
-    kind: str
+    resource: Resource
     implies: tuple[str, ...] = ()
     owns_pods: bool = False
     serving: bool = False
+    mutates_on: tuple[str, ...] = ("CREATE",)
+    mutating_always: bool = False
+    validates_managed_only: bool = False
+    # the kind's own controller: with none, the one value of spec.managedBy that MultiKueue's webhook
+    # default replaces (upstream's ApplyDefaultForManagedBy); None: the kind has no managedBy rule
+    own_controller: str | None = None
     reading: Reading | None = None  # None: the Job and the Pod, which the simulator reads as Workloads of their own
+
+    @property
+    def group(self) -> str:
+        return self.resource.group
+
+    @property
+    def kind(self) -> str:
+        return self.resource.kind
 
 
 class Frameworks(frozenset[str]):

@@ -83,6 +83,7 @@ PRIORITY_CLASS = Resource("scheduling.k8s.io", "v1", "priorityclasses", "Priorit
 JOB = Resource("batch", "v1", "jobs", "Job", True)
 POD = Resource("", "v1", "pods", "Pod", True)
 STATEFULSET = Resource("apps", "v1", "statefulsets", "StatefulSet", True)
+DEPLOYMENT = Resource("apps", "v1", "deployments", "Deployment", True)
 CORE_EVENT = Resource("", "v1", "events", "Event", True)
 LEASE = Resource("coordination.k8s.io", "v1", "leases", "Lease", True)
 RAY_CLUSTER = Resource("ray.io", "v1", "rayclusters", "RayCluster", True)

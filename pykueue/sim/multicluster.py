@@ -44,6 +44,7 @@ from pykueue.engine import multikueue as mk
 from pykueue.engine.events import EngineError, Event
 from pykueue.engine.model import US, format_us, seconds_to_us
 from pykueue.engine.workload import State
+from pykueue.jobs import registry
 from pykueue.sim.simulator import Run, Simulation, StepBudgetExceeded
 
 MAX_PASSES_PER_INSTANT = 10_000  # manager-worker exchanges at one instant before the run is stopped
@@ -56,7 +57,9 @@ def unmanaged(managed_by: str | None, kind: str = "Job") -> str | None:
     Workload given as such has no owner, so no adapter: rejected."""
     if kind == "Workload":
         return mk.NO_ADAPTER
-    if kind not in mk.OWN_CONTROLLER or managed_by in (None, mk.OWN_CONTROLLER[kind]):
+    integration = registry.BY_KIND.get(kind)
+    own = integration.own_controller if integration is not None else None
+    if own is None or managed_by in (None, own):
         return None  # no managedBy rule, or defaulted to MultiKueue's by the kind's webhook
     why = mk.managed_by_reason(managed_by or "")
     return None if why is None else mk.UNMANAGED + why

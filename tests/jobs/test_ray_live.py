@@ -288,7 +288,7 @@ def test_the_webhook_leaves_a_rayjobs_own_cluster_alone() -> None:
 def test_ray_hooks_are_registered_only_for_their_frameworks() -> None:
     assert [h.name for h in names.mutating_for(("batch/job",))] == ["mjob.kb.io"]
     assert [h.path for h in names.mutating_for(("ray.io/raycluster", "ray.io/rayjob"))] == [
-        "/mutate-batch-v1-job", "/mutate-ray-io-v1-raycluster", "/mutate-ray-io-v1-rayjob"]
+        "/mutate-batch-v1-job", "/mutate-ray-io-v1-rayjob", "/mutate-ray-io-v1-raycluster"]  # the registry's order
 
 
 def test_ray_keys_find_the_object_and_the_workloads_owner() -> None:

@@ -181,18 +181,23 @@ def _default_queue(obj: dict[str, Any], namespace: str, default_queue_exists: Ca
     return labelled, ops
 
 
+def _own_controller(obj: dict[str, Any]) -> str | None:
+    """The object's kind's own controller, which a MultiKueue managedBy default replaces."""
+    integration = registry.BY_KIND.get(str(obj.get("kind") or ""))
+    return integration.own_controller if integration is not None else None
+
+
 def mutate_job(request: dict[str, Any], manage_without_queue_name: bool,
                default_queue_exists: Callable[[str], bool] = no_default_queue,
                scope: managed.Scope = managed.DEFAULT_SCOPE,
                frameworks: Frameworks = registry.ALL,
-               dispatches: Callable[[str, str], bool] | None = None,
-               own_controller: str = managed_by.JOB_CONTROLLER) -> dict[str, Any]:
+               dispatches: Callable[[str, str], bool] | None = None) -> dict[str, Any]:
     """Upstream's Job ``Default`` (a JobSet's too): a Job without a queue label in a namespace with a
     LocalQueue named ``default`` is put in it (LocalQueueDefaulting), then a Job Kueue manages that would
     start right away gets ``spec.suspend: true``; a Job a managed job owns (``frameworks``: the
     integrations that are on) is left to that one; anything else as sent. With ``dispatches``, a Job
     queued where MultiKueue dispatches gets ``spec.managedBy`` (``managed_by``) unless another
-    controller than ``own_controller`` is named there."""
+    controller than its kind's own (``Integration.own_controller``) is named there."""
     job = request.get("object")
     if request.get("operation") != "CREATE" or not isinstance(job, dict):
         return response(request, True)
@@ -208,7 +213,7 @@ def mutate_job(request: dict[str, Any], manage_without_queue_name: bool,
     if slicing.enabled(job) and not owned and should_suspend(job, manage_without_queue_name, namespace, scope):
         patch += job_update.template_gate_ops(job)  # its pods wait for their slice's admission
     if dispatches is not None:
-        patch += managed_by.managed_by_ops(job, namespace, own_controller, dispatches)
+        patch += managed_by.managed_by_ops(job, namespace, _own_controller(job), dispatches)
     return response(request, True, patch=patch or None)
 
 
@@ -242,7 +247,7 @@ def mutate_ray(request: dict[str, Any], manage_without_queue_name: bool,
         # onto the cluster it makes) the elastic RayJob's
         patch += ray_update.ray_gate_ops(obj)
     if dispatches is not None and not service:  # MultiKueue has no RayService adapter here
-        patch += managed_by.managed_by_ops(obj, namespace, managed_by.RAY_CONTROLLER, dispatches)
+        patch += managed_by.managed_by_ops(obj, namespace, _own_controller(obj), dispatches)
     return response(request, True, patch=patch or None)
 
 
@@ -311,8 +316,7 @@ def mutator(kind: str, frameworks: tuple[str, ...], manage_without_queue_name: b
         "deployment": owner(lambda o: deployment_webhook.deployment_defaults(o, manage, scope)),
         "statefulset": owner(lambda o: statefulset_webhook.statefulset_defaults(o, manage, scope)),
         # upstream's JobSet Default is the Job's: LocalQueueDefaulting, suspend one Kueue manages, managedBy
-        "jobset.x-k8s.io/jobset": lambda req: mutate_job(req, manage, exists, scope, on, dispatches,
-                                                         managed_by.JOBSET_CONTROLLER),
+        "jobset.x-k8s.io/jobset": lambda req: mutate_job(req, manage, exists, scope, on, dispatches),
         # LocalQueueDefaulting, then both pod templates of one Kueue manages are marked
         "leaderworkerset.x-k8s.io/leaderworkerset": owner(lambda o: leaderworkerset.defaults(
             o, managed.suspended_on_create(batch.queue_name(o), (o.get("metadata") or {}).get("namespace") or "",

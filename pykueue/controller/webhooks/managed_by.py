@@ -12,15 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 from pykueue.controller.webhooks.default_queues import Watched
-from pykueue.engine.multikueue import CONTROLLER_NAME, OWN_CONTROLLER
+from pykueue.engine.multikueue import CONTROLLER_NAME
 from pykueue.jobs import batch
 from pykueue.kube.client import Kube
 from pykueue.kube.informer import Informer
 from pykueue.kube.resources import ADMISSION_CHECK, CLUSTER_QUEUE
-
-JOB_CONTROLLER = OWN_CONTROLLER["Job"]
-JOBSET_CONTROLLER = OWN_CONTROLLER["JobSet"]
-RAY_CONTROLLER = OWN_CONTROLLER["RayJob"]  # RayJob and RayCluster
 
 
 def queue_dispatches(local_queues: dict[str, dict[str, Any]], cluster_queues: dict[str, dict[str, Any]],
@@ -37,7 +33,7 @@ def queue_dispatches(local_queues: dict[str, dict[str, Any]], cluster_queues: di
     return False
 
 
-def managed_by_ops(obj: dict[str, Any], namespace: str, own_controller: str,
+def managed_by_ops(obj: dict[str, Any], namespace: str, own_controller: str | None,
                    dispatches: Callable[[str, str], bool]) -> list[dict[str, Any]]:
     """The JSON patch that sets ``spec.managedBy`` to MultiKueue's, or none, for ``obj`` created in
     ``namespace``. ``dispatches(namespace, queue)``: ``queue_dispatches`` over the webhook's caches."""

@@ -63,27 +63,26 @@ def _path(prefix: str, group: str, version: str, kind: str) -> str:
     return f"/{prefix}-{group.replace('.', '-')}-{version}-{kind.lower()}"
 
 
-POD_FRAMEWORKS = ("pod", *(i.framework for i in registry.INTEGRATIONS if i.serving))  # their Pods are gated too
+def _turned_on_by(integration: registry.Integration) -> tuple[str, ...]:
+    """The frameworks whose being on registers this kind's hooks: its own, and those that imply it (the
+    Pods of a Deployment, a StatefulSet or a LeaderWorkerSet are gated by the Pod's)."""
+    return (integration.framework,
+            *(i.framework for i in registry.INTEGRATIONS if integration.framework in i.implies))
 
-MUTATING: tuple[Hook, ...] = (
-    Hook("mjob.kb.io", _path("mutate", "batch", "v1", "Job"), "batch", "v1", ("jobs",), ("CREATE",), "Job"),
-    Hook("mpod.kb.io", _path("mutate", "", "v1", "Pod"), "", "v1", ("pods",), ("CREATE",), "Pod", POD_FRAMEWORKS),
-    Hook("mdeployment.kb.io", _path("mutate", "apps", "v1", "Deployment"), "apps", "v1", ("deployments",),
-         ("CREATE", "UPDATE"), "Deployment", ("deployment",)),
-    Hook("mstatefulset.kb.io", _path("mutate", "apps", "v1", "StatefulSet"), "apps", "v1", ("statefulsets",),
-         ("CREATE", "UPDATE"), "StatefulSet", ("statefulset",)),
-    Hook("mraycluster.kb.io", _path("mutate", "ray.io", "v1", "RayCluster"), "ray.io", "v1", ("rayclusters",),
-         ("CREATE",), "RayCluster", ("ray.io/raycluster",)),
-    Hook("mrayjob.kb.io", _path("mutate", "ray.io", "v1", "RayJob"), "ray.io", "v1", ("rayjobs",),
-         ("CREATE",), "RayJob", ("ray.io/rayjob",)),
-    Hook("mrayservice.kb.io", _path("mutate", "ray.io", "v1", "RayService"), "ray.io", "v1", ("rayservices",),
-         ("CREATE",), "RayService", ("ray.io/rayservice",)),
-    Hook("mjobset.kb.io", _path("mutate", "jobset.x-k8s.io", "v1alpha2", "JobSet"), "jobset.x-k8s.io", "v1alpha2",
-         ("jobsets",), ("CREATE",), "JobSet", ("jobset.x-k8s.io/jobset",)),
-    Hook("mleaderworkerset.kb.io", _path("mutate", "leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet"),
-         "leaderworkerset.x-k8s.io", "v1", ("leaderworkersets",), ("CREATE", "UPDATE"), "LeaderWorkerSet",
-         ("leaderworkerset.x-k8s.io/leaderworkerset",)),
-)
+
+def _job_hook(prefix: str, integration: registry.Integration, operations: tuple[str, ...],
+              frameworks: tuple[str, ...], managed_only: bool = False) -> Hook:
+    res = integration.resource
+    return Hook(f"{prefix[0]}{res.kind.lower()}.kb.io", _path(prefix, res.group, res.version, res.kind), res.group,
+                res.version, (res.plural,), operations, res.kind, frameworks, managed_only)
+
+
+POD_FRAMEWORKS = _turned_on_by(registry.BY_KIND["Pod"])  # their Pods are gated too
+
+# One mutating hook per kind, registered while its integration is on (the Job's always, as its webhook
+# also leaves alone what it does not manage).
+MUTATING: tuple[Hook, ...] = tuple(
+    _job_hook("mutate", i, i.mutates_on, () if i.mutating_always else _turned_on_by(i)) for i in registry.INTEGRATIONS)
 
 
 def mutating_for(frameworks: tuple[str, ...] | list[str]) -> tuple[Hook, ...]:
@@ -119,27 +118,9 @@ VALIDATING: tuple[Hook, ...] = tuple(_validating(kind, plural) for kind, plural 
 # stop the cluster's Pods while the controller is away.
 MANAGED_PODS = {"matchExpressions": [{"key": "kueue.x-k8s.io/managed", "operator": "Exists"}]}
 
-VALIDATING_JOBS: tuple[Hook, ...] = (
-    Hook("vjob.kb.io", _path("validate", "batch", "v1", "Job"), "batch", "v1", ("jobs",), ("CREATE", "UPDATE"), "Job",
-         ("batch/job",)),
-    Hook("vpod.kb.io", _path("validate", "", "v1", "Pod"), "", "v1", ("pods",), ("CREATE", "UPDATE"), "Pod",
-         POD_FRAMEWORKS, managed_only=True),
-    Hook("vdeployment.kb.io", _path("validate", "apps", "v1", "Deployment"), "apps", "v1", ("deployments",),
-         ("CREATE", "UPDATE"), "Deployment", ("deployment",)),
-    Hook("vstatefulset.kb.io", _path("validate", "apps", "v1", "StatefulSet"), "apps", "v1", ("statefulsets",),
-         ("CREATE", "UPDATE"), "StatefulSet", ("statefulset",)),
-    Hook("vraycluster.kb.io", _path("validate", "ray.io", "v1", "RayCluster"), "ray.io", "v1", ("rayclusters",),
-         ("CREATE", "UPDATE"), "RayCluster", ("ray.io/raycluster",)),
-    Hook("vrayjob.kb.io", _path("validate", "ray.io", "v1", "RayJob"), "ray.io", "v1", ("rayjobs",),
-         ("CREATE", "UPDATE"), "RayJob", ("ray.io/rayjob",)),
-    Hook("vrayservice.kb.io", _path("validate", "ray.io", "v1", "RayService"), "ray.io", "v1", ("rayservices",),
-         ("CREATE", "UPDATE"), "RayService", ("ray.io/rayservice",)),
-    Hook("vjobset.kb.io", _path("validate", "jobset.x-k8s.io", "v1alpha2", "JobSet"), "jobset.x-k8s.io", "v1alpha2",
-         ("jobsets",), ("CREATE", "UPDATE"), "JobSet", ("jobset.x-k8s.io/jobset",)),
-    Hook("vleaderworkerset.kb.io", _path("validate", "leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet"),
-         "leaderworkerset.x-k8s.io", "v1", ("leaderworkersets",), ("CREATE", "UPDATE"), "LeaderWorkerSet",
-         ("leaderworkerset.x-k8s.io/leaderworkerset",)),
-)
+VALIDATING_JOBS: tuple[Hook, ...] = tuple(
+    _job_hook("validate", i, ("CREATE", "UPDATE"), _turned_on_by(i), i.validates_managed_only)
+    for i in registry.INTEGRATIONS)
 
 
 def validating_jobs_for(frameworks: tuple[str, ...] | list[str]) -> tuple[Hook, ...]:

@@ -4,6 +4,8 @@
 from pykueue.jobs.deployment import workload
 from pykueue.jobs.integration import Integration, Reading
 from pykueue.jobs.pod import serving
+from pykueue.kube import resources as r
 
-INTEGRATION = Integration("deployment", "apps", "Deployment", implies=("pod",), serving=True, reading=Reading(
+INTEGRATION = Integration("deployment", r.DEPLOYMENT, implies=("pod",), serving=True, mutates_on=("CREATE", "UPDATE"),
+                          reading=Reading(
     serving.validate, workload.workloads_from_deployment, workload.template_paths, members=True))

@@ -2,5 +2,7 @@
 GenericJob), ``webhook.py`` (what may change on a Job); its Workload is ``jobs.batch``'s."""
 
 from pykueue.jobs.integration import Integration
+from pykueue.kube import resources as r
 
-INTEGRATION = Integration("batch/job", "batch", "Job", owns_pods=True)
+INTEGRATION = Integration("batch/job", r.JOB, owns_pods=True, mutating_always=True,
+                          own_controller="kubernetes.io/job-controller")

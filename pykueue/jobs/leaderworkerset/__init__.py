@@ -3,8 +3,9 @@
 
 from pykueue.jobs.integration import Integration, Reading
 from pykueue.jobs.leaderworkerset import workload
+from pykueue.kube import resources as r
 
-INTEGRATION = Integration("leaderworkerset.x-k8s.io/leaderworkerset", "leaderworkerset.x-k8s.io", "LeaderWorkerSet",
-                          implies=("pod",), serving=True, reading=Reading(
+INTEGRATION = Integration("leaderworkerset.x-k8s.io/leaderworkerset", r.LEADERWORKERSET,
+                          implies=("pod",), serving=True, mutates_on=("CREATE", "UPDATE"), reading=Reading(
                               workload.validate, workload.named_workloads, workload.template_paths,
                               workload.priority_class_path, members=True))

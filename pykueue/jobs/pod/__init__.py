@@ -3,5 +3,6 @@
 through it share (``serving.py``). Beneath those kinds: it imports none of them."""
 
 from pykueue.jobs.integration import Integration
+from pykueue.kube import resources as r
 
-INTEGRATION = Integration("pod", "", "Pod")
+INTEGRATION = Integration("pod", r.POD, validates_managed_only=True)

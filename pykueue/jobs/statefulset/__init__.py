@@ -4,6 +4,9 @@
 from pykueue.jobs.integration import Integration, Reading
 from pykueue.jobs.pod import serving
 from pykueue.jobs.statefulset import workload
+from pykueue.kube import resources as r
 
-INTEGRATION = Integration("statefulset", "apps", "StatefulSet", implies=("pod",), owns_pods=True, serving=True,
-                          reading=Reading(serving.validate, workload.workloads, workload.template_paths))
+INTEGRATION = Integration("statefulset", r.STATEFULSET, implies=("pod",), owns_pods=True, serving=True,
+                          mutates_on=("CREATE", "UPDATE"),
+                          reading=Reading(serving.validate, workload.workloads, workload.template_paths,
+                                          label_prefix="spec.template."))
