@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from pykueue.jobs.pod import groups as pod_rules
+from pykueue.jobs.statefulset import workload as statefulset_rules
 from tests.e2e.conftest import Kueue, condition, eventually
 from tests.e2e.objects import GPU_FLAVOR, cluster_queue, local_queue
 
@@ -45,7 +46,7 @@ def sts_workload(kueue: Kueue, name: str, ns: str) -> str:
     """The name of a StatefulSet's Workload: upstream's GetWorkloadName(uid, name), so the StatefulSet
     must exist (waited for here)."""
     sts = eventually(lambda: kueue.get("statefulset", name, ns), 30, what=f"statefulset {name}")
-    return pod_rules.statefulset.name_of(sts)
+    return statefulset_rules.name_of(sts)
 
 
 def workload_for(kueue: Kueue, ns: str, owner: str) -> dict[str, Any] | None:

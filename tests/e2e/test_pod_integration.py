@@ -20,6 +20,7 @@ import yaml
 
 from pykueue.controller.webhooks import local, names
 from pykueue.jobs.pod import groups as pod_rules
+from pykueue.jobs.statefulset import workload as statefulset_rules
 from tests.e2e.conftest import POD_CONFIG as CONFIG
 from tests.e2e.conftest import Kueue, condition, eventually, is_true
 from tests.e2e.objects import cluster_queue, gpu_queue, priority_classes
@@ -213,7 +214,7 @@ def _live_by_object(kueue: Kueue, ns: str) -> dict[tuple[str, str], list[tuple[s
     """The same from the cluster: each Workload traced to the object it stands for (its owning Job or
     Pod; a Pod's ReplicaSet to its Deployment; a group to its name, a StatefulSet's to the StatefulSet)."""
     pods_by_name = {p["metadata"]["name"]: p for p in kueue.items("pods", ns)}
-    sets = {pod_rules.statefulset.name_of(s): s["metadata"]["name"] for s in kueue.items("statefulsets", ns)}
+    sets = {statefulset_rules.name_of(s): s["metadata"]["name"] for s in kueue.items("statefulsets", ns)}
     out: dict[tuple[str, str], list[tuple[str, dict[str, str]]]] = {}
     for wl in kueue.items("workloads.kueue.x-k8s.io", ns):
         meta = wl["metadata"]
@@ -431,7 +432,7 @@ def test_statefulset_workload_is_its_own_named_with_its_uid_through_scale_to_zer
     gpu_queue(pod_kueue, ns, "3")
     pod_kueue.apply(STS.format(name="db", ns=ns, queue="lq", replicas=2))
     sts = eventually(lambda: pod_kueue.get("statefulset", "db", ns), 30, what="the StatefulSet")
-    name = pod_rules.statefulset.workload_name("db", sts["metadata"]["uid"])
+    name = statefulset_rules.workload_name("db", sts["metadata"]["uid"])
     wl = eventually(lambda: _admitted_workload(pod_kueue, name, ns), 120, what="its Workload admitted")
     assert [(p["name"], p["count"]) for p in wl["spec"]["podSets"]] == [("main", 2)]
     assert {"kind": "StatefulSet", "name": "db", "uid": sts["metadata"]["uid"]}.items() <= next(

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.jobs.pod import groups as pod_rules
+from pykueue.jobs.statefulset import workload as statefulset_rules
 from tests.e2e.conftest import Kueue, eventually, is_true
 from tests.e2e.objects import gpu_queue, refused
 from tests.e2e.pod_objects import running_on_gpu
@@ -57,7 +57,7 @@ def test_a_scale_up_from_zero_waits_for_the_scale_down_and_then_runs_under_one_w
     gpu_queue(kueue, ns, "3")
     kueue.apply([statefulset(ns)])
     sts = eventually(lambda: kueue.get("statefulset", "db", ns), 30, what="the StatefulSet")
-    name = pod_rules.statefulset.workload_name("db", sts["metadata"]["uid"])
+    name = statefulset_rules.workload_name("db", sts["metadata"]["uid"])
     for i in range(2):
         eventually(lambda i=i: running_on_gpu(kueue, f"db-{i}", ns), 180, what=f"db-{i} running")
 
