@@ -10,12 +10,32 @@ from __future__ import annotations
 
 import asyncio
 import copy
+from collections.abc import Callable
 
 from pykueue.controller import views
 from pykueue.engine.workload import State
 from pykueue.kube.client import ApiError
 from tests.controller.controllers import controller_with, modified, workload
 from tests.controller.fakes import FakeKube, stop, until
+
+
+def _refused_then_written(ctl, after_refusal: Callable[[], bool]) -> FakeKube:
+    """The status writer's first write of ``ns/a`` refused with 409; ``after_refusal`` must hold then;
+    a scheduling pass decides again and that write lands."""
+    kube = FakeKube()
+    ctl.status_writer.kube = kube  # type: ignore[assignment]
+    kube.failures = [ApiError(409, {"reason": "Conflict"}, "PATCH", "/a")]
+
+    async def scenario() -> None:
+        task = asyncio.create_task(ctl.status_writer.run())
+        await until(lambda: len(kube.calls) == 1 and not ctl.status_writer.dirty)
+        assert after_refusal()
+        ctl.run_cycle()
+        await until(lambda: bool(kube.applied))
+        await stop(task)
+
+    asyncio.run(scenario())
+    return kube
 
 
 def test_a_reservation_refused_for_a_changed_copy_is_undone_and_made_again_for_the_new_spec() -> None:
@@ -27,19 +47,7 @@ def test_a_reservation_refused_for_a_changed_copy_is_undone_and_made_again_for_t
     grown["spec"]["podSets"][0]["count"] = 3
     modified(ctl, grown)  # seen before the reservation's write went out
     assert views.holds_quota(ctl.engine, "ns/a")  # pod sets of a workload holding quota are not taken
-    kube = FakeKube()
-    ctl.status_writer.kube = kube  # type: ignore[assignment]
-    kube.failures = [ApiError(409, {"reason": "Conflict"}, "PATCH", "/a")]
-
-    async def scenario() -> None:
-        task = asyncio.create_task(ctl.status_writer.run())
-        await until(lambda: len(kube.calls) == 1 and not ctl.status_writer.dirty)
-        assert ctl.engine.state_of("ns/a") is State.PENDING  # the refused decision is taken back
-        ctl.run_cycle()
-        await until(lambda: bool(kube.applied))
-        await stop(task)
-
-    asyncio.run(scenario())
+    kube = _refused_then_written(ctl, lambda: ctl.engine.state_of("ns/a") is State.PENDING)  # taken back
     assert kube.calls == ["a", "a"]  # the refused write, then the new decision's; never a re-send
     (written,) = kube.applied
     assert written["metadata"]["resourceVersion"] == "2"
@@ -69,18 +77,6 @@ def test_a_refused_reservation_is_never_announced_and_the_one_that_lands_is_anno
     moved = copy.deepcopy(ctl.informers["workloads"].get("ns/a"))
     moved["metadata"]["resourceVersion"] = "2"
     modified(ctl, moved)
-    kube = FakeKube()
-    ctl.status_writer.kube = kube  # type: ignore[assignment]
-    kube.failures = [ApiError(409, {"reason": "Conflict"}, "PATCH", "/a")]
-
-    async def scenario() -> None:
-        task = asyncio.create_task(ctl.status_writer.run())
-        await until(lambda: len(kube.calls) == 1 and not ctl.status_writer.dirty)
-        assert _reasons(ctl) == [] and _reserved_total(ctl) == 0.0  # refused: nothing announced
-        ctl.run_cycle()
-        await until(lambda: bool(kube.applied))
-        await stop(task)
-
-    asyncio.run(scenario())
+    _refused_then_written(ctl, lambda: _reasons(ctl) == [] and _reserved_total(ctl) == 0.0)  # nothing announced
     assert _reasons(ctl) == ["QuotaReserved", "Admitted"]
     assert _reserved_total(ctl) == 1.0
