@@ -20,6 +20,17 @@ from pykueue.kube.resources import Resource
 Manifest = dict[str, Any]
 
 
+@dataclass(frozen=True, slots=True)
+class Webhooks:
+    """A kind's webhooks (upstream's ``Default``, ``ValidateCreate`` and ``ValidateUpdate`` of its
+    ``pkg/controller/jobs/<kind>/*_webhook.go``), each handed the object with its namespace filled in
+    and the ``jobs.hooks.HookContext``: ``default(obj, ctx)`` answers JSON patch operations (None: the
+    kind has no mutating webhook), ``validate_create(obj, ctx)`` and ``validate_update(old, new, ctx)``
+    the refusals (``JobConversionError``)."""
+
+    default: Callable[[Manifest, Any], list[dict[str, Any]]] | None
+    validate_create: Callable[[Manifest, Any], list[Any]]
+    validate_update: Callable[[Manifest, Manifest, Any], list[Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,11 +72,16 @@ class Integration:
     serving: bool = False
     mutates_on: tuple[str, ...] = ("CREATE",)
     mutating_always: bool = False
+    defaults_off: bool = False  # its Default runs while it is off (a Pod its parent marked is gated regardless)
     validates_managed_only: bool = False
     # the kind's own controller: with none, the one value of spec.managedBy that MultiKueue's webhook
     # default replaces (upstream's ApplyDefaultForManagedBy); None: the kind has no managedBy rule
     own_controller: str | None = None
     reading: Reading | None = None  # None: the Job and the Pod, which the simulator reads as Workloads of their own
+    webhooks: Webhooks | None = None
+    # the labels its integration names for a Pod it controls that only the Pod webhook can add (a
+    # StatefulSet's group, named after its UID); the Pod webhook applies every integration's
+    pod_marks: Callable[[Mapping[str, Any]], dict[str, str]] | None = None
 
     @property
     def group(self) -> str:

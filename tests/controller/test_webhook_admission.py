@@ -9,27 +9,34 @@ from pathlib import Path
 from typing import Any
 
 from pykueue.controller.webhooks import admission
+from pykueue.jobs.registry import FRAMEWORKS
 from tests.objects import batch_job
 from tests.validate_cli import validate_lines
 
 
+def mutate_job(request: dict[str, Any], manage_all: bool, default_queue_exists=admission.no_default_queue
+               ) -> dict[str, Any]:
+    """The Job webhook's answer, every integration on."""
+    return admission.mutator("Job", FRAMEWORKS, manage_all, default_queue_exists)(request)
+
+
 def test_job_default_suspends_exactly_the_managed_jobs() -> None:
     queued = batch_job({"kueue.x-k8s.io/queue-name": "q"})
-    patch = admission.mutate_job({"uid": "1", "operation": "CREATE", "object": queued}, False)
+    patch = mutate_job({"uid": "1", "operation": "CREATE", "object": queued}, False)
     assert patch["allowed"] and patch["patchType"] == "JSONPatch"
     assert json.loads(base64.b64decode(patch["patch"])) == [
         {"op": "add", "path": "/spec/suspend", "value": True}]
     for job, manage_all in ((batch_job(), False), (batch_job({"kueue.x-k8s.io/queue-name": "q"}, suspend=True), False)):
-        assert admission.mutate_job({"uid": "2", "operation": "CREATE", "object": job}, manage_all) == {
+        assert mutate_job({"uid": "2", "operation": "CREATE", "object": job}, manage_all) == {
             "uid": "2", "allowed": True}
-    assert "patch" in admission.mutate_job({"uid": "3", "operation": "CREATE", "object": batch_job()}, True)
+    assert "patch" in mutate_job({"uid": "3", "operation": "CREATE", "object": batch_job()}, True)
 
 
 def test_a_job_without_queue_goes_to_its_namespaces_default_local_queue() -> None:
     """Upstream's LocalQueueDefaulting: where a LocalQueue named `default` exists, a Job without a
     queue label gets `default` and is suspended; not in another namespace, not a RayJob's child."""
     def patch_of(job: dict[str, Any], namespace: str = "team") -> list[dict[str, Any]]:
-        out = admission.mutate_job({"uid": "1", "operation": "CREATE", "namespace": namespace, "object": job}, False,
+        out = mutate_job({"uid": "1", "operation": "CREATE", "namespace": namespace, "object": job}, False,
                                    lambda ns: ns == "team")
         return json.loads(base64.b64decode(out["patch"])) if "patch" in out else []
     assert patch_of(batch_job()) == [

@@ -330,8 +330,8 @@ def test_the_job_webhook_refuses_removing_the_priority_class_label() -> None:
         old["spec"]["suspend"] = suspend
         new = _job(labels={QUEUE: "lq"})
         new["spec"]["suspend"] = suspend
-        out = admission.validate_job({"uid": "1", "operation": "UPDATE", "object": new, "oldObject": old},
-                                     admission.no_default_queue)
+        out = admission.validator_for_jobs("Job", ("batch/job",))(
+            {"uid": "1", "operation": "UPDATE", "object": new, "oldObject": old})
         assert not out["allowed"] and out["status"]["code"] == 403
         assert out["status"]["message"] == (f'metadata.labels[{wpc}]: Invalid value: "": WorkloadPriorityClass '
                                             "cannot be removed from a workload")

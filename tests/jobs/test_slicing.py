@@ -9,10 +9,11 @@ from typing import Any
 
 from pykueue.api.models import kueue_v1beta2 as v2
 from pykueue.api.validation import workload_update
-from pykueue.controller.webhooks.admission import mutate_job
+from pykueue.controller.webhooks.admission import mutator
 from pykueue.jobs import batch, slicing
 from pykueue.jobs.job.generic import Job
 from pykueue.jobs.ray.generic import RayObject
+from pykueue.jobs.registry import FRAMEWORKS
 
 ELASTIC = {"kueue.x-k8s.io/elastic-job": "true"}
 
@@ -108,13 +109,13 @@ def test_an_elastic_jobs_workload_is_named_per_generation_and_marked_elastic() -
 
 def test_the_job_webhook_gates_an_elastic_jobs_pods() -> None:
     created = job(3)
-    answer = mutate_job({"operation": "CREATE", "object": created, "namespace": "ns"}, False)
+    answer = mutator("Job", FRAMEWORKS, False)({"operation": "CREATE", "object": created, "namespace": "ns"})
     ops = json.loads(base64.b64decode(answer["patch"]))
     assert {"op": "add", "path": "/spec/template/spec/schedulingGates",
             "value": [{"name": slicing.SCHEDULING_GATE}]} in ops
     plain = job(3)
     del plain["metadata"]["annotations"]
-    answer = mutate_job({"operation": "CREATE", "object": plain, "namespace": "ns"}, False)
+    answer = mutator("Job", FRAMEWORKS, False)({"operation": "CREATE", "object": plain, "namespace": "ns"})
     assert "schedulingGates" not in base64.b64decode(answer.get("patch") or b"").decode()
 
 
@@ -180,9 +181,7 @@ def test_an_autoscaling_raycluster_scales_its_worker_group_through_slices() -> N
 
 
 def test_the_raycluster_webhook_gates_an_elastic_clusters_workers() -> None:
-    from pykueue.controller.webhooks.admission import mutate_ray
-
-    answer = mutate_ray({"operation": "CREATE", "object": raycluster(2), "namespace": "ns"}, False)
+    answer = mutator("RayCluster", FRAMEWORKS, False)({"operation": "CREATE", "object": raycluster(2), "namespace": "ns"})
     ops = json.loads(base64.b64decode(answer["patch"]))
     assert {"op": "add", "path": "/spec/workerGroupSpecs/0/template/spec/schedulingGates",
             "value": [{"name": slicing.SCHEDULING_GATE}]} in ops

@@ -14,12 +14,12 @@ import contextlib
 import logging
 from typing import Any
 
+from pykueue.jobs.hooks import DEFAULT_QUEUE
 from pykueue.kube.client import Kube
 from pykueue.kube.informer import Informer
 from pykueue.kube.resources import LOCAL_QUEUE, NAMESPACE, Resource
 
 log = logging.getLogger("pykueue.webhooks")
-DEFAULT_QUEUE = "default"  # upstream's constants.DefaultLocalQueueName
 SYNC_SECONDS = 10.0  # how long the webhook's start waits for the first list
 
 

@@ -1,19 +1,18 @@
 """``spec.managedBy`` defaulting for MultiKueue (upstream's ApplyDefaultForManagedBy): a job created in
 a LocalQueue whose ClusterQueue has an AdmissionCheck of the MultiKueue controller is handed to it, so
 no job controller runs it on the manager and MultiKueue may dispatch it to a worker. Only a job with no
-``managedBy``, or its kind's own controller there, is changed.
+``managedBy``, or its kind's own controller there, is changed (``jobs.hooks.managed_by_ops``, whose
+``dispatches`` this module answers).
 
 The webhook reads three caches for it: LocalQueues (shared with LocalQueueDefaulting), ClusterQueues
 and AdmissionChecks, each one watch."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from pykueue.controller.webhooks.default_queues import Watched
 from pykueue.engine.multikueue import CONTROLLER_NAME
-from pykueue.jobs import batch
 from pykueue.kube.client import Kube
 from pykueue.kube.informer import Informer
 from pykueue.kube.resources import ADMISSION_CHECK, CLUSTER_QUEUE
@@ -31,22 +30,6 @@ def queue_dispatches(local_queues: dict[str, dict[str, Any]], cluster_queues: di
         if check is not None and (check.get("spec") or {}).get("controllerName") == CONTROLLER_NAME:
             return True
     return False
-
-
-def managed_by_ops(obj: dict[str, Any], namespace: str, own_controller: str | None,
-                   dispatches: Callable[[str, str], bool]) -> list[dict[str, Any]]:
-    """The JSON patch that sets ``spec.managedBy`` to MultiKueue's, or none, for ``obj`` created in
-    ``namespace``. ``dispatches(namespace, queue)``: ``queue_dispatches`` over the webhook's caches."""
-    spec = obj.get("spec")
-    queue = batch.queue_name(obj)
-    if not isinstance(spec, dict) or not queue:
-        return []
-    current = spec.get("managedBy")
-    if current not in (None, own_controller):
-        return []
-    if not dispatches(namespace, queue):
-        return []
-    return [{"op": "replace" if "managedBy" in spec else "add", "path": "/spec/managedBy", "value": CONTROLLER_NAME}]
 
 
 class MultiKueueQueues:

@@ -1,8 +1,10 @@
 """The batch/v1 Job integration (upstream's ``pkg/controller/jobs/job``): ``generic.py`` (its
 GenericJob), ``webhook.py`` (what may change on a Job); its Workload is ``jobs.batch``'s."""
 
-from pykueue.jobs.integration import Integration
+from pykueue.jobs.integration import Integration, Webhooks
+from pykueue.jobs.job import webhook
 from pykueue.kube import resources as r
 
 INTEGRATION = Integration("batch/job", r.JOB, owns_pods=True, mutating_always=True,
-                          own_controller="kubernetes.io/job-controller")
+                          own_controller=webhook.OWN_CONTROLLER,
+                          webhooks=Webhooks(webhook.default, webhook.validate_create, webhook.validate_update))

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pykueue.jobs import batch, generic_update
+from pykueue.jobs import batch, generic_update, hooks, slicing
 from pykueue.jobs.batch import JobConversionError
+from pykueue.jobs.hooks import HookContext
 from pykueue.jobs.slicing import SCHEDULING_GATE
 
 STOPPING_ANNOTATION = "kueue.x-k8s.io/stopping"
@@ -69,3 +70,21 @@ def template_gate_ops(job: Mapping[str, Any]) -> list[dict[str, Any]]:
     if any(isinstance(g, dict) and g.get("name") == SCHEDULING_GATE for g in gates):
         return []
     return [{"op": "add", "path": "/spec/template/spec/schedulingGates/-", "value": {"name": SCHEDULING_GATE}}]
+
+
+OWN_CONTROLLER = "kubernetes.io/job-controller"  # spec.managedBy's value for the Job controller
+
+
+def default(job: dict[str, Any], ctx: HookContext) -> list[dict[str, Any]]:
+    """Upstream's Job ``Default``: the job framework's (LocalQueueDefaulting, suspend, managedBy), and an
+    elastic Job's pods wait for their slice's admission."""
+    return hooks.suspend_default(job, ctx, OWN_CONTROLLER,
+                                 lambda labelled: template_gate_ops(labelled) if slicing.enabled(labelled) else [])
+
+
+def validate_create(job: Mapping[str, Any], _ctx: HookContext) -> list[JobConversionError]:
+    return batch.validate_job(job)
+
+
+def validate_update(old: Mapping[str, Any], new: Mapping[str, Any], ctx: HookContext) -> list[JobConversionError]:
+    return validate_job_update(old, new, ctx.default_queue_exists)

@@ -2,7 +2,9 @@
 (``workload.py``, ``groups.py``, ``shape.py``, ``webhook.py``), and what the kinds that queue their Pods
 through it share (``serving.py``). Beneath those kinds: it imports none of them."""
 
-from pykueue.jobs.integration import Integration
+from pykueue.jobs.integration import Integration, Webhooks
+from pykueue.jobs.pod import webhook
 from pykueue.kube import resources as r
 
-INTEGRATION = Integration("pod", r.POD, validates_managed_only=True)
+INTEGRATION = Integration("pod", r.POD, validates_managed_only=True, defaults_off=True,
+                          webhooks=Webhooks(webhook.default, webhook.hook_create, webhook.hook_update))

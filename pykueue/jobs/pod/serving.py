@@ -8,12 +8,13 @@ ready, nor be dropped at all (upstream's ``vdeployment`` and ``vstatefulset`` we
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from pykueue.jobs import batch, generic_update
+from pykueue.jobs import batch, generic_update, hooks, managed
 from pykueue.jobs.batch import JobConversionError, owner_label_errors
 from pykueue.jobs.generic_update import label, label_path
+from pykueue.jobs.integration import Webhooks
 
 
 def replicas(obj: Mapping[str, Any]) -> int:
@@ -79,3 +80,14 @@ def queue_rules(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[JobConve
         # upstream passes the old value first here, so the refusal names the old queue
         errors += generic_update.immutable(label_path(key), label(old, key), label(new, key))
     return errors
+
+
+def webhooks(defaults: Callable[[Mapping[str, Any], bool, managed.Scope], list[dict[str, Any]]],
+             update: Callable[[Mapping[str, Any], Mapping[str, Any]], list[JobConversionError]]) -> Webhooks:
+    """A serving kind's webhooks: LocalQueueDefaulting, then ``defaults(obj, manageJobsWithoutQueueName,
+    scope)`` marks its pod template; on create the queue rules, on update ``update(old, new)``."""
+    return Webhooks(
+        lambda obj, ctx: hooks.owner_default(obj, ctx, lambda labelled: defaults(
+            labelled, ctx.manage_without_queue_name, ctx.scope)),
+        lambda obj, _ctx: validate_create(obj),
+        lambda old, new, _ctx: update(old, new))

@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pykueue.jobs import batch, generic_update
+from pykueue.jobs import batch, generic_update, hooks
 from pykueue.jobs.batch import JobConversionError
 from pykueue.jobs.generic_update import annotation, label, label_path
-from pykueue.jobs.pod.workload import GROUP_NAME_LABEL, GROUP_TOTAL_COUNT
+from pykueue.jobs.hooks import HookContext
+from pykueue.jobs.pod import groups
+from pykueue.jobs.pod.workload import GROUP_NAME_LABEL, GROUP_TOTAL_COUNT, SUSPENDED_BY_PARENT
 
 GATE = "kueue.x-k8s.io/admission"
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
@@ -98,3 +100,23 @@ def validate_pod_update(old: Mapping[str, Any], new: Mapping[str, Any],
         errors += generic_update.immutable(label_path(GROUP_NAME_LABEL), label(new, GROUP_NAME_LABEL),
                                            label(old, GROUP_NAME_LABEL))
     return errors
+
+
+def default(pod: dict[str, Any], ctx: HookContext) -> list[dict[str, Any]]:
+    """Upstream's Pod ``Default``: LocalQueueDefaulting for a Pod the webhook would gate with the label
+    (its namespace selected, no managed owner, not handed over by its Deployment or StatefulSet), then
+    the gate, label and finalizer, and the labels its parent's integration names for it."""
+    ops: list[dict[str, Any]] = []
+    if SUSPENDED_BY_PARENT not in ((pod.get("metadata") or {}).get("annotations") or {}):
+        labelled, label_ops = hooks.default_queue(pod, ctx, False)
+        if label_ops and groups.manages_pod(labelled, ctx.frameworks, ctx.manage_without_queue_name, ctx.scope):
+            pod, ops = labelled, label_ops
+    return ops + groups.pod_defaults(pod, ctx.frameworks, ctx.manage_without_queue_name, ctx.scope, ctx.pod_marks)
+
+
+def hook_create(pod: Mapping[str, Any], _ctx: HookContext) -> list[JobConversionError]:
+    return validate_pod(pod)
+
+
+def hook_update(old: Mapping[str, Any], new: Mapping[str, Any], ctx: HookContext) -> list[JobConversionError]:
+    return validate_pod_update(old, new, ctx.default_queue_exists)

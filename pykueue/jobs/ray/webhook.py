@@ -18,8 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pykueue.jobs import batch, generic_update
+from pykueue.jobs import batch, generic_update, hooks, slicing
 from pykueue.jobs.batch import JobConversionError
+from pykueue.jobs.hooks import HookContext
+from pykueue.jobs.ray import generic as ray_live
 from pykueue.jobs.ray import workload as ray
 from pykueue.jobs.slicing import SCHEDULING_GATE
 
@@ -112,3 +114,42 @@ def ray_gate_ops(cluster: Mapping[str, Any]) -> list[dict[str, Any]]:
         elif not any(isinstance(g, dict) and g.get("name") == SCHEDULING_GATE for g in gates):
             ops.append({"op": "add", "path": f"{path}/-", "value": {"name": SCHEDULING_GATE}})
     return ops
+
+
+KUBERAY = "ray.io/kuberay-operator"  # a RayJob's and a RayCluster's own controller (spec.managedBy)
+
+
+def default(obj: dict[str, Any], ctx: HookContext) -> list[dict[str, Any]]:
+    """A RayCluster's, RayJob's or RayService's ``Default``: LocalQueueDefaulting as for a Job, then
+    ``spec.suspend: true`` (a RayService's ``spec.rayClusterConfig.suspend``) on one Kueue manages, created
+    to start right away (not a RayJob's or RayService's own cluster: its owner is queued); an elastic
+    RayCluster's workers gated; ``spec.managedBy`` defaulted for MultiKueue as a Job's is (KubeRay's
+    operator the own controller), not for a RayService: MultiKueue does not dispatch those."""
+    if not isinstance(obj.get("spec"), dict):
+        return []
+    manage = ctx.manage_without_queue_name
+    owned = ray_live.owned_by_ray_job(obj) or ctx.owned(obj)
+    obj, patch = hooks.default_queue(obj, ctx, owned)
+    service = obj.get("kind") == ray_live.RAY_SERVICE
+    if service and not isinstance(obj["spec"].get(ray.SERVICE_CLUSTER_FIELD), dict):
+        return patch  # the API server refuses it (a required field)
+    suspends = not owned and ctx.suspends(obj, hooks.namespace_of(obj))
+    if ray_live.suspend_holder(obj).get("suspend") is not True and ray_live.is_managed(obj, manage) and suspends:
+        patch.append({"op": "add", "path": "/spec/rayClusterConfig/suspend" if service else "/spec/suspend",
+                      "value": True})
+    if obj.get("kind") == ray_live.RAY_CLUSTER and slicing.enabled(obj) and (
+            ray_live.owning_ray_job(obj) is not None or suspends):
+        # its workers wait for their slice's admission: its own, or (KubeRay copies a RayJob's annotations
+        # onto the cluster it makes) the elastic RayJob's
+        patch += ray_gate_ops(obj)
+    if not service:  # MultiKueue has no RayService adapter here
+        patch += hooks.managed_by_ops(obj, KUBERAY, ctx)
+    return patch
+
+
+def hook_create(obj: Mapping[str, Any], ctx: HookContext) -> list[JobConversionError]:
+    return validate_create(obj, ctx.manage_without_queue_name)
+
+
+def hook_update(old: Mapping[str, Any], new: Mapping[str, Any], ctx: HookContext) -> list[JobConversionError]:
+    return validate_update(old, new, ctx.manage_without_queue_name, ctx.default_queue_exists)

@@ -3,10 +3,12 @@
 
 from pykueue.jobs.integration import Integration, Reading
 from pykueue.jobs.pod import serving
-from pykueue.jobs.statefulset import workload
+from pykueue.jobs.statefulset import webhook, workload
 from pykueue.kube import resources as r
 
 INTEGRATION = Integration("statefulset", r.STATEFULSET, implies=("pod",), owns_pods=True, serving=True,
                           mutates_on=("CREATE", "UPDATE"),
                           reading=Reading(serving.validate, workload.workloads, workload.template_paths,
-                                          label_prefix="spec.template."))
+                                          label_prefix="spec.template."),
+                          webhooks=serving.webhooks(webhook.statefulset_defaults, webhook.validate_statefulset_update),
+                          pod_marks=workload.pod_marks)
