@@ -42,6 +42,13 @@ MAX_EXEC_TIME_SECONDS_LABEL = "kueue.x-k8s.io/max-exec-time-seconds"
 PREBUILT_WORKLOAD_LABEL = "kueue.x-k8s.io/prebuilt-workload-name"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 MULTIKUEUE_ORIGIN_LABEL = "kueue.x-k8s.io/multikueue-origin"
+ORIGIN_UID_ANNOTATION = "kueue.x-k8s.io/multikueue-origin-uid"  # a MultiKueue worker's copy: the manager's UID
+# upstream's constants.JobOwnerGVKAnnotation, JobOwnerNameAnnotation, ComponentWorkloadIndexAnnotation: a
+# Workload of several made for one object (a LWS's groups) names that object and its index, so MultiKueue
+# finds its adapter and its siblings
+OWNER_GVK_ANNOTATION = "kueue.x-k8s.io/job-owner-gvk"
+OWNER_NAME_ANNOTATION = "kueue.x-k8s.io/job-owner-name"
+INDEX_ANNOTATION = "kueue.x-k8s.io/component-workload-index"
 JOB_MIN_PARALLELISM_ANNOTATION = "kueue.x-k8s.io/job-min-parallelism"
 JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION = "kueue.x-k8s.io/job-completions-equal-parallelism"
 PROVREQ_ANNOTATION_PREFIX = "provreq.kueue.x-k8s.io/"

@@ -82,6 +82,7 @@ class Integration:
     # the labels its integration names for a Pod it controls that only the Pod webhook can add (a
     # StatefulSet's group, named after its UID); the Pod webhook applies every integration's
     pod_marks: Callable[[Mapping[str, Any]], dict[str, str]] | None = None
+    multikueue: Any = None  # its jobs.multikueue.Adapter; None: MultiKueue does not dispatch the kind
 
     @property
     def group(self) -> str:

@@ -9,6 +9,10 @@ from typing import Any
 import pytest
 
 from pykueue.controller.multikueue import adapters as adapters
+from pykueue.jobs.job.multikueue import ADAPTER as JOB
+from pykueue.jobs.jobset.multikueue import ADAPTER as JOBSET
+from pykueue.jobs.pod.multikueue import ADAPTER as POD
+from pykueue.jobs.ray.multikueue import RAY_CLUSTER, RAY_JOB
 from pykueue.kube import resources as r
 
 MK = "kueue.x-k8s.io/multikueue"
@@ -40,7 +44,7 @@ def test_each_owner_kind_finds_its_adapter(owner: dict[str, str], kind: str | No
     assert (found.resource.kind if found else None) == kind
 
 
-@pytest.mark.parametrize("adapter", [adapters.JOB, adapters.JOBSET, adapters.RAY_JOB, adapters.RAY_CLUSTER])
+@pytest.mark.parametrize("adapter", [JOB, JOBSET, RAY_JOB, RAY_CLUSTER])
 def test_kinds_with_managed_by_must_name_multikueue(adapter: adapters.Adapter) -> None:
     api = adapter.resource.api_version
     assert adapter.unmanaged(obj(adapter.resource.kind, api, {"managedBy": MK})) is None
@@ -51,10 +55,10 @@ def test_kinds_with_managed_by_must_name_multikueue(adapter: adapters.Adapter) -
 
 
 def test_pods_are_always_handed_over() -> None:
-    assert adapters.POD.unmanaged(obj("Pod", "v1", {"containers": []})) is None
+    assert POD.unmanaged(obj("Pod", "v1", {"containers": []})) is None
 
 
-@pytest.mark.parametrize("adapter", [adapters.JOBSET, adapters.RAY_JOB, adapters.RAY_CLUSTER])
+@pytest.mark.parametrize("adapter", [JOBSET, RAY_JOB, RAY_CLUSTER])
 def test_the_worker_gets_the_spec_without_managed_by_and_labels_naming_the_workload(
         adapter: adapters.Adapter) -> None:
     local = obj(adapter.resource.kind, adapter.resource.api_version, {"managedBy": MK, "suspend": False, "x": [1]},
@@ -74,13 +78,13 @@ def test_a_job_goes_without_the_selector_and_labels_the_managers_api_server_adde
                                                                          "batch.kubernetes.io/job-name": "a",
                                                                          "batch.kubernetes.io/controller-uid": "u",
                                                                          "app": "x"}}}})
-    assert adapters.JOB.clone(local, "wl", "o")["spec"] == {"template": {"metadata": {"labels": {"app": "x"}}}}
+    assert JOB.clone(local, "wl", "o")["spec"] == {"template": {"metadata": {"labels": {"app": "x"}}}}
 
 
 def test_a_pod_goes_with_its_spec_and_gate_as_they_are() -> None:
     spec = {"schedulingGates": [{"name": "kueue.x-k8s.io/admission"}], "containers": [{"name": "c"}]}
     local = obj("Pod", "v1", spec, labels={"kueue.x-k8s.io/pod-group-name": "g"})
-    clone = adapters.POD.clone(local, "wl", "o")
+    clone = POD.clone(local, "wl", "o")
     assert clone["spec"] == spec and clone["apiVersion"] == "v1"
     assert clone["metadata"]["labels"] == {"kueue.x-k8s.io/pod-group-name": "g",
                                            "kueue.x-k8s.io/prebuilt-workload-name": "wl",
@@ -90,11 +94,11 @@ def test_a_pod_goes_with_its_spec_and_gate_as_they_are() -> None:
 def test_status_mirrored_per_kind() -> None:
     remote = {"status": {"conditions": [{"type": "Completed", "status": "True"}], "replicatedJobsStatus": []}}
     jobset = obj("JobSet", "jobset.x-k8s.io/v1alpha2", {"suspend": True})
-    assert adapters.JOBSET.mirrored(jobset, remote) == remote["status"]  # copied whatever the local suspend
+    assert JOBSET.mirrored(jobset, remote) == remote["status"]  # copied whatever the local suspend
     job = obj("Job", "batch/v1", {"suspend": True})
-    assert adapters.JOB.mirrored(job, {"status": {"active": 1}}) is None  # a suspended Job's status is not its run's
+    assert JOB.mirrored(job, {"status": {"active": 1}}) is None  # a suspended Job's status is not its run's
     job["spec"]["suspend"] = False
-    assert adapters.JOB.mirrored(job, {"status": {"active": 1}}) == {"active": 1}
+    assert JOB.mirrored(job, {"status": {"active": 1}}) == {"active": 1}
 
 
 def test_a_gated_pod_keeps_its_own_pod_scheduled_condition() -> None:
@@ -102,43 +106,43 @@ def test_a_gated_pod_keeps_its_own_pod_scheduled_condition() -> None:
         "phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}]})
     remote = {"status": {"phase": "Running", "conditions": [
         {"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "True"}]}}
-    assert adapters.POD.mirrored(gated, remote) == {"phase": "Running", "conditions": [
+    assert POD.mirrored(gated, remote) == {"phase": "Running", "conditions": [
         {"type": "Ready", "status": "True"},
         {"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}]}
     ungated = obj("Pod", "v1", {}, status=gated["status"])
-    assert adapters.POD.mirrored(ungated, remote) == remote["status"]
+    assert POD.mirrored(ungated, remote) == remote["status"]
     deleting = obj("Pod", "v1", {}, status=gated["status"])
     deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    assert adapters.POD.mirrored(deleting, remote) is None
+    assert POD.mirrored(deleting, remote) is None
 
 
 def test_given_up_copies_show_nothing_running() -> None:
     job = obj("Job", "batch/v1", {"suspend": True}, status={"active": 2, "ready": 1, "succeeded": 1, "startTime": "t"})
-    assert adapters.JOB.given_up(job) == {"succeeded": 1}
+    assert JOB.given_up(job) == {"succeeded": 1}
     # still unsuspended: the API server refuses a status without the startTime
     running = obj("Job", "batch/v1", {}, status={"active": 2, "ready": 1, "succeeded": 1, "startTime": "t"})
-    assert adapters.JOB.given_up(running) == {"succeeded": 1, "startTime": "t"}
-    assert adapters.JOB.given_up(obj("Job", "batch/v1", {}, status={"succeeded": 1})) is None
+    assert JOB.given_up(running) == {"succeeded": 1, "startTime": "t"}
+    assert JOB.given_up(obj("Job", "batch/v1", {}, status={"succeeded": 1})) is None
     jobset = obj("JobSet", "jobset.x-k8s.io/v1alpha2", {}, status={"replicatedJobsStatus": [
         {"name": "w", "active": 2, "ready": 2, "succeeded": 0}]})
-    assert adapters.JOBSET.given_up(jobset) == {"replicatedJobsStatus": [
+    assert JOBSET.given_up(jobset) == {"replicatedJobsStatus": [
         {"name": "w", "active": 0, "ready": 0, "succeeded": 0}]}
-    assert adapters.RAY_CLUSTER.given_up(obj("RayCluster", "ray.io/v1", {}, status={"state": "ready"})) == {
+    assert RAY_CLUSTER.given_up(obj("RayCluster", "ray.io/v1", {}, status={"state": "ready"})) == {
         "state": "suspended"}
-    assert adapters.RAY_JOB.given_up(obj("RayJob", "ray.io/v1", {}, status={"jobDeploymentStatus": "Running"})) == {
+    assert RAY_JOB.given_up(obj("RayJob", "ray.io/v1", {}, status={"jobDeploymentStatus": "Running"})) == {
         "jobDeploymentStatus": "Suspended"}
-    assert adapters.RAY_JOB.given_up(obj("RayJob", "ray.io/v1", {}, status={"jobDeploymentStatus": "Complete"})) is None
-    assert adapters.POD.given_up(obj("Pod", "v1", {}, status={"phase": "Running"})) is None
+    assert RAY_JOB.given_up(obj("RayJob", "ray.io/v1", {}, status={"jobDeploymentStatus": "Complete"})) is None
+    assert POD.given_up(obj("Pod", "v1", {}, status={"phase": "Running"})) is None
 
 
 def test_a_pod_groups_workload_stands_for_every_pod_it_owns() -> None:
     pods = {f"ns/p{i}": obj("Pod", "v1", {}, name=f"p{i}") for i in range(3)}
     workload = {"metadata": {"namespace": "ns", "ownerReferences": [
         {"apiVersion": "v1", "kind": "Pod", "name": "p0"}, {"apiVersion": "v1", "kind": "Pod", "name": "p2"}]}}
-    found = adapters.POD.local_objects(workload, pods)
+    found = POD.local_objects(workload, pods)
     assert [p["metadata"]["name"] for p in found or []] == ["p0", "p2"]
     workload["metadata"]["ownerReferences"].append({"apiVersion": "v1", "kind": "Pod", "name": "p9"})
-    assert adapters.POD.local_objects(workload, pods) is None  # one not cached yet: wait for it
+    assert POD.local_objects(workload, pods) is None  # one not cached yet: wait for it
 
 
 def test_a_single_object_kind_takes_the_controller_owner() -> None:
@@ -146,7 +150,7 @@ def test_a_single_object_kind_takes_the_controller_owner() -> None:
     workload = {"metadata": {"namespace": "ns", "ownerReferences": [
         {"apiVersion": "batch/v1", "kind": "Job", "name": "a"},
         {"apiVersion": "batch/v1", "kind": "Job", "name": "b", "controller": True}]}}
-    assert [j["metadata"]["name"] for j in adapters.JOB.local_objects(workload, jobs) or []] == ["b"]
+    assert [j["metadata"]["name"] for j in JOB.local_objects(workload, jobs) or []] == ["b"]
 
 
 def test_a_worker_watches_the_kinds_the_manager_caches() -> None:

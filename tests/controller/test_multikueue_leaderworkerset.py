@@ -15,6 +15,7 @@ from pykueue.controller.multikueue import adapters as adapters
 from pykueue.engine import multikueue as mk
 from pykueue.jobs.framework import CreateWorkload
 from pykueue.jobs.leaderworkerset import workload as lws
+from pykueue.jobs.leaderworkerset.multikueue import ADAPTER as LEADERWORKERSET
 
 MARKED = {"kueue.x-k8s.io/pod-suspending-parent": lws.FRAMEWORK}
 
@@ -50,28 +51,28 @@ def test_the_adapter_is_found_by_the_owner_annotations() -> None:
     wl = group(0)
     owner = adapters.owner_of(wl)
     assert owner == {"apiVersion": lws.API_VERSION, "kind": lws.KIND, "name": "srv"}
-    assert adapters.for_owner(owner) is adapters.LEADERWORKERSET
+    assert adapters.for_owner(owner) is LEADERWORKERSET
     assert adapters.index_of(wl) == 0
     wl["metadata"]["annotations"][lws.INDEX_ANNOTATION] = "x"
     assert adapters.index_of(wl) == -1
 
 
 def test_the_workers_copy_has_origin_and_manager_uid_but_no_prebuilt_label() -> None:
-    clone = adapters.LEADERWORKERSET.clone(make_lws("mgr-uid"), group(0)["metadata"]["name"], "origin-a")
+    clone = LEADERWORKERSET.clone(make_lws("mgr-uid"), group(0)["metadata"]["name"], "origin-a")
     labels = clone["metadata"]["labels"]
     assert labels[mk.ORIGIN_LABEL] == "origin-a"
     assert mk.PREBUILT_WORKLOAD_LABEL not in labels
     assert clone["metadata"]["annotations"][lws.ORIGIN_UID_ANNOTATION] == "mgr-uid"
     assert clone["spec"]["replicas"] == 2
-    assert adapters.LEADERWORKERSET.unmanaged(make_lws("u")) is None
-    assert adapters.LEADERWORKERSET.mirrored(make_lws("u"), make_lws("v")) is None
+    assert LEADERWORKERSET.unmanaged(make_lws("u")) is None
+    assert LEADERWORKERSET.mirrored(make_lws("u"), make_lws("v")) is None
 
 
 def test_a_workers_copy_stands_for_every_group_of_the_managers_lws() -> None:
     remote = make_lws("wrk-uid", labels={mk.ORIGIN_LABEL: "o"}, annotations={lws.ORIGIN_UID_ANNOTATION: "mgr-uid"})
-    assert adapters.LEADERWORKERSET.workloads_of(remote) == [group(0)["metadata"]["name"],
+    assert LEADERWORKERSET.workloads_of(remote) == [group(0)["metadata"]["name"],
                                                              group(1)["metadata"]["name"]]
-    assert adapters.LEADERWORKERSET.workloads_of(make_lws("x")) == []  # not MultiKueue's
+    assert LEADERWORKERSET.workloads_of(make_lws("x")) == []  # not MultiKueue's
 
 
 def test_on_the_worker_the_copy_makes_no_workload_and_names_pods_from_the_manager_uid() -> None:

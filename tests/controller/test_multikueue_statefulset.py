@@ -13,6 +13,7 @@ from pykueue.jobs.framework import CreateWorkload, Patch
 from pykueue.jobs.pod import groups as pods
 from pykueue.jobs.statefulset import webhook as statefulset_webhook
 from pykueue.jobs.statefulset import workload as statefulset
+from pykueue.jobs.statefulset.multikueue import ADAPTER as STATEFULSET
 
 MARKED = {"kueue.x-k8s.io/pod-suspending-parent": "statefulset"}
 
@@ -31,21 +32,21 @@ def sts(uid: str, labels: dict[str, str] | None = None, annotations: dict[str, s
 
 def test_a_statefulset_owner_has_an_adapter_of_its_own() -> None:
     found = adapters.for_owner({"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web"})
-    assert found is adapters.STATEFULSET
+    assert found is STATEFULSET
     assert adapters.for_owner({"apiVersion": "apps/v1", "kind": "Deployment"}) is None  # its Pods own theirs
 
 
 def test_a_statefulset_is_always_handed_over_and_nothing_comes_back() -> None:
     local = sts("mgr-uid")
-    assert adapters.STATEFULSET.unmanaged(local) is None
+    assert STATEFULSET.unmanaged(local) is None
     remote = sts("wrk-uid")
     remote["status"] = {"replicas": 2, "readyReplicas": 2}
-    assert adapters.STATEFULSET.mirrored(local, remote) is None
-    assert adapters.STATEFULSET.given_up(local) is None
+    assert STATEFULSET.mirrored(local, remote) is None
+    assert STATEFULSET.given_up(local) is None
 
 
 def test_the_workers_copy_names_the_workload_the_origin_and_the_managers_uid() -> None:
-    clone = adapters.STATEFULSET.clone(sts("mgr-uid"), "statefulset-web-abc", "mk-manager")
+    clone = STATEFULSET.clone(sts("mgr-uid"), "statefulset-web-abc", "mk-manager")
     assert clone == {
         "apiVersion": "apps/v1", "kind": "StatefulSet",
         "metadata": {"name": "web", "namespace": "ns",

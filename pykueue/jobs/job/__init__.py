@@ -2,9 +2,10 @@
 GenericJob), ``webhook.py`` (what may change on a Job); its Workload is ``jobs.batch``'s."""
 
 from pykueue.jobs.integration import Integration, Webhooks
-from pykueue.jobs.job import webhook
+from pykueue.jobs.job import multikueue, webhook
 from pykueue.kube import resources as r
 
 INTEGRATION = Integration("batch/job", r.JOB, owns_pods=True, mutating_always=True,
                           own_controller=webhook.OWN_CONTROLLER,
-                          webhooks=Webhooks(webhook.default, webhook.validate_create, webhook.validate_update))
+                          webhooks=Webhooks(webhook.default, webhook.validate_create, webhook.validate_update),
+                          multikueue=multikueue.ADAPTER)

@@ -2,9 +2,10 @@
 and webhook rules, shared with the simulator), ``generic.py`` (its GenericJob)."""
 
 from pykueue.jobs.integration import Integration, Reading, Webhooks
-from pykueue.jobs.jobset import webhook, workload
+from pykueue.jobs.jobset import multikueue, webhook, workload
 from pykueue.kube import resources as r
 
 INTEGRATION = Integration("jobset.x-k8s.io/jobset", r.JOBSET, own_controller=webhook.OWN_CONTROLLER, reading=Reading(
     workload.validate, workload.workloads, workload.template_paths, workload.priority_class_path),
-    webhooks=Webhooks(webhook.default, webhook.validate_create, webhook.validate_update))
+    webhooks=Webhooks(webhook.default, webhook.validate_create, webhook.validate_update),
+                          multikueue=multikueue.ADAPTER)

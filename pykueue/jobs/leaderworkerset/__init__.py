@@ -2,11 +2,12 @@
 ``workload.py`` (a Workload per group, the webhooks' rules, the owner rule)."""
 
 from pykueue.jobs.integration import Integration, Reading, Webhooks
-from pykueue.jobs.leaderworkerset import webhook, workload
+from pykueue.jobs.leaderworkerset import multikueue, webhook, workload
 from pykueue.kube import resources as r
 
 INTEGRATION = Integration("leaderworkerset.x-k8s.io/leaderworkerset", r.LEADERWORKERSET,
                           implies=("pod",), serving=True, mutates_on=("CREATE", "UPDATE"), reading=Reading(
                               workload.validate, workload.named_workloads, workload.template_paths,
                               workload.priority_class_path, members=True),
-                          webhooks=Webhooks(webhook.default, webhook.validate_create, webhook.validate_update))
+                          webhooks=Webhooks(webhook.default, webhook.validate_create, webhook.validate_update),
+                          multikueue=multikueue.ADAPTER)

@@ -70,13 +70,12 @@ IS_GROUP_WORKLOAD = "kueue.x-k8s.io/is-group-workload"
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
 POD_FINALIZER = "kueue.x-k8s.io/managed"
 LEADER_READY = "LeaderReady"
-# upstream's constants.JobOwnerGVKAnnotation, JobOwnerNameAnnotation, ComponentWorkloadIndexAnnotation: each
-# group's Workload names its LWS and index, so MultiKueue finds its adapter and its sibling groups
-OWNER_GVK_ANNOTATION = "kueue.x-k8s.io/job-owner-gvk"
-OWNER_NAME_ANNOTATION = "kueue.x-k8s.io/job-owner-name"
-INDEX_ANNOTATION = "kueue.x-k8s.io/component-workload-index"
+# each group's Workload names its LWS and index (batch.OWNER_GVK_ANNOTATION, OWNER_NAME_ANNOTATION,
+# INDEX_ANNOTATION), so MultiKueue finds its adapter and its sibling groups
+OWNER_GVK_ANNOTATION, OWNER_NAME_ANNOTATION, INDEX_ANNOTATION = (
+    batch.OWNER_GVK_ANNOTATION, batch.OWNER_NAME_ANNOTATION, batch.INDEX_ANNOTATION)
 GVK = f"{GROUP}/v1, Kind={KIND}"  # apimachinery's GroupVersionKind.String()
-ORIGIN_UID_ANNOTATION = "kueue.x-k8s.io/multikueue-origin-uid"  # a MultiKueue worker's copy: the manager's UID
+ORIGIN_UID_ANNOTATION = batch.ORIGIN_UID_ANNOTATION
 TERMINAL = ("Succeeded", "Failed")
 
 Errors = list[JobConversionError]

@@ -3,8 +3,9 @@
 through it share (``serving.py``). Beneath those kinds: it imports none of them."""
 
 from pykueue.jobs.integration import Integration, Webhooks
-from pykueue.jobs.pod import webhook
+from pykueue.jobs.pod import multikueue, webhook
 from pykueue.kube import resources as r
 
 INTEGRATION = Integration("pod", r.POD, validates_managed_only=True, defaults_off=True,
-                          webhooks=Webhooks(webhook.default, webhook.hook_create, webhook.hook_update))
+                          webhooks=Webhooks(webhook.default, webhook.hook_create, webhook.hook_update),
+                          multikueue=multikueue.ADAPTER)

@@ -2,7 +2,7 @@
 ``workload.py`` (the Workloads), ``generic.py`` (the GenericJobs), ``webhook.py``."""
 
 from pykueue.jobs.integration import Integration, Reading, Webhooks
-from pykueue.jobs.ray import webhook, workload
+from pykueue.jobs.ray import multikueue, webhook, workload
 from pykueue.kube import resources as r
 
 KUBERAY = webhook.KUBERAY
@@ -10,7 +10,9 @@ _WEBHOOKS = Webhooks(webhook.default, webhook.hook_create, webhook.hook_update)
 _READING = Reading(workload.validate, workload.workloads, workload.template_paths, workload.priority_class_path,
                    queued=workload.is_managed)
 INTEGRATIONS = (
-    Integration("ray.io/rayjob", r.RAY_JOB, own_controller=KUBERAY, reading=_READING, webhooks=_WEBHOOKS),
-    Integration("ray.io/raycluster", r.RAY_CLUSTER, owns_pods=True, own_controller=KUBERAY, reading=_READING, webhooks=_WEBHOOKS),
+    Integration("ray.io/rayjob", r.RAY_JOB, own_controller=KUBERAY, reading=_READING, webhooks=_WEBHOOKS,
+                multikueue=multikueue.RAY_JOB),
+    Integration("ray.io/raycluster", r.RAY_CLUSTER, owns_pods=True, own_controller=KUBERAY, reading=_READING,
+                webhooks=_WEBHOOKS, multikueue=multikueue.RAY_CLUSTER),
     Integration("ray.io/rayservice", r.RAY_SERVICE, reading=_READING, webhooks=_WEBHOOKS),
 )

@@ -3,7 +3,7 @@
 
 from pykueue.jobs.integration import Integration, Reading
 from pykueue.jobs.pod import serving
-from pykueue.jobs.statefulset import webhook, workload
+from pykueue.jobs.statefulset import multikueue, webhook, workload
 from pykueue.kube import resources as r
 
 INTEGRATION = Integration("statefulset", r.STATEFULSET, implies=("pod",), owns_pods=True, serving=True,
@@ -11,4 +11,5 @@ INTEGRATION = Integration("statefulset", r.STATEFULSET, implies=("pod",), owns_p
                           reading=Reading(serving.validate, workload.workloads, workload.template_paths,
                                           label_prefix="spec.template."),
                           webhooks=serving.webhooks(webhook.statefulset_defaults, webhook.validate_statefulset_update),
-                          pod_marks=workload.pod_marks)
+                          pod_marks=workload.pod_marks,
+                          multikueue=multikueue.ADAPTER)

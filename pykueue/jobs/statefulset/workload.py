@@ -29,6 +29,7 @@ from typing import Any
 
 from pykueue.jobs.batch import (
     MULTIKUEUE_ORIGIN_LABEL,
+    ORIGIN_UID_ANNOTATION,
     PREBUILT_WORKLOAD_LABEL,
     QUEUE_NAME_LABEL,
     Manifest,
@@ -59,7 +60,6 @@ MANAGED_FINALIZER = "kueue.x-k8s.io/managed"
 SCHEDULING_GATE = "kueue.x-k8s.io/admission"
 REVISION_LABEL = "controller-revision-hash"  # apps/v1 ControllerRevisionHashLabelKey, on every replica
 TERMINAL = ("Succeeded", "Failed")
-ORIGIN_UID_ANNOTATION = "kueue.x-k8s.io/multikueue-origin-uid"  # a MultiKueue worker's copy: the manager's UID
 
 
 def workload_name(name: str, uid: str | None) -> str:
