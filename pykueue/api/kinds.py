@@ -9,6 +9,7 @@ from pydantic import BaseModel
 from pykueue.api.models import config, core
 from pykueue.api.models import kueue_v1beta1 as v1
 from pykueue.api.models import kueue_v1beta2 as v2
+from pykueue.jobs import registry
 
 KUEUE_V1BETA1 = "kueue.x-k8s.io/v1beta1"
 KUEUE_V1BETA2 = "kueue.x-k8s.io/v1beta2"
@@ -49,15 +50,9 @@ _SPECS = [
     _spec(KUEUE_V1BETA1, "MultiKueueCluster", v1.MultiKueueCluster),
     _spec("v1", "Namespace", core.Namespace),
     _spec("scheduling.k8s.io/v1", "PriorityClass", core.PriorityClass),
-    _spec("batch/v1", "Job", core.Job, namespaced=True),
-    _spec("v1", "Pod", core.Pod, namespaced=True),
-    _spec("apps/v1", "Deployment", core.Deployment, namespaced=True),
-    _spec("apps/v1", "StatefulSet", core.StatefulSet, namespaced=True),
-    _spec("ray.io/v1", "RayCluster", core.RayCluster, namespaced=True),
-    _spec("ray.io/v1", "RayJob", core.RayJob, namespaced=True),
-    _spec("ray.io/v1", "RayService", core.RayService, namespaced=True),
-    _spec("jobset.x-k8s.io/v1alpha2", "JobSet", core.JobSet, namespaced=True),
-    _spec("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", core.LeaderWorkerSet, namespaced=True),
+    # every job kind's objects, from the registry (by kind within an apiVersion: the order "known kinds" lists)
+    *(_spec(i.resource.api_version, i.kind, core.Integrated, namespaced=True)
+      for i in sorted(registry.INTEGRATIONS, key=lambda i: i.kind)),
     _spec(CONFIG_V1BETA1, "Configuration", config.ConfigurationV1beta1),
     _spec(CONFIG_V1BETA2, "Configuration", config.ConfigurationV1beta2),
 ]
