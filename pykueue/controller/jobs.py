@@ -24,11 +24,9 @@ from pykueue.engine import model
 from pykueue.jobs import batch, framework, managed, prebuilt, registry, slicing
 from pykueue.jobs.framework import GenericJob, OneObject
 from pykueue.jobs.integration import Frameworks
+from pykueue.jobs.integration import Integration as KindRecord
 from pykueue.jobs.job.generic import Job
-from pykueue.jobs.jobset import generic as jobset_live
-from pykueue.jobs.jobset import workload as jobset
 from pykueue.jobs.pod import groups as pods
-from pykueue.jobs.ray import generic as ray_live
 from pykueue.kube import resources as r
 from pykueue.kube.client import ApiError, Kube
 
@@ -158,21 +156,26 @@ class JobKeys:
 
 class ObjectKeys:
     """One custom job kind (a RayCluster, a RayJob, a JobSet), one object per Workload: the key is the
-    object's. A subclass says which objects are Kueue's and wraps them."""
+    object's. Its registry record's ``live`` says which objects are Kueue's and wraps them, handed the
+    cached objects each controls (``children``, by the parent's key, kept by ``child``: a JobSet's Jobs,
+    where its terminating pods are seen; a RayJob's RayClusters, whose live one sizes an elastic job)."""
 
-    group = ""
-
-    def __init__(self, kind: str, objects: Store, rules: Rules | bool) -> None:
-        self.kind = kind
+    def __init__(self, integration: KindRecord, objects: Store, rules: Rules | bool) -> None:
+        assert integration.live is not None, integration.framework
+        self.integration, self.live = integration, integration.live
+        self.kind, self.group = integration.kind, integration.group
         self.objects = objects
         self.rules = _rules(rules)
         self.label_keys = self.rules.label_keys
+        self.children: dict[str, dict[str, dict[str, Any]]] = {}
 
     def managed(self, obj: dict[str, Any]) -> bool:
-        raise NotImplementedError
+        return self.live.managed(obj, self.rules.manage_without_queue_name)
 
     def wrap(self, obj: dict[str, Any]) -> GenericJob:
-        raise NotImplementedError
+        meta = obj["metadata"]
+        children = self.children.get(f"{meta.get('namespace')}/{meta['name']}") or {}
+        return self.live.wrap(obj, list(children.values()))
 
     def load(self, key: str) -> GenericJob | None:
         obj = self.objects.get(key)
@@ -185,55 +188,21 @@ class ObjectKeys:
         return [f"{namespace}/{o['name']}" for o in workload["metadata"].get("ownerReferences") or []
                 if o.get("kind") == self.kind and (o.get("apiVersion") or "").startswith(f"{self.group}/")]
 
-
-class RayKeys(ObjectKeys):
-    """RayClusters, RayJobs or RayServices (one ``kind`` each); ``clusters``: the cached RayClusters,
-    where a RayJob's or RayService's live cluster is found (an elastic one is sized by it)."""
-
-    group = "ray.io"
-    clusters: Store = {}
-
-    def managed(self, obj: dict[str, Any]) -> bool:
-        return ray_live.is_managed(obj, self.rules.manage_without_queue_name)
-
-    def wrap(self, obj: dict[str, Any]) -> GenericJob:
-        name = ray_live.live_cluster_name(obj)
-        namespace = (obj.get("metadata") or {}).get("namespace")
-        return ray_live.RayObject(obj, self.clusters.get(f"{namespace}/{name}") if name else None)
-
-
-class JobSetKeys(ObjectKeys):
-    """JobSets; ``children``: the cached Jobs each JobSet controls, by its key (kept by ``child``), where
-    its terminating pods are seen (JobSet's status counts only active Jobs)."""
-
-    group = jobset.GROUP
-
-    def __init__(self, objects: Store, rules: Rules | bool) -> None:
-        super().__init__(jobset.KIND, objects, rules)
-        self.children: dict[str, dict[str, dict[str, Any]]] = {}
-
-    def managed(self, obj: dict[str, Any]) -> bool:
-        return jobset_live.is_managed(obj, self.rules.manage_without_queue_name)
-
-    def wrap(self, obj: dict[str, Any]) -> GenericJob:
-        meta = obj["metadata"]
-        jobs = self.children.get(f"{meta.get('namespace')}/{meta['name']}") or {}
-        return jobset_live.JobSetObject(obj, [j for j in jobs.values() if jobset_live.controls(obj, j)])
-
-    def child(self, job: dict[str, Any], deleted: bool) -> str | None:
-        """Keep the index current for a Job's event; the key of the JobSet that controls it (if any)."""
-        owner = jobset_live.owning_jobset(job)
+    def child(self, obj: dict[str, Any], deleted: bool) -> str | None:
+        """Keep ``children`` current for an event of one of the kind's ``live.children``; the key of the
+        object of this kind that controls it (if any)."""
+        owner = self.live.parent_of(obj) if self.live.parent_of is not None else None
         if owner is None:
             return None
-        meta = job["metadata"]
+        meta = obj["metadata"]
         parent, key = f"{meta.get('namespace')}/{owner}", f"{meta.get('namespace')}/{meta['name']}"
-        jobs = self.children.setdefault(parent, {})
+        children = self.children.setdefault(parent, {})
         if deleted:
-            jobs.pop(key, None)
-            if not jobs:
+            children.pop(key, None)
+            if not children:
                 del self.children[parent]
         else:
-            jobs[key] = job
+            children[key] = obj
         return parent
 
 
@@ -421,7 +390,7 @@ class JobReconciler:
         as it is, and an admitted slice's gated pods are released."""
         owned = slicing.owned_not_finished(self.workloads.values(), job.obj)
         workload: Any = owned[-1] if owned else None
-        if isinstance(job, ray_live.RayObject) and not job.deleting():
+        if not job.deleting():
             await self._record_live_cluster(job)
         try:
             built = job.build_workload()
@@ -455,9 +424,10 @@ class JobReconciler:
         if workload is not None and framework.admitted(workload) and not job.is_suspended():
             await self._ungate(job, workload)
 
-    async def _record_live_cluster(self, job: ray_live.RayObject) -> None:
-        """Upstream's custom annotations of an elastic RayJob: its pod-set counts and its live cluster's
-        generation written on it (and on the object in hand, which names the next slice from them)."""
+    async def _record_live_cluster(self, job: OneObject) -> None:
+        """Upstream's custom annotations of an elastic RayJob (``slicing_annotations``: its pod-set counts
+        and its live cluster's generation) written on it, and on the object in hand, which names the next
+        slice from them."""
         try:
             wanted = job.slicing_annotations()
         except ValueError:

@@ -33,10 +33,8 @@ from pykueue.controller.jobs import (
     GROUP_PREFIX,
     JobKeys,
     JobReconciler,
-    JobSetKeys,
     ObjectKeys,
     PodKeys,
-    RayKeys,
     Rules,
 )
 from pykueue.controller.jobs import RESOURCES as JOB_RESOURCES
@@ -56,12 +54,10 @@ from pykueue.engine.engine import Engine
 from pykueue.engine.events import EngineError
 from pykueue.engine.model import US
 from pykueue.engine.workload import State
+from pykueue.jobs import registry
 from pykueue.jobs.job.generic import Job
-from pykueue.jobs.jobset import workload as jobset
 from pykueue.jobs.leaderworkerset import workload as leaderworkerset
 from pykueue.jobs.pod import groups as pod_rules
-from pykueue.jobs.ray import generic as ray_live
-from pykueue.jobs.ray import workload as ray
 from pykueue.kube import resources as r
 from pykueue.kube.client import ApiError, Kube
 from pykueue.kube.informer import DELETED, MODIFIED, Informer, key_of
@@ -100,11 +96,10 @@ class Controller:
         self.pod_keys = PodKeys({}, rules)
         self.sts_keys, self.sts_work = StatefulSetKeys({}, {}), WorkQueue()  # their Workloads and Pods' labels
         self.lws_keys, self.lws_work = LeaderWorkerSetKeys({}, {}), WorkQueue()  # a Workload per group, Pods' labels
-        # RayClusters, RayJobs and JobSets, each kind with its own keys and queue while its integration is on
-        self.crd_keys: dict[str, ObjectKeys] = {kind: RayKeys(kind, {}, rules)
-                                                for fw, kind in ray_live.KINDS.items() if fw in config.frameworks}
-        if jobset.FRAMEWORK in config.frameworks:
-            self.crd_keys[jobset.KIND] = JobSetKeys({}, rules)
+        # the custom job kinds (RayClusters, RayJobs, JobSets, ...: Integration.live), each with its own keys
+        # and queue while its integration is on
+        self.crd_keys: dict[str, ObjectKeys] = {i.kind: ObjectKeys(i, {}, rules) for i in registry.INTEGRATIONS
+                                                if i.live is not None and i.framework in config.frameworks}
         self.crd_work = {kind: WorkQueue() for kind in self.crd_keys}
         self.job_keys.owners = self._crd_object  # a Job a RayJob, RayCluster or JobSet owns is its child
         self.workload_owners = owners.OwnerIndex()  # the cached Workloads by owner name, from their informer
@@ -207,8 +202,8 @@ class Controller:
                     tasks += self._start_leaderworkersets(pods.store, workloads.store, flavors)
             for kind in self.crd_keys:
                 tasks += self._start_crd_kind(kind, workloads.store, flavors)
-            if ray_live.RAY_CLUSTER not in self.crd_keys and any(k in self.crd_keys for k in ray_live.SIZED_BY_CLUSTER):
-                tasks += self._start_ray_clusters()
+            for res in self._unwatched_children():
+                tasks += self._start_children(res)
             self.multikueue = MultiKueue(self.kube, self.informers, self.engine.config.multi_kueue, self.recorder,
                                          self.clock, self.namespace)
             tasks += self.multikueue.start(self._informer)
@@ -309,10 +304,11 @@ class Controller:
             pod_keys.visible(), self._synced(r.POD.plural), pod_keys.load, pod_rules.Pod,
             group_managed=lambda key: pod_keys.load(GROUP_PREFIX + key),
             group=lambda key: pod_keys.group(GROUP_PREFIX + key)) if self.manages_pods() else None
-        for group, kind in [*((ray.GROUP, k) for k in ray_live.KINDS.values()), (jobset.GROUP, jobset.KIND)]:
-            keys = self.crd_keys.get(kind)
-            kinds[(group, kind)] = None if keys is None else owners.Kind(
-                keys.objects, self._synced(JOB_RESOURCES[kind].plural), keys.load, keys.wrap)
+        for integration in registry.INTEGRATIONS:
+            if integration.live is not None:
+                keys = self.crd_keys.get(integration.kind)
+                kinds[(integration.group, integration.kind)] = None if keys is None else owners.Kind(
+                    keys.objects, self._synced(integration.resource.plural), keys.load, keys.wrap)
         return kinds
 
     def _owner_changed(self, group: str, kind: str, obj: dict[str, Any]) -> None:
@@ -353,12 +349,7 @@ class Controller:
             # deleted while its pods may run: its Workloads' quota is held until a list finds none running
             self.outliving_jobs[meta["uid"]] = (meta.get("namespace") or "", meta["name"])
         self._owner_changed("batch", "Job", obj)  # a Job's stop is seen whether or not Kueue manages it now
-        if isinstance(jobsets := self.crd_keys.get(jobset.KIND), JobSetKeys) \
-                and (parent := jobsets.child(obj, deleted=kind == DELETED)) is not None:
-            # a JobSet's child: its pods' end (terminating ones too) may be the JobSet's stop
-            namespace, name = parent.split("/", 1)
-            self._owner_changed(jobset.GROUP, jobset.KIND, {"metadata": {"namespace": namespace, "name": name}})
-            self.crd_work[jobset.KIND].add(parent)
+        self._child_changed(r.JOB, kind, obj)  # a JobSet's Job: its pods' end may be the JobSet's stop
         if "batch/job" not in self.engine.config.frameworks:
             return  # the Configuration leaves Jobs alone (integrations.frameworks), as upstream does
         if kind != DELETED:
@@ -366,7 +357,7 @@ class Controller:
 
     def manages_pods(self) -> bool:
         """The pod integration runs when it is on, or an integration that queues through it is."""
-        return bool({"pod", "deployment", "statefulset", leaderworkerset.FRAMEWORK} & set(self.engine.config.frameworks))
+        return "pod" in registry.enabled(self.engine.config.frameworks)
 
     def on_pod(self, kind: str, old: dict | None, new: dict | None) -> None:
         obj = new or old
@@ -428,12 +419,9 @@ class Controller:
             self._owner_changed(self.crd_keys[kind].group, kind, new or old)  # type: ignore[arg-type]
             if event != DELETED:
                 work.add(key_of(new or old))
-            if kind == ray_live.RAY_CLUSTER:
-                self._ray_cluster_changed(event, old, new)
+            self._child_changed(res, event, new or old)  # type: ignore[arg-type]  # a RayJob's RayCluster
         inf = self._informer(res, handle)
         self.crd_keys[kind].objects = inf.store
-        if kind == ray_live.RAY_CLUSTER:
-            self._share_clusters(inf.store)
         sync = JobReconciler(self.kube, self.crd_keys[kind], workloads, flavors, self.priority_classes, self.clock,
                              self.workload_sync.job_stopped, self.recorder,
                              wait_for_pods_ready=self.engine.config.wait_for_pods_ready.enable,
@@ -504,29 +492,30 @@ class Controller:
             else:
                 self._owner_changed("", "Pod", {"metadata": {"namespace": namespace, "name": name}})
 
-    def _ray_cluster_changed(self, event: str, old: dict | None, new: dict | None) -> None:
-        """A RayCluster a RayJob or a RayService controls changed (the autoscaler scaled it, KubeRay made
-        or removed it): its owner is reconciled, as upstream's RayJob and RayService controllers watch
-        the clusters they own."""
-        obj = new or old
-        assert obj is not None
-        for kind in ray_live.SIZED_BY_CLUSTER:
-            owner = ray_live.owning_ray_job(obj, kind)
-            if owner is not None and (work := self.crd_work.get(kind)) is not None:
-                work.add(f"{obj['metadata']['namespace']}/{owner}")
+    def _child_changed(self, res: r.Resource, event: str, obj: dict[str, Any]) -> None:
+        """An object a custom job kind controls and reads changed (``Integration.live.children``: a JobSet's
+        Job, a RayJob's or RayService's RayCluster, which the autoscaler scales and KubeRay makes and
+        removes): the index its parent is wrapped with is kept, and the parent is reconciled and its
+        stopping Workloads looked at, as upstream's controllers watch the objects they own."""
+        for kind, keys in self.crd_keys.items():
+            if keys.live.children != res or (parent := keys.child(obj, deleted=event == DELETED)) is None:
+                continue
+            namespace, name = parent.split("/", 1)
+            self._owner_changed(keys.group, kind, {"metadata": {"namespace": namespace, "name": name}})
+            self.crd_work[kind].add(parent)
 
-    def _share_clusters(self, store: dict) -> None:
-        """The cached RayClusters, where each RayJob's and RayService's live cluster is found."""
-        for kind in ray_live.SIZED_BY_CLUSTER:
-            if isinstance(job_keys := self.crd_keys.get(kind), RayKeys):
-                job_keys.clusters = store
+    def _unwatched_children(self) -> list[r.Resource]:
+        """The kinds custom job kinds read whose objects no other informer watches (RayClusters for the
+        RayJobs alone, the RayCluster integration being off)."""
+        watched = {r.JOB.plural, *(JOB_RESOURCES[kind].plural for kind in self.crd_keys)}
+        wanted = {keys.live.children.plural: keys.live.children for keys in self.crd_keys.values()
+                  if keys.live.children is not None}
+        return [res for plural, res in wanted.items() if plural not in watched]
 
-    def _start_ray_clusters(self) -> list[asyncio.Task]:
-        """RayClusters watched for the RayJobs and RayServices alone (their own integration is off):
-        where a live cluster is found, and its changes reconcile its owner."""
-        res = JOB_RESOURCES[ray_live.RAY_CLUSTER]
-        inf = self._informer(res, self._ray_cluster_changed)
-        self._share_clusters(inf.store)
+    def _start_children(self, res: r.Resource) -> list[asyncio.Task]:
+        """An informer for a kind only read as children (``_unwatched_children``): its changes reach
+        their parents. Not waited on, as a custom kind's own informer is not."""
+        inf = self._informer(res, lambda event, old, new: self._child_changed(res, event, new or old))
 
         async def watch() -> None:
             await self._served(res)

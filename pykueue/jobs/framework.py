@@ -269,6 +269,11 @@ class OneObject:
         """Which of its Workload's pod sets (``names``) a pod of it counts in (``sliced`` kinds)."""
         return None
 
+    def slicing_annotations(self) -> dict[str, str]:
+        """What an elastic job sized by something live records of it on itself before its slices are
+        decided (a RayJob's live cluster); nothing for most kinds. May raise ValueError."""
+        return {}
+
     def stop(self, workload: Mapping[str, Any], evicted: bool) -> list[Action]:
         raise NotImplementedError
 

@@ -11,7 +11,7 @@ Plain data, importing nothing of pykueue but the resource table."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +56,21 @@ class Reading:
 
 
 @dataclass(frozen=True, slots=True)
+class Live:
+    """How the controller's job reconciler reads an object of a custom kind, one Workload each (upstream's
+    ``IntegrationCallbacks.NewJob`` and the kind's gate before it reconciles): ``managed(obj,
+    manage_without_queue_name)``: whether Kueue queues it at all; ``wrap(obj, children)``: its GenericJob,
+    handed the cached objects of ``children`` it controls (a JobSet's Jobs, a RayJob's RayClusters: what
+    it reads to know whether it runs, or how big it is), found by ``parent_of(child)``: the name of the
+    object of this kind that controls a child, if one does."""
+
+    managed: Callable[[Manifest, bool], bool]
+    wrap: Callable[[Manifest, Sequence[Manifest]], Any]
+    children: Resource | None = None
+    parent_of: Callable[[Mapping[str, Any]], str | None] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Integration:
     """One kind: its ``integrations.frameworks`` name and its resource (group, version, plural, kind);
     ``implies``: frameworks it turns on (upstream's ImplicitlyEnabledFrameworkNames); ``owns_pods``: its
@@ -83,6 +98,7 @@ class Integration:
     # StatefulSet's group, named after its UID); the Pod webhook applies every integration's
     pod_marks: Callable[[Mapping[str, Any]], dict[str, str]] | None = None
     multikueue: Any = None  # its jobs.multikueue.Adapter; None: MultiKueue does not dispatch the kind
+    live: Live | None = None  # None: the Job and the Pod (their own keys), the kinds queued through Pods
 
     @property
     def group(self) -> str:

@@ -15,12 +15,13 @@ from typing import Any
 
 import pytest
 
-from pykueue.controller.jobs import JobReconciler, RayKeys
+from pykueue.controller.jobs import JobReconciler, ObjectKeys
 from pykueue.controller.webhooks import admission
 from pykueue.jobs import batch, framework, slicing
 from pykueue.jobs.batch import JobConversionError
 from pykueue.jobs.ray import workload as ray
 from pykueue.jobs.ray.generic import RayObject
+from pykueue.jobs.registry import BY_KIND
 
 from .test_ray_live import _template, rayjob
 
@@ -114,17 +115,17 @@ def test_its_gated_pods_are_found_by_its_clusters_name_and_its_keys_find_the_clu
     assert RayObject(elastic_rayjob()).gated_pods_selector() is None  # no cluster yet
     job = elastic_rayjob(rayClusterName="rj-raycluster-x")
     assert RayObject(job).gated_pods_selector() == "ray.io/cluster=rj-raycluster-x"
-    keys = RayKeys("RayJob", {"ns/rj": job}, False)
-    keys.clusters = {"ns/rj-raycluster-x": live_cluster(3, 1)}
+    keys = ObjectKeys(BY_KIND["RayJob"], {"ns/rj": job}, False)
+    keys.child(live_cluster(3, 1), deleted=False)
     loaded = keys.load("ns/rj")
-    assert isinstance(loaded, RayObject) and loaded.cluster is keys.clusters["ns/rj-raycluster-x"]
+    assert isinstance(loaded, RayObject) and loaded.cluster is keys.children["ns/rj"]["ns/rj-raycluster-x"]
     assert counts(loaded) == [("head", 1), ("small", 3), ("big", 1), ("submitter", 1)]
 
 
 class Recording(JobReconciler):
     """The RayJob reconciler with its writes recorded (no API server: the decisions alone)."""
 
-    def __init__(self, keys: RayKeys, workloads: dict[str, Any]) -> None:
+    def __init__(self, keys: ObjectKeys, workloads: dict[str, Any]) -> None:
         super().__init__(None, keys, workloads, {}, lambda: None, lambda: 1_800_000_000.0)  # type: ignore[arg-type]
         self.done: list[framework.Action] = []
 
@@ -156,8 +157,8 @@ def test_the_autoscaler_scaling_its_cluster_up_makes_a_new_slice_named_for_the_c
     job = elastic_rayjob(rayClusterName="rj-raycluster-x")
     job["spec"]["suspend"] = False
     old = admitted_slice(job, 2)
-    keys = RayKeys("RayJob", {"ns/rj": job}, False)
-    keys.clusters = {"ns/rj-raycluster-x": live_cluster(3, 1, generation=2)}
+    keys = ObjectKeys(BY_KIND["RayJob"], {"ns/rj": job}, False)
+    keys.child(live_cluster(3, 1, generation=2), deleted=False)
     r = Recording(keys, {f"ns/{old['metadata']['name']}": old})
     asyncio.run(r.reconcile("ns/rj"))
     record, create = r.done

@@ -10,11 +10,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pykueue.controller.jobs import RayKeys
+from pykueue.controller.jobs import ObjectKeys
 from pykueue.controller.webhooks import admission
 from pykueue.jobs import batch, framework, slicing
 from pykueue.jobs.ray import workload as ray
 from pykueue.jobs.ray.generic import RayObject
+from pykueue.jobs.registry import BY_KIND
 
 from .test_elastic_rayjob import ELASTIC, Recording, admitted_slice
 from .test_ray_live import _template
@@ -89,10 +90,10 @@ def test_its_clusters_workers_are_not_gated_and_are_found_by_the_active_clusters
     assert "patch" not in mutate(review)
     assert RayObject(elastic_rayservice()).gated_pods_selector() is None
     assert RayObject(elastic_rayservice("rs-raycluster-x")).gated_pods_selector() == "ray.io/cluster=rs-raycluster-x"
-    keys = RayKeys("RayService", {"ns/rs": elastic_rayservice("rs-raycluster-x")}, False)
-    keys.clusters = {"ns/rs-raycluster-x": live_cluster(3, 1)}
+    keys = ObjectKeys(BY_KIND["RayService"], {"ns/rs": elastic_rayservice("rs-raycluster-x")}, False)
+    keys.child(live_cluster(3, 1), deleted=False)
     loaded = keys.load("ns/rs")
-    assert isinstance(loaded, RayObject) and loaded.cluster is keys.clusters["ns/rs-raycluster-x"]
+    assert isinstance(loaded, RayObject) and loaded.cluster is keys.children["ns/rs"]["ns/rs-raycluster-x"]
 
 
 def test_the_autoscaler_scaling_its_cluster_up_makes_a_new_slice_and_never_suspends_it() -> None:
@@ -102,8 +103,8 @@ def test_the_autoscaler_scaling_its_cluster_up_makes_a_new_slice_and_never_suspe
     service = elastic_rayservice("rs-raycluster-x")
     service["spec"]["rayClusterConfig"]["suspend"] = False
     old = admitted_slice(service, 2)
-    keys = RayKeys("RayService", {"ns/rs": service}, False)
-    keys.clusters = {"ns/rs-raycluster-x": live_cluster(4, 1, generation=3)}
+    keys = ObjectKeys(BY_KIND["RayService"], {"ns/rs": service}, False)
+    keys.child(live_cluster(4, 1, generation=3), deleted=False)
     r = Recording(keys, {f"ns/{old['metadata']['name']}": old})
     asyncio.run(r.reconcile("ns/rs"))
     record, create = r.done

@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 
-from pykueue.controller.jobs import JobKeys, JobSetKeys, Rules
+from pykueue.controller.jobs import JobKeys, ObjectKeys, Rules
 from pykueue.controller.webhooks import admission, names
 from pykueue.jobs import batch, managed, registry
 from pykueue.jobs.framework import CreateWorkload, Note, Patch, Replace, WorkloadConditions, reconcile
 from pykueue.jobs.jobset import workload as jobset
 from pykueue.jobs.jobset.generic import JobSetObject, with_pod_sets_info
+from pykueue.jobs.registry import BY_KIND
 
 FLAVORS = {
     "gpu": {"metadata": {"name": "gpu"}, "spec": {
@@ -218,7 +219,7 @@ def test_a_jobsets_child_jobs_are_never_queued_themselves() -> None:
 
 
 def test_the_keys_find_the_jobset_and_the_workloads_owner() -> None:
-    keys = JobSetKeys({"ns/js": js(), "ns/plain": js(name="plain", labels={})}, Rules())
+    keys = ObjectKeys(BY_KIND["JobSet"], {"ns/js": js(), "ns/plain": js(name="plain", labels={})}, Rules())
     assert isinstance(keys.load("ns/js"), JobSetObject)
     assert keys.load("ns/plain") is None  # no queue name, manageJobsWithoutQueueName off
     wl = {"metadata": {"namespace": "ns", "ownerReferences": [
@@ -283,7 +284,7 @@ def test_a_stopped_jobsets_terminating_pods_keep_it_active_until_they_are_gone()
     """Issue 51 item 7 for JobSets: suspended, JobSet's status counts no active Job, but a child Job
     still has 2 pods terminating (their grace period): the JobSet is active until its Jobs say 0; a Job
     of a predecessor JobSet under the name (another UID) is not its."""
-    keys = JobSetKeys({}, Rules(frameworks=FRAMEWORKS))
+    keys = ObjectKeys(BY_KIND["JobSet"], {}, Rules(frameworks=FRAMEWORKS))
     stopped = js(suspend=True, status={"replicatedJobsStatus": [{"name": "workers", "active": 0}]})
     stopped["metadata"]["name"], stopped["metadata"]["uid"] = "train", "js-1"
     assert keys.child(_child("train-workers-0", "js-1", active=0, terminating=2), deleted=False) == "ns/train"

@@ -13,13 +13,14 @@ from typing import Any
 
 from pykueue.api.configuration import config_v1beta2
 from pykueue.api.models.config import ConfigurationV1beta2
-from pykueue.controller.jobs import JobKeys, PodKeys, RayKeys, Rules
+from pykueue.controller.jobs import JobKeys, ObjectKeys, PodKeys, Rules
 from pykueue.controller.webhooks import admission
 from pykueue.engine import model
 from pykueue.jobs import framework, managed, registry
 from pykueue.jobs.framework import CreateWorkload, Note
 from pykueue.jobs.job.generic import Job
 from pykueue.jobs.pod import groups as pods
+from pykueue.jobs.registry import BY_KIND
 
 QUEUE = "kueue.x-k8s.io/queue-name"
 # namespace -> labels, as the Namespace informer has them ("left-out" lacks the opt-in label)
@@ -124,7 +125,7 @@ def test_a_job_a_managed_job_owns_is_never_queued_by_itself() -> None:
 def test_ray_objects_and_pods_follow_the_selector_too() -> None:
     cluster = {"apiVersion": "ray.io/v1", "kind": "RayCluster",
                "metadata": {"name": "rc", "namespace": "left-out", "labels": {QUEUE: "lq"}}, "spec": {}}
-    assert RayKeys("RayCluster", {"left-out/rc": cluster}, _rules(False)).load("left-out/rc") is None
+    assert ObjectKeys(BY_KIND["RayCluster"], {"left-out/rc": cluster}, _rules(False)).load("left-out/rc") is None
     pod = {"metadata": {"name": "p", "namespace": "left-out", "labels": {pods.MANAGED_LABEL: "true"}}, "spec": {}}
     assert PodKeys({"left-out/p": pod}, _rules(False)).load("left-out/p") is None
     assert PodKeys({"left-out/p": pod}, _rules(False, selector=None)).load("left-out/p") is not None

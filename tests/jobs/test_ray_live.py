@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.controller.jobs import RayKeys
+from pykueue.controller.jobs import ObjectKeys
 from pykueue.controller.webhooks import admission, names
 from pykueue.jobs import batch
 from pykueue.jobs.framework import (
@@ -27,6 +27,7 @@ from pykueue.jobs.framework import (
     reconcile,
 )
 from pykueue.jobs.ray.generic import RayObject, is_managed, with_pod_sets_info
+from pykueue.jobs.registry import BY_KIND
 
 FLAVORS = {
     "gpu": {"metadata": {"name": "gpu"}, "spec": {
@@ -293,7 +294,7 @@ def test_ray_hooks_are_registered_only_for_their_frameworks() -> None:
 
 def test_ray_keys_find_the_object_and_the_workloads_owner() -> None:
     store = {"ns/rc": raycluster(), "ns/plain": raycluster(labels={})}
-    keys = RayKeys("RayCluster", store, False)
+    keys = ObjectKeys(BY_KIND["RayCluster"], store, False)
     found = keys.load("ns/rc")
     assert isinstance(found, RayObject) and found.describe() == "RayCluster ns/rc"
     assert keys.load("ns/plain") is None and keys.load("ns/missing") is None
@@ -302,7 +303,7 @@ def test_ray_keys_find_the_object_and_the_workloads_owner() -> None:
         {"apiVersion": "ray.io/v1", "kind": "RayJob", "name": "rj"},
         {"apiVersion": "batch/v1", "kind": "Job", "name": "j"}]}}
     assert keys.keys_for_workload(wl) == ["ns/rc"]
-    assert RayKeys("RayJob", {}, False).keys_for_workload(wl) == ["ns/rj"]
+    assert ObjectKeys(BY_KIND["RayJob"], {}, False).keys_for_workload(wl) == ["ns/rj"]
 
 
 def test_an_object_upstreams_webhook_would_refuse_is_not_queued_and_says_why() -> None:

@@ -117,3 +117,8 @@ class JobSetObject(TemplatesBySuspend):
     def with_pod_sets_info(self, obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]], *,
                            restore: bool) -> dict[str, Any]:
         return with_pod_sets_info(obj, infos, restore=restore)
+
+
+def wrap(obj: dict[str, Any], jobs: Sequence[Mapping[str, Any]]) -> JobSetObject:
+    """The GenericJob of a managed JobSet, with the cached Jobs it controls (not a predecessor's)."""
+    return JobSetObject(obj, [j for j in jobs if controls(obj, j)])

@@ -1,8 +1,8 @@
 """The KubeRay integrations (upstream's ``pkg/controller/jobs/{rayjob,raycluster,rayservice}``):
 ``workload.py`` (the Workloads), ``generic.py`` (the GenericJobs), ``webhook.py``."""
 
-from pykueue.jobs.integration import Integration, Reading, Webhooks
-from pykueue.jobs.ray import multikueue, webhook, workload
+from pykueue.jobs.integration import Integration, Live, Reading, Webhooks
+from pykueue.jobs.ray import generic, multikueue, webhook, workload
 from pykueue.kube import resources as r
 
 KUBERAY = webhook.KUBERAY
@@ -11,8 +11,10 @@ _READING = Reading(workload.validate, workload.workloads, workload.template_path
                    queued=workload.is_managed)
 INTEGRATIONS = (
     Integration("ray.io/rayjob", r.RAY_JOB, own_controller=KUBERAY, reading=_READING, webhooks=_WEBHOOKS,
-                multikueue=multikueue.RAY_JOB),
+                multikueue=multikueue.RAY_JOB, live=Live(generic.is_managed, generic.wrap, r.RAY_CLUSTER,
+                                                         generic.parent_of(generic.RAY_JOB))),
     Integration("ray.io/raycluster", r.RAY_CLUSTER, owns_pods=True, own_controller=KUBERAY, reading=_READING,
-                webhooks=_WEBHOOKS, multikueue=multikueue.RAY_CLUSTER),
-    Integration("ray.io/rayservice", r.RAY_SERVICE, reading=_READING, webhooks=_WEBHOOKS),
+                webhooks=_WEBHOOKS, multikueue=multikueue.RAY_CLUSTER, live=Live(generic.is_managed, generic.wrap)),
+    Integration("ray.io/rayservice", r.RAY_SERVICE, reading=_READING, webhooks=_WEBHOOKS,
+                live=Live(generic.is_managed, generic.wrap, r.RAY_CLUSTER, generic.parent_of(generic.RAY_SERVICE))),
 )

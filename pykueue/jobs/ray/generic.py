@@ -35,7 +35,7 @@ scale of the cluster gets a slice of its own.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pykueue.jobs import batch, framework, slicing
@@ -244,3 +244,16 @@ class RayObject(TemplatesBySuspend):
     def with_pod_sets_info(self, obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]], *,
                            restore: bool) -> dict[str, Any]:
         return with_pod_sets_info(obj, infos, restore=restore)
+
+
+def wrap(obj: dict[str, Any], clusters: Sequence[Mapping[str, Any]]) -> RayObject:
+    """The GenericJob of a managed RayCluster, RayJob or RayService; a RayJob's or RayService's live
+    cluster (the one its status names) among the cached RayClusters it controls."""
+    name = live_cluster_name(obj)
+    live = next((c for c in clusters if name and (c.get("metadata") or {}).get("name") == name), None)
+    return RayObject(obj, live)
+
+
+def parent_of(kind: str) -> Callable[[Mapping[str, Any]], str | None]:
+    """Which RayJob (or RayService) controls a RayCluster."""
+    return lambda cluster: owning_ray_job(cluster, kind)
