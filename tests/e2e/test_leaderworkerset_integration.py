@@ -128,15 +128,19 @@ def test_scaling_down_deletes_the_gone_groups_workload_and_up_makes_the_new_ones
     eventually(lambda: running(group_pods(lws_kueue, ns, "scale", "1"), 2), 120, what="group 1's pods running")
 
 
-def test_the_webhook_allows_only_leader_created_and_keeps_resources_but_rolls_an_image(lws_kueue: Kueue, ns: str) -> None:
-    """LeaderReady with a queue is refused. A running group's template keeps its cpu (refused), but a
-    new image is accepted and LWS's rolling update replaces the group's Pods, which join the admitted
-    Workload and run ungated with the new image."""
+def test_a_leader_ready_group_runs_and_a_template_keeps_resources_but_rolls_an_image(lws_kueue: Kueue,
+                                                                                     ns: str) -> None:
+    """LeaderReady with a queue is allowed (v0.18): its group's Workload is admitted, the leader runs,
+    then LWS makes the workers, whose Pods join the admitted Workload and run. A running group's
+    template keeps its cpu (refused), but a new image is accepted and LWS's rolling update replaces the
+    group's Pods, which join the admitted Workload and run ungated with the new image."""
     gpu_queue(lws_kueue, ns, "4")
     ready = leaderworkerset("ready", ns, replicas=1, size=2)
     ready["spec"]["startupPolicy"] = "LeaderReady"
-    refused(lws_kueue.cluster.kubectl("create", "-f", "-", input=json.dumps(ready), check=False),
-            "vleaderworkerset.kb.io", "only the LeaderCreated startup policy is allowed")
+    lws_kueue.apply([ready])
+    eventually(lambda: running(group_pods(lws_kueue, ns, "ready", "0"), 2), 180, what="the LeaderReady group running")
+    (admitted,) = group_workloads(lws_kueue, ns, "ready").values()
+    assert is_true(admitted, "Admitted")
     lws_kueue.apply([leaderworkerset("roll", ns, replicas=1, size=2)])
     eventually(lambda: running(group_pods(lws_kueue, ns, "roll", "0"), 2), 120, what="roll's group running")
     bigger = lws_kueue.cluster.kubectl(

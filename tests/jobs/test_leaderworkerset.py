@@ -170,13 +170,13 @@ def test_defaulting_marks_both_templates_of_a_managed_lws() -> None:
     assert lws.defaults(obj, suspend=False) == []
 
 
-def test_only_the_leader_created_startup_policy_is_allowed_when_queued() -> None:
-    obj = an_lws()
-    obj["spec"]["startupPolicy"] = "LeaderReady"
-    assert [e.path for e in lws.validate_create(obj)] == ["spec.startupPolicy"]
-    assert lws.validate_create(an_lws(queue=None) | {"spec": obj["spec"]}) == []
-    obj["spec"]["startupPolicy"] = "LeaderCreated"
-    assert lws.validate_create(obj) == []
+def test_either_startup_policy_is_allowed_when_queued() -> None:
+    """v0.18's webhook no longer refuses LeaderReady with a queue (its e2e scales LeaderReady LWSs)."""
+    for policy in ("LeaderReady", "LeaderCreated"):
+        obj = an_lws()
+        obj["spec"]["startupPolicy"] = policy
+        assert lws.validate_create(obj) == []
+        assert lws.validate_update(an_lws(), obj, managed=True) == []
 
 
 def test_a_bad_queue_name_is_refused() -> None:

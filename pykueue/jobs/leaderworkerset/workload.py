@@ -69,7 +69,6 @@ ROLE_HASH = "kueue.x-k8s.io/role-hash"
 IS_GROUP_WORKLOAD = "kueue.x-k8s.io/is-group-workload"
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
 POD_FINALIZER = "kueue.x-k8s.io/managed"
-LEADER_READY = "LeaderReady"
 # each group's Workload names its LWS and index (batch.OWNER_GVK_ANNOTATION, OWNER_NAME_ANNOTATION,
 # INDEX_ANNOTATION), so MultiKueue finds its adapter and its sibling groups
 OWNER_GVK_ANNOTATION, OWNER_NAME_ANNOTATION, INDEX_ANNOTATION = (
@@ -287,13 +286,10 @@ def defaults(obj: Mapping[str, Any], suspend: bool) -> list[dict[str, Any]]:
 
 
 def validate_create(obj: Mapping[str, Any]) -> Errors:
-    """``ValidateCreate``: the queue name, the LeaderCreated startup policy only for a queued LWS,
-    and each template's topology annotations."""
+    """``ValidateCreate``: the queue name and each template's topology annotations. Either startup
+    policy is allowed (v0.18 queues a LeaderReady LWS too: its workers' StatefulSet comes once the leader
+    runs, and their Pods join the group's admitted Workload)."""
     errors = generic_update.queue_name_errors(obj)
-    policy = (obj.get("spec") or {}).get("startupPolicy")
-    if batch.queue_name(obj) and policy == LEADER_READY:
-        errors.append(JobConversionError("spec.startupPolicy", f'Invalid value: "{policy}": only the LeaderCreated '
-                                         "startup policy is allowed when using the kueue.x-k8s.io/queue-name label"))
     try:
         counts = {p["name"]: p["count"] for p in pod_sets(obj)}
     except (JobConversionError, ValueError, TypeError):
