@@ -8,6 +8,9 @@ markers of ``apis/kueue/v1beta2`` as of Kueue v0.18; the messages say the same t
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
+
+from pydantic import BaseModel
 
 from pykueue.api import names
 from pykueue.api.convert import ELASTIC_JOB_ANNOTATION
@@ -713,17 +716,40 @@ def _elastic(wl: v2.Workload) -> bool:
     return (wl.metadata.annotations or {}).get(ELASTIC_JOB_ANNOTATION) == "true"
 
 
+def _semantic(value: Any) -> Any:
+    """A model as apimachinery's ``Semantic.DeepEqual`` sees the Go struct it decodes to: an absent field,
+    null, ``{}``, ``[]`` and ``""`` are all the zero value (a Go client's Get-then-Update sends
+    ``metadata: {}`` and ``resources: {}`` where the stored object had nothing); quantities by value."""
+    if isinstance(value, BaseModel):
+        value = value.model_dump(exclude_none=True, warnings=False)  # a quantity dumps as its exact Fraction's text
+    if isinstance(value, dict):
+        kept = {k: _semantic(v) for k, v in value.items()}
+        return {k: v for k, v in kept.items() if not _zero(v)}
+    if isinstance(value, list):
+        return [_semantic(v) for v in value]
+    return value
+
+
+def _zero(value: Any) -> bool:
+    return value is None or (isinstance(value, dict | list | str) and not value)
+
+
+def semantically_equal(a: BaseModel, b: BaseModel) -> bool:
+    return _semantic(a) == _semantic(b)
+
+
 def _immutable_pod_sets(new: list[v2.PodSet], old: list[v2.PodSet], *, elastic: bool) -> Errors:
     # upstream's validateImmutablePodSets: the list as a whole when its length changes, else each pod set,
     # at upstream's path (``path.Child(strconv.Itoa(i))``: ``spec.podSets.1``, not ``spec.podSets[1]``).
     # An elastic job's Workload (ElasticJobsViaWorkloadSlices, on by default) may have a count go down
     # (its slice scaled down in place); any other Workload's pod sets are fixed, as upstream's: a count
-    # lowered under a running job would let what runs exceed what is counted. Models compare field by
-    # field, quantities by value (apimachinery's Semantic).
+    # lowered under a running job would let what runs exceed what is counted. Compared as apimachinery's
+    # Semantic compares the decoded structs (``semantically_equal``: absent and empty alike, quantities by value).
     if len(new) != len(old):
         return [("spec.podSets", IMMUTABLE)]
     return [(f"spec.podSets.{i}", IMMUTABLE) for i, (n, o) in enumerate(zip(new, old, strict=True))
-            if n != o and not (elastic and n.count < o.count and n.model_copy(update={"count": o.count}) == o)]
+            if not semantically_equal(n, o) and not (
+                elastic and n.count < o.count and semantically_equal(n.model_copy(update={"count": o.count}), o))]
 
 
 def _reclaimable_pods_update(new: v2.Workload, old: v2.Workload) -> Errors:

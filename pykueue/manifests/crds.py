@@ -553,10 +553,13 @@ _UPDATE_RULES = [
     # spec.podSets fixed while the old object holds quota, but for a count going down (ElasticJobsViaWorkloadSlices,
     # on by default: an elastic job's slice scaled down in place). Only the webhook can tell an elastic job's
     # Workload (its annotation: CEL at the root sees no metadata but name and generateName), so it alone
-    # refuses a lowered count on any other (pykueue.api.validation._immutable_pod_sets).
+    # refuses a lowered count on any other (pykueue.api.validation._immutable_pod_sets). The templates are the
+    # webhook's alone too: CEL compares JSON as sent, and a Go client's Get-then-Update sends `metadata: {}`
+    # and canonical quantities where the stored object has none or "1000m", which upstream's webhook (decoded
+    # structs, apimachinery's Semantic) takes as no change.
     rule(f"({_QUOTA_RESERVED_OLD}) ? size(self.spec.podSets) == size(oldSelf.spec.podSets) && "
          "self.spec.podSets.all(n, oldSelf.spec.podSets.exists(o, o.name == n.name && n.count <= o.count && "
-         f"{_same_optional('minCount')} && {_same_optional('template')} && {_same_optional('topologyRequest')})) : true",
+         f"{_same_optional('minCount')} && {_same_optional('topologyRequest')})) : true",
          "field is immutable", ".spec.podSets"),
     # while both hold quota, no reclaimable count goes down and no entry goes away
     rule(f"{_BOTH_RESERVED} && has({_OLD_RECLAIMABLE}) ? {_OLD_RECLAIMABLE}.all(o, !has({_NEW_RECLAIMABLE}) || "
