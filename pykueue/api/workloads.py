@@ -50,14 +50,6 @@ def pod_path(path: str) -> str:
 MAX_KEPT_TEXT = 4096  # characters of a spec's repr the cache keeps as its key; longer ones as a digest
 
 
-
-def _label_prefix(kind: str) -> str:
-    """Where the kind's WorkloadPriorityClass label is read (a StatefulSet's pod template's)."""
-    from pykueue.jobs.registry import BY_KIND  # a name: mypyc binds a module imported so to None
-
-    integration = BY_KIND.get(kind)
-    return integration.reading.label_prefix if integration is not None and integration.reading else ""
-
 class WorkloadReader:
     """Caches keyed by object identity; each entry keeps its key object alive so ids stay unique."""
 
@@ -205,7 +197,7 @@ class WorkloadReader:
                     path = pod_class_path or (
                         "spec.priorityClassName" if kind == "Pod" else "spec.template.spec.priorityClassName")
                 else:
-                    path = _label_prefix(kind) + label
+                    path = label
             return path, resolved
         return convert.workload(
             workload,

@@ -51,8 +51,6 @@ class Reading:
     members: bool = False
     # whether an object of the kind is Kueue's at all (a RayJob that only selects an existing cluster is not)
     queued: Callable[[Mapping[str, Any]], bool] | None = None
-    # where its WorkloadPriorityClass label is read ("spec.template." for a StatefulSet: its pods' labels)
-    label_prefix: str = ""
 
 
 @dataclass(frozen=True, slots=True)

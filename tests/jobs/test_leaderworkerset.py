@@ -45,6 +45,8 @@ def test_each_group_has_its_workload_named_from_the_lws_its_index_and_uid() -> N
     assert wl["metadata"]["ownerReferences"] == [
         {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "name": "infer", "uid": "u1"}]
     assert wl["metadata"]["annotations"]["kueue.x-k8s.io/is-group-workload"] == "true"
+    # NewGroupWorkload labels it with the LWS's UID, as every job's Workload (issue 53, item 9)
+    assert wl["metadata"]["labels"] == {"kueue.x-k8s.io/job-uid": "u1"}
     assert wl["spec"]["queueName"] == "lq"
     # a leader and size - 1 workers, each pod set holding only its template's spec
     assert [(p["name"], p["count"]) for p in wl["spec"]["podSets"]] == [("leader", 1), ("worker", 2)]

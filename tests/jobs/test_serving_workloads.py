@@ -122,6 +122,24 @@ def test_statefulset_workload_is_one_pod_set_main_of_replicas_owned_by_the_state
     assert built["spec"]["queueName"] == "q"
 
 
+def test_statefulset_workload_names_its_owner_and_takes_the_statefulsets_own_priority_class() -> None:
+    """Upstream's constructWorkload and PrepareWorkloadPriority on the StatefulSet: the job-owner
+    annotations name it; its own `kueue.x-k8s.io/priority-class` label wins over the template's
+    `priorityClassName`, and that label on the template alone is not read (issue 53, items 3 and 4)."""
+    sts = _serving("StatefulSet", **{"kueue.x-k8s.io/priority-class": "gold"})
+    built = workload_from_statefulset(sts)
+    assert built is not None
+    annotations = built["metadata"]["annotations"]
+    assert (annotations["kueue.x-k8s.io/job-owner-gvk"], annotations["kueue.x-k8s.io/job-owner-name"]) == (
+        "apps/v1, Kind=StatefulSet", "web")
+    assert built["spec"]["priorityClassRef"] == {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass",
+                                                 "name": "gold"}
+    on_template = _serving("StatefulSet")
+    on_template["spec"]["template"]["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "gold"
+    assert workload_from_statefulset(on_template)["spec"]["priorityClassRef"] == {  # type: ignore[index]
+        "group": "scheduling.k8s.io", "kind": "PriorityClass", "name": "high"}
+
+
 def test_statefulset_of_no_replicas_has_no_workload() -> None:
     assert workload_from_statefulset(_serving("StatefulSet", 0)) is None
 

@@ -215,12 +215,7 @@ def workload_for_group(obj: Mapping[str, Any], index: int, *, label_keys_to_copy
     built = batch.owner_workload(obj, api_version=API_VERSION, kind=KIND, group=GROUP, pod_sets=sets,
                                  priority_ref=ref, label_keys_to_copy=label_keys_to_copy)
     meta = built["metadata"]
-    meta["name"] = name_of(obj, index)
-    labels = {k: v for k, v in (meta.get("labels") or {}).items() if k != batch.JOB_UID_LABEL}
-    if labels:
-        meta["labels"] = labels
-    else:
-        meta.pop("labels", None)
+    meta["name"] = name_of(obj, index)  # NewGroupWorkload's labels: the LWS's UID as the job-uid too
     annotations = meta.setdefault("annotations", {})
     annotations[IS_GROUP_WORKLOAD] = "true"
     annotations.update({OWNER_GVK_ANNOTATION: GVK, OWNER_NAME_ANNOTATION: _meta(obj).get("name", ""),

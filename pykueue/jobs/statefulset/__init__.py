@@ -8,8 +8,7 @@ from pykueue.kube import resources as r
 
 INTEGRATION = Integration("statefulset", r.STATEFULSET, implies=("pod",), owns_pods=True, serving=True,
                           mutates_on=("CREATE", "UPDATE"),
-                          reading=Reading(serving.validate, workload.workloads, workload.template_paths,
-                                          label_prefix="spec.template."),
+                          reading=Reading(serving.validate, workload.workloads, workload.template_paths),
                           webhooks=serving.webhooks(webhook.statefulset_defaults, webhook.validate_statefulset_update),
                           pod_marks=workload.pod_marks,
                           multikueue=multikueue.ADAPTER)

@@ -30,9 +30,12 @@ from typing import Any
 from pykueue.jobs.batch import (
     MULTIKUEUE_ORIGIN_LABEL,
     ORIGIN_UID_ANNOTATION,
+    OWNER_GVK_ANNOTATION,
+    OWNER_NAME_ANNOTATION,
     PREBUILT_WORKLOAD_LABEL,
     QUEUE_NAME_LABEL,
     Manifest,
+    priority_class_ref,
     workload_name_for_owner,
 )
 from pykueue.jobs.framework import Action, CreateWorkload, Note, Patch
@@ -51,6 +54,7 @@ FRAMEWORK = "statefulset"
 IMPLIES = ("pod",)  # upstream's ImplicitlyEnabledFrameworkNames
 KIND = "StatefulSet"
 API_VERSION = "apps/v1"
+GVK = "apps/v1, Kind=StatefulSet"  # apimachinery's GroupVersionKind.String(), as the job-owner annotation names it
 POD_SET = "main"  # kueue.DefaultPodSetName: the Workload's one pod set, and every Pod's role
 ROLE_HASH = "kueue.x-k8s.io/role-hash"
 IS_GROUP_WORKLOAD = "kueue.x-k8s.io/is-group-workload"
@@ -163,8 +167,17 @@ def workload_from_statefulset(sts: Mapping[str, Any]) -> Manifest | None:
     meta = built["metadata"]
     meta["name"] = name_of(sts)
     meta.pop("labels", None)  # no Pod's UID stands for the StatefulSet
-    meta.setdefault("annotations", {})[IS_GROUP_WORKLOAD] = "true"
+    annotations = meta.setdefault("annotations", {})
+    annotations.update({IS_GROUP_WORKLOAD: "true", OWNER_GVK_ANNOTATION: GVK,
+                        OWNER_NAME_ANNOTATION: (sts.get("metadata") or {}).get("name", "")})
     meta["ownerReferences"] = [owner_reference(sts)]
+    # upstream's PrepareWorkloadPriority on the StatefulSet itself: its own priority-class label, else
+    # its template's priorityClassName (a label on the template alone is not read)
+    ref = priority_class_ref(sts)
+    if ref is None:
+        built["spec"].pop("priorityClassRef", None)
+    else:
+        built["spec"]["priorityClassRef"] = ref
     pod_set = built["spec"]["podSets"][0]
     pod_set["name"] = POD_SET
     pod_set["count"] = len(members)
