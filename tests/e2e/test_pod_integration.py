@@ -23,7 +23,7 @@ from pykueue.jobs.pod import groups as pod_rules
 from pykueue.jobs.statefulset import workload as statefulset_rules
 from tests.e2e.conftest import POD_CONFIG as CONFIG
 from tests.e2e.conftest import Kueue, condition, eventually, is_true
-from tests.e2e.objects import cluster_queue, gpu_queue, priority_classes
+from tests.e2e.objects import cluster_queue, events, gpu_queue, priority_classes
 from tests.e2e.pod_objects import (
     GPU_NODE,
     gated,
@@ -527,6 +527,7 @@ def test_a_groups_workload_survives_its_failed_original_deleted_and_excess_pods_
 
     pod_kueue.apply(members[3:])
     eventually(lambda: get_pod(pod_kueue, "member-3", ns) is None, 90, what="the excess member deleted")
+    eventually(lambda: "ExcessPodDeleted" in events(pod_kueue, ns, "member-3"), 60, what="its ExcessPodDeleted event")
     assert running_on_gpu(pod_kueue, "member-1", ns) and running_on_gpu(pod_kueue, "member-2", ns)
 
 

@@ -471,9 +471,12 @@ def test_excess_pods_of_an_admitted_group_are_deleted_newest_and_gated_first() -
                                       _member("c", creationTimestamp="t0"),
                                       _member("b", gated=False, phase="Running", creationTimestamp="t2")])
     actions = reconcile(group, workload, FLAVORS)
-    finalize, delete, note = actions
+    finalize, delete, event, note = actions
     assert isinstance(finalize, Patch) and finalize.name == "c" and finalize.body["metadata"]["finalizers"] is None
     assert isinstance(delete, Delete) and delete.name == "c"
+    # upstream's pod controller records it on the Pod (issue 53, item 5)
+    assert isinstance(event, framework.Event) and (event.kind, event.name, event.reason, event.message) == (
+        "Pod", "c", "ExcessPodDeleted", "Excess pod deleted")
     assert isinstance(note, Note)
 
 

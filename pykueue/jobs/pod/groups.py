@@ -39,6 +39,7 @@ from pykueue.kube import objects
 KIND = "Pod"
 LWS_FRAMEWORK = "leaderworkerset.x-k8s.io/leaderworkerset"  # its Pods' parent mark (pykueue.jobs.leaderworkerset.workload)
 GATE = "kueue.x-k8s.io/admission"
+EXCESS_POD_DELETED = "ExcessPodDeleted"  # the pod controller's ReasonExcessPodDeleted, on the Pod
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
 FINALIZER = MANAGED_LABEL
 ROLE_HASH = "kueue.x-k8s.io/role-hash"
@@ -504,6 +505,8 @@ class PodGroup:
             actions += _finalize([pod])
             if not meta_of(pod).get("deletionTimestamp"):
                 actions += [Delete(KIND, meta_of(pod)["namespace"], meta_of(pod)["name"]),
+                            Event("v1", KIND, meta_of(pod)["namespace"], meta_of(pod)["name"], meta_of(pod).get("uid"),
+                                  EXCESS_POD_DELETED, "Excess pod deleted"),
                             Note("excess pod in group deleted", {"pod": _key(pod), "group": self.name})]
         return actions + _finalize(replaced) + _waiting_for_replacements(workload, absent)
 
