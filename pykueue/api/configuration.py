@@ -149,7 +149,8 @@ def namespace_selector(raw: object, namespace: object) -> tuple[model.LabelSelec
 
 
 def _which_jobs(cfg: ConfigurationV1beta1 | ConfigurationV1beta2, errors: Errors) -> dict[str, Any]:
-    """``managedJobsNamespaceSelector`` and ``integrations.labelKeysToCopy``."""
+    """``managedJobsNamespaceSelector``, ``integrations.labelKeysToCopy`` and ``namespace`` (the
+    controller's own: where its MultiKueue kubeconfig Secrets are read)."""
     selector, found = namespace_selector(cfg.managed_jobs_namespace_selector, cfg.namespace)
     errors += found
     integrations = cfg.integrations if isinstance(cfg.integrations, dict) else {}
@@ -157,7 +158,9 @@ def _which_jobs(cfg: ConfigurationV1beta1 | ConfigurationV1beta2, errors: Errors
     if keys is not None and not (isinstance(keys, list) and all(isinstance(k, str) for k in keys)):
         errors.append(("integrations.labelKeysToCopy", f"Invalid value: {json.dumps(keys)}: must be a list of label keys"))
         keys = None
-    return {"managed_jobs_namespace_selector": selector, "label_keys_to_copy": tuple(keys or ())}
+    namespace = cfg.namespace if isinstance(cfg.namespace, str) and cfg.namespace else None
+    return {"managed_jobs_namespace_selector": selector, "label_keys_to_copy": tuple(keys or ()),
+            "namespace": namespace}
 
 
 def _multi_kueue(raw: object, errors: Errors) -> model.MultiKueue:

@@ -290,7 +290,8 @@ async def run_replica(kube: Kube, config: Any, *, metrics_address: str = ":8443"
         # elected: every write of the controller is checked against the Lease first (the elector's own
         # renewals and release go out on the unguarded client)
         writer = kube if elector is None else kube.guarded(elector.check_leading)
-        controller = Controller(writer, config, metrics=metrics, namespace=default_namespace())
+        # upstream reads its MultiKueue Secrets in Configuration.namespace; without one, the pod's
+        controller = Controller(writer, config, metrics=metrics, namespace=config.namespace or default_namespace())
         controllers.append(controller)
         await controller.run()
 

@@ -386,3 +386,6 @@ class Config:
     # integrations.labelKeysToCopy: the job's labels a Workload made for it carries
     label_keys_to_copy: tuple[str, ...] = ()
     multi_kueue: MultiKueue = MultiKueue()
+    # namespace: the controller's own, where it reads its MultiKueue kubeconfig Secrets (upstream's
+    # Configuration.namespace); None: the pod's, else pykueue-system. The engine never reads it.
+    namespace: str | None = None

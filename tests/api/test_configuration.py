@@ -3,6 +3,7 @@
 import pytest
 
 from pykueue.engine import model
+from pykueue.jobs import managed
 
 from .helpers import Loader, only_problem
 
@@ -63,6 +64,10 @@ V1 = "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
             V1 + "featureGates: {LocalQueueMetrics: false}\n",
             model.Config(metrics=model.Metrics(cluster_queue_resources=False, local_queues=False)),
         ),
+        # the controller's own namespace, where upstream reads its MultiKueue Secrets (issue 53, item 15)
+        # (the default managedJobsNamespaceSelector leaves it out too)
+        (V2 + "namespace: queues-system\n", model.Config(
+            namespace="queues-system", managed_jobs_namespace_selector=managed.default_selector("queues-system"))),
     ],
     ids=[
         "empty",
@@ -76,6 +81,7 @@ V1 = "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
         "unused sections are accepted",
         "cluster queue resource metrics",
         "local queue metrics gated off",
+        "the controller's namespace",
     ],
 )
 def test_configuration_from_flag(load: Loader, text: str, expected: model.Config) -> None:
