@@ -137,9 +137,19 @@ class JobKeys:
         # finds the parent's Workload by its owner reference rather than by the name it would make
         prebuilt_name = ((parent or {}).get("metadata", {}).get("labels") or {}).get(batch.PREBUILT_WORKLOAD_LABEL)
         group = str(owner.get("apiVersion") or "").rpartition("/")[0]
-        name = prebuilt_name or batch.workload_name_for_owner(str(owner.get("kind")), group, str(owner.get("name")),
-                                                              owner.get("uid") or None)
+        name = prebuilt_name or self._sliced_name(parent, group) or batch.workload_name_for_owner(
+            str(owner.get("kind")), group, str(owner.get("name")), owner.get("uid") or None)
         return obj, f"{namespace}/{name}"
+
+    def _sliced_name(self, parent: dict[str, Any] | None, group: str) -> str | None:
+        """An elastic owner's Workload is its current slice, named by its own GenericJob (an elastic
+        RayJob's after its generation and its live cluster's); None for any other owner."""
+        if parent is None or not slicing.enabled(parent):
+            return None
+        integration = self.rules.frameworks.owner_integration(group, str(parent.get("kind") or ""))
+        if integration is None or integration.live is None:
+            return None
+        return integration.live.wrap(parent, []).workload_name()
 
     def _owner(self, kind: str, key: str) -> dict[str, Any] | None:
         if kind == "Job":

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from pykueue.controller.jobs import JobReconciler, ObjectKeys
+from pykueue.controller.jobs import JobKeys, JobReconciler, ObjectKeys, Rules
 from pykueue.controller.webhooks import admission
-from pykueue.jobs import batch, framework, slicing
+from pykueue.jobs import batch, framework, registry, slicing
 from pykueue.jobs.batch import JobConversionError
 from pykueue.jobs.ray import workload as ray
 from pykueue.jobs.ray.generic import RayObject
@@ -170,3 +170,20 @@ def test_the_autoscaler_scaling_its_cluster_up_makes_a_new_slice_named_for_the_c
     assert [(p["name"], p["count"]) for p in create.manifest["spec"]["podSets"]] == [
         ("head", 1), ("small", 3), ("big", 1), ("submitter", 1)]
     assert job["metadata"]["annotations"] == ELASTIC  # the cached object is left as the informer has it
+
+
+def test_its_submitter_job_is_held_to_the_current_slice_not_the_unsliced_name() -> None:
+    """Issue 53, item 12b (upstream's kuberay e2e): the submitter Job an elastic RayJob owns runs under
+    the RayJob's Workload, which is its current slice, named after the RayJob's generation and its live
+    cluster's recorded one ("1_2"), not the name an inelastic RayJob's Workload would have."""
+    job = elastic_rayjob(rayClusterName="rj-raycluster-x")
+    job["metadata"]["annotations"][ray.CLUSTER_GENERATION_ANNOTATION] = "2"
+    submitter = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": "rj-submitter", "namespace": "ns", "uid": "s1", "ownerReferences": [
+            {"apiVersion": "ray.io/v1", "kind": "RayJob", "name": "rj", "uid": "u2", "controller": True}]},
+        "spec": {"template": {"spec": {"containers": [{"name": "c"}]}}}}
+    keys = JobKeys({"ns/rj-submitter": submitter}, Rules(frameworks=registry.enabled(("batch/job", "ray.io/rayjob"))),
+                   owners=lambda kind, key: job if (kind, key) == ("RayJob", "ns/rj") else None)
+    found = keys.child("ns/rj-submitter")
+    assert found is not None
+    assert found[1] == "ns/" + batch.workload_name_for_owner("RayJob", "ray.io", "rj", "u2", "1_2")
