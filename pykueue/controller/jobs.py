@@ -172,7 +172,7 @@ class ObjectKeys:
 
     def __init__(self, integration: KindRecord, objects: Store, rules: Rules | bool) -> None:
         assert integration.live is not None, integration.framework
-        self.integration, self.live = integration, integration.live
+        self.live = integration.live
         self.kind, self.group = integration.kind, integration.group
         self.objects = objects
         self.rules = _rules(rules)

@@ -92,6 +92,7 @@ class Controller:
         self.jobs = WorkQueue()
         self.pod_work = WorkQueue()  # plain Pods and pod groups (PodKeys)
         rules = Rules.from_config(config, lambda name: self.cached("namespaces", name))  # which jobs are Kueue's
+        self._pods_on = "pod" in rules.frameworks  # the pod integration: on, or implied by a kind queued through it
         self.job_keys = JobKeys({}, rules, "batch/job" in config.frameworks)
         self.pod_keys = PodKeys({}, rules)
         self.sts_keys, self.sts_work = StatefulSetKeys({}, {}), WorkQueue()  # their Workloads and Pods' labels
@@ -357,7 +358,7 @@ class Controller:
 
     def manages_pods(self) -> bool:
         """The pod integration runs when it is on, or an integration that queues through it is."""
-        return "pod" in registry.enabled(self.engine.config.frameworks)
+        return self._pods_on
 
     def on_pod(self, kind: str, old: dict | None, new: dict | None) -> None:
         obj = new or old

@@ -26,7 +26,7 @@ from pykueue.api import validation
 from pykueue.api.loader import load_documents, read_workload
 from pykueue.controller.translate import clean
 from pykueue.jobs import managed, registry
-from pykueue.jobs.hooks import HookContext
+from pykueue.jobs.hooks import HookContext, no_default_queue
 from pykueue.jobs.registry import enabled
 
 KEEP_STATUS = ("Workload",)  # the kinds whose status carries what validation checks (the admission)
@@ -98,11 +98,6 @@ def _refusals(request: dict[str, Any], on_create, on_update) -> dict[str, Any]:
         found = on_create(obj)
     messages = [f"{e.path}: {e.message}" for e in found]
     return response(request, not messages, aggregate(messages) if messages else "")
-
-
-def no_default_queue(_namespace: str) -> bool:
-    """No namespace has a default LocalQueue (a webhook that does not watch them)."""
-    return False
 
 
 def _pod_marks(pod: dict[str, Any]) -> dict[str, str]:

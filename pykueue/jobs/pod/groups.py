@@ -24,6 +24,7 @@ from typing import Any
 from pykueue.jobs import batch, managed, prebuilt
 from pykueue.jobs.batch import annotations_of, labels_of, meta_of
 from pykueue.jobs.framework import Action, Delete, Event, Note, OneObject, Patch, WorkloadConditions
+from pykueue.jobs.hooks import no_marks
 from pykueue.jobs.integration import Frameworks
 from pykueue.jobs.pod.shape import role_hash
 from pykueue.jobs.pod.workload import (
@@ -105,13 +106,9 @@ def manages_pod(pod: Mapping[str, Any], frameworks: Frameworks, manage_without_q
     return batch.queue_name(pod) is not None or manage_without_queue_name
 
 
-def _no_marks(pod: Mapping[str, Any]) -> dict[str, str]:
-    return {}
-
-
 def pod_defaults(pod: Mapping[str, Any], frameworks: Frameworks, manage_without_queue_name: bool,
                  scope: managed.Scope = managed.DEFAULT_SCOPE,
-                 owner_marks: Callable[[Mapping[str, Any]], dict[str, str]] = _no_marks) -> list[dict[str, Any]]:
+                 owner_marks: Callable[[Mapping[str, Any]], dict[str, str]] = no_marks) -> list[dict[str, Any]]:
     """The JSON patch the Pod webhook answers: gate, label and finalizer a Pod Kueue manages, plus the
     labels its parent's integration names for it (``owner_marks``: a StatefulSet's Pods are one group
     named after the owner's UID, which only the Pod webhook knows; the caller passes that rule in, so
