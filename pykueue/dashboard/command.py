@@ -69,6 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _serve(kubeconfig: str | None, context: str | None, host: str, port: int, config: model.Config) -> int:
     import asyncio
+    import dataclasses
     import signal
 
     from pykueue.controller import serving
@@ -90,12 +91,14 @@ async def _serve(kubeconfig: str | None, context: str | None, host: str, port: i
             return _fail(str(exc))
         hub = Hub()
         feed = Feed(session.kube, hub)
-        dashboard = Dashboard(lambda: feed.objects, hub, config, unreadable=lambda: feed.unreadable,
-                              pod=feed.pod)
         guard = Guard(host, port)
-        limits = serving.Limits(serving.DASHBOARD)
-        listener = serving.Listener(dashboard.app((limits.middleware, guard.middleware, limits.bodies)), limits, host, port,
-                                    shutdown_timeout=1.0)
+        dashboard = Dashboard(lambda: feed.objects, hub, config, unreadable=lambda: feed.unreadable,
+                              pod=feed.pod, root=guard.root)
+        # the pages are under the session path, so is the event stream that is not timed
+        limits = serving.Limits(dataclasses.replace(serving.DASHBOARD, long_running=frozenset(
+            guard.root + path.lstrip("/") for path in serving.DASHBOARD.long_running)))
+        app = guard.app(dashboard.app((limits.bodies,)), (limits.middleware,))
+        listener = serving.Listener(app, limits, host, port, shutdown_timeout=1.0)
         try:
             try:
                 await listener.start()

@@ -3,9 +3,13 @@
 ``pykueue dashboard`` serves everything its caller's kubeconfig can read, so only that person may use
 it: as Jupyter guards a notebook server, each start draws a random token, printed in the URL; the
 first request that carries it gets a ``SameSite=Strict``, ``HttpOnly`` cookie and a redirect to the
-same URL without it. Other users of the machine cannot read the token, and another web page cannot
-send the cookie (``SameSite=Strict``) nor reach the server under a name of its own (DNS rebinding:
-only loopback ``Host`` values, or the address it was told to listen on, are served). A POST whose
+same page under this start's session path (``/s/<random>/``), where every page is served and to which
+the cookie is scoped. Browsers send a host's cookies to all its ports (RFC 6265 has no port scope), so
+a cookie for ``/`` would reach every other server on 127.0.0.1 the browser visits; one scoped to a
+random path reaches only URLs under that path, which no other server's pages name. Other users of the
+machine cannot read the token, and another web page cannot send the cookie (``SameSite=Strict``) nor
+reach the server under a name of its own (DNS rebinding: only loopback ``Host`` values, or the address
+it was told to listen on, are served). A POST whose
 ``Origin`` or ``Sec-Fetch-Site`` says it came from another site is refused as well
 (``same_site_writes``, which the dashboard the controller serves applies too, in front of its
 delegated authentication).
@@ -22,13 +26,16 @@ import hmac
 import ipaddress
 import secrets
 from collections.abc import Awaitable, Callable
+from typing import Any
 from urllib.parse import urlsplit
 
 from aiohttp import web
+from yarl import URL
 
 from pykueue.dashboard.render import SCRIPT
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+SESSION_BYTES = 16  # the session path's random part (128 bits, as the token's 256 bits are more than enough)
 LOOPBACK_NAMES = frozenset(("127.0.0.1", "localhost", "[::1]"))
 _SCRIPT_HASH = base64.b64encode(hashlib.sha256(SCRIPT.encode()).digest()).decode()
 HEADERS = {
@@ -79,13 +86,27 @@ async def same_site_writes(request: web.Request, handler: Handler) -> web.Stream
 
 
 class Guard:
-    """The standalone dashboard's middleware: the token (or its cookie), the ``Host``, the origin of
-    a POST. ``port`` is set once the listener is bound (``--listen HOST:0`` picks it then)."""
+    """The standalone dashboard's middleware: the token (or its cookie), the session path, the
+    ``Host``, the origin of a POST. ``port`` is set once the listener is bound (``--listen HOST:0``
+    picks it then). Jupyter's token login is the model; the session path is what a browser's cookie
+    rules need on a host whose other ports serve other people's code."""
 
-    def __init__(self, listen_host: str, port: int = 0, token: str | None = None) -> None:
+    def __init__(self, listen_host: str, port: int = 0, token: str | None = None,
+                 session: str | None = None) -> None:
         self.token = token or secrets.token_urlsafe(32)
+        self.root = f"/s/{session or secrets.token_urlsafe(SESSION_BYTES)}/"
         self.listen_host = listen_host
         self.port = port
+
+    def app(self, pages: web.Application, middlewares: tuple[Any, ...] = ()) -> web.Application:
+        """The standalone front end: ``pages`` (a ``Dashboard.app()`` built with ``root=self.root``)
+        mounted under the session path, behind ``middlewares`` and this guard (``middlewares`` first:
+        the request limits come before any check)."""
+        outer = web.Application(middlewares=[*middlewares, self.middleware],
+                                client_max_size=pages._client_max_size)
+        outer.on_response_prepare.append(add_headers)
+        outer.add_subapp(self.root, pages)
+        return outer
 
     @property
     def cookie(self) -> str:
@@ -126,10 +147,19 @@ class Guard:
         if given is not None:
             if not self._token_is(given) or request.method not in ("GET", "HEAD"):
                 raise _refuse(web.HTTPForbidden, "wrong token: open the URL pykueue dashboard printed")
-            response = web.HTTPSeeOther(request.rel_url.with_query(
+            response = web.HTTPSeeOther(self._in_session(request.rel_url).with_query(
                 {k: v for k, v in request.query.items() if k != "token"}))
-            response.set_cookie(self.cookie, self.token, httponly=True, samesite="Strict", path="/")
+            response.set_cookie(self.cookie, self.token, httponly=True, samesite="Strict", path=self.root)
             raise response
-        if not self._token_is(request.cookies.get(self.cookie, "")):
+        if not request.rel_url.raw_path.startswith(self.root) or not self._token_is(
+                request.cookies.get(self.cookie, "")):
             raise _refuse(web.HTTPUnauthorized, "open the URL pykueue dashboard printed (with its token)")
         return await same_site_writes(request, handler)
+
+    def _in_session(self, url: URL) -> URL:
+        """The same page under the session path: ``/queues/q`` and ``/s/<session>/queues/q`` both go to
+        the latter (the printed URL is ``/``; a bookmark of an older start's session is a page here)."""
+        path = url.raw_path
+        if path.startswith("/s/"):
+            path = "/" + path.split("/", 3)[3] if path.count("/") >= 3 else "/"
+        return url.with_path(self.root + path.lstrip("/"), encoded=True)

@@ -37,8 +37,9 @@ class Dashboard:
     def __init__(self, objects: Callable[[], Mapping[str, Mapping[str, dict[str, Any]]]], hub: Hub,
                  config: model.Config | None = None, *, clock: Callable[[], float] = time.time,
                  unreadable: Callable[[], Mapping[str, str]] = dict, pod: PodReader | None = None,
-                 offload: Offload | None = None) -> None:
+                 offload: Offload | None = None, root: str = "/") -> None:
         self.objects = objects
+        self.root = root  # the path the pages are mounted at: links and the script's requests start with it
         self.pod = pod
         self.unreadable = unreadable
         self.hub = hub
@@ -97,11 +98,11 @@ class Dashboard:
     def _fair_sharing(self, objs: Mapping[str, Mapping[str, Any]]) -> bool:
         return self.config.fair_sharing.enable or view.fair_sharing_reported(objs)
 
-    @staticmethod
-    def _respond(request: web.Request, title: str, live: str, extra: str = "") -> web.Response:
+    def _respond(self, request: web.Request, title: str, live: str, extra: str = "") -> web.Response:
         if request.query.get("fragment"):
             return web.Response(text=live, content_type="text/html", charset="utf-8")
-        return web.Response(text=render.page(title, live, extra=extra), content_type="text/html", charset="utf-8")
+        return web.Response(text=render.page(title, live, root=self.root, extra=extra), content_type="text/html",
+                            charset="utf-8")
 
     async def overview(self, request: web.Request) -> web.Response:
         return self._respond(request, "Queues", await self._cached(request, self._overview))
@@ -125,7 +126,7 @@ class Dashboard:
         title = f"ClusterQueue {name}"
         if name not in objs.get("clusterqueues", {}):  # nothing to render, nor to cache under any name asked
             return self._respond(request, title, render.queue_page(None, view.QueueRows(name, [], [], 0, 0, 0, 1),
-                                                                   {}, "/", False))
+                                                                   {}, self.root, False))
         # past the last page is the last page: no queue has more pages than all the workloads fill
         page = min(max(page, 0), max(0, -(-len(objs.get("workloads", {})) // view.PAGE_SIZE) - 1))
 
@@ -133,27 +134,27 @@ class Dashboard:
             objs = self.objects()
             cq = objs.get("clusterqueues", {}).get(name)
             rows = view.queue_rows(objs, name, self._now(), page)
-            return render.queue_page(None if cq is None else view.queue_summary(cq), rows, self._colors(objs), "/",
+            return render.queue_page(None if cq is None else view.queue_summary(cq), rows, self._colors(objs), self.root,
                                      self._fair_sharing(objs))
         return self._respond(request, title, await self._cached(request, build, page))
 
     async def workload(self, request: web.Request) -> web.Response:
         key = f"{request.match_info['namespace']}/{request.match_info['name']}"
         if key not in self.objects().get("workloads", {}):
-            return self._respond(request, f"Workload {key}", render.workload_page(key, None, [], "", None, "/"))
+            return self._respond(request, f"Workload {key}", render.workload_page(key, None, [], "", None, self.root))
 
         async def build() -> str:
             objs = self.objects()
             wl = objs.get("workloads", {}).get(key)
             if wl is None:
-                return render.workload_page(key, None, [], "", None, "/")
+                return render.workload_page(key, None, [], "", None, self.root)
             live = self.snapshot()
             explained = await self.offload.run(answer, self.config, "explain", live, key)
             items = view.timeline(objs, wl)
             found = view.owners(wl)
             owned = [(kind, name, await self._owner(objs, wl, kind, name)) for kind, name in found[:MAX_OWNERS]]
             behind = render.behind(owned, max(0, len(found) - MAX_OWNERS))
-            return render.workload_page(key, wl, items, behind, explained, "/")
+            return render.workload_page(key, wl, items, behind, explained, self.root)
         return self._respond(request, f"Workload {key}", await self._cached(request, build))
 
     async def _owner(self, objs: Mapping[str, Mapping[str, Any]], wl: dict[str, Any], kind: str,
@@ -179,7 +180,7 @@ class Dashboard:
                     doc = await self.offload.run(answer, self.config, "what-if", live, text, now)
                 except WhatIfError as exc:
                     error = str(exc)
-        body = render.what_if_form(text) + render.what_if_answer(doc, error, "/")
+        body = render.what_if_form(text, self.root) + render.what_if_answer(doc, error, self.root)
         # nothing on this page is live: a live update's fragment request gets an empty fragment, never
         # the whole page again (which the page's script would nest inside itself)
         return self._respond(request, "What if", "", extra=body)

@@ -66,18 +66,32 @@ def dashboard(kueue: Kueue, tmp_path: Path) -> Iterator[str]:
         print("\n--- dashboard log ---\n" + log.read_text()[-3000:])
 
 
-def refusals(printed: str) -> None:
-    """The printed URL without its token, a foreign Host (DNS rebinding), and a POST from another site
-    that carries the cookie are all refused."""
+def refusals(printed: str) -> str:
+    """The printed URL without its token, the cookie sent outside the session path it is scoped to, a
+    foreign Host (DNS rebinding), and a POST from another site that carries the cookie are all
+    refused. Returns the session's URL (where the token's redirect goes)."""
+    import http.client
+    from urllib.parse import urlsplit
+
     base = printed.split("?")[0]
     token = printed.split("token=")[1]
     port = base.rsplit(":", 1)[1].strip("/")
+    connection = http.client.HTTPConnection("127.0.0.1", int(port), timeout=30)
+    connection.request("GET", urlsplit(printed).path + "?" + urlsplit(printed).query)
+    answer = connection.getresponse()
+    assert answer.status == 303, answer.status
+    root = answer.getheader("Location") or ""
+    assert re.fullmatch(r"/s/[\w-]{22,}/", root) and f"Path={root}" in (answer.getheader("Set-Cookie") or "")
+    connection.close()
+    session = base.rstrip("/") + root
     cookie = f"pykueue-dashboard-{port}={token}"
-    assert http(base) == 401
-    assert http(base, {"Cookie": cookie}) == 200
-    assert http(base, {"Cookie": cookie, "Host": f"rebound.example:{port}"}) == 403
-    assert http(f"{base}what-if", {"Cookie": cookie, "Origin": "http://evil.example"}, b"manifest=kind%3A+Job") == 403
-    assert http(f"{base}what-if", {"Cookie": cookie, "Sec-Fetch-Site": "cross-site"}, b"manifest=kind%3A+Job") == 403
+    assert http(base) == 401 and http(session) == 401
+    assert http(base, {"Cookie": cookie}) == 401  # the cookie opens nothing outside its path
+    assert http(session, {"Cookie": cookie}) == 200
+    assert http(session, {"Cookie": cookie, "Host": f"rebound.example:{port}"}) == 403
+    assert http(f"{session}what-if", {"Cookie": cookie, "Origin": "http://evil.example"}, b"manifest=kind%3A+Job") == 403
+    assert http(f"{session}what-if", {"Cookie": cookie, "Sec-Fetch-Site": "cross-site"}, b"manifest=kind%3A+Job") == 403
+    return session
 
 
 def http(url: str, headers: dict[str, str] | None = None, form: bytes | None = None) -> int:
@@ -97,8 +111,7 @@ def test_pending_then_admitted_then_preempted_without_a_reload(kueue: Kueue, ns:
                                                                  tmp_path: Path) -> None:
     from playwright.sync_api import expect, sync_playwright
 
-    refusals(dashboard)
-    printed, dashboard = dashboard, dashboard.split("?")[0]
+    printed, dashboard = dashboard, refusals(dashboard)
 
     kueue.apply(PLAIN_FLAVOR)
     kueue.apply(priority_classes(ns))
@@ -111,7 +124,7 @@ def test_pending_then_admitted_then_preempted_without_a_reload(kueue: Kueue, ns:
             assert (response := stranger.goto(dashboard)) is not None and response.status == 401
             stranger.close()
             page = browser.new_page(viewport={"width": 1280, "height": 900})
-            opened = page.goto(printed)  # the cookie, then the same URL without the token
+            opened = page.goto(printed)  # the cookie, then the session's URL, without the token
             assert opened is not None and opened.status == 200 and page.url == dashboard
             page.goto(f"{dashboard}queues/{ns}")
             expect(page.locator("h2")).to_have_text(f"ClusterQueue {ns}")
