@@ -1,8 +1,10 @@
 # The pykueue controller image: `docker build -t pykueue:0.1.0 .` (the chart's default image).
-# A slim Python pinned to one patch release and Debian release, the package installed with pip into
-# a virtualenv (no dev or test extras), run as an unprivileged user with no shell needed. The build
-# stage has a C compiler, so setup.py's hook compiles the engine with mypyc (the final stage has none).
-ARG PYTHON_IMAGE=python:3.11.11-slim-bookworm
+# A slim Python pinned to one patch release and Debian release, and by digest (a tag can be pushed
+# again; a digest names one image for good), the package installed with pip into a virtualenv (no dev
+# or test extras), run as an unprivileged user with no shell needed. The build stage has a C compiler,
+# so setup.py's hook compiles the engine with mypyc (the final stage has none). Another base:
+# --build-arg PYTHON_IMAGE=python:X.Y.Z-slim-RELEASE@sha256:DIGEST.
+ARG PYTHON_IMAGE=python:3.11.11-slim-bookworm@sha256:081075da77b2b55c23c088251026fb69a7b2bf92471e491ff5fd75c192fd38e5
 
 FROM ${PYTHON_IMAGE} AS build
 ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1

@@ -37,12 +37,13 @@ def base_images() -> list[str]:
     return images
 
 
-def test_base_image_is_slim_python_pinned_to_a_patch_release() -> None:
+def test_base_image_is_slim_python_pinned_to_a_patch_release_and_a_digest() -> None:
     images = base_images()
     assert images, "no FROM"
     for image in images:
         assert "latest" not in image, image
-        match = re.fullmatch(r"python:(\d+)\.(\d+)\.(\d+)-slim-(\w+)(@sha256:[0-9a-f]{64})?", image)
+        # the digest is required: a tag may be pushed again, a digest names one image
+        match = re.fullmatch(r"python:(\d+)\.(\d+)\.(\d+)-slim-(\w+)(@sha256:[0-9a-f]{64})", image)
         assert match, f"{image}: not python:X.Y.Z-slim-<debian release>"
         assert (int(match.group(1)), int(match.group(2))) >= (3, 11)  # requires-python = ">=3.11"
 
