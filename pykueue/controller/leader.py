@@ -11,15 +11,24 @@ nothing is admitted twice. The rules are client-go's:
 - the leader renews every `retry_period`; one that has not renewed for `renew_deadline` (shorter than
   the lease duration) stops at once, before anyone else may take over, and the process exits;
 - on shutdown the leader releases the Lease (empty holder), so a standby takes over at its next try.
+
+While leading, the renewals run on a thread of their own with their own event loop and connection
+(``RenewalThread``), as client-go's elector runs in its own goroutine: a scheduling pass or a relist
+that holds the controller's loop does not stop the Lease from being renewed, and each of the
+controller's writes still checks, before it is sent, that the last renewal is within the deadline
+(``check_leading``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import copy
 import logging
 import random
 import socket
+import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -94,26 +103,28 @@ class LeaderElector:
 
     # ---- one try, client-go's tryAcquireOrRenew --------------------------------------------------
 
-    async def try_acquire_or_renew(self) -> bool:
+    async def try_acquire_or_renew(self, kube: Kube | None = None) -> bool:
+        """One try on ``kube`` (the renewal thread's connection), else the elector's own."""
+        kube = kube or self.kube
         now, stamp = self.monotonic(), micro_time(self.wall())
         mine = {"holderIdentity": self.identity, "leaseDurationSeconds": round(self.lease_duration),
                 "acquireTime": stamp, "renewTime": stamp, "leaseTransitions": 0}
         try:
-            lease = await self.kube.get(r.LEASE, self.name, self.namespace)
+            lease = await kube.get(r.LEASE, self.name, self.namespace)
         except ApiError as exc:
             if exc.status != 404:
                 raise
             body = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                     "metadata": {"name": self.name, "namespace": self.namespace}, "spec": mine}
             try:
-                created = await self.kube.create(r.LEASE, body, self.namespace)
+                created = await kube.create(r.LEASE, body, self.namespace)
             except ApiError as exc:
                 if exc.status == 409:  # another candidate created it first
                     return False
                 raise
             self._observe(created, now)
             return True
-        self.observed.set()
+        self._seen()
         spec = lease.get("spec") or {}
         if spec != self.observed_spec:
             self._observe(lease, now)
@@ -128,7 +139,7 @@ class LeaderElector:
             mine["leaseTransitions"] = (spec.get("leaseTransitions") or 0) + 1
         body = {**lease, "spec": {**spec, **mine}}  # metadata keeps the resourceVersion: optimistic
         try:
-            updated = await self.kube.replace(r.LEASE, body)
+            updated = await kube.replace(r.LEASE, body)
         except ApiError as exc:
             if exc.status == 409:
                 return False
@@ -140,12 +151,18 @@ class LeaderElector:
         self.lease = lease
         self.observed_spec = lease.get("spec") or {}
         self.observed_at = now
-        self.observed.set()
+        self._seen()
 
-    async def _try(self, timeout: float) -> bool:
+    def _seen(self) -> None:
+        """``observed`` belongs to the controller's loop: set there, and only before the renewal thread
+        starts (acquiring sets it; once set it stays set)."""
+        if not self.observed.is_set():
+            self.observed.set()
+
+    async def _try(self, timeout: float, kube: Kube | None = None) -> bool:
         """One try that neither raises nor outlives `timeout`."""
         try:
-            return await asyncio.wait_for(self.try_acquire_or_renew(), timeout)
+            return await asyncio.wait_for(self.try_acquire_or_renew(kube), timeout)
         except TimeoutError:
             log.warning("leader lease request timed out", extra={"fields": {"lease": self._lease_key()}})
         except ApiError as exc:
@@ -179,10 +196,10 @@ class LeaderElector:
                     "lease": self._lease_key(), "leader": holder, "identity": self.identity}})
             await asyncio.sleep(self.retry_period * (1 + random.random() * JITTER))
 
-    async def hold(self) -> None:
+    async def hold(self, kube: Kube | None = None) -> None:
         """Renew every retry period while leading; raise LeaderElectionLost once a renewal has not
         succeeded for the renew deadline (each try is cut off at that deadline, so a hung request
-        cannot keep a deposed leader admitting)."""
+        cannot keep a deposed leader admitting). ``kube``: the renewal thread's connection."""
         while True:
             await asyncio.sleep(self.retry_period)
             while True:
@@ -193,7 +210,7 @@ class LeaderElector:
                         "lease": self._lease_key(), "identity": self.identity, "holder": self.holder}})
                     raise LeaderElectionLost(self._lease_key())
                 attempt_started = self.monotonic()
-                if await self._try(left) and self.holder == self.identity:
+                if await self._try(left, kube) and self.holder == self.identity:
                     self.renewed_at = attempt_started
                     break
                 await asyncio.sleep(min(self.retry_period, max(0.0, left - (self.monotonic() - attempt_started))))
@@ -226,15 +243,81 @@ class LeaderElector:
         log.info("released leader lease", extra={"fields": {"lease": self._lease_key(), "identity": self.identity}})
 
 
-async def run_as_leader(elector: LeaderElector, work: Callable[[], Awaitable[None]]) -> None:
-    """Wait for the Lease, then run `work` while renewing it. Raise LeaderElectionLost (after `work`
-    is cancelled) when renewing fails; on cancellation, or when `work` ends, stop it and release the Lease."""
+class RenewalThread:
+    """``elector.hold`` on a thread of its own, with its own event loop and the connection ``connect``
+    makes there (an aiohttp session belongs to the loop it was made on): the controller's loop may be
+    held by a long pass without the Lease going unrenewed. ``done`` is a future of the controller's
+    loop, set when holding ends (LeaderElectionLost, or None once stopped); the elector's ``leading`` and
+    ``renewed_at``, which ``check_leading`` reads on the controller's loop, are plain attributes the
+    thread assigns. client-go's counterpart: the elector's renew goroutine."""
+
+    def __init__(self, elector: LeaderElector, connect: Callable[[], Kube]) -> None:
+        self.elector = elector
+        self.connect = connect
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._caller = asyncio.get_running_loop()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._started = threading.Event()
+        self._thread = threading.Thread(target=self._main, name="leader-renewal", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+        self._started.wait()
+
+    def _main(self) -> None:
+        outcome: BaseException | None = None
+        try:
+            asyncio.run(self._hold())
+        except BaseException as exc:  # noqa: BLE001 - handed to the controller's loop, which raises it
+            outcome = exc
+        self._caller.call_soon_threadsafe(self._finish, outcome)
+
+    def _finish(self, outcome: BaseException | None) -> None:
+        if self.done.done():
+            return
+        if outcome is None or isinstance(outcome, (asyncio.CancelledError, concurrent.futures.CancelledError)):
+            self.done.set_result(None)
+        else:
+            self.done.set_exception(outcome)
+
+    async def _hold(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+        self._started.set()
+        kube = self.connect()
+        try:
+            await self.elector.hold(kube)
+        finally:
+            with contextlib.suppress(Exception):
+                await kube.close()
+
+    async def stop(self) -> None:
+        """Cancel the renewals and wait for the thread (off the controller's loop)."""
+        if self._loop is not None and self._task is not None:
+            with contextlib.suppress(RuntimeError):  # its loop has ended already
+                self._loop.call_soon_threadsafe(self._task.cancel)
+        await asyncio.to_thread(self._thread.join)
+
+
+async def run_as_leader(elector: LeaderElector, work: Callable[[], Awaitable[None]],
+                        connect: Callable[[], Kube] | None = None) -> None:
+    """Wait for the Lease, then run `work` while renewing it (on a ``RenewalThread`` with a connection
+    from ``connect``; on this loop without one). Raise LeaderElectionLost (after `work` is cancelled)
+    when renewing fails; on cancellation, or when `work` ends, stop it and release the Lease."""
     await elector.acquire()
     running = asyncio.ensure_future(work())
-    holding = asyncio.ensure_future(elector.hold())
+    renewal = RenewalThread(elector, connect) if connect is not None else None
+    if renewal is not None:
+        renewal.start()
+        holding: asyncio.Future[None] = renewal.done
+    else:
+        holding = asyncio.ensure_future(elector.hold())
     try:
         await asyncio.wait({running, holding}, return_when=asyncio.FIRST_COMPLETED)
     finally:
+        if renewal is not None:
+            await renewal.stop()
         for task in (running, holding):
             task.cancel()
         for task in (running, holding):
@@ -305,7 +388,7 @@ async def run_replica(kube: Kube, config: Any, *, metrics_address: str = ":8443"
         if elector is None:
             await work()
         else:
-            await run_as_leader(elector, work)
+            await run_as_leader(elector, work, lambda: Kube.from_configuration(copy.deepcopy(kube.api.configuration)))
     except LeaderElectionLost:
         return 1
     finally:

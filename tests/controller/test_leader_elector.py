@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from typing import Any
 
@@ -23,6 +24,11 @@ class FakeLeases:
         self.objects: dict[str, dict[str, Any]] = {}
         self.version = 0
         self.down = False
+        self.lock = threading.Lock()  # the renewal thread and the test's loop both call it: each request atomic
+        self.renewals = 0
+
+    async def close(self) -> None:
+        return None
 
     async def _maybe_hang(self) -> None:
         while self.down:
@@ -37,27 +43,33 @@ class FakeLeases:
 
     async def get(self, res: Any, name: str, namespace: str | None = None) -> dict[str, Any]:
         await self._maybe_hang()
-        if name not in self.objects:
-            raise ApiError(404, {"reason": "NotFound"}, "GET", name)
-        return json.loads(json.dumps(self.objects[name]))
+        with self.lock:
+            if name not in self.objects:
+                raise ApiError(404, {"reason": "NotFound"}, "GET", name)
+            return json.loads(json.dumps(self.objects[name]))
 
     async def create(self, res: Any, obj: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
         await self._maybe_hang()
-        if obj["metadata"]["name"] in self.objects:
-            raise ApiError(409, {"reason": "AlreadyExists"}, "POST", obj["metadata"]["name"])
-        return self._stored(obj)
+        with self.lock:
+            if obj["metadata"]["name"] in self.objects:
+                raise ApiError(409, {"reason": "AlreadyExists"}, "POST", obj["metadata"]["name"])
+            return self._stored(obj)
 
     async def replace(self, res: Any, obj: dict[str, Any]) -> dict[str, Any]:
         await self._maybe_hang()
-        current = self.objects[obj["metadata"]["name"]]
-        if obj["metadata"].get("resourceVersion") != current["metadata"]["resourceVersion"]:
-            raise ApiError(409, {"reason": "Conflict"}, "PUT", obj["metadata"]["name"])
-        return self._stored(obj)
+        with self.lock:
+            current = self.objects[obj["metadata"]["name"]]
+            if obj["metadata"].get("resourceVersion") != current["metadata"]["resourceVersion"]:
+                raise ApiError(409, {"reason": "Conflict"}, "PUT", obj["metadata"]["name"])
+            self.renewals += 1
+            return self._stored(obj)
 
 
-def test_elector_rules_without_a_cluster() -> None:
+@pytest.mark.parametrize("on_thread", [True, False], ids=["renewal-thread", "same-loop"])
+def test_elector_rules_without_a_cluster(on_thread: bool) -> None:
     """One winner among two candidates; the loser takes over only after the lease duration of silence;
-    a leader whose renewals hang stops within the renew deadline; a released Lease is taken at once."""
+    a leader whose renewals hang stops within the renew deadline; a released Lease is taken at once.
+    The same whether the renewals run on their own thread (the controller's way) or on the caller's loop."""
     async def scenario() -> None:
         api = FakeLeases()
         timing = {"lease_duration": 1.5, "renew_deadline": 1.0, "retry_period": 0.2}
@@ -81,7 +93,7 @@ def test_elector_rules_without_a_cluster() -> None:
                 work_stopped.set()
 
         a2 = LeaderElector(api, "ns", identity="a", **timing)  # type: ignore[arg-type]
-        leading = asyncio.create_task(run_as_leader(a2, work))
+        leading = asyncio.create_task(run_as_leader(a2, work, (lambda: api) if on_thread else None))  # type: ignore[arg-type,return-value]
         await asyncio.sleep(0.5)
         assert a2.leading and not work_stopped.is_set()
         standby = asyncio.create_task(b.acquire())
@@ -103,6 +115,39 @@ def test_elector_rules_without_a_cluster() -> None:
         assert api.objects[LEASE]["spec"]["holderIdentity"] == ""
         c = LeaderElector(api, "ns", identity="c", **timing)  # type: ignore[arg-type]
         assert await c.try_acquire_or_renew()
+
+    asyncio.run(scenario())
+
+
+def test_a_leader_whose_loop_is_held_past_the_renew_deadline_keeps_renewing_on_its_thread() -> None:
+    """A scheduling pass or a relist may hold the controller's loop longer than the renew deadline:
+    the renewal thread goes on renewing meanwhile, so the leader neither loses the Lease nor refuses
+    its own writes afterwards, and a standby never takes over. On the caller's loop (before the
+    thread), the same stall cost the leadership: no renewal for 1.6 s against a 1 s deadline."""
+    async def scenario() -> None:
+        api = FakeLeases()
+        timing = {"lease_duration": 1.5, "renew_deadline": 1.0, "retry_period": 0.2}
+        leader = LeaderElector(api, "ns", identity="a", **timing)  # type: ignore[arg-type]
+        standby = LeaderElector(api, "ns", identity="b", **timing)  # type: ignore[arg-type]
+        started = asyncio.Event()
+
+        async def work() -> None:
+            started.set()
+            await asyncio.Event().wait()
+
+        leading = asyncio.create_task(run_as_leader(leader, work, lambda: api))  # type: ignore[arg-type,return-value]
+        await asyncio.wait_for(started.wait(), 5)
+        before = api.renewals
+        time.sleep(1.6)  # the loop held: no task of it runs, the thread's renewals do
+        assert api.renewals >= before + 4  # every retry period (0.2 s) while held
+        leader.check_leading()  # a write decided now still goes out
+        assert api.objects[LEASE]["spec"]["holderIdentity"] == "a"
+        assert not await standby.try_acquire_or_renew()
+        assert not leading.done()
+        leading.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await leading
+        assert api.objects[LEASE]["spec"]["holderIdentity"] == ""  # released on the way out
 
     asyncio.run(scenario())
 
