@@ -594,11 +594,13 @@ class Controller:
         """One `Engine.schedule` at the current time; its events mark what must be written."""
         now = self.now_us()
         attempted, started = views.has_candidates(self.engine), time.perf_counter()
+        self._mark_quiet_releases()  # before the pass: the reservations it makes are written after them
         try:
             events = self.engine.take_events() + self.engine.schedule(now)
         except EngineError as exc:
             log.error("scheduling stopped for this pass", extra={"fields": {"error": str(exc)}})
             events = self.engine.take_events()
+        self._mark_quiet_releases()
         self.cycles += 1
         # One admission attempt per pass that had something to try, as upstream counts its cycles.
         reserved = any(e.type == ev.QUOTA_RESERVED for e in events)
@@ -608,6 +610,13 @@ class Controller:
             self.on_event(event)
         self.workload_sync.flush_unevaluated()
         self.queue_objects.recheck_terminating()  # a deleted queue's last workload may have left
+
+    def _mark_quiet_releases(self) -> None:
+        """Reservations the engine gave back without an event (a LocalQueue deleted, a queue held, while
+        checks were pending): their status is due now, not at the next pending-message sweep, so the
+        status writer writes the release before any reservation of the quota it freed."""
+        for key in self.engine.take_quiet_releases():
+            self.status_writer.mark(key)
 
     def on_event(self, event: ev.Event) -> None:
         """One decision fanned out: a log line, metrics, the Kubernetes Event, then the status it moves."""

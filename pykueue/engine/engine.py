@@ -94,6 +94,10 @@ class Engine(SchedulingHost):
         self._stamps = new_stamps()  # per engine: two engines in one process never share a counter
         self.shared = Shared()  # equal hashes, keys and admissions stored once (see workload.Shared)
         self._events: list[Event] = []
+        # Reservations given back with no event (a queue deleted or held while its checks were
+        # pending): a live driver writes their release before any reservation the freed quota allows
+        # (``take_quiet_releases``). Live workloads' keys only: a deleted one leaves it.
+        self._quiet_releases: set[str] = set()
         self.queues = QueueManager(self.cqs, self.local_queues, self.workloads)
         self.timers = Timers()  # pods-ready and maximum-execution deadlines (backoffs: the queue manager)
         self._terminating: set[str] = set()  # deleted ClusterQueues still held for their workloads
@@ -274,6 +278,7 @@ class Engine(SchedulingHost):
                 continue
             name = info.cluster_queue if kind == "ClusterQueue" else info.spec.queue_name
             self._release(info)
+            self._quiet_releases.add(info.key)
             self._transition(info, State.PENDING, now, reason=SUSPENDED, message=f"{kind} {name} is stopped")
             info.check_states = {}
             self.queues.place(info)
@@ -291,6 +296,7 @@ class Engine(SchedulingHost):
     def _unreserve(self, info: WorkloadInfo, message: str) -> None:
         """A reservation whose queue went away while it waited for its checks goes back to pending."""
         self._release(info)
+        self._quiet_releases.add(info.key)
         self._transition(info, State.PENDING, 0,  # no time is kept for a return to pending
                          reason=MISCONFIGURED, message=message)
         info.check_states = {}
@@ -421,6 +427,7 @@ class Engine(SchedulingHost):
             return
         info.known = False
         self._count(info, -1)
+        self._quiet_releases.discard(key)
         if info.holds_usage:
             self._release(info)
         else:
@@ -914,6 +921,15 @@ class Engine(SchedulingHost):
 
     def take_events(self) -> list[Event]:
         out, self._events = self._events, []
+        return out
+
+    def take_quiet_releases(self) -> list[str]:
+        """The workloads whose reservation was given back since the last call without an event (none
+        of the fixed event types says "reservation cancelled": simulate's output has no such event, and
+        upstream writes only the condition). The controller marks their status due before the next
+        scheduling pass, so their release goes out before the reservations that reuse the quota."""
+        out = sorted(self._quiet_releases)
+        self._quiet_releases.clear()
         return out
 
     def _emit(self, type_: str, info: WorkloadInfo, cq: str | None, *, reason: str | None = None,
