@@ -73,3 +73,13 @@ def modified(ctl: Controller, obj: dict[str, Any]) -> None:
 
 def quota_reserved(body: dict[str, Any]) -> dict[str, Any]:
     return next(c for c in body["status"]["conditions"] if c["type"] == "QuotaReserved")
+
+
+def sync(ctl: Controller, res: r.Resource, key: str, obj: dict[str, Any] | None) -> None:
+    """Put (or, with None, take) one queue object in the cache and let the controller see it."""
+    objects = ctl.informers[res.plural].objects  # type: ignore[attr-defined]
+    if obj is None:
+        objects.pop(key, None)
+    else:
+        objects[key] = obj
+    ctl.queue_objects.sync(res, key)

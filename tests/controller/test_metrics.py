@@ -6,14 +6,13 @@ a 4 cpu ClusterQueue `cq` with `a` (3 cpu) admitted and `b` (3 cpu) set aside; t
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from pykueue.controller.manager import Controller
 from pykueue.controller.metrics import Metrics, _buckets, resource_value
 from pykueue.engine import events as ev
 from pykueue.engine import model
 from pykueue.kube import resources as r
-from tests.controller.controllers import controller_with, kueue, workload
+from tests.controller.controllers import controller_with, kueue, sync, workload
 
 NOW = 1_800_000_000.0
 CREATED = 1_767_225_600.0  # 2026-01-01T00:00:00Z, the test workloads' creationTimestamp
@@ -117,16 +116,6 @@ def test_a_deleted_cluster_queue_reports_terminating() -> None:
 
 
 # ---- the series upstream's e2e spec adds: LocalQueueMetrics, weighted share, admission checks --------
-
-
-def sync(ctl: Controller, res: r.Resource, key: str, obj: dict[str, Any] | None) -> None:
-    """Put (or, with None, take) one queue object in the cache and let the controller see it."""
-    objects = ctl.informers[res.plural].objects  # type: ignore[attr-defined]
-    if obj is None:
-        objects.pop(key, None)
-    else:
-        objects[key] = obj
-    ctl.queue_objects.sync(res, key)
 
 
 def test_default_configuration_exports_no_resource_series_but_the_local_queues() -> None:

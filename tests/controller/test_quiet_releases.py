@@ -12,23 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from typing import Any
 
 from pykueue.controller import views
 from pykueue.controller.manager import Controller
 from pykueue.engine.workload import State
 from pykueue.kube import resources as r
-from tests.controller.controllers import controller_with, kueue, modified, workload
+from tests.controller.controllers import controller_with, kueue, modified, sync, workload
 from tests.controller.fakes import FakeKube, stop, until
-
-
-def _sync(ctl: Controller, res: r.Resource, key: str, obj: dict[str, Any] | None) -> None:
-    objects = ctl.informers[res.plural].objects  # type: ignore[attr-defined]
-    if obj is None:
-        objects.pop(key, None)
-    else:
-        objects[key] = obj
-    ctl.queue_objects.sync(res, key)
 
 
 def _with_a_check_pending() -> Controller:
@@ -38,11 +28,11 @@ def _with_a_check_pending() -> Controller:
     other["spec"]["queueName"] = "other"
     ctl, _ = controller_with(workload("a", "3"))
     ctl.informers["admissionchecks"] = type(ctl.informers["clusterqueues"])({})  # type: ignore[call-arg]
-    _sync(ctl, r.ADMISSION_CHECK, "check", kueue("AdmissionCheck", "check", {"controllerName": "x"}))
+    sync(ctl, r.ADMISSION_CHECK, "check", kueue("AdmissionCheck", "check", {"controllerName": "x"}))
     cq = ctl.informers["clusterqueues"].objects["cq"]  # type: ignore[attr-defined]
-    _sync(ctl, r.CLUSTER_QUEUE, "cq", {**cq, "spec": {
+    sync(ctl, r.CLUSTER_QUEUE, "cq", {**cq, "spec": {
         **cq["spec"], "admissionChecksStrategy": {"admissionChecks": [{"name": "check"}]}}})
-    _sync(ctl, r.LOCAL_QUEUE, "ns/other", kueue("LocalQueue", "other", {"clusterQueue": "cq"}, "ns"))
+    sync(ctl, r.LOCAL_QUEUE, "ns/other", kueue("LocalQueue", "other", {"clusterQueue": "cq"}, "ns"))
     ctl.run_cycle()
     assert ctl.engine.state_of("ns/a") is State.QUOTA_RESERVED
     shown = copy.deepcopy(ctl.informers["workloads"].get("ns/a"))  # the API shows a's reservation
@@ -77,7 +67,7 @@ def _written_in_order(ctl: Controller) -> FakeKube:
 
 def test_a_reservation_given_back_for_a_deleted_local_queue_is_released_before_its_quota_is_reserved_again() -> None:
     ctl = _with_a_check_pending()
-    _sync(ctl, r.LOCAL_QUEUE, "ns/lq", None)
+    sync(ctl, r.LOCAL_QUEUE, "ns/lq", None)
     assert not views.holds_quota(ctl.engine, "ns/a")  # the engine gave a's reservation back
     ctl.run_cycle()
     assert views.holds_quota(ctl.engine, "ns/b")
@@ -96,7 +86,7 @@ def test_a_reservation_given_back_for_a_held_queue_is_released_at_once() -> None
     lent to the cohort at once), not at the sweep."""
     ctl = _with_a_check_pending()
     cq = ctl.informers["clusterqueues"].objects["cq"]  # type: ignore[attr-defined]
-    _sync(ctl, r.CLUSTER_QUEUE, "cq", {**cq, "spec": {**cq["spec"], "stopPolicy": "Hold"}})
+    sync(ctl, r.CLUSTER_QUEUE, "cq", {**cq, "spec": {**cq["spec"], "stopPolicy": "Hold"}})
     assert not views.holds_quota(ctl.engine, "ns/a")
     ctl.run_cycle()
     assert "ns/a" in ctl.status_writer.dirty
