@@ -190,6 +190,7 @@ class WorkloadReconciler:
     def _sync(self, key: str, obj: dict[str, Any], now: int, finished: bool) -> None:
         """A Workload the engine knows: every field the engine follows is compared with the copy."""
         engine, rec = self.engine, self.records.at(key)
+        self.status_writer.observed(key, obj)
         state = views.admitted_state(engine, key)
         if state is State.PENDING and not finished and self._adopt(key, obj, now):
             return

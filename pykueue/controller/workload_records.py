@@ -39,6 +39,11 @@ class WorkloadRecord:
     preemptor: str | None = None
     replaced: str | None = None  # finished WorkloadSliceReplaced by the engine: the Finished message to write
     written: dict[str, Any] | None = None
+    # the resourceVersion the API server gave that write, and whether the informer has shown it since:
+    # from then on the cache is at or past the write, so a copy that no longer shows it was changed by
+    # another writer (and is written again), while before it the cache may just lag the write
+    written_version: str | None = None
+    written_seen: bool = False
     written_pending: tuple[str | None, str | None] | None = None
     failures: int = 0
     # metrics: the last eviction or requeue (wall seconds), evictions counted once per (reason, cause),

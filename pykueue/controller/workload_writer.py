@@ -275,13 +275,16 @@ class WorkloadStatusWriter:
         await self._apply(key, obj, status, view)
 
     async def _apply(self, key: str, obj: dict[str, Any], status: dict[str, Any], view: WorkloadView | None) -> bool:
-        """Apply ``status`` unless it is what this writer last wrote or, before its first write (a
-        restart), what the cached object shows already (once it has written, the cache may lag its
-        own write, so only what it wrote is trusted);
-        whether a write landed. A refused write is retried with backoff (a 404 undoes the decision)."""
+        """Apply ``status`` unless the API has it already: whether a write landed. What the API has is
+        the cached object once the informer has shown this writer's last write (or before its first
+        write: a restart); until then the cache may lag that write, and only what was written is
+        trusted. So a status another writer changed after ours (a stalled deposed leader, a user's
+        patch) is written again, as upstream's workload controller compares with the object it reads.
+        A refused write is retried with backoff (a 404 undoes the decision)."""
         rec = self.records.at(key)
         wanted = comparable(status)
-        if rec.written == wanted or (rec.written is None and shows(obj, wanted)):
+        current = rec.written is None or rec.written_seen  # the cache is at or past our last write
+        if shows(obj, wanted) if current else rec.written == wanted:
             rec.written = wanted
             self._landed(key, rec, view)
             return False
@@ -291,8 +294,8 @@ class WorkloadStatusWriter:
                 # Released and reserved again elsewhere before the release was written: an admission is
                 # never changed in place (the CRD and the webhook refuse it), so the release goes first.
                 await self.kube.apply(r.WORKLOAD, apply_body(obj, released_status(obj, self.clock())), manager=MANAGER, subresource="status")
-            await self.kube.apply(r.WORKLOAD, apply_body(obj, status, rec.decided_on if strict else None),
-                                  manager=MANAGER, subresource="status")
+            answer = await self.kube.apply(r.WORKLOAD, apply_body(obj, status, rec.decided_on if strict else None),
+                                           manager=MANAGER, subresource="status")
         except ApiError as exc:
             if exc.status == 404:
                 if self.engine.has_workload(key):
@@ -318,8 +321,25 @@ class WorkloadStatusWriter:
             self._retry_status(key, exc, transient=True)
             return False
         rec.written = wanted
+        version = ((answer or {}).get("metadata") or {}).get("resourceVersion") if isinstance(answer, dict) else None
+        rec.written_version, rec.written_seen = version, False
         self._landed(key, rec, view)
         return True
+
+    def observed(self, key: str, obj: dict[str, Any]) -> None:
+        """Each copy of ``key`` the informer shows (the Workload reconciler's call): the copy of this
+        writer's last write marks the cache as caught up with it; a later copy whose owned status no
+        longer shows that write was changed by someone else, and the status is due again."""
+        rec = self.records.get(key)
+        if rec is None or rec.written is None:
+            return
+        version = obj["metadata"].get("resourceVersion")
+        if version is not None and version == rec.written_version:
+            rec.written_seen = True
+        elif rec.written_seen and not shows(obj, rec.written) and key not in self.dirty:
+            log.info("workload status changed by another writer; written again", extra={"fields": {
+                "workload": key, "resourceVersion": version}})
+            self.mark(key)
 
     def _landed(self, key: str, rec: WorkloadRecord, view: WorkloadView | None) -> None:
         rec.written_pending = (view.reason, view.message or None) if view and view.state is State.PENDING else None
