@@ -47,14 +47,24 @@ def _as_written(ctl, kube: FakeKube, version: str) -> dict[str, Any]:
     return obj
 
 
-def test_an_admission_another_writer_took_off_is_written_again() -> None:
+def _admitting_a(scenario) -> None:
+    """``scenario(ctl, kube)`` run beside the status writer, once a scheduling pass has admitted ``a``."""
     ctl, _ = controller_with(workload("a", "3"))
     kube = VersionedKube()
     ctl.status_writer.kube = kube  # type: ignore[assignment]
 
-    async def scenario() -> None:
+    async def main() -> None:
         task = asyncio.create_task(ctl.status_writer.run())
         ctl.run_cycle()
+        await scenario(ctl, kube)
+        await stop(task)
+
+    asyncio.run(main())
+
+
+def test_an_admission_another_writer_took_off_is_written_again() -> None:
+
+    async def scenario(ctl, kube: FakeKube) -> None:
         assert ctl.engine.state_of("ns/a") is State.ADMITTED
         await _written(ctl, kube, 1)
         admitted = _as_written(ctl, kube, "2")
@@ -75,22 +85,16 @@ def test_an_admission_another_writer_took_off_is_written_again() -> None:
         assert rewritten["status"]["admission"] == admitted["status"]["admission"]
         assert {c["type"]: c["status"] for c in rewritten["status"]["conditions"]} == {
             "QuotaReserved": "True", "Admitted": "True"}
-        await stop(task)
 
-    asyncio.run(scenario())
+    _admitting_a(scenario)
 
 
 def test_a_cache_that_lags_the_writers_own_write_is_not_another_writer() -> None:
     """The informer still shows the copy from before the write (resourceVersion "1", no status): that
     is the cache lagging, not a change, so nothing is written again; only a copy at or after the
     write's own resourceVersion is compared."""
-    ctl, _ = controller_with(workload("a", "3"))
-    kube = VersionedKube()
-    ctl.status_writer.kube = kube  # type: ignore[assignment]
 
-    async def scenario() -> None:
-        task = asyncio.create_task(ctl.status_writer.run())
-        ctl.run_cycle()
+    async def scenario(ctl, kube: FakeKube) -> None:
         await _written(ctl, kube, 1)
         stale = copy.deepcopy(ctl.informers["workloads"].get("ns/a"))
         stale["metadata"]["labels"] = {"touched": "yes"}  # some other change the watch delivers first
@@ -98,6 +102,5 @@ def test_a_cache_that_lags_the_writers_own_write_is_not_another_writer() -> None
         ctl.status_writer.mark("ns/a")  # even when due for another reason, the same status is not sent again
         await _written(ctl, kube, 1)
         assert kube.calls == ["a"]
-        await stop(task)
 
-    asyncio.run(scenario())
+    _admitting_a(scenario)
