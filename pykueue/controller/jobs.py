@@ -19,6 +19,7 @@ from pykueue.api.models.kueue_v1beta2 import PriorityClassRef
 from pykueue.api.priority import PriorityClasses, Resolved, resolve
 from pykueue.controller import owners as owner_index
 from pykueue.controller.events import Recorder
+from pykueue.controller.translate import parse_time
 from pykueue.controller.workload_status import rfc3339
 from pykueue.engine import model
 from pykueue.jobs import batch, framework, managed, prebuilt, registry, slicing
@@ -178,14 +179,24 @@ class ObjectKeys:
         self.rules = _rules(rules)
         self.label_keys = self.rules.label_keys
         self.children: dict[str, dict[str, dict[str, Any]]] = {}
+        # the names of each parent's children that were deleted since its quota was last released: their
+        # Pods may still be terminating (``GenericJob.lingering_pods``); forgotten once it is released
+        self.ended: dict[str, set[str]] = {}
 
     def managed(self, obj: dict[str, Any]) -> bool:
         return self.live.managed(obj, self.rules.manage_without_queue_name)
 
     def wrap(self, obj: dict[str, Any]) -> GenericJob:
         meta = obj["metadata"]
-        children = self.children.get(f"{meta.get('namespace')}/{meta['name']}") or {}
-        return self.live.wrap(obj, list(children.values()))
+        parent = f"{meta.get('namespace')}/{meta['name']}"
+        job = self.live.wrap(obj, list((self.children.get(parent) or {}).values()))
+        if isinstance(job, OneObject) and parent in self.ended:
+            job.ended_children = tuple(sorted(self.ended[parent]))
+        return job
+
+    def released(self, key: str) -> None:
+        """``key``'s quota was released: the children it had before are no longer looked for."""
+        self.ended.pop(key, None)
 
     def load(self, key: str) -> GenericJob | None:
         obj = self.objects.get(key)
@@ -211,6 +222,8 @@ class ObjectKeys:
             children.pop(key, None)
             if not children:
                 del self.children[parent]
+            if self.objects.get(parent) is not None:  # a parent that is gone needs no memory of it
+                self.ended.setdefault(parent, set()).add(meta["name"])
         else:
             children[key] = obj
         return parent
@@ -317,6 +330,11 @@ class PodKeys:
             return [f"{GROUP_PREFIX}{meta['namespace']}/{meta['name']}"]
         owners = [o for o in meta.get("ownerReferences") or [] if o.get("kind") == "Pod" and o.get("apiVersion") == "v1"]
         return [f"{meta['namespace']}/{o['name']}" for o in owners]
+
+
+class PodsLinger(LookupError):
+    """A stopped job's Pods that its status does not count may still run (``JobStopped.lingering``): its
+    quota stays held, and the key comes back with the work queue's backoff (up to 30 s apart)."""
 
 
 class JobReconciler:
@@ -477,6 +495,19 @@ class JobReconciler:
         log.info("Kueue managed child job suspended", extra={"fields": {"job": f"{job.namespace}/{obj['metadata']['name']}",
                                                                          "ownerWorkload": owner_workload}})
 
+    async def _lingering_gone(self, action: framework.JobStopped) -> bool:
+        """None of the Pods ``action.lingering`` selects may still run (``owners.pod_may_run``): listed by
+        each selector in the job's namespace (the chart's read-only Pods grant). A list that fails, or
+        that RBAC refuses, counts as "may run": the quota stays held and the key is tried again."""
+        now = self.now()
+        for selector in action.lingering:
+            listed = await self.kube.list(r.POD, labelSelector=selector,
+                                          fieldSelector=f"metadata.namespace={action.namespace}")
+            for pod in listed.get("items") or []:
+                if owner_index.pod_may_run(pod, now, parse_time(pod["metadata"].get("deletionTimestamp"))):
+                    return False
+        return True
+
     def _warn(self, action: framework.Warn) -> None:
         meta = action.obj.get("metadata") or {}
         key = f"{action.obj.get('kind')}/{meta.get('namespace')}/{meta.get('name')}/{meta.get('uid')}"
@@ -496,8 +527,12 @@ class JobReconciler:
                     "name": action.name, "namespace": action.namespace, "uid": action.uid}},
                     action.reason, action.message)
         elif isinstance(action, framework.JobStopped):
+            if action.lingering and not await self._lingering_gone(action):
+                raise PodsLinger(f"{action.namespace}/{action.name}")
             if self.stopped is not None:
                 self.stopped(f"{action.namespace}/{action.name}")
+            if isinstance(self.integration, ObjectKeys):
+                self.integration.released(f"{action.namespace}/{action.name}")
         elif isinstance(action, framework.CreateWorkload):
             await self._create_workload(action)
         elif isinstance(action, framework.SetPriority):

@@ -35,6 +35,7 @@ from pykueue.controller.jobs import (
     JobReconciler,
     ObjectKeys,
     PodKeys,
+    PodsLinger,
     Rules,
 )
 from pykueue.controller.jobs import RESOURCES as JOB_RESOURCES
@@ -420,6 +421,8 @@ class Controller:
             self._owner_changed(self.crd_keys[kind].group, kind, new or old)  # type: ignore[arg-type]
             if event != DELETED:
                 work.add(key_of(new or old))
+            else:
+                self.crd_keys[kind].released(key_of(old))  # type: ignore[arg-type]  # no memory of its children
             self._child_changed(res, event, new or old)  # type: ignore[arg-type]  # a RayJob's RayCluster
         inf = self._informer(res, handle)
         self.crd_keys[kind].objects = inf.store
@@ -654,5 +657,8 @@ class Controller:
     # ---- odds and ends ---------------------------------------------------------------------------
 
     def _job_error(self, key: str, exc: Exception) -> None:
+        if isinstance(exc, PodsLinger):  # routine: a stopped job's Pods still terminating
+            log.debug("job's pods may still run; its quota stays held", extra={"fields": {"job": key}})
+            return
         log.warning("job not reconciled; retrying", extra={"fields": {"job": key, "error": str(exc)}})
 

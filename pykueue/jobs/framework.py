@@ -115,10 +115,15 @@ class SetPriority:
 @dataclass(frozen=True, slots=True)
 class JobStopped:
     """Nothing of the job runs any more while its Workload still holds an evicted (or deleted)
-    reservation: the quota can be released (upstream clears the admission at this point)."""
+    reservation: the quota can be released (upstream clears the admission at this point).
+    ``lingering``: label selectors of the job's Pods that its status does not count (a Ray cluster's,
+    which KubeRay has asked to be deleted when it reports the cluster suspended): the controller lists
+    them first, and releases only once none of them may still run. Beyond upstream, which releases at
+    the suspended state while those Pods may be terminating."""
 
     namespace: str
     name: str
+    lingering: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +234,11 @@ class GenericJob(Protocol):
         """For a job not ``compared_whole``: a Workload built only to read the queue and the
         priority class the job names now (a pod group's: one member's), or None."""
 
+    def lingering_pods(self) -> tuple[str, ...]:
+        """Label selectors of its Pods that may outlive what its status says (``JobStopped.lingering``);
+        none for kinds whose status counts terminating Pods (a Job's ``status.terminating``) or whose
+        Pods Kueue watches itself."""
+
 
 class OneObject:
     """The part of a GenericJob that stands for one API object (a Job, a Pod, a RayCluster ...): its
@@ -244,6 +254,12 @@ class OneObject:
     def __init__(self, obj: dict[str, Any]) -> None:
         self.obj = obj
         self.meta = obj["metadata"]
+        # the names of objects it controlled that are gone (a RayJob's deleted RayClusters), whose Pods
+        # may still be terminating: set by the controller's index of its children
+        self.ended_children: tuple[str, ...] = ()
+
+    def lingering_pods(self) -> tuple[str, ...]:
+        return ()
 
     @property
     def namespace(self) -> str:
@@ -538,7 +554,7 @@ def _reconcile(job: GenericJob, workload: Mapping[str, Any] | None, flavors: Map
             actions = job.stop(workload, _is_true(workload, "Evicted"))
         if (job.is_suspended() or job.deleting()) and not job.is_active():
             # Seen stopped in the cache (suspended, so nothing will start it again), nothing active.
-            actions.append(JobStopped(meta["namespace"], meta["name"]))
+            actions.append(JobStopped(meta["namespace"], meta["name"], job.lingering_pods()))
         return actions
     if job.deleting():
         return job.finalize()

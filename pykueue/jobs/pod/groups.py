@@ -378,6 +378,9 @@ class PodGroup:
             return True, True, f"Pods succeeded: {succeeded}/{total}."
         return False, False, ""
 
+    def lingering_pods(self) -> tuple[str, ...]:
+        return ()  # its Pods are watched (and a departed one kept), each counted until it has ended
+
     def is_active(self) -> bool:
         return any(active(p) for p in (*self.pods, *self.departed))
 

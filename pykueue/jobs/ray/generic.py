@@ -154,6 +154,21 @@ class RayObject(TemplatesBySuspend):
         cluster = status.get("rayClusterName")
         return f"ray.io/cluster={cluster}" if cluster else None
 
+    def lingering_pods(self) -> tuple[str, ...]:
+        """Its clusters' Pods (KubeRay's ``ray.io/cluster`` label), which no status of it counts once
+        KubeRay reports it suspended: a suspended RayCluster's Pods are being deleted then, and a
+        RayJob's or RayService's cluster is deleted (its Pods collected after it) before the status
+        says Suspended, its name cleared from the status; so the clusters known to have been its (the
+        live one, the cached ones it controls, the deleted ones) are listed. A RayJob's submitter Job is
+        deleted too: its Pods carry the Job's name, which is the RayJob's."""
+        if self.kind == RAY_CLUSTER:
+            return (f"ray.io/cluster={self.meta.get('name')}",)
+        names = {live_cluster_name(self.obj), *self.child_names, *self.ended_children} - {""}
+        out = [f"ray.io/cluster in ({','.join(sorted(names))})"] if names else []
+        if self.kind == RAY_JOB:
+            out.append(f"batch.kubernetes.io/job-name={self.meta.get('name')}")
+        return tuple(out)
+
     def slice_pod_set(self, pod: Mapping[str, Any], names: list[str]) -> str | None:
         """A Ray cluster's head, or its worker group (KubeRay's ``ray.io/node-type`` and ``ray.io/group``
         labels, the group lower-cased as its pod set)."""
@@ -163,10 +178,12 @@ class RayObject(TemplatesBySuspend):
         group = labels.get("ray.io/group")
         return group.lower() if isinstance(group, str) else None
 
-    def __init__(self, obj: dict[str, Any], cluster: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, obj: dict[str, Any], cluster: Mapping[str, Any] | None = None,
+                 child_names: Sequence[str] = ()) -> None:
         super().__init__(obj)
         self.kind = obj.get("kind") or RAY_CLUSTER
         self.cluster = cluster
+        self.child_names = tuple(child_names)  # the cached RayClusters it controls
 
     def workload_name(self) -> str:
         # an elastic one's slices are named per generation (a RayJob's with its cluster's) and found by
@@ -251,7 +268,7 @@ def wrap(obj: dict[str, Any], clusters: Sequence[Mapping[str, Any]]) -> RayObjec
     cluster (the one its status names) among the cached RayClusters it controls."""
     name = live_cluster_name(obj)
     live = next((c for c in clusters if name and (c.get("metadata") or {}).get("name") == name), None)
-    return RayObject(obj, live)
+    return RayObject(obj, live, [str((c.get("metadata") or {}).get("name") or "") for c in clusters])
 
 
 def parent_of(kind: str) -> Callable[[Mapping[str, Any]], str | None]:
