@@ -69,6 +69,31 @@ class Live:
 
 
 @dataclass(frozen=True, slots=True)
+class Grant:
+    """One rule of the controller's ClusterRole that a kind's integration needs while it is on (the
+    chart's ``clusterrole.yaml`` renders them from the registry, ``pykueue.manifests.chart_tables``, as
+    upstream's kubebuilder RBAC markers sit beside each kind's reconciler): ``resources`` of the kind's
+    API group (``group`` for another), ``verbs``, and ``why``, the rule's comment in the chart."""
+
+    resources: tuple[str, ...]
+    verbs: tuple[str, ...]
+    why: str
+    group: str | None = None
+
+
+def custom_kind_grants(resource: Resource) -> tuple[Grant, ...]:
+    """What the job reconciler does to a custom kind it queues (a Ray kind, a JobSet): an informer on it,
+    suspend, start (the flavors' node selectors and tolerations in its pod templates) and stop (get,
+    update, patch); a Workload owned by one sets blockOwnerDeletion (its ``/finalizers``)."""
+    plural = resource.plural
+    return (Grant((plural,), ("get", "list", "patch", "update", "watch"),
+                  f"{plural}: an informer; suspend, start with the flavors' node selectors and tolerations in "
+                  "their pod templates, stop (get, update, patch)"),
+            Grant((f"{plural}/finalizers",), ("update",),
+                  f"a Workload owned by one sets blockOwnerDeletion ({plural}/finalizers)"))
+
+
+@dataclass(frozen=True, slots=True)
 class Integration:
     """One kind: its ``integrations.frameworks`` name and its resource (group, version, plural, kind);
     ``implies``: frameworks it turns on (upstream's ImplicitlyEnabledFrameworkNames); ``owns_pods``: its
@@ -97,6 +122,9 @@ class Integration:
     pod_marks: Callable[[Mapping[str, Any]], dict[str, str]] | None = None
     multikueue: Any = None  # its jobs.multikueue.Adapter; None: MultiKueue does not dispatch the kind
     live: Live | None = None  # None: the Job and the Pod (their own keys), the kinds queued through Pods
+    # the ClusterRole rules it needs while it (or a framework that implies it) is on; the Job's are every
+    # install's (the chart's fixed rules)
+    grants: tuple[Grant, ...] = ()
 
     @property
     def group(self) -> str:

@@ -1,4 +1,5 @@
-"""Regenerate what is rendered from the Helm chart: its copy of the CRDs and `config/manifests.yaml`.
+"""Regenerate what is rendered for and from the Helm chart: its copy of the CRDs, its per-kind table
+(`templates/_integrations.tpl`, from the integration registry: `chart_tables`) and `config/manifests.yaml`.
 
 `config/manifests.yaml` is the release manifest a newcomer applies with one
 `kubectl apply --server-side -f`: the chart rendered by the pinned helm with the Namespace and the CRDs.
@@ -17,11 +18,13 @@ from pathlib import Path
 
 from pykueue.devcluster import helm
 from pykueue.devcluster.binaries import REPO_ROOT, BuildError
+from pykueue.manifests import chart_tables
 
 CHART = REPO_ROOT / "charts" / "pykueue"
 GENERATED_CRDS = REPO_ROOT / "config" / "crd" / "kueue.x-k8s.io.yaml"
 CHART_CRDS = CHART / "crds" / "kueue.x-k8s.io.yaml"
 MANIFESTS = REPO_ROOT / "config" / "manifests.yaml"
+CHART_TABLE = CHART / "templates" / "_integrations.tpl"
 RELEASE = "pykueue"
 NAMESPACE = "pykueue-system"
 TEMPLATE_ARGS = ("template", RELEASE, str(CHART), "--namespace", NAMESPACE, "--include-crds",
@@ -51,19 +54,25 @@ def stale(helm_path: Path) -> list[Path]:
     """The rendered files whose committed text differs from a fresh render of the chart as it is
     (a stale CRD copy is reported as such, and renders into the manifests as it stands)."""
     found = [] if CHART_CRDS.exists() and CHART_CRDS.read_text() == GENERATED_CRDS.read_text() else [CHART_CRDS]
+    if not CHART_TABLE.exists() or CHART_TABLE.read_text() != chart_tables.render():
+        found.append(CHART_TABLE)
     if not MANIFESTS.exists() or MANIFESTS.read_text() != render(helm_path):
         found.append(MANIFESTS)
     return found
 
 
 def write(helm_path: Path) -> list[Path]:
-    """Bring both files up to date, the CRD copy first (helm renders it from disk); return those changed."""
+    """Bring the files up to date, the CRD copy and the table first (helm renders from disk); return those changed."""
     changed = []
     crds = GENERATED_CRDS.read_text()
     if not CHART_CRDS.exists() or CHART_CRDS.read_text() != crds:
         CHART_CRDS.parent.mkdir(parents=True, exist_ok=True)
         CHART_CRDS.write_text(crds)
         changed.append(CHART_CRDS)
+    table = chart_tables.render()
+    if not CHART_TABLE.exists() or CHART_TABLE.read_text() != table:
+        CHART_TABLE.write_text(table)
+        changed.append(CHART_TABLE)
     manifests = render(helm_path)
     if not MANIFESTS.exists() or MANIFESTS.read_text() != manifests:
         MANIFESTS.write_text(manifests)

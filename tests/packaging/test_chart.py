@@ -362,7 +362,8 @@ def test_helm_template_pod_integration(helm_bin: Path) -> None:
     for frameworks in (["batch/job"], ["batch/job", "pod"], ["deployment"], ["pod", "deployment", "statefulset"],
                        ["batch/job", "ray.io/raycluster"], ["ray.io/rayjob", "ray.io/raycluster"],
                        ["ray.io/rayservice", "ray.io/raycluster"], ["ray.io/rayjob"],
-                       ["batch/job", "jobset.x-k8s.io/jobset"]):
+                       ["batch/job", "jobset.x-k8s.io/jobset"], ["ray.io/rayservice"],
+                       ["batch/job", "leaderworkerset.x-k8s.io/leaderworkerset"]):
         out = helm(helm_bin, "template", "kq", str(CHART), "--set-json",
                    "config.integrations=" + json.dumps({"frameworks": frameworks})).stdout
         kinds = by_kind(documents(out))
@@ -395,15 +396,21 @@ def test_helm_template_pod_integration(helm_bin: Path) -> None:
                 {"apiGroups": [""], "resources": ["pods/finalizers"], "verbs": ["update"]}]
         else:
             assert pod_rules == [listing], frameworks
+        lws_rules = [r for r in role["rules"] if r["apiGroups"] == ["leaderworkerset.x-k8s.io"]]
+        assert lws_rules == ([{"apiGroups": ["leaderworkerset.x-k8s.io"], "resources": ["leaderworkersets"],
+                               "verbs": ["list", "watch"]}]
+                             if "leaderworkerset.x-k8s.io/leaderworkerset" in frameworks else []), frameworks
         sts_rules = [r for r in role["rules"] if r["apiGroups"] == ["apps"]]
         assert sts_rules == ([{"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["list", "watch"]}]
                              if "statefulset" in frameworks else []), frameworks
         ray_rules = [r for r in role["rules"] if r["apiGroups"] == ["ray.io"]]
-        granted = [plural for plural, framework in (("rayclusters", "ray.io/raycluster"), ("rayjobs", "ray.io/rayjob"),
+        granted = [plural for plural, framework in (("rayjobs", "ray.io/rayjob"), ("rayclusters", "ray.io/raycluster"),
                                                     ("rayservices", "ray.io/rayservice")) if framework in frameworks]
-        # RayClusters watched for the RayJobs alone when their own integration is off (an elastic RayJob's cluster)
+        # RayClusters watched for the RayJobs or RayServices alone when their own integration is off (the
+        # live cluster an elastic one is sized by, the clusters whose Pods a stopped one waits for)
         watched = ([{"apiGroups": ["ray.io"], "resources": ["rayclusters"], "verbs": ["list", "watch"]}]
-                   if "ray.io/rayjob" in frameworks and "ray.io/raycluster" not in frameworks else [])
+                   if {"ray.io/rayjob", "ray.io/rayservice"} & set(frameworks) and "ray.io/raycluster" not in frameworks
+                   else [])
         assert ray_rules == [rule for plural in granted for rule in (
             {"apiGroups": ["ray.io"], "resources": [plural], "verbs": ["get", "list", "patch", "update", "watch"]},
             {"apiGroups": ["ray.io"], "resources": [f"{plural}/finalizers"], "verbs": ["update"]})] + watched, frameworks

@@ -63,7 +63,7 @@ def _path(prefix: str, group: str, version: str, kind: str) -> str:
     return f"/{prefix}-{group.replace('.', '-')}-{version}-{kind.lower()}"
 
 
-def _turned_on_by(integration: registry.Integration) -> tuple[str, ...]:
+def turned_on_by(integration: registry.Integration) -> tuple[str, ...]:
     """The frameworks whose being on registers this kind's hooks: its own, and those that imply it (the
     Pods of a Deployment, a StatefulSet or a LeaderWorkerSet are gated by the Pod's)."""
     return (integration.framework,
@@ -77,12 +77,12 @@ def _job_hook(prefix: str, integration: registry.Integration, operations: tuple[
                 res.version, (res.plural,), operations, res.kind, frameworks, managed_only)
 
 
-POD_FRAMEWORKS = _turned_on_by(registry.BY_KIND["Pod"])  # their Pods are gated too
+POD_FRAMEWORKS = turned_on_by(registry.BY_KIND["Pod"])  # their Pods are gated too
 
 # One mutating hook per kind, registered while its integration is on (the Job's always, as its webhook
 # also leaves alone what it does not manage).
 MUTATING: tuple[Hook, ...] = tuple(
-    _job_hook("mutate", i, i.mutates_on, () if i.mutating_always else _turned_on_by(i)) for i in registry.INTEGRATIONS)
+    _job_hook("mutate", i, i.mutates_on, () if i.mutating_always else turned_on_by(i)) for i in registry.INTEGRATIONS)
 
 
 def mutating_for(frameworks: tuple[str, ...] | list[str]) -> tuple[Hook, ...]:
@@ -119,7 +119,7 @@ VALIDATING: tuple[Hook, ...] = tuple(_validating(kind, plural) for kind, plural 
 MANAGED_PODS = {"matchExpressions": [{"key": "kueue.x-k8s.io/managed", "operator": "Exists"}]}
 
 VALIDATING_JOBS: tuple[Hook, ...] = tuple(
-    _job_hook("validate", i, ("CREATE", "UPDATE"), _turned_on_by(i), i.validates_managed_only)
+    _job_hook("validate", i, ("CREATE", "UPDATE"), turned_on_by(i), i.validates_managed_only)
     for i in registry.INTEGRATIONS)
 
 

@@ -1,7 +1,7 @@
 """The LeaderWorkerSet integration (upstream's ``pkg/controller/jobs/leaderworkerset``):
 ``workload.py`` (a Workload per group, the webhooks' rules, the owner rule)."""
 
-from pykueue.jobs.integration import Integration, Reading, Webhooks
+from pykueue.jobs.integration import Grant, Integration, Reading, Webhooks
 from pykueue.jobs.leaderworkerset import multikueue, webhook, workload
 from pykueue.kube import resources as r
 
@@ -10,4 +10,7 @@ INTEGRATION = Integration("leaderworkerset.x-k8s.io/leaderworkerset", r.LEADERWO
                               workload.validate, workload.named_workloads, workload.template_paths,
                               workload.priority_class_path, members=True),
                           webhooks=Webhooks(webhook.default, webhook.validate_create, webhook.validate_update),
-                          multikueue=multikueue.ADAPTER)
+                          multikueue=multikueue.ADAPTER,
+                          grants=(Grant(("leaderworkersets",), ("list", "watch"), "LeaderWorkerSets "
+                                        "(controller/leaderworkersets.py): an informer, so each group's Workload is "
+                                        "made from its LeaderWorkerSet"),))
