@@ -147,10 +147,28 @@ def test_without_a_leader_template_every_pod_is_main() -> None:
 def test_a_labelled_pod_is_not_patched_again_and_an_ended_one_loses_its_finalizer() -> None:
     existing = [lws.workload_for_group(an_lws(), i) for i in range(2)]
     labelled = pod("infer-0", "0", worker=False)
-    labelled["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "lq"
+    labelled["metadata"]["labels"].update({"kueue.x-k8s.io/queue-name": "lq",
+                                           "kueue.x-k8s.io/pod-group-name": lws.name_of(an_lws(), "0")})
     ended = pod("infer-1", "1", worker=False, phase="Failed")
     patches = [a for a in lws.reconcile(an_lws(), existing, [labelled, ended]) if isinstance(a, Patch)]
     assert [(a.name, a.body) for a in patches] == [("infer-1", {"metadata": {"finalizers": None, "resourceVersion": "7"}})]
+
+
+def test_a_pod_whose_template_named_another_queue_joins_its_group_in_the_lws_queue() -> None:
+    """Upstream's spec "should admit and evict correctly when queue-name is set on pod templates": the
+    worker template says ``user-queue``, the LWS ``lq``. The webhook stamps ``lq`` onto both templates;
+    a Pod made before that (or from a template the webhook never saw) still gets the group's marks with
+    the LWS's queue. Before: a queue label of any value meant "marked", and the Pod stayed gated."""
+    obj = an_lws()
+    stray = pod("infer-0", "0", worker=False)
+    stray["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "user-queue"
+    labels, _ = lws.pod_marks(obj, stray)  # type: ignore[misc]
+    assert labels["kueue.x-k8s.io/queue-name"] == "lq"
+    assert labels["kueue.x-k8s.io/pod-group-name"] == lws.name_of(obj, "0")
+    obj["spec"]["leaderWorkerTemplate"]["workerTemplate"]["metadata"]["labels"] = {"kueue.x-k8s.io/queue-name": "user-queue"}
+    ops = lws.defaults(obj, suspend=True)
+    assert {"op": "add", "path": "/spec/leaderWorkerTemplate/workerTemplate/metadata/labels/kueue.x-k8s.io~1queue-name",
+            "value": "lq"} in ops
 
 
 # ---- the webhook -----------------------------------------------------------------------------------
@@ -164,9 +182,9 @@ def test_defaulting_marks_both_templates_of_a_managed_lws() -> None:
     assert ops == [
         {"op": "add", "path": "/spec/leaderWorkerTemplate/leaderTemplate/metadata", "value": {
             "annotations": {SUSPENDED_BY_PARENT: lws.FRAMEWORK, "kueue.x-k8s.io/pod-group-serving": "true"},
-            "labels": {"kueue.x-k8s.io/priority-class": "gold"}}},
+            "labels": {"kueue.x-k8s.io/priority-class": "gold", "kueue.x-k8s.io/queue-name": "lq"}}},
         {"op": "add", "path": "/spec/leaderWorkerTemplate/workerTemplate/metadata/labels",
-         "value": {"kueue.x-k8s.io/priority-class": "gold"}},
+         "value": {"kueue.x-k8s.io/priority-class": "gold", "kueue.x-k8s.io/queue-name": "lq"}},
         {"op": "add", "path": "/spec/leaderWorkerTemplate/workerTemplate/metadata/annotations", "value": {
             SUSPENDED_BY_PARENT: lws.FRAMEWORK, "kueue.x-k8s.io/pod-group-serving": "true"}}]
     assert lws.defaults(obj, suspend=False) == []
@@ -202,9 +220,23 @@ def test_update_keeps_the_queue_and_each_templates_shape_but_lets_an_image_roll(
     dropped = copy.deepcopy(old)
     del dropped["spec"]["leaderWorkerTemplate"]["leaderTemplate"]
     assert [e.path for e in lws.validate_update(old, dropped, managed=True)] == ["spec.leaderWorkerTemplate.leaderTemplate"]
+    # the queue changes only while no group is ready (upstream's spec "should allow to change
+    # queue-name if ReadyReplicas=0"): an_lws() has no ready replica; one with a ready group keeps it
     moved = copy.deepcopy(old)
     moved["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "other"
-    assert [e.path for e in lws.validate_update(old, moved, managed=True)] == ["metadata.labels[kueue.x-k8s.io/queue-name]"]
+    assert lws.validate_update(old, moved, managed=True) == []
+    running = {**copy.deepcopy(old), "status": {"readyReplicas": 1}}
+    assert [e.path for e in lws.validate_update(running, moved, managed=True)] == [
+        "metadata.labels[kueue.x-k8s.io/queue-name]"]
+
+
+def test_a_lws_moved_to_another_queue_moves_its_groups_workloads_that_hold_no_quota() -> None:
+    moved = an_lws()
+    existing = [lws.workload_for_group(an_lws(), i) for i in range(2)]
+    moved["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "other"
+    existing[1]["status"] = {"admission": {"clusterQueue": "cq"}}  # admitted: it stays where it runs
+    patches = [a for a in lws.reconcile(moved, existing, []) if isinstance(a, Patch) and a.kind == "Workload"]
+    assert [(a.name, a.body) for a in patches] == [(lws.name_of(moved, "0"), {"spec": {"queueName": "other"}})]
 
 
 def test_a_lws_without_worker_containers_cannot_become_a_workload() -> None:

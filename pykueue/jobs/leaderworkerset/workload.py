@@ -239,10 +239,14 @@ def priority_class_path(obj: Mapping[str, Any]) -> str | None:
 
 
 def template_marks(obj: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
-    """``podTemplateSpecDefault``: the labels and annotations put on each template of a managed LWS."""
+    """``podTemplateSpecDefault``: the labels and annotations put on each template of a managed LWS: its
+    WorkloadPriorityClass, and its queue (v0.18 stamps the LWS's queue over one a template names, so its
+    Pods join the group's Workload in the LWS's queue instead of waiting, gated, for one of their own)."""
     labels = {}
     if priority := generic_update.label(obj, batch.WORKLOAD_PRIORITY_CLASS_LABEL):
         labels[batch.WORKLOAD_PRIORITY_CLASS_LABEL] = priority
+    if queue := batch.queue_name(obj):
+        labels[QUEUE_NAME_LABEL] = queue
     return labels, {SUSPENDED_BY_PARENT: FRAMEWORK, GROUP_SERVING: "true"}
 
 
@@ -328,14 +332,18 @@ def _template_errors(new: Mapping[str, Any] | None, old: Mapping[str, Any] | Non
 
 
 def validate_update(old: Mapping[str, Any], new: Mapping[str, Any], managed: bool) -> Errors:
-    """``ValidateUpdate``: the create rules; the queue name never changes; the WorkloadPriorityClass
-    rule (suspended meaning no ready group yet); and, for a LWS Kueue manages, each template's shape
-    (containers' names and resources, placement) stays as it is: an image rolls out, a size does not."""
+    """``ValidateUpdate``: the create rules; the queue name changes only while no group is ready (v0.18:
+    a LWS queued in the wrong LocalQueue is moved, its groups' Workloads with it); the WorkloadPriorityClass
+    rule (suspended meaning no ready group yet, as for the queue); and, for a LWS Kueue manages, each
+    template's shape (containers' names and resources, placement) stays as it is: an image rolls out, a
+    size does not."""
     key = QUEUE_NAME_LABEL
     errors = validate_create(new)
-    errors += generic_update.immutable(generic_update.label_path(key), batch.queue_name(new) or "",
-                                       batch.queue_name(old) or "")
-    errors += generic_update.priority_class(old, new, suspended=_int((old.get("status") or {}).get("readyReplicas"), 0) == 0)
+    suspended = _int((old.get("status") or {}).get("readyReplicas"), 0) == 0
+    if not suspended:
+        errors += generic_update.immutable(generic_update.label_path(key), batch.queue_name(new) or "",
+                                           batch.queue_name(old) or "")
+    errors += generic_update.priority_class(old, new, suspended=suspended)
     if managed:
         errors += _template_errors(leader_template(new), leader_template(old), f"{TEMPLATE_PATH}.leaderTemplate")
         errors += _template_errors(worker_template(new), worker_template(old), f"{TEMPLATE_PATH}.workerTemplate")
@@ -368,8 +376,10 @@ def pod_marks(obj: Mapping[str, Any], pod: Mapping[str, Any]) -> tuple[dict[str,
     gave it its group index (None: nothing to do yet, or already done)."""
     labels = _meta(pod).get("labels") or {}
     queue = batch.queue_name(obj)
-    if QUEUE_NAME_LABEL in labels or GROUP_INDEX_LABEL not in labels or not queue:
+    if GROUP_INDEX_LABEL not in labels or not queue:
         return None
+    if GROUP_NAME_LABEL in labels and labels.get(QUEUE_NAME_LABEL) == queue:
+        return None  # done (the queue label alone is the template's, which the webhook stamps)
     name = name_of(obj, labels[GROUP_INDEX_LABEL])
     return ({MANAGED_LABEL: "true", QUEUE_NAME_LABEL: queue, GROUP_NAME_LABEL: name, PREBUILT_WORKLOAD_LABEL: name},
             {GROUP_TOTAL_COUNT: str(size(obj)), ROLE_HASH: pod_role(obj, pod)})
@@ -427,6 +437,12 @@ def reconcile(obj: Mapping[str, Any], owned: Iterable[Mapping[str, Any]], pods: 
         if workload is None:
             built = workload_for_group(obj, index, label_keys_to_copy=label_keys)
             actions.append(CreateWorkload(built, f"{KIND} {namespace}/{meta.get('name')}"))
+        elif (queue := _moved_queue(obj, workload)) is not None:
+            # the LWS moved to another queue while no group was ready: each group's Workload holding no
+            # quota follows it, updated in place (it keeps its creation time), as a suspended job's does
+            actions += [Patch("Workload", namespace, name, {"spec": {"queueName": queue}}),
+                        Note("leaderworkerset changed queues; workload updated", {"workload": f"{namespace}/{name}",
+                                                                                 "queue": queue})]
         elif (workload.get("spec") or {}).get("priorityClassRef") != ref and ref is not None:
             actions.append(SetPriority(namespace, name, _meta(workload).get("uid"), ref))
     for name, workload in sorted(existing.items()):
@@ -439,6 +455,14 @@ def reconcile(obj: Mapping[str, Any], owned: Iterable[Mapping[str, Any]], pods: 
         actions += [Delete("Workload", namespace, name),
                     Note("leaderworkerset group gone; its workload deleted", {"workload": f"{namespace}/{name}"})]
     return actions
+
+
+def _moved_queue(obj: Mapping[str, Any], workload: Mapping[str, Any]) -> str | None:
+    """The LWS's queue, when its group's Workload (holding no quota) names another."""
+    queue = batch.queue_name(obj)
+    if not queue or (workload.get("status") or {}).get("admission"):
+        return None
+    return queue if queue != (workload.get("spec") or {}).get("queueName") else None
 
 
 def reconcile_gone(namespace: str, name: str, pods: Iterable[Mapping[str, Any]]) -> list[Action]:
