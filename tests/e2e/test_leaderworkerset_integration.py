@@ -244,3 +244,37 @@ def test_a_preempted_group_is_gated_again_and_the_higher_one_runs(lws_kueue: Kue
     assert not is_true(low, "Admitted")
     eventually(lambda: (found := group_pods(lws_kueue, ns, "low", "0")) and all(
         GATE in (p["spec"].get("schedulingGates") or []) for p in found), 120, what="low's pods gated again")
+
+
+def test_a_template_naming_another_queue_and_a_queue_changed_before_any_group_is_ready(lws_kueue: Kueue,
+                                                                                       ns: str) -> None:
+    """Upstream's specs "should admit and evict correctly when queue-name is set on pod templates" and
+    "should allow to change queue-name if ReadyReplicas=0", read and worked out here. An LWS in ``lq``
+    whose worker template says ``user-queue`` (no such LocalQueue): the webhook stamps ``lq`` onto both
+    templates, so its group's Pods join its Workload in ``lq`` and run (before: they stayed gated). An LWS
+    queued in a LocalQueue that does not exist waits; relabelled to ``lq`` while no group is ready, its
+    group's Workload moves there and is admitted, and its Pods run."""
+    gpu_queue(lws_kueue, ns, "4")
+    stamped = leaderworkerset("stamped", ns, replicas=1, size=2)
+    stamped["spec"]["leaderWorkerTemplate"]["workerTemplate"]["metadata"] = {
+        "labels": {"kueue.x-k8s.io/queue-name": "user-queue"}}
+    lws_kueue.apply([stamped])
+    got = lws_kueue.get(LWS_RESOURCE, "stamped", ns)
+    assert got is not None
+    for role in ("leaderTemplate", "workerTemplate"):
+        assert got["spec"]["leaderWorkerTemplate"][role]["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "lq"
+    eventually(lambda: (found := group_workloads(lws_kueue, ns, "stamped")) and is_true(found["0"], "Admitted"),
+               120, what="the stamped LWS's group admitted")
+    eventually(lambda: running(group_pods(lws_kueue, ns, "stamped", "0"), 2), 120, what="its pods running")
+
+    moved = leaderworkerset("moved", ns, replicas=1, size=2)
+    moved["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "lq-invalid"
+    lws_kueue.apply([moved])
+    waiting = eventually(lambda: (found := group_workloads(lws_kueue, ns, "moved")) and (
+        c := condition(found["0"], "QuotaReserved")) and c["status"] == "False" and found["0"], 90,
+        what="the moved LWS's group waiting for a LocalQueue that does not exist")
+    assert waiting["spec"]["queueName"] == "lq-invalid"
+    lws_kueue.cluster.kubectl("label", LWS_RESOURCE, "moved", "-n", ns, "kueue.x-k8s.io/queue-name=lq", "--overwrite")
+    eventually(lambda: (found := group_workloads(lws_kueue, ns, "moved")) and found["0"]["spec"]["queueName"] == "lq"
+               and is_true(found["0"], "Admitted"), 120, what="its group's Workload moved to lq and admitted")
+    eventually(lambda: running(group_pods(lws_kueue, ns, "moved", "0"), 2), 120, what="the moved LWS's pods running")
