@@ -329,13 +329,16 @@ class _EngineGauges(Collector):
                               "resource reservation within all the flavors", frl, role)
         usage = _Gauges("cluster_queue_resource_usage", "Reports the cluster_queue's total resource usage "
                         "within all the flavors", frl, role)
+        pending_resources = _Gauges("cluster_queue_resource_pending", "Reports the cluster_queue's total "
+                                    "resources requested by its pending workloads (queued or inadmissible), per "
+                                    "resource, before any flavor is assigned", ["cluster_queue", "resource"], role)
         share = _Gauges("cluster_queue_weighted_share", "Reports the maximum, among the resources the "
                         "cluster_queue provides, of the ratio of its usage above nominal quota to what the "
                         "cohort can lend, divided by its weight; 0 below nominal quota, NaN for a weight of 0 "
                         "while borrowing", ["cluster_queue", "cohort"], role)
         families = [pending, reserving, admitted, status, skips]
         if resources:  # metrics.enableClusterQueueResources
-            families += [nominal, borrowing, lending, reservation, usage]
+            families += [nominal, borrowing, lending, reservation, usage, pending_resources]
             if views.fair_sharing_enabled(controller.engine):
                 families.append(share)
         for q in views.queue_metrics(controller.engine):
@@ -350,6 +353,8 @@ class _EngineGauges(Collector):
             for s in CQ_STATUSES:
                 status.add_metric([q.name, s], 1.0 if s == current else 0.0)
             share.add_metric([q.name, q.cohort], q.weighted_share)
+            for resource, amount in sorted(q.pending_requests.items()):
+                pending_resources.add_metric([q.name, resource], resource_value(resource, amount))
             for flavor, resource, quota in q.quotas:
                 labels = [q.cohort, q.name, flavor, resource]
                 nominal.add_metric(labels, resource_value(resource, quota.nominal))

@@ -201,6 +201,9 @@ class QueueMetrics:
     in_use: dict[FR, int]  # quota held by Admitted workloads only
     weighted_share: float  # unrounded; NaN for a queue of weight 0 that borrows
     preemption_skips: int  # heads skipped in the last cycle: their preemption targets were taken
+    # what its pending workloads request, per resource: each covered resource (0 when none is pending)
+    # and any other one a pending workload asks for (upstream seeds the covered ones with 0)
+    pending_requests: dict[str, int]
 
 
 def queue_metrics(engine: Engine) -> list[QueueMetrics]:
@@ -217,6 +220,8 @@ def queue_metrics(engine: Engine) -> list[QueueMetrics]:
             reserving=cq.reserving, admitted=cq.admitted, quotas=quotas,
             reserved=dict(cq.usage), in_use=dict(cq.in_use),
             weighted_share=engine.precise_weighted_share(name), preemption_skips=skips.get(name, 0),
+            pending_requests={**{r: 0 for group in cq.spec.resource_groups for r in group.covered_resources},
+                              **cq.pending_requests},
         ))
     return out
 

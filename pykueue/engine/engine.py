@@ -1035,6 +1035,7 @@ class Engine(SchedulingHost):
             in_use=MappingProxyType(in_use),
             missing_flavors=tuple(f for f in spec_flavors if f not in self.flavors),
             missing_checks=tuple(sorted(r.name for r in cq.spec.admission_checks if r.name not in self.admission_checks)),
+            pending_requests=MappingProxyType({r: v for r, v in cq.pending.requests.items() if v}),
         )
 
     def local_queue_names(self) -> list[str]:

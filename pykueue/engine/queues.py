@@ -66,8 +66,18 @@ class _Class:
             heapq.heappush(self.heap, entry)
 
 
+def _requested(info: WorkloadInfo) -> tuple[tuple[str, int], ...]:
+    """A workload's requests in all (each pod set's per-pod requests times its count), per resource."""
+    out: dict[str, int] = {}
+    for ps in info.spec.pod_sets:
+        for resource, amount in ps.requests.items():
+            out[resource] = out.get(resource, 0) + amount * ps.count
+    return tuple(out.items())
+
+
 class PendingQueue:
-    __slots__ = ("strategy", "_classes", "_heap", "_where", "_count", "sticky", "stamps", "_tiebreak")
+    __slots__ = ("strategy", "_classes", "_heap", "_where", "_count", "sticky", "stamps", "_tiebreak", "requests",
+                 "_requested")
 
     def __init__(self, strategy: str, stamps: Stamps) -> None:
         self.strategy = strategy
@@ -78,6 +88,11 @@ class PendingQueue:
         self._where: dict[str, _Class] = {}
         self._count = 0
         self.sticky: str | None = None
+        # what the pending workloads request in all, per resource (upstream's pendingResourcesTotal, for the
+        # cluster_queue_resource_pending gauge), kept as they come and go; each one's part is remembered,
+        # so what leaves is what came, whatever its spec says meanwhile
+        self.requests: dict[str, int] = {}
+        self._requested: dict[str, tuple[tuple[str, int], ...]] = {}
 
     def __len__(self) -> int:
         return self._count
@@ -113,6 +128,12 @@ class PendingQueue:
         cls.add(entry)
         self._where[info.key] = cls
         self._count += 1
+        part = _requested(info)
+        if part:
+            self._requested[info.key] = part
+            requests = self.requests
+            for resource, amount in part:
+                requests[resource] = requests.get(resource, 0) + amount
         self._refresh(cls)
 
     def remove(self, key: str) -> None:
@@ -121,6 +142,11 @@ class PendingQueue:
             return
         del cls.live[key]
         self._count -= 1
+        part = self._requested.pop(key, None)
+        if part is not None:
+            requests = self.requests
+            for resource, amount in part:
+                requests[resource] -= amount
         if self.sticky == key:
             self.sticky = None
         self._refresh(cls)

@@ -91,6 +91,8 @@ class ClusterQueueStatus:
     in_use: Mapping[FR, int] = field(default_factory=dict)  # usage of the Admitted workloads only (``usage`` adds QuotaReserved)
     missing_flavors: tuple[str, ...] = ()  # referenced ResourceFlavors that do not exist, in spec order
     missing_checks: tuple[str, ...] = ()  # referenced AdmissionChecks that do not exist, by name
+    # what its pending workloads (queued or set aside) request in all, per resource (never negative)
+    pending_requests: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def active(self) -> bool:

@@ -11,6 +11,7 @@ from pykueue.controller.manager import Controller
 from pykueue.controller.metrics import Metrics, _buckets, resource_value
 from pykueue.engine import events as ev
 from pykueue.engine import model
+from pykueue.engine.workload import State
 from pykueue.kube import resources as r
 from tests.controller.controllers import controller_with, kueue, sync, workload
 
@@ -105,6 +106,28 @@ def test_gauges_are_read_from_the_engine_once_synced() -> None:
     assert value(metrics, "kueue_cluster_queue_borrowing_limit", **quota) == math.inf
     assert value(metrics, "kueue_cluster_queue_resource_reservation", **quota) == 3.0
     assert value(metrics, "kueue_cluster_queue_resource_usage", **quota) == 3.0
+
+
+def test_pending_resources_are_what_the_pending_workloads_request_in_all() -> None:
+    """upstream's kueue_cluster_queue_resource_pending (cluster_queue, resource): b (3 cpu, set aside)
+    pending on the 4 cpu queue: 3; c (2 pods of 500m) arriving makes it 4; once a is finished and b and c
+    are admitted (3 + 1 = 4), 0, still reported for the covered resource."""
+    ctl, metrics = world()
+    ctl.ready.set()
+    assert value(metrics, "kueue_cluster_queue_resource_pending", cluster_queue="cq", resource="cpu") == 3.0
+    c = workload("c", "500m")
+    c["spec"]["podSets"][0]["count"] = 2
+    ctl.informers["workloads"].objects["ns/c"] = c  # type: ignore[attr-defined]
+    ctl.on_workload("ADDED", None, c)
+    assert value(metrics, "kueue_cluster_queue_resource_pending", cluster_queue="cq", resource="cpu") == 4.0
+    ctl.engine.finish_workload("ns/a", ctl.now_us())
+    ctl.run_cycle()
+    assert ctl.engine.state_of("ns/b") is State.ADMITTED and ctl.engine.state_of("ns/c") is State.ADMITTED
+    assert value(metrics, "kueue_cluster_queue_resource_pending", cluster_queue="cq", resource="cpu") == 0.0
+    off, off_metrics = world(model.Config())  # only with metrics.enableClusterQueueResources, as upstream's
+    off.ready.set()
+    assert b"kueue_pending_workloads" in off_metrics.exposition()
+    assert b"kueue_cluster_queue_resource_pending" not in off_metrics.exposition()
 
 
 def test_a_deleted_cluster_queue_reports_terminating() -> None:

@@ -152,6 +152,21 @@ def _usage(e: Engine, cq: str, fr: tuple[str, str]) -> int:
 def check_limits(e: Engine, world: World) -> None:
     for f in FLAVORS:
         _check_flavor(e, world, f)
+    _check_pending_requests(e)
+
+
+def _check_pending_requests(e: Engine) -> None:
+    """Each ClusterQueue's pending requests (kept as workloads come and go, for the
+    cluster_queue_resource_pending gauge) are what its pending members request now, counted afresh."""
+    for name, cq in e.cqs.items():
+        wanted: dict[str, int] = {}
+        for info in e.workloads.values():
+            if info.key in cq.pending:
+                for ps in info.spec.pod_sets:
+                    for resource, amount in ps.requests.items():
+                        wanted[resource] = wanted.get(resource, 0) + amount * ps.count
+        kept = {r: v for r, v in cq.pending.requests.items() if v}
+        assert kept == {r: v for r, v in wanted.items() if v}, (name, kept, wanted)
 
 
 def _check_flavor(e: Engine, world: World, f: str) -> None:
