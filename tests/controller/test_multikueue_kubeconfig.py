@@ -506,3 +506,68 @@ def test_a_dotted_secret_name_is_still_read() -> None:
     assert (status, reason, message) == (
         False, "BadKubeConfig", 'load client config failed: secrets "worker-1.kubeconfig" not found')
     assert workers.kube.requested == ["worker-1.kubeconfig"]  # type: ignore[attr-defined]
+
+
+# --- locationType: Path, the kubeconfig a file on the controller's file system (a mounted volume) ---
+
+
+def _path_cluster(location: object) -> dict[str, Any]:
+    cluster = _cluster("w", "unused")
+    cluster["spec"]["clusterSource"]["kubeConfig"] = {"locationType": "Path", "location": location}
+    return cluster
+
+
+def _connect_path(location: object, workers: Workers | None = None) -> tuple[bool, str, str]:
+    workers = workers or _workers({})
+    worker = Worker("w")
+
+    async def run() -> tuple[bool, str, str]:
+        try:
+            return await workers._connect(worker, _path_cluster(location))
+        finally:
+            await worker.close()
+
+    return asyncio.run(run())
+
+
+def test_a_path_kubeconfig_is_read_from_the_file_and_checked_as_a_secrets(worker_server: tuple[str, list[str]],
+                                                                       tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Upstream reads ``locationType: Path`` from the controller's file system: the file's kubeconfig
+    connects like a Secret's (the live worker over TLS, its client certificate) and no Secret is asked
+    for; a file with an exec plugin is refused as one in a Secret is, and its command never runs."""
+    server, seen = worker_server
+    monkeypatch.setattr(Workers, "_watch", lambda self, worker: None)
+    good = tmp_path / "worker.kubeconfig"
+    good.write_text(flattened(server))
+    workers = _workers({})
+    assert _connect_path(str(good), workers) == (True, "Active", "Connected")
+    assert seen == ["pykueue-admin"] and workers.kube.requested == []  # type: ignore[attr-defined]
+    marker = tmp_path / "ran"
+    doc = copy.deepcopy(GOOD)
+    doc["users"][0]["user"] = {"exec": _exec(marker)}
+    bad = tmp_path / "exec.kubeconfig"
+    bad.write_text(_dump(doc).decode())
+    active, reason, _ = _connect_path(str(bad))
+    assert (active, reason) == (False, "InsecureKubeConfig") and not marker.exists()
+
+
+@pytest.mark.parametrize(("make", "why"), [
+    (lambda d: "relative/kubeconfig", "spec.clusterSource.kubeConfig.location: a Path location is an absolute file path"),
+    (lambda d: 7, "spec.clusterSource.kubeConfig.location: a Path location is an absolute file path"),
+    (lambda d: str(d / "missing"), "open {d}/missing: No such file or directory"),
+    (lambda d: str(d), "{d}: not a regular file"),
+    (lambda d: "/dev/zero", "/dev/zero: not a regular file"),
+], ids=["relative", "integer", "missing", "directory", "device"])
+def test_a_path_that_is_no_readable_file_is_a_clear_error(tmp_path: Path, make, why: str) -> None:
+    """Each refused before anything is parsed; a device (endless) or a FIFO (it would block the read)
+    is never read."""
+    assert _connect_path(make(tmp_path)) == (False, "BadKubeConfig",
+                                             "load client config failed: " + why.format(d=tmp_path))
+
+
+def test_a_path_file_too_large_is_refused_by_the_bound(tmp_path: Path) -> None:
+    big = tmp_path / "big"
+    big.write_bytes(b"#" * (2 * 1024 * 1024))
+    assert _connect_path(str(big)) == (False, "BadKubeConfig",
+                                       "load client config failed: failed to parse kubeconfig: larger than 256 KiB")

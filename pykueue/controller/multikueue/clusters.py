@@ -1,5 +1,6 @@
 """MultiKueue's worker connections, kept as upstream's clustersReconciler keeps them: each
 MultiKueueCluster's kubeconfig read from its Secret (key ``kubeconfig``) in the controller's namespace,
+or, with ``locationType: Path``, from a file on the controller's file system (a mounted volume),
 read and checked (``multikueue.kubeconfig``) in a thread, once per content of the Secret, connected, and
 its ``Active`` condition written with upstream's reasons (``BadKubeConfig``:
 the Secret or its key missing, or the document unreadable; ``InsecureKubeConfig``;
@@ -17,6 +18,8 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -88,6 +91,39 @@ def load_secret(encoded: Any) -> kubeconfig.Settings | kubeconfig.KubeconfigErro
 
 
 LOCATION = "spec.clusterSource.kubeConfig.location"
+
+
+def read_path(location: object) -> bytes | kubeconfig.KubeconfigError:
+    """``locationType: Path``: the file's bytes, read off the event loop, or why not. Only an absolute
+    path to a regular file (a FIFO or a device would block or never end), at most ``kubeconfig.MAX_BYTES``
+    and one byte more (so a larger file is refused by the parser's bound, not read whole)."""
+    if not isinstance(location, str) or not location.startswith("/") or "\x00" in location:
+        return kubeconfig.KubeconfigError(f"{LOCATION}: a Path location is an absolute file path")
+    try:
+        fd = os.open(location, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        return kubeconfig.KubeconfigError(f"open {location}: {exc.strerror or type(exc).__name__}")
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return kubeconfig.KubeconfigError(f"{location}: not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(kubeconfig.MAX_BYTES + 1)
+    except OSError as exc:
+        return kubeconfig.KubeconfigError(f"read {location}: {exc.strerror or type(exc).__name__}")
+    finally:
+        os.close(fd)
+
+
+def load_file(content: bytes) -> kubeconfig.Settings | kubeconfig.KubeconfigError:
+    """A kubeconfig file's bytes to the settings of a connection, or the error (as ``load_secret``)."""
+    try:
+        return kubeconfig.load(content)
+    except kubeconfig.KubeconfigError as exc:
+        return exc
+    except Exception as exc:  # noqa: BLE001 - defensive, as load_secret
+        log.warning("unexpected failure reading a MultiKueue kubeconfig", extra={"fields": {
+            "error": type(exc).__name__}})
+        return kubeconfig.KubeconfigError(f"failed to parse kubeconfig: unexpected {type(exc).__name__}")
 
 
 def secret_name_problem(name: object) -> str | None:
@@ -180,23 +216,42 @@ class Workers:
             self.changed(name)
         await self._write_condition(r.MULTIKUEUE_CLUSTER, obj, "Active", status, reason, message)
 
-    async def _checked(self, worker: Worker, encoded: Any) -> kubeconfig.Settings | kubeconfig.KubeconfigError:
-        """The settings of the Secret's kubeconfig (``data.kubeconfig``, base64), or the error: read and
-        checked in a thread, once per content (the probe every 2 s finds it in the worker's ``checked``)."""
-        raw = encoded.encode() if isinstance(encoded, str) else repr(encoded).encode()
+    async def _checked(self, worker: Worker, encoded: Any,
+                       loader: Callable[[Any], kubeconfig.Settings | kubeconfig.KubeconfigError] | None = None,
+                       ) -> kubeconfig.Settings | kubeconfig.KubeconfigError:
+        """The settings of the Secret's kubeconfig (``data.kubeconfig``, base64; a file's bytes with
+        ``loader`` ``load_file``), or the error: read and checked in a thread, once per content (the
+        probe every 2 s finds it in the worker's ``checked``)."""
+        raw = encoded if isinstance(encoded, bytes) else encoded.encode() if isinstance(encoded, str) \
+            else repr(encoded).encode()
         digest = hashlib.sha256(raw).digest()
         if worker.checked[0] != digest or worker.checked[1] is None:
-            worker.checked = (digest, await asyncio.to_thread(load_secret, encoded))
+            worker.checked = (digest, await asyncio.to_thread(loader or load_secret, encoded))
         assert worker.checked[1] is not None
         return worker.checked[1]
+
+    async def _path_settings(self, worker: Worker, location: object) -> kubeconfig.Settings | kubeconfig.KubeconfigError:
+        """``locationType: Path`` (upstream reads the file too): its bytes, read in a thread at each
+        probe (a mounted Secret's file is replaced when the Secret rotates), checked once per content."""
+        content = await asyncio.to_thread(read_path, location)
+        if isinstance(content, kubeconfig.KubeconfigError):
+            return content
+        return await self._checked(worker, content, load_file)
 
     async def _connect(self, worker: Worker, obj: dict[str, Any]) -> tuple[bool, str, str]:
         source = ((obj.get("spec") or {}).get("clusterSource") or {})
         ref = source.get("kubeConfig")
         if not isinstance(ref, dict):
             return False, "BadKubeConfig", "load client config failed: kubeconfig reference is nil"
-        if ref.get("locationType", "Secret") != "Secret":
-            return False, "BadKubeConfig", "load client config failed: only Secret locations are supported"
+        location_type = ref.get("locationType", "Secret")
+        if location_type not in ("Secret", "Path"):
+            return False, "BadKubeConfig", f"load client config failed: unknown locationType {str(location_type)[:64]!r}"
+        if location_type == "Path":
+            settings = await self._path_settings(worker, ref.get("location"))
+            if isinstance(settings, kubeconfig.KubeconfigError):
+                await worker.close()
+                return False, settings.reason, f"load client config failed: {settings}"
+            return await self._connected(worker, settings)
         secret_name = ref.get("location", "")
         bad_name = secret_name_problem(secret_name)
         if bad_name is not None:
@@ -217,6 +272,10 @@ class Workers:
         if isinstance(settings, kubeconfig.KubeconfigError):
             await worker.close()
             return False, settings.reason, f"load client config failed: {settings}"
+        return await self._connected(worker, settings)
+
+    async def _connected(self, worker: Worker, settings: kubeconfig.Settings) -> tuple[bool, str, str]:
+        """Connect with checked ``settings`` (anew when their content changed) and probe the worker."""
         if worker.source != worker.checked[0]:  # new, or the Secret was rotated: connect afresh
             await worker.close()
             try:
