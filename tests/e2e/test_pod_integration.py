@@ -554,3 +554,30 @@ def test_a_pod_that_lost_kueues_label_holds_its_quota_until_it_has_ended(pod_kue
     # Kueue's finalizer stays on a Pod it no longer manages (as upstream's): the user's to remove
     pod_kueue.cluster.kubectl("patch", "pod", "first", "-n", ns, "--type=json", "-p", json.dumps(
         [{"op": "remove", "path": "/metadata/finalizers"}]))
+
+
+def test_a_pod_another_controller_suspends_waits_unlabelled_until_it_joins_a_group(pod_kueue: Kueue, ns: str) -> None:
+    """Upstream's spec "Pod should be admitted after the group labels are added", read and worked out
+    here: a Pod suspended by ``OtherController`` (no queue, no group) is gated and given its role hash
+    but no managed label, so no Workload is made for it (before: a single Pod's stray Workload). Once
+    its controller adds the group, the queue and the managed label, the group's Workload is made from
+    the role it was created with, admitted, and the Pod runs and its Workload finishes."""
+    gpu_queue(pod_kueue, ns, "2")
+    lone = pod("pod-0", ns, "1", labels={"app-role": "worker"},
+               annotations={pod_rules.SUSPENDED_BY_PARENT: "OtherController"})
+    del lone["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]
+    pod_kueue.apply([lone])
+    created = eventually(lambda: (p := get_pod(pod_kueue, "pod-0", ns)) and gated(p) and p, 60, what="pod-0 gated")
+    role = created["metadata"]["annotations"][pod_rules.ROLE_HASH]
+    assert pod_rules.MANAGED_LABEL not in created["metadata"]["labels"]
+    pod_kueue.cluster.kubectl("annotate", "pod", "pod-0", "-n", ns, f"{pod_rules.GROUP_TOTAL_COUNT}=1")
+    pod_kueue.cluster.kubectl("label", "pod", "pod-0", "-n", ns, f"{pod_rules.GROUP_NAME_LABEL}=test-group",
+                              "kueue.x-k8s.io/queue-name=lq", f"{pod_rules.MANAGED_LABEL}=true")
+    wl = eventually(lambda: (w := pod_kueue.get("workloads.kueue.x-k8s.io", "test-group", ns)) and is_true(
+        w, "Admitted") and w, 90, what="the group's workload admitted")
+    assert [p["name"] for p in wl["spec"]["podSets"]] == [role]
+    assert [w["metadata"]["name"] for w in pod_kueue.items("workloads.kueue.x-k8s.io", ns)] == ["test-group"]
+    eventually(lambda: running_on_gpu(pod_kueue, "pod-0", ns), 90, what="pod-0 running")
+    succeed(pod_kueue, "pod-0", ns)
+    eventually(lambda: is_true(pod_kueue.get("workloads.kueue.x-k8s.io", "test-group", ns) or {}, "Finished"), 90,
+               what="the group's workload finished")

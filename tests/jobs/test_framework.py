@@ -181,11 +181,29 @@ def _new_pod(**meta: Any) -> dict[str, Any]:
 
 
 def test_the_pod_webhook_gates_labels_and_finalizes_a_queued_pod() -> None:
-    assert pods.pod_defaults(_new_pod(), registry.enabled(("pod",)), False) == [
+    pod = _new_pod()
+    assert pods.pod_defaults(pod, registry.enabled(("pod",)), False) == [
         {"op": "add", "path": "/metadata/finalizers", "value": [pods.FINALIZER]},
         {"op": "add", "path": "/metadata/labels/kueue.x-k8s.io~1managed", "value": "true"},
         {"op": "add", "path": "/spec/schedulingGates", "value": [{"name": pods.GATE}]},
+        # every Pod it gates, as upstream's addRoleHash (issue 53, item 7)
+        {"op": "add", "path": "/metadata/annotations", "value": {pods.ROLE_HASH: pods.role_hash(pod["spec"])}},
     ]
+
+
+def test_a_pod_another_controller_suspends_is_gated_with_its_role_but_not_labelled_managed() -> None:
+    """Upstream's spec "Pod should be admitted after the group labels are added": a Pod suspended by
+    ``OtherController`` (no integration here) is gated, finalized and given its role hash, but not the
+    managed label: nobody's Workload (before: labelled, it became a single Pod's stray Workload) until
+    its controller labels it managed, with its group; then it queues as that group's member."""
+    other = _new_pod(labels={"app-role": "worker"}, annotations={pods.SUSPENDED_BY_PARENT: "OtherController"})
+    ops = pods.pod_defaults(other, registry.enabled(("pod",)), False)
+    assert [op["path"] for op in ops] == ["/metadata/finalizers", "/spec/schedulingGates", "/metadata/annotations/"
+                                          "kueue.x-k8s.io~1role-hash"]
+    assert ops[-1]["value"] == pods.role_hash(other["spec"])
+    ours = _new_pod(annotations={pods.SUSPENDED_BY_PARENT: "deployment"})  # a parent integrated and on: labelled
+    assert "/metadata/labels/kueue.x-k8s.io~1managed" in {
+        op["path"] for op in pods.pod_defaults(ours, registry.enabled(("deployment",)), False)}
 
 
 def test_the_pod_webhook_leaves_alone_what_is_not_its_own() -> None:

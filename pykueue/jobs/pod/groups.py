@@ -112,17 +112,23 @@ def pod_defaults(pod: Mapping[str, Any], frameworks: Frameworks, manage_without_
     """The JSON patch the Pod webhook answers: gate, label and finalizer a Pod Kueue manages, plus the
     labels its parent's integration names for it (``owner_marks``: a StatefulSet's Pods are one group
     named after the owner's UID, which only the Pod webhook knows; the caller passes that rule in, so
-    this package knows no parent kind)."""
+    this package knows no parent kind), and its role hash (every Pod gated, as upstream's ``addRoleHash``:
+    a Pod that later joins a group keeps the role it was made with). A Pod suspended by a parent that is
+    no integration on here (another controller's) gets no managed label, as upstream's webhook gives it
+    none: nobody's Workload until its owner labels it, with its group."""
     if not manages_pod(pod, frameworks, manage_without_queue_name, scope):
         return []
     meta, spec = meta_of(pod), pod.get("spec") or {}
+    parent = annotations_of(pod).get(SUSPENDED_BY_PARENT)
     ops: list[dict[str, Any]] = []
     finalizers = meta.get("finalizers")
     if finalizers is None:
         ops.append(_add("/metadata/finalizers", [FINALIZER]))
     elif FINALIZER not in finalizers:
         ops.append(_add("/metadata/finalizers/-", FINALIZER))
-    ops += _map_ops(pod, "/metadata/labels", meta.get("labels"), {MANAGED_LABEL: "true"})
+    labelled = parent is None or parent in frameworks
+    if labelled:
+        ops += _map_ops(pod, "/metadata/labels", meta.get("labels"), {MANAGED_LABEL: "true"})
     gates = spec.get("schedulingGates")
     if gates is None:
         ops.append(_add("/spec/schedulingGates", [{"name": GATE}]))
@@ -130,8 +136,9 @@ def pod_defaults(pod: Mapping[str, Any], frameworks: Frameworks, manage_without_
         ops.append(_add("/spec/schedulingGates/-", {"name": GATE}))
     owner_labels = owner_marks(pod)
     if owner_labels:
-        ops += _map_ops(pod, "/metadata/labels", {**(meta.get("labels") or {}), MANAGED_LABEL: "true"}, owner_labels)
-    if (group_name(pod) or owner_labels) and ROLE_HASH not in (meta.get("annotations") or {}):
+        base = {**(meta.get("labels") or {}), MANAGED_LABEL: "true"} if labelled else meta.get("labels")
+        ops += _map_ops(pod, "/metadata/labels", base, owner_labels)
+    if ROLE_HASH not in (meta.get("annotations") or {}):
         ops += _map_ops(pod, "/metadata/annotations", meta.get("annotations"), {ROLE_HASH: role_hash(spec)})
     return ops
 
