@@ -61,3 +61,33 @@ def test_an_unretriable_group_whose_members_all_failed_finishes() -> None:
         (("Finished", True, "Succeeded", "Pods succeeded: 0/2."),)]
     assert sorted(a.name for a in actions if isinstance(a, Patch) and a.kind == "Pod") == ["p0", "p1"]
     assert not any(isinstance(a, Delete) for a in actions)
+
+
+def _preempted(i: int) -> dict[str, Any]:
+    """A member stopped by its Workload's eviction: deleted (upstream's Stop), and failed once its
+    container ended; Kueue's finalizer still on."""
+    pod = member(i)
+    pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:01:00Z"
+    return pod
+
+
+def _unfinalized(actions: list[Any]) -> list[str]:
+    return sorted(a.name for a in actions if isinstance(a, Patch) and a.kind == "Pod"
+                  and "finalizers" in (a.body.get("metadata") or {}))
+
+
+def test_preempted_members_keep_their_finalizer_until_replacements_make_the_group_whole() -> None:
+    """Upstream's spec "should preempt a pod group" (pod_test.go): the preempted members stay (Failed,
+    being deleted) until replacement Pods are created, and only then go. Before: they lost Kueue's
+    finalizer at once, vanished, and the group's Workload, owned by them alone, was garbage-collected
+    before the replacements could join it."""
+    group = pods.PodGroup("ns", "g", [_preempted(0), _preempted(1)])
+    assert _unfinalized(group.cleanup()) == []
+    replacements = []
+    for i in (2, 3):
+        pod = member(i)
+        pod["status"] = {"phase": "Pending"}
+        pod["spec"]["schedulingGates"] = [{"name": pods.GATE}]
+        replacements.append(pod)
+    whole = pods.PodGroup("ns", "g", [_preempted(0), _preempted(1), *replacements])
+    assert _unfinalized(whole.cleanup()) == ["p0", "p1"]

@@ -519,11 +519,16 @@ class PodGroup:
 
     def cleanup(self) -> list[Action]:
         """Pods the group no longer counts (failed and replaced, or deleted before they ran) lose
-        their finalizer, so they can go."""
+        their finalizer, so they can go. A member that ran and was deleted (a preempted one, stopped by
+        its eviction) keeps it until a replacement makes the group whole again, as upstream's group
+        ``Stop`` keeps it: without it the member vanished, and with the group's last member gone so did
+        the Workload it owns, which the replacements would have joined. A serving group's (Deployment,
+        StatefulSet, LeaderWorkerSet) members go once ended, as their parents' Pod reconcilers do."""
         total, active = self.total(), self.active()
         gone = [p for p in self.pods if not runnable_or_succeeded(p)]
         replaced = gone if len(active) >= total else []
-        deleted = [p for p in self.pods if meta_of(p).get("deletionTimestamp") and (gated(p) or terminated(p))]
+        ended = terminated if self.serving() else (lambda p: False)
+        deleted = [p for p in self.pods if meta_of(p).get("deletionTimestamp") and (gated(p) or ended(p))]
         return _finalize({_key(p): p for p in [*replaced, *deleted]}.values())
 
     def suspend(self) -> list[Action]:
