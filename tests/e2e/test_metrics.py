@@ -202,6 +202,7 @@ UPSTREAM_SPEC = [
     ("kueue_cluster_queue_resource_usage", "cq"),
     ("kueue_cluster_queue_status", "cq"),
     ("kueue_cluster_queue_resource_reservation", "cq"),
+    ("kueue_cluster_queue_resource_pending", "cq"),
     ("kueue_cluster_queue_nominal_quota", "cq"),
     ("kueue_cluster_queue_borrowing_limit", "cq"),
     ("kueue_cluster_queue_lending_limit", "cq"),
