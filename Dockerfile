@@ -28,6 +28,38 @@ ENV PATH=/opt/pykueue/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     HOME=/tmp
+# What runs has no shell, package manager or pip (as the image built from Debian's packages, whose
+# list this extends: pykueue/devcluster/image.py STRIPPED): a process that gets code execution in the
+# container finds no tool to fetch or install more. Exec form: the shell is among what goes.
+RUN ["/usr/bin/rm", "-rf", "/usr/bin/sh", \
+     "/usr/bin/dash", \
+     "/usr/bin/bash", \
+     "/usr/bin/rbash", \
+     "/usr/bin/dpkg", \
+     "/usr/bin/dpkg-deb", \
+     "/usr/bin/dpkg-divert", \
+     "/usr/bin/dpkg-query", \
+     "/usr/bin/dpkg-split", \
+     "/usr/bin/dpkg-statoverride", \
+     "/usr/bin/dpkg-trigger", \
+     "/usr/bin/dpkg-maintscript-helper", \
+     "/usr/bin/dpkg-realpath", \
+     "/usr/bin/update-alternatives", \
+     "/usr/bin/apt", \
+     "/usr/bin/apt-get", \
+     "/usr/share/python-wheels", \
+     "/usr/bin/apt-cache", \
+     "/usr/bin/apt-config", \
+     "/usr/bin/apt-mark", \
+     "/usr/bin/apt-key", \
+     "/usr/local/bin/pip", \
+     "/usr/local/bin/pip3", \
+     "/usr/local/bin/pip3.11", \
+     "/usr/local/lib/python3.11/site-packages/pip", \
+     "/opt/pykueue/bin/pip", \
+     "/opt/pykueue/bin/pip3", \
+     "/opt/pykueue/bin/pip3.11", \
+     "/opt/pykueue/lib/python3.11/site-packages/pip"]
 # 65532: the conventional "nonroot" uid/gid (distroless); the chart runs the pod as it too.
 USER 65532:65532
 ENTRYPOINT ["pykueue"]

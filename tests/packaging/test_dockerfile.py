@@ -104,3 +104,24 @@ def test_the_build_stage_can_compile_the_engine_and_checks_it_did() -> None:
     build_stage = " ".join(rest for word, rest in instructions()[froms[0]:froms[1]] if word == "RUN")
     assert "apt-get install" in build_stage and "gcc" in build_stage.split()
     assert '"(compiled engine)"' in build_stage
+
+
+def test_the_final_stage_removes_the_shell_package_managers_and_pip() -> None:
+    """What the image built from Debian's packages takes out (``image.STRIPPED``) the Dockerfile's final
+    stage removes too, with pip (the base's and the virtualenv's), in an exec-form RUN (the shell is
+    among what goes) before the unprivileged USER (root may remove them)."""
+    import json
+
+    from pykueue.devcluster import image
+
+    words = [word for word, _ in instructions()]
+    final = len(words) - 1 - words[::-1].index("FROM")
+    runs = [(i, rest) for i, (word, rest) in enumerate(instructions()) if word == "RUN" and i > final]
+    (index, rest), = runs
+    argv = json.loads(rest)
+    assert argv[:2] == ["/usr/bin/rm", "-rf"]
+    removed = set(argv[2:])
+    assert {"/" + p for p in image.STRIPPED} <= removed
+    assert {"/usr/local/bin/pip", "/usr/local/lib/python3.11/site-packages/pip", "/opt/pykueue/bin/pip",
+            "/opt/pykueue/lib/python3.11/site-packages/pip"} <= removed
+    assert index < words.index("USER", final)
