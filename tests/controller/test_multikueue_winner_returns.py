@@ -149,3 +149,18 @@ def test_the_returned_worker_lost_again_is_given_up_at_once() -> None:
     assert (name, sub) == ("workloads/wl", "status")
     assert patch["status"]["admissionChecks"][0]["state"] == RETRY
     assert patch["status"]["admissionChecks"][0]["message"] == "Reserving remote no longer exists or is not admitted"
+
+
+def test_a_copy_whose_priority_is_no_longer_the_managers_gets_it() -> None:
+    """Upstream's spec (multikueue e2e_test.go :1210): the job's priority class changed, so the manager's
+    Workload has a new priority; each worker's copy is updated with it (upstream updates out-of-sync
+    remotes). Before: a copy was never written after its creation."""
+    rec, kube, log, events = _reconciler(PENDING, None)
+    local = rec.informers["workloads"].store["ns/wl"]
+    local["spec"].update(priority=5000, priorityClassRef={"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass",
+                                                         "name": "high"})
+    asyncio.run(rec.reconcile("ns/wl"))
+    synced = [(w, p) for w in ("w1", "w2") for (name, p, _) in rec.workers.workers[w].kube.patches
+              if name == "workloads/wl"]
+    assert synced == [(w, {"spec": {"priority": 5000, "priorityClassRef": {
+        "group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "high"}}}) for w in ("w1", "w2")]

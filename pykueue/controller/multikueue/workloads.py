@@ -201,6 +201,9 @@ class MultiKueueWorkloads:
         clusters = self.clusters_of(check)
         available = [c for c in clusters if self.workers.usable(c) is not None]
         remotes = {c: self._remote(c, "workloads", key) for c in available}
+        for c, remote in remotes.items():
+            if remote is not None:
+                await self._sync_priority(c, local, remote)
 
         # the Workload finished or without quota: nothing of it may run on a worker
         if objects.is_true(local, "Finished") or not objects.is_true(local, "QuotaReserved"):
@@ -314,6 +317,32 @@ class MultiKueueWorkloads:
                         raise
             elif c not in nominated and remotes[c] is not None:
                 await self.remove_remote(c, namespace, name)
+
+    async def _sync_priority(self, cluster: str, local: dict[str, Any], remote: dict[str, Any]) -> None:
+        """A copy whose priority is no longer the manager's Workload's (its job's priority-class label
+        changed) gets it, as upstream updates an out-of-sync remote: the worker's queue then orders and
+        preempts by it (a lowered one may be preempted there, a raised one preempt). Before: a copy was
+        never written after its creation."""
+        wanted = {f: (local.get("spec") or {}).get(f) for f in ("priority", "priorityClassRef")}
+        have = {f: (remote.get("spec") or {}).get(f) for f in ("priority", "priorityClassRef")}
+        if wanted == have or wanted["priority"] is None:
+            return
+        worker = self.workers.usable(cluster)
+        if worker is None or worker.kube is None:
+            return
+        meta = local["metadata"]
+        try:
+            await worker.kube.merge_patch(r.WORKLOAD, meta["name"], {"spec": wanted}, meta["namespace"])
+        except ApiError as exc:
+            if exc.status >= 500 or exc.status in (408, 429):
+                raise  # transient: the reconcile is retried
+            # refused for its content (a PriorityClass reference the worker keeps while the copy holds
+            # quota, a copy gone meanwhile): the copy keeps its priority; the flow goes on
+            log.info("multikueue workload priority not synced", extra={"fields": {
+                "workload": f"{meta['namespace']}/{meta['name']}", "cluster": cluster, "error": str(exc)[:300]}})
+            return
+        log.info("multikueue workload priority synced", extra={"fields": {
+            "workload": f"{meta['namespace']}/{meta['name']}", "cluster": cluster, "priority": str(wanted["priority"])}})
 
     def components(self, local: dict[str, Any], adapter: adapters.Adapter) -> list[dict[str, Any]] | None:
         """The manager's Workloads of the same owner as ``local`` (itself included), by the owner's UID
