@@ -293,3 +293,41 @@ def test_a_lost_worker_gives_its_workload_to_the_other(clusters: Clusters) -> No
                and is_true(w, "Admitted"), 90, what=f"the Workload admitted through {other}")
     eventually(lambda: other in sampler.seen, 60, what=f"the job running in {other}")
     sampler.finish()
+
+
+def test_a_priority_changed_while_the_copy_runs_reaches_the_worker(clusters: Clusters) -> None:
+    """Upstream's spec (multikueue e2e_test.go :1210), read and worked out here: a Job's
+    WorkloadPriorityClass label changed while its copy runs on a worker. The manager's Workload takes
+    the new priority (the job side), and the copy on the worker is updated to it (before: a copy was
+    never written after its creation, so the worker kept ordering and preempting by the old one)."""
+    manager = clusters.manager
+    classes = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: mk-low}
+value: 100
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: mk-high}
+value: 5000
+"""
+    for kueue in (manager, *clusters.workers.values()):
+        kueue.apply(classes)
+    manager.apply(job("prio", run="120s").replace("labels: {kueue.x-k8s.io/queue-name: lq}",
+                                                  "labels: {kueue.x-k8s.io/queue-name: lq, "
+                                                  "kueue.x-k8s.io/priority-class: mk-low}"))
+    try:
+        wl = eventually(lambda: (w := workload_of(manager, "prio")) and is_true(w, "Admitted") and w, 90,
+                        what="the manager's Workload admitted")
+        chosen, name = wl["status"]["clusterName"], wl["metadata"]["name"]
+        copy = eventually(lambda: clusters.workers[chosen].get("workload", name, NS), 60, what="the copy")
+        assert copy["spec"]["priority"] == 100
+        manager.cluster.kubectl("label", "job", "prio", "-n", NS, "kueue.x-k8s.io/priority-class=mk-high", "--overwrite")
+        eventually(lambda: (workload_of(manager, "prio") or {}).get("spec", {}).get("priority") == 5000, 60,
+                   what="the manager's Workload at the new priority")
+        synced = eventually(lambda: (c := clusters.workers[chosen].get("workload", name, NS)) and (
+            c["spec"].get("priority") == 5000) and c, 60, what="the worker's copy at the new priority")
+        assert synced["spec"]["priorityClassRef"]["name"] == "mk-high"
+    finally:
+        manager.cluster.kubectl("delete", "job", "prio", "-n", NS, "--ignore-not-found", "--wait=false")
