@@ -70,13 +70,13 @@ def refusals(printed: str) -> str:
     """The printed URL without its token, the cookie sent outside the session path it is scoped to, a
     foreign Host (DNS rebinding), and a POST from another site that carries the cookie are all
     refused. Returns the session's URL (where the token's redirect goes)."""
-    import http.client
+    from http.client import HTTPConnection
     from urllib.parse import urlsplit
 
     base = printed.split("?")[0]
     token = printed.split("token=")[1]
     port = base.rsplit(":", 1)[1].strip("/")
-    connection = http.client.HTTPConnection("127.0.0.1", int(port), timeout=30)
+    connection = HTTPConnection("127.0.0.1", int(port), timeout=30)
     connection.request("GET", urlsplit(printed).path + "?" + urlsplit(printed).query)
     answer = connection.getresponse()
     assert answer.status == 303, answer.status
