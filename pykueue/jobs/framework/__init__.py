@@ -9,6 +9,12 @@ finish, create, reclaimable pods, pods-ready, stop, start). The controller carri
 (``pykueue.controller.jobs``); nothing here does I/O, so the rule is tested without a cluster and shared
 by every kind.
 
+Beneath the rule, what every kind shares when it builds and starts its Workload: ``workload.py`` (the
+labels and annotations Kueue reads and writes, queue names, Workload names, ``owner_workload``: upstream's
+ConstructWorkload), ``podset.py`` (PodSetInfo: what an admission injects into a pod template and what
+a stop restores, upstream's ``pkg/podset``) and ``validation.py`` (what the API server and Go's parsing
+accept, in their words). Those are imported from their modules (``framework.workload.queue_name``).
+
 This module re-exports the package's public names: ``framework.reconcile``, ``framework.Patch``,
 ``framework.GenericJob``...
 """

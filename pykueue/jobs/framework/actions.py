@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pykueue.jobs.batch import Manifest
+from pykueue.jobs.framework.workload import Manifest
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
-from pykueue.jobs.batch import Manifest, pod_set_info_from_pod_set
 from pykueue.jobs.framework.actions import Action, Note, Patch, Replace
+from pykueue.jobs.framework.podset import pod_set_info_from_pod_set
+from pykueue.jobs.framework.workload import Manifest
 
 
 class GenericJob(Protocol):

@@ -15,14 +15,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pykueue.jobs import managed
-from pykueue.jobs.batch import (
-    ELASTIC_JOB_ANNOTATION,
-    Manifest,
-    PodSetInfoError,
-    is_dns1123_label,
-    merge_pod_set_info,
-    pod_set_info_from_flavors,
-)
 from pykueue.jobs.framework.actions import (
     ERR_WORKLOAD_COMPOSE,
     Action,
@@ -37,6 +29,9 @@ from pykueue.jobs.framework.actions import (
     WorkloadConditions,
 )
 from pykueue.jobs.framework.interface import GenericJob, OneObject
+from pykueue.jobs.framework.podset import PodSetInfoError, merge_pod_set_info, pod_set_info_from_flavors
+from pykueue.jobs.framework.validation import is_dns1123_label
+from pykueue.jobs.framework.workload import ELASTIC_JOB_ANNOTATION, Manifest
 from pykueue.kube import objects
 
 LOCAL_QUEUE_LABEL = "kueue.x-k8s.io/local-queue-name"  # on an admitted job's pods
