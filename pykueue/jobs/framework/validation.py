@@ -40,6 +40,16 @@ def go_atoi(value: str) -> int:
     return number
 
 
+def atoi_field(path: str, value: str, errors: list[JobConversionError]) -> int | None:
+    """``go_atoi`` of a label's or annotation's value at ``path``; None, with the refusal added to
+    ``errors`` in ``field.Invalid``'s words, when Atoi refuses it."""
+    try:
+        return go_atoi(value)
+    except ValueError as err:
+        errors.append(JobConversionError(path, f"Invalid value: {quote(value)}: {err}"))
+        return None
+
+
 def to_int32(value: int) -> int:
     """Go's int32(v) conversion wraps around; upstream applies it to the parsed annotation."""
     return (value + 2**31) % 2**32 - 2**31

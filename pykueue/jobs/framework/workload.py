@@ -20,6 +20,7 @@ from typing import Any
 
 from pykueue.jobs.framework.validation import (
     JobConversionError,
+    atoi_field,
     dns1123_subdomain_errors,
     go_atoi,
     go_parse_bool,
@@ -132,15 +133,10 @@ def owner_label_errors(obj: Mapping[str, Any]) -> list[JobConversionError]:
                     )
                 )
     if MAX_EXEC_TIME_SECONDS_LABEL in labels:
-        value = labels[MAX_EXEC_TIME_SECONDS_LABEL]
         path = f"metadata.labels[{MAX_EXEC_TIME_SECONDS_LABEL}]"
-        try:
-            seconds = go_atoi(value)
-        except ValueError as err:
-            errors.append(JobConversionError(path, f"Invalid value: {quote(value)}: {err}"))
-        else:
-            if seconds <= 0:
-                errors.append(JobConversionError(path, f"Invalid value: {seconds}: should be greater than 0"))
+        seconds = atoi_field(path, labels[MAX_EXEC_TIME_SECONDS_LABEL], errors)
+        if seconds is not None and seconds <= 0:
+            errors.append(JobConversionError(path, f"Invalid value: {seconds}: should be greater than 0"))
     return errors
 
 

@@ -31,7 +31,14 @@ from pykueue.jobs.framework.podset import (
     pod_set_info_from_pod_set,
     restore_template,
 )
-from pykueue.jobs.framework.validation import JobConversionError, go_atoi, go_parse_bool, quote, to_int32
+from pykueue.jobs.framework.validation import (
+    JobConversionError,
+    atoi_field,
+    go_atoi,
+    go_parse_bool,
+    quote,
+    to_int32,
+)
 from pykueue.jobs.framework.workload import (
     DEFAULT_POD_SET_NAME,
     Manifest,
@@ -146,17 +153,12 @@ def validate_job(job: Mapping[str, Any], *, min_parallelism: bool = True) -> lis
 
     annotations = annotations_of(job)
     if min_parallelism and JOB_MIN_PARALLELISM_ANNOTATION in annotations:
-        value = annotations[JOB_MIN_PARALLELISM_ANNOTATION]
         path = f"metadata.annotations[{JOB_MIN_PARALLELISM_ANNOTATION}]"
-        try:
-            parsed = go_atoi(value)
-        except ValueError as err:
-            errors.append(JobConversionError(path, f"Invalid value: {quote(value)}: {err}"))
-        else:
-            if to_int32(parsed) >= count or parsed <= 0:
-                errors.append(
-                    JobConversionError(path, f"Invalid value: {parsed}: should be between 0 and {count - 1}")
-                )
+        parsed = atoi_field(path, annotations[JOB_MIN_PARALLELISM_ANNOTATION], errors)
+        if parsed is not None and (to_int32(parsed) >= count or parsed <= 0):
+            errors.append(
+                JobConversionError(path, f"Invalid value: {parsed}: should be between 0 and {count - 1}")
+            )
 
     if JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION in annotations:
         value = annotations[JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION]
