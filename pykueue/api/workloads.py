@@ -92,7 +92,7 @@ class WorkloadReader:
     def from_job(self, job: dict[str, Any]) -> tuple[v2.Workload | None, Errors]:
         """The Workload the batch/v1 Job integration builds, checked like any Workload."""
         try:
-            from pykueue.jobs.batch import workload_from_job
+            from pykueue.jobs.job.workload import workload_from_job
         except ImportError as exc:
             return None, [("<document>", f"the batch/v1 Job integration is not available: {exc}")]
         try:
@@ -129,7 +129,7 @@ class WorkloadReader:
         """The Workloads the controller creates for a Deployment (one per replica, named as its Pod),
         a StatefulSet (one pod group, ``replicas: 0`` none), a RayCluster, RayJob or RayService (one each, named
         as the object), checked like any Workload; problems carry the object's own field paths."""
-        from pykueue.jobs.batch import JobConversionError
+        from pykueue.jobs.framework.validation import JobConversionError
         from pykueue.jobs.registry import BY_KIND
 
         reading = BY_KIND[kind].reading

@@ -22,8 +22,14 @@ from pykueue.controller.events import Recorder
 from pykueue.controller.translate import parse_time
 from pykueue.controller.workload_status import rfc3339
 from pykueue.engine import model
-from pykueue.jobs import batch, framework, managed, prebuilt, registry, slicing
+from pykueue.jobs import framework, managed, prebuilt, registry, slicing
 from pykueue.jobs.framework import GenericJob, OneObject
+from pykueue.jobs.framework.workload import (
+    JOB_UID_LABEL,
+    PREBUILT_WORKLOAD_LABEL,
+    queue_name,
+    workload_name_for_owner,
+)
 from pykueue.jobs.integration import Frameworks
 from pykueue.jobs.integration import Integration as KindRecord
 from pykueue.jobs.job.generic import Job
@@ -70,7 +76,7 @@ class Rules:
         """Upstream's gate before a job is reconciled: its namespace selected, it names a queue (or every
         job is Kueue's), and no job of an integration that is on owns it (it is queued with that one)."""
         meta = obj["metadata"]
-        if not managed.reconciled(batch.queue_name(obj), meta.get("namespace") or "", self.manage_without_queue_name,
+        if not managed.reconciled(queue_name(obj), meta.get("namespace") or "", self.manage_without_queue_name,
                                   self.scope):
             return False
         return managed.managed_owner(obj, self.frameworks) is None
@@ -82,7 +88,7 @@ def orphaned(workload: dict[str, Any]) -> bool:
     after ``kubectl delete --cascade=orphan`` of its job."""
     meta = workload["metadata"]
     return (not meta.get("ownerReferences") and not meta.get("deletionTimestamp")
-            and bool((meta.get("labels") or {}).get(batch.JOB_UID_LABEL)) and not framework.finished_workload(workload))
+            and bool((meta.get("labels") or {}).get(JOB_UID_LABEL)) and not framework.finished_workload(workload))
 
 
 def _rules(rules: Rules | bool) -> Rules:
@@ -132,13 +138,13 @@ class JobKeys:
         if owner is None or not self.rules.scope.selected(namespace):
             return None
         parent = self._owner(str(owner.get("kind") or ""), f"{namespace}/{owner.get('name')}")
-        if not self.rules.manage_without_queue_name and (parent is None or not batch.queue_name(parent)):
+        if not self.rules.manage_without_queue_name and (parent is None or not queue_name(parent)):
             return None
         # an owner naming a prebuilt Workload (a MultiKueue worker's copy) runs under that one, as upstream
         # finds the parent's Workload by its owner reference rather than by the name it would make
-        prebuilt_name = ((parent or {}).get("metadata", {}).get("labels") or {}).get(batch.PREBUILT_WORKLOAD_LABEL)
+        prebuilt_name = ((parent or {}).get("metadata", {}).get("labels") or {}).get(PREBUILT_WORKLOAD_LABEL)
         group = str(owner.get("apiVersion") or "").rpartition("/")[0]
-        name = prebuilt_name or self._sliced_name(parent, group) or batch.workload_name_for_owner(
+        name = prebuilt_name or self._sliced_name(parent, group) or workload_name_for_owner(
             str(owner.get("kind")), group, str(owner.get("name")), owner.get("uid") or None)
         return obj, f"{namespace}/{name}"
 

@@ -21,7 +21,7 @@ from pykueue.controller import translate
 from pykueue.controller.events import Recorder
 from pykueue.engine import model
 from pykueue.engine.engine import Engine
-from pykueue.jobs.batch import RESOURCE_IN_USE_FINALIZER
+from pykueue.jobs.framework.workload import RESOURCE_IN_USE_FINALIZER
 from pykueue.kube import resources as r
 from pykueue.kube.client import ApiError, Kube
 from pykueue.kube.informer import Informer

@@ -25,7 +25,7 @@ from pykueue.engine import events as ev
 from pykueue.engine.engine import Engine
 from pykueue.engine.model import US
 from pykueue.engine.workload import State
-from pykueue.jobs.batch import RESOURCE_IN_USE_FINALIZER
+from pykueue.jobs.framework.workload import RESOURCE_IN_USE_FINALIZER
 from pykueue.kube import resources as r
 from pykueue.kube.client import ApiError, Kube
 from pykueue.kube.informer import DELETED, Informer, key_of

@@ -12,11 +12,17 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pykueue.jobs import batch
-from pykueue.jobs.batch import JobConversionError
+from pykueue.jobs.framework.validation import JobConversionError, quote
+from pykueue.jobs.framework.workload import (
+    ELASTIC_JOB_ANNOTATION,
+    MAX_EXEC_TIME_SECONDS_LABEL,
+    PREBUILT_WORKLOAD_LABEL,
+    QUEUE_NAME_LABEL,
+    WORKLOAD_PRIORITY_CLASS_LABEL,
+    owner_label_errors,
+)
 
 IMMUTABLE = "field is immutable"
-ELASTIC_JOB_ANNOTATION = batch.ELASTIC_JOB_ANNOTATION
 
 
 def label(obj: Mapping[str, Any], key: str) -> str:
@@ -33,7 +39,7 @@ def printed(value: Any) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, str | int | float):
-        return batch.quote(value)
+        return quote(value)
     return json.dumps(value, separators=(",", ":"))
 
 
@@ -53,20 +59,20 @@ def elastic(obj: Mapping[str, Any]) -> bool:
 
 def queue_name_errors(obj: Mapping[str, Any]) -> list[JobConversionError]:
     """``ValidateQueueName``: the queue-name label, when set, is a resource name."""
-    key = batch.QUEUE_NAME_LABEL
-    return [e for e in batch.owner_label_errors(obj) if e.path == label_path(key)]
+    key = QUEUE_NAME_LABEL
+    return [e for e in owner_label_errors(obj) if e.path == label_path(key)]
 
 
 def on_create(obj: Mapping[str, Any]) -> list[JobConversionError]:
     """``ValidateJobOnCreate``: queue-name and prebuilt-workload labels are resource names, the
     execution limit a positive integer."""
-    return batch.owner_label_errors(obj)
+    return owner_label_errors(obj)
 
 
 def priority_class(old: Mapping[str, Any], new: Mapping[str, Any], suspended: bool) -> list[JobConversionError]:
     """``ValidateUpdateForWorkloadPriorityClassName``: a WorkloadPriorityClass may change at any time,
     be added only while suspended, and never be removed."""
-    key = batch.WORKLOAD_PRIORITY_CLASS_LABEL
+    key = WORKLOAD_PRIORITY_CLASS_LABEL
     before, after = label(old, key), label(new, key)
     if not suspended and not before and after:
         return [JobConversionError(label_path(key), f'Invalid value: "{after}": WorkloadPriorityClass cannot be '
@@ -82,7 +88,7 @@ def on_update(old: Mapping[str, Any], new: Mapping[str, Any], *, suspended: bool
     """``ValidateJobOnUpdate``, in upstream's order: a running object keeps its queue, its prebuilt
     Workload and its execution limit; a queue label is never dropped where a LocalQueue named
     ``default`` exists; the priority-class rule; the elastic-job annotation never changes."""
-    queue_key = batch.QUEUE_NAME_LABEL
+    queue_key = QUEUE_NAME_LABEL
     errors: list[JobConversionError] = []
     if not suspended:
         errors += immutable(label_path(queue_key), label(new, queue_key), label(old, queue_key))
@@ -90,13 +96,13 @@ def on_update(old: Mapping[str, Any], new: Mapping[str, Any], *, suspended: bool
     if not label(new, queue_key) and label(old, queue_key) and default_queue_exists(namespace):
         errors.append(JobConversionError(label_path(queue_key), 'Invalid value: "": queue-name must not be empty '
                                                                 "in namespace with default queue"))
-    key = batch.PREBUILT_WORKLOAD_LABEL
+    key = PREBUILT_WORKLOAD_LABEL
     if suspended or elastic(old):  # free to change, but still a resource name
-        errors += [e for e in batch.owner_label_errors(new) if e.path == label_path(key)]
+        errors += [e for e in owner_label_errors(new) if e.path == label_path(key)]
     else:
         errors += immutable(label_path(key), label(new, key), label(old, key))
     if not suspended or not was_suspended:
-        key = batch.MAX_EXEC_TIME_SECONDS_LABEL
+        key = MAX_EXEC_TIME_SECONDS_LABEL
         errors += immutable(label_path(key), label(new, key), label(old, key))
     errors += priority_class(old, new, suspended)
     if elastic(old) != elastic(new):

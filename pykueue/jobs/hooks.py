@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pykueue.engine.multikueue import CONTROLLER_NAME
-from pykueue.jobs import batch, managed
+from pykueue.jobs import managed
+from pykueue.jobs.framework.workload import QUEUE_NAME_LABEL, is_managed, queue_name
 from pykueue.jobs.integration import Frameworks
 
 Op = dict[str, Any]
@@ -47,7 +48,7 @@ class HookContext:
     def suspends(self, obj: Mapping[str, Any], namespace: str) -> bool:
         """Upstream's WorkloadShouldBeSuspended for a job no managed ancestor owns: it names a queue, or
         every job is Kueue's and its namespace is selected."""
-        return managed.suspended_on_create(batch.queue_name(obj), namespace, self.manage_without_queue_name, self.scope)
+        return managed.suspended_on_create(queue_name(obj), namespace, self.manage_without_queue_name, self.scope)
 
     def owned(self, obj: Mapping[str, Any]) -> bool:
         """Whether a job of an integration that is on owns ``obj`` (it is queued with that one)."""
@@ -62,15 +63,15 @@ def default_queue(obj: dict[str, Any], ctx: HookContext, owned: bool) -> tuple[d
     """Upstream's ApplyDefaultLocalQueue: an object without a queue label in a namespace with a LocalQueue
     named ``default``, and no job Kueue manages owning it, is put in that queue. The object as labelled,
     and the JSON patch ops that label it."""
-    if batch.is_managed(obj) or owned or not ctx.default_queue_exists(namespace_of(obj)):
+    if is_managed(obj) or owned or not ctx.default_queue_exists(namespace_of(obj)):
         return obj, []
     labels = (obj.get("metadata") or {}).get("labels")
     if isinstance(labels, dict):
         ops = [{"op": "add", "path": "/metadata/labels/kueue.x-k8s.io~1queue-name", "value": DEFAULT_QUEUE}]
     else:
-        ops = [{"op": "add", "path": "/metadata/labels", "value": {batch.QUEUE_NAME_LABEL: DEFAULT_QUEUE}}]
+        ops = [{"op": "add", "path": "/metadata/labels", "value": {QUEUE_NAME_LABEL: DEFAULT_QUEUE}}]
     labelled = {**obj, "metadata": {**(obj.get("metadata") or {}),
-                                    "labels": {**(labels or {}), batch.QUEUE_NAME_LABEL: DEFAULT_QUEUE}}}
+                                    "labels": {**(labels or {}), QUEUE_NAME_LABEL: DEFAULT_QUEUE}}}
     return labelled, ops
 
 
@@ -79,7 +80,7 @@ def managed_by_ops(obj: Mapping[str, Any], own_controller: str | None, ctx: Hook
     or none. Only a job queued where MultiKueue dispatches, with no ``managedBy`` or its kind's own
     controller (``own_controller``) there, is changed."""
     spec = obj.get("spec")
-    queue = batch.queue_name(obj)
+    queue = queue_name(obj)
     if ctx.dispatches is None or not isinstance(spec, dict) or not queue:
         return []
     if spec.get("managedBy") not in (None, own_controller):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pykueue.engine import multikueue as mk
-from pykueue.jobs.batch import ORIGIN_UID_ANNOTATION
+from pykueue.jobs.framework.workload import ORIGIN_UID_ANNOTATION
 from pykueue.kube.resources import Resource
 
 Obj = dict[str, Any]

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pykueue.jobs import batch
 from pykueue.jobs.framework import (
     Action,
     GenericJob,
@@ -26,6 +25,8 @@ from pykueue.jobs.framework import (
     finished_workload,
     mismatch,
 )
+from pykueue.jobs.framework.validation import is_valid_label_value
+from pykueue.jobs.framework.workload import JOB_UID_LABEL, PREBUILT_WORKLOAD_LABEL
 
 OUT_OF_SYNC = ("OutOfSync", "The prebuilt workload is out of sync with its user job")
 
@@ -34,7 +35,7 @@ def name_for(job: GenericJob) -> str | None:
     """The prebuilt Workload's name, for a Job, RayCluster, RayJob or single Pod that names one."""
     if not isinstance(job, OneObject) or not job.compared_whole:
         return None
-    return (job.meta.get("labels") or {}).get(batch.PREBUILT_WORKLOAD_LABEL) or None
+    return (job.meta.get("labels") or {}).get(PREBUILT_WORKLOAD_LABEL) or None
 
 
 def _controller(workload: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -57,7 +58,7 @@ def adopt(job: OneObject, workload: Mapping[str, Any] | None) -> list[Action] | 
     if owner is None:
         ref = {"apiVersion": job.obj.get("apiVersion") or job.api_version, "kind": job.kind,
                "name": job.meta["name"], "uid": uid, "controller": True, "blockOwnerDeletion": True}
-        labels = {batch.JOB_UID_LABEL: uid} if uid and batch.is_valid_label_value(uid) else {}
+        labels = {JOB_UID_LABEL: uid} if uid and is_valid_label_value(uid) else {}
         body = {"metadata": {"uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion"),
                              "ownerReferences": [*(meta.get("ownerReferences") or []), ref],
                              **({"labels": labels} if labels else {})}}

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pykueue.jobs.batch import ELASTIC_JOB_ANNOTATION, Manifest
+from pykueue.jobs.framework.workload import ELASTIC_JOB_ANNOTATION, Manifest
 
 SCHEDULING_GATE = "kueue.x-k8s.io/elastic-job"  # kueue.ElasticJobSchedulingGate
 REPLACEMENT_FOR = "kueue.x-k8s.io/workload-slice-replacement-for"  # workloadslicing.WorkloadSliceReplacementFor

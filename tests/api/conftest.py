@@ -27,7 +27,9 @@ def load(tmp_path: Path) -> Loader:
 
 @pytest.fixture
 def fake_job_integration(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Install a stand-in ``pykueue.jobs.batch`` so loader tests do not depend on the real integration."""
-    module = types.ModuleType("pykueue.jobs.batch")
+    """Install a stand-in ``pykueue.jobs.job.workload`` so loader tests do not depend on the real integration."""
+    import pykueue.jobs.job  # noqa: F401  (the package stays real: only its Workload rules are stood in for)
+
+    module = types.ModuleType("pykueue.jobs.job.workload")
     module.workload_from_job = fake_workload_from_job  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "pykueue.jobs.batch", module)
+    monkeypatch.setitem(sys.modules, "pykueue.jobs.job.workload", module)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pykueue.api.names import GENERATED_ALPHABET, generated_name
-from pykueue.jobs import batch
+from pykueue.jobs.job import workload as job_workload
 
 from .helpers import Loader, only_problem, write
 
@@ -161,18 +161,18 @@ def test_the_jobs_workload_is_named_after_the_generated_job_name(
     load: Loader, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     built: list[dict[str, Any]] = []
-    real = batch.workload_from_job
+    real = job_workload.workload_from_job
 
     def recording(job: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         built.append(real(job, **kwargs))
         return built[-1]
 
-    monkeypatch.setattr(batch, "workload_from_job", recording)
+    monkeypatch.setattr(job_workload, "workload_from_job", recording)
     inputs, problems = load(SAMPLE_JOB)
     assert problems == []
     (submitted,) = inputs.workloads
     (workload,) = built
-    assert workload["metadata"]["name"] == batch.workload_name_for_job(submitted.workload.name)
+    assert workload["metadata"]["name"] == job_workload.workload_name_for_job(submitted.workload.name)
     assert workload["metadata"]["ownerReferences"][0]["name"] == submitted.workload.name
 
 

@@ -345,13 +345,13 @@ def test_job_rejected_by_the_integration(
     def reject(job: dict) -> dict:
         raise ValueError("completions must be set")
 
-    monkeypatch.setattr(sys.modules["pykueue.jobs.batch"], "workload_from_job", reject)
+    monkeypatch.setattr(sys.modules["pykueue.jobs.job.workload"], "workload_from_job", reject)
     _, problems = load(JOB.format(labels="", pod=""))
     assert [(p.kind, p.path, p.message) for p in problems] == [("Job", "spec", "completions must be set")]
 
 
 def test_the_real_job_integration_if_present(load: Loader) -> None:
-    pytest.importorskip("pykueue.jobs.batch")
+    pytest.importorskip("pykueue.jobs.job.workload")
     inputs, problems = load(JOB.format(labels="", pod=""))
     assert problems == []
     assert [(sw.workload.kind, sw.workload.name) for sw in inputs.workloads] == [("Job", "sample-job")]

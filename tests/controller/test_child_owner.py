@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from pykueue.controller.jobs import JobKeys, Rules
-from pykueue.jobs import batch, registry
+from pykueue.jobs import registry
+from pykueue.jobs.framework.workload import PREBUILT_WORKLOAD_LABEL, workload_name_for_owner
 
 FRAMEWORKS = registry.enabled(["batch/job", "ray.io/rayjob"])
 QUEUE = "kueue.x-k8s.io/queue-name"
@@ -35,7 +36,7 @@ def _keys(owner: dict[str, Any] | None, manage_without_queue_name: bool = False)
 def test_a_job_owned_by_a_queued_rayjob_is_its_child() -> None:
     (obj, key) = _keys(_rayjob({QUEUE: "lq"})).child("ns/rj-submitter")
     assert obj["metadata"]["name"] == "rj-submitter"
-    assert key == f"ns/{batch.workload_name_for_owner('RayJob', 'ray.io', 'rj', 'rj-uid')}"
+    assert key == f"ns/{workload_name_for_owner('RayJob', 'ray.io', 'rj', 'rj-uid')}"
 
 
 def test_a_job_owned_by_a_rayjob_without_queue_or_not_cached_is_left_alone() -> None:
@@ -48,5 +49,5 @@ def test_a_job_owned_by_a_rayjob_without_queue_or_not_cached_is_left_alone() -> 
 def test_a_job_owned_by_an_object_naming_a_prebuilt_workload_runs_under_that_one() -> None:
     """A MultiKueue worker's RayJob or JobSet runs under the manager's Workload (its prebuilt label), not
     the name its own uid would make: its child Jobs must find that one admitted, or they are suspended."""
-    (_, key) = _keys(_rayjob({QUEUE: "lq", batch.PREBUILT_WORKLOAD_LABEL: "rayjob-rj-abcde"})).child("ns/rj-submitter")
+    (_, key) = _keys(_rayjob({QUEUE: "lq", PREBUILT_WORKLOAD_LABEL: "rayjob-rj-abcde"})).child("ns/rj-submitter")
     assert key == "ns/rayjob-rj-abcde"

@@ -19,7 +19,7 @@ from pykueue.controller.manager import Controller
 from pykueue.engine import model
 from pykueue.engine.model import LabelSelector
 from pykueue.engine.workload import State
-from pykueue.jobs.batch import RESOURCE_IN_USE_FINALIZER
+from pykueue.jobs.framework.workload import RESOURCE_IN_USE_FINALIZER
 from pykueue.kube import resources as r
 from tests.controller.controllers import Store, controller_with, modified, workload
 

@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from pykueue.jobs import batch
+from pykueue.jobs.framework.workload import PREBUILT_WORKLOAD_LABEL
+from pykueue.jobs.job.workload import workload_from_job
 from tests.e2e.conftest import Kueue, controller_with_webhooks, eventually, is_true, settled
 from tests.e2e.objects import PLAIN_FLAVOR, cluster_queue, local_queue
 
@@ -169,10 +170,10 @@ def test_a_prebuilt_workload_is_adopted_and_a_missing_one_never_made(kueue: Kueu
     kueue.apply(PLAIN_FLAVOR)
     kueue.apply(cluster_queue(ns, "4"))
     kueue.apply(local_queue(ns, ns))
-    labels = {"kueue.x-k8s.io/queue-name": "lq", batch.PREBUILT_WORKLOAD_LABEL: "pre"}
+    labels = {"kueue.x-k8s.io/queue-name": "lq", PREBUILT_WORKLOAD_LABEL: "pre"}
     spec = job("with-prebuilt", ns, labels)
     spec["spec"]["suspend"] = True  # the session's controller runs without webhooks
-    pre = batch.workload_from_job(spec)
+    pre = workload_from_job(spec)
     pre["metadata"] = {"name": "pre", "namespace": ns}
     create(kueue, pre)
     made = create(kueue, spec)
@@ -185,7 +186,7 @@ def test_a_prebuilt_workload_is_adopted_and_a_missing_one_never_made(kueue: Kueu
     assert wl["metadata"]["labels"]["kueue.x-k8s.io/job-uid"] == made["metadata"]["uid"]
     assert [w["metadata"]["name"] for w in kueue.items("workloads.kueue.x-k8s.io", ns)] == ["pre"]
 
-    missing = job("missing-prebuilt", ns, {"kueue.x-k8s.io/queue-name": "lq", batch.PREBUILT_WORKLOAD_LABEL: "none"})
+    missing = job("missing-prebuilt", ns, {"kueue.x-k8s.io/queue-name": "lq", PREBUILT_WORKLOAD_LABEL: "none"})
     missing["spec"]["suspend"] = True
     create(kueue, missing)
     settled(kueue, ns)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from pykueue.jobs.batch import PREBUILT_WORKLOAD_LABEL as PREBUILT
+from pykueue.jobs.framework.workload import PREBUILT_WORKLOAD_LABEL as PREBUILT
 from pykueue.jobs.pod.workload import workload_from_pod
 from tests.e2e.conftest import Kueue, condition, eventually
 from tests.e2e.objects import refused

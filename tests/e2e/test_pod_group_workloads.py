@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.jobs.batch import PREBUILT_WORKLOAD_LABEL as PREBUILT
+from pykueue.jobs.framework.workload import PREBUILT_WORKLOAD_LABEL as PREBUILT
 from pykueue.jobs.pod import groups as pod_rules
 from pykueue.jobs.pod.workload import GROUP_NAME_LABEL, GROUP_TOTAL_COUNT, workload_from_pod
 from tests.e2e.conftest import Kueue, condition, eventually

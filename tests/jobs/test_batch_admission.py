@@ -7,17 +7,14 @@ import copy
 import pytest
 import yaml
 
-from pykueue.jobs.batch import (
+from pykueue.jobs.framework.podset import (
     PodSetInfoError,
     PodSetMergeError,
-    inject_admission,
     merge_pod_set_info,
-    original_pod_set_info,
     pod_set_info_from_flavors,
     pod_set_info_from_pod_set,
-    restore_job,
-    workload_from_job,
 )
+from pykueue.jobs.job.workload import inject_admission, original_pod_set_info, restore_job, workload_from_job
 
 JOB = """
 apiVersion: batch/v1

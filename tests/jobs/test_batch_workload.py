@@ -7,13 +7,11 @@ import copy
 import pytest
 import yaml
 
-from pykueue.jobs.batch import (
-    JobConversionError,
-    is_managed,
+from pykueue.jobs.framework.validation import JobConversionError
+from pykueue.jobs.framework.workload import is_managed, priority_class_ref, queue_name
+from pykueue.jobs.job.workload import (
     min_pods_count,
     pods_count,
-    priority_class_ref,
-    queue_name,
     validate_job,
     workload_from_job,
     workload_name_for_job,

@@ -17,8 +17,9 @@ import pytest
 
 from pykueue.controller.jobs import JobKeys, JobReconciler, ObjectKeys, Rules
 from pykueue.controller.webhooks import admission
-from pykueue.jobs import batch, framework, registry, slicing
-from pykueue.jobs.batch import JobConversionError
+from pykueue.jobs import framework, registry, slicing
+from pykueue.jobs.framework.validation import JobConversionError
+from pykueue.jobs.framework.workload import workload_name_for_owner
 from pykueue.jobs.ray import workload as ray
 from pykueue.jobs.ray.generic import RayObject
 from pykueue.jobs.registry import BY_KIND
@@ -88,10 +89,10 @@ def test_it_records_its_counts_and_its_clusters_generation_which_name_the_slice(
     # no cluster yet (suspended): the generation is recorded empty
     assert RayObject(elastic_rayjob()).slicing_annotations()[ray.CLUSTER_GENERATION_ANNOTATION] == ""
     before = RayObject(elastic_rayjob()).workload_name()
-    assert before == batch.workload_name_for_owner("RayJob", "ray.io", "rj", "u2", 1)
+    assert before == workload_name_for_owner("RayJob", "ray.io", "rj", "u2", 1)
     recorded = elastic_rayjob()
     recorded["metadata"]["annotations"][ray.CLUSTER_GENERATION_ANNOTATION] = "2"
-    assert RayObject(recorded).workload_name() == batch.workload_name_for_owner("RayJob", "ray.io", "rj", "u2", "1_2")
+    assert RayObject(recorded).workload_name() == workload_name_for_owner("RayJob", "ray.io", "rj", "u2", "1_2")
     assert RayObject(recorded).workload_name() != before
     plain = rayjob()
     assert RayObject(plain).slicing_annotations() == {}
@@ -165,7 +166,7 @@ def test_the_autoscaler_scaling_its_cluster_up_makes_a_new_slice_named_for_the_c
     assert isinstance(record, framework.Patch) and record.kind == "RayJob" and record.name == "rj"
     assert record.body["metadata"]["annotations"][ray.CLUSTER_GENERATION_ANNOTATION] == "2"
     assert isinstance(create, framework.CreateWorkload)
-    assert create.manifest["metadata"]["name"] == batch.workload_name_for_owner("RayJob", "ray.io", "rj", "u2", "1_2")
+    assert create.manifest["metadata"]["name"] == workload_name_for_owner("RayJob", "ray.io", "rj", "u2", "1_2")
     assert create.manifest["metadata"]["annotations"][slicing.REPLACEMENT_FOR] == f"ns/{old['metadata']['name']}"
     assert [(p["name"], p["count"]) for p in create.manifest["spec"]["podSets"]] == [
         ("head", 1), ("small", 3), ("big", 1), ("submitter", 1)]
@@ -186,4 +187,4 @@ def test_its_submitter_job_is_held_to_the_current_slice_not_the_unsliced_name() 
                    owners=lambda kind, key: job if (kind, key) == ("RayJob", "ns/rj") else None)
     found = keys.child("ns/rj-submitter")
     assert found is not None
-    assert found[1] == "ns/" + batch.workload_name_for_owner("RayJob", "ray.io", "rj", "u2", "1_2")
+    assert found[1] == "ns/" + workload_name_for_owner("RayJob", "ray.io", "rj", "u2", "1_2")

@@ -12,7 +12,8 @@ from typing import Any
 
 from pykueue.controller.jobs import ObjectKeys
 from pykueue.controller.webhooks import admission
-from pykueue.jobs import batch, framework, slicing
+from pykueue.jobs import framework, slicing
+from pykueue.jobs.framework.workload import workload_name_for_owner
 from pykueue.jobs.ray import workload as ray
 from pykueue.jobs.ray.generic import RayObject
 from pykueue.jobs.registry import BY_KIND
@@ -72,11 +73,11 @@ def test_it_is_a_sliced_workload_named_with_its_clusters_recorded_generation() -
         ray.CLUSTER_GENERATION_ANNOTATION: "4"}
     assert RayObject(elastic_rayservice()).slicing_annotations()[ray.CLUSTER_GENERATION_ANNOTATION] == ""
     built = RayObject(elastic_rayservice()).build_workload()
-    assert built["metadata"]["name"] == batch.workload_name_for_owner("RayService", "ray.io", "rs", "u3", 1)
+    assert built["metadata"]["name"] == workload_name_for_owner("RayService", "ray.io", "rs", "u3", 1)
     assert built["metadata"]["annotations"][slicing.ELASTIC_JOB_ANNOTATION] == "true"
     recorded = elastic_rayservice()
     recorded["metadata"]["annotations"][ray.CLUSTER_GENERATION_ANNOTATION] = "4"
-    assert RayObject(recorded).workload_name() == batch.workload_name_for_owner(
+    assert RayObject(recorded).workload_name() == workload_name_for_owner(
         "RayService", "ray.io", "rs", "u3", "1_4")
     assert RayObject(rayservice()).slicing_annotations() == {}
 
@@ -111,7 +112,7 @@ def test_the_autoscaler_scaling_its_cluster_up_makes_a_new_slice_and_never_suspe
     assert isinstance(record, framework.Patch) and record.kind == "RayService" and record.name == "rs"
     assert record.body["metadata"]["annotations"][ray.CLUSTER_GENERATION_ANNOTATION] == "3"
     assert isinstance(create, framework.CreateWorkload)
-    assert create.manifest["metadata"]["name"] == batch.workload_name_for_owner(
+    assert create.manifest["metadata"]["name"] == workload_name_for_owner(
         "RayService", "ray.io", "rs", "u3", "1_3")
     assert create.manifest["metadata"]["annotations"][slicing.REPLACEMENT_FOR] == f"ns/{old['metadata']['name']}"
     assert [(p["name"], p["count"]) for p in create.manifest["spec"]["podSets"]] == [

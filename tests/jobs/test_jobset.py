@@ -14,8 +14,10 @@ import pytest
 
 from pykueue.controller.jobs import JobKeys, ObjectKeys, Rules
 from pykueue.controller.webhooks import admission, names
-from pykueue.jobs import batch, managed, registry
+from pykueue.jobs import managed, registry
 from pykueue.jobs.framework import CreateWorkload, Note, Patch, Replace, WorkloadConditions, reconcile
+from pykueue.jobs.framework.podset import PodSetInfoError, pod_set_info_from_flavors
+from pykueue.jobs.framework.workload import workload_name_for_owner
 from pykueue.jobs.jobset import workload as jobset
 from pykueue.jobs.jobset.generic import JobSetObject, with_pod_sets_info
 from pykueue.jobs.registry import BY_KIND
@@ -80,7 +82,7 @@ def test_a_jobset_is_one_workload_with_a_pod_set_per_replicated_job() -> None:
     (create,) = reconcile(JobSetObject(js()), None, FLAVORS)
     assert isinstance(create, CreateWorkload)
     manifest = create.manifest
-    assert manifest["metadata"]["name"] == batch.workload_name_for_owner("JobSet", "jobset.x-k8s.io", "js", "u1")
+    assert manifest["metadata"]["name"] == workload_name_for_owner("JobSet", "jobset.x-k8s.io", "js", "u1")
     assert manifest["metadata"]["name"].startswith("jobset-js-")
     assert [(p["name"], p["count"]) for p in manifest["spec"]["podSets"]] == [("driver", 1), ("workers", 6), ("ps", 4)]
     assert manifest["spec"]["podSets"][2]["template"]["spec"]["nodeSelector"] == {"zone": "a"}
@@ -193,8 +195,8 @@ def test_succeeded_replicas_free_their_pods_and_the_conditions_finish_it() -> No
 
 
 def test_wrong_number_of_infos_is_refused() -> None:
-    with pytest.raises(batch.PodSetInfoError, match="expecting 3 podsets, got 1"):
-        with_pod_sets_info(js(), [batch.pod_set_info_from_flavors([], name="driver")], restore=False)
+    with pytest.raises(PodSetInfoError, match="expecting 3 podsets, got 1"):
+        with_pod_sets_info(js(), [pod_set_info_from_flavors([], name="driver")], restore=False)
 
 
 # ---- children and keys -----------------------------------------------------------------------------

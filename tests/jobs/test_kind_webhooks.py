@@ -8,8 +8,8 @@ import copy
 from typing import Any
 
 from pykueue.controller.webhooks import admission
-from pykueue.jobs.batch import _DNS1123_SUBDOMAIN_MESSAGE
 from pykueue.jobs.deployment import webhook as deployment_webhook
+from pykueue.jobs.framework.validation import DNS1123_SUBDOMAIN_MESSAGE
 from pykueue.jobs.pod import serving
 from pykueue.jobs.pod import webhook as pod_update
 from pykueue.jobs.ray import webhook as ray_update
@@ -19,7 +19,7 @@ QUEUE = "kueue.x-k8s.io/queue-name"
 CLASS = "kueue.x-k8s.io/priority-class"
 GROUP = "kueue.x-k8s.io/pod-group-name"
 COUNT = "kueue.x-k8s.io/pod-group-total-count"
-BAD_NAME = _DNS1123_SUBDOMAIN_MESSAGE  # apimachinery's IsDNS1123Subdomain, as batch.py has it
+BAD_NAME = DNS1123_SUBDOMAIN_MESSAGE  # apimachinery's IsDNS1123Subdomain, as framework/validation.py has it
 
 
 def no_default(_ns: str) -> bool:

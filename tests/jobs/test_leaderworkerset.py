@@ -7,8 +7,8 @@ import copy
 import hashlib
 from typing import Any
 
-from pykueue.jobs.batch import JobConversionError
 from pykueue.jobs.framework import CreateWorkload, Delete, Patch, SetPriority, Warn
+from pykueue.jobs.framework.validation import JobConversionError
 from pykueue.jobs.leaderworkerset import workload as lws
 
 SUSPENDED_BY_PARENT = "kueue.x-k8s.io/pod-suspending-parent"

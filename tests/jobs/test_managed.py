@@ -344,7 +344,7 @@ def test_a_running_child_is_suspended_while_its_owners_workload_is_not_admitted(
     import asyncio
 
     from pykueue.controller.jobs import JobReconciler
-    from pykueue.jobs import batch
+    from pykueue.jobs.framework.workload import workload_name_for_owner
 
     class Patches:
         def __init__(self) -> None:
@@ -359,7 +359,7 @@ def test_a_running_child_is_suspended_while_its_owners_workload_is_not_admitted(
                                              "uid": "uid-parent", "controller": True}]
     store = {"team/parent": parent, "team/child": child}
     keys = JobKeys(store, _rules(False))
-    owner_wl = "team/" + batch.workload_name_for_owner("Job", "batch", "parent", "uid-parent")
+    owner_wl = "team/" + workload_name_for_owner("Job", "batch", "parent", "uid-parent")
     assert keys.child("team/child") == (child, owner_wl) and keys.load("team/child") is None
     assert keys.child("team/parent") is None
     kube = Patches()

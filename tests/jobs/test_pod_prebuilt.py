@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import copy
 
-from pykueue.jobs import batch, prebuilt
+from pykueue.jobs import prebuilt
 from pykueue.jobs.framework import CreateWorkload, Note, Patch, WorkloadConditions, reconcile
+from pykueue.jobs.framework.workload import JOB_UID_LABEL, PREBUILT_WORKLOAD_LABEL
 from pykueue.jobs.pod import groups as pods
 from pykueue.jobs.pod.workload import workload_from_pod
 from tests.jobs.pod_objects import ADMITTED, ASSIGNED, FLAVORS
 from tests.jobs.pod_objects import managed_pod as _pod
 
-PRE = {batch.PREBUILT_WORKLOAD_LABEL: "pre"}
+PRE = {PREBUILT_WORKLOAD_LABEL: "pre"}
 
 
 def _prebuilt(pod: dict, cpu: str = "1") -> dict:
@@ -47,7 +48,7 @@ def test_the_prebuilt_workload_is_adopted_with_the_pod_as_controller_then_runs_i
     (owner,) = patch.body["metadata"]["ownerReferences"]
     assert owner == {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "uid-p", "controller": True,
                      "blockOwnerDeletion": True}
-    assert patch.body["metadata"]["labels"] == {batch.JOB_UID_LABEL: "uid-p"}
+    assert patch.body["metadata"]["labels"] == {JOB_UID_LABEL: "uid-p"}
     workload["metadata"]["ownerReferences"] = [owner]
     assert prebuilt.adopt(pods.Pod(pod), workload) is None  # adopted and in sync
     workload["status"] = {"conditions": list(ADMITTED), "admission": ASSIGNED}

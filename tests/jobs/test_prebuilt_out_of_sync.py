@@ -10,15 +10,15 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pykueue.jobs import batch
 from pykueue.jobs.framework import Delete, Note, Patch, WorkloadConditions, reconcile
+from pykueue.jobs.framework.workload import PREBUILT_WORKLOAD_LABEL
 from pykueue.jobs.pod import groups as pods
 from pykueue.jobs.pod.workload import workload_from_pod
 from tests.jobs.pod_objects import ADMITTED, FLAVORS
 from tests.jobs.pod_objects import managed_pod as _pod
 
 OUT_OF_SYNC = ("Finished", True, "OutOfSync", "The prebuilt workload is out of sync with its user job")
-GROUP = {pods.GROUP_NAME_LABEL: "g", batch.PREBUILT_WORKLOAD_LABEL: "g"}
+GROUP = {pods.GROUP_NAME_LABEL: "g", PREBUILT_WORKLOAD_LABEL: "g"}
 
 
 def _member(name: str, cpu: str = "1", **kwargs: Any) -> dict[str, Any]:
@@ -113,7 +113,7 @@ def test_a_running_single_pod_out_of_sync_with_its_prebuilt_workload_is_stopped(
     """A released Pod asking 1 cpu, its prebuilt Workload 2: finished OutOfSync, the Pod stopped."""
     from pykueue.jobs import prebuilt
 
-    pod = _pod(labels={batch.PREBUILT_WORKLOAD_LABEL: "pre"}, gated=False, phase="Running")
+    pod = _pod(labels={PREBUILT_WORKLOAD_LABEL: "pre"}, gated=False, phase="Running")
     shaped = copy.deepcopy(pod)
     shaped["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2"
     workload = workload_from_pod(shaped)

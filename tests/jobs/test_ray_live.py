@@ -14,7 +14,6 @@ import pytest
 
 from pykueue.controller.jobs import ObjectKeys
 from pykueue.controller.webhooks import admission, names
-from pykueue.jobs import batch
 from pykueue.jobs.framework import (
     CreateWorkload,
     Delete,
@@ -26,6 +25,12 @@ from pykueue.jobs.framework import (
     mismatch,
     reconcile,
 )
+from pykueue.jobs.framework.podset import (
+    PodSetInfoError,
+    pod_set_info_from_flavors,
+    pod_set_info_from_pod_set,
+)
+from pykueue.jobs.framework.workload import workload_name_for_owner
 from pykueue.jobs.ray.generic import RayObject, is_managed, with_pod_sets_info
 from pykueue.jobs.registry import BY_KIND
 
@@ -86,7 +91,7 @@ def test_a_raycluster_without_workload_gets_one_with_head_and_worker_pod_sets() 
     (create,) = reconcile(job, None, FLAVORS)
     assert isinstance(create, CreateWorkload)
     manifest = create.manifest
-    assert manifest["metadata"]["name"] == batch.workload_name_for_owner("RayCluster", "ray.io", "rc", "u1")
+    assert manifest["metadata"]["name"] == workload_name_for_owner("RayCluster", "ray.io", "rc", "u1")
     assert manifest["metadata"]["name"].startswith("raycluster-rc-")
     assert [(p["name"], p["count"]) for p in manifest["spec"]["podSets"]] == [("head", 1), ("small", 2), ("big", 1)]
     assert manifest["metadata"]["ownerReferences"][0] == {
@@ -155,8 +160,8 @@ def test_pods_ready_follows_the_cluster_state_and_a_raycluster_never_finishes() 
 
 
 def test_wrong_number_of_infos_is_refused() -> None:
-    with pytest.raises(batch.PodSetInfoError, match="expecting 3 podsets, got 1"):
-        with_pod_sets_info(raycluster(), [batch.pod_set_info_from_flavors([], name="head")], restore=False)
+    with pytest.raises(PodSetInfoError, match="expecting 3 podsets, got 1"):
+        with_pod_sets_info(raycluster(), [pod_set_info_from_flavors([], name="head")], restore=False)
 
 
 # ---- RayJob ------------------------------------------------------------------------------------------
@@ -216,7 +221,7 @@ def test_the_default_submitter_gets_its_flavors_placement() -> None:
     assert submitter["metadata"]["labels"]["kueue.x-k8s.io/cluster-queue-name"] == wl["status"]["admission"]["clusterQueue"]
     # the Workload made from the started RayJob is the one admitted: the same pod sets and requests
     assert mismatch(RayObject(start), RayObject(start).build_workload(), {**wl, "spec": job.build_workload()["spec"]}) is None
-    stopped = with_pod_sets_info(start, [batch.pod_set_info_from_pod_set(p) for p in job.build_workload()["spec"]["podSets"]],
+    stopped = with_pod_sets_info(start, [pod_set_info_from_pod_set(p) for p in job.build_workload()["spec"]["podSets"]],
                                  restore=True)
     assert "nodeSelector" not in stopped["spec"]["submitterPodTemplate"]["spec"]
     assert "tolerations" not in stopped["spec"]["submitterPodTemplate"]["spec"]

@@ -7,7 +7,7 @@ import hashlib
 
 import pytest
 
-from pykueue.jobs.batch import JobConversionError
+from pykueue.jobs.framework.validation import JobConversionError
 from pykueue.jobs.ray.workload import (
     is_managed,
     pod_sets_for_cluster_spec,

@@ -11,8 +11,8 @@ import json
 from typing import Any
 
 from pykueue.controller.webhooks import admission, names
-from pykueue.jobs import batch
 from pykueue.jobs.framework import CreateWorkload, Note, Patch, Replace, WorkloadConditions, reconcile
+from pykueue.jobs.framework.workload import workload_name_for_owner
 from pykueue.jobs.ray import webhook as ray_update
 from pykueue.jobs.ray.generic import RayObject, is_managed
 
@@ -39,7 +39,7 @@ def test_a_rayservice_gets_one_workload_with_its_clusters_pod_sets() -> None:
     (create,) = reconcile(job, None, FLAVORS)
     assert isinstance(create, CreateWorkload)
     manifest = create.manifest
-    assert manifest["metadata"]["name"] == batch.workload_name_for_owner("RayService", "ray.io", "rs", "u3")
+    assert manifest["metadata"]["name"] == workload_name_for_owner("RayService", "ray.io", "rs", "u3")
     assert manifest["metadata"]["name"].startswith("rayservice-rs-")
     assert [(p["name"], p["count"]) for p in manifest["spec"]["podSets"]] == [("head", 1), ("small", 2), ("big", 1)]
     assert manifest["metadata"]["ownerReferences"][0] == {

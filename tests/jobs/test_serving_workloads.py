@@ -7,8 +7,8 @@ import hashlib
 import pytest
 
 from pykueue.jobs import framework
-from pykueue.jobs.batch import JobConversionError
 from pykueue.jobs.deployment.workload import pods, validate, workloads_from_deployment
+from pykueue.jobs.framework.validation import JobConversionError
 from pykueue.jobs.statefulset.workload import (
     members,
     name_of,

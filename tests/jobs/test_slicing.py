@@ -10,8 +10,10 @@ from typing import Any
 from pykueue.api.models import kueue_v1beta2 as v2
 from pykueue.api.validation import workload_update
 from pykueue.controller.webhooks.admission import mutator
-from pykueue.jobs import batch, slicing
+from pykueue.jobs import slicing
+from pykueue.jobs.framework.workload import ELASTIC_JOB_ANNOTATION
 from pykueue.jobs.job.generic import Job
+from pykueue.jobs.job.workload import workload_from_job, workload_name_for_job
 from pykueue.jobs.ray.generic import RayObject
 from pykueue.jobs.registry import FRAMEWORKS
 
@@ -97,14 +99,14 @@ def test_slices_are_found_by_owner_oldest_first_and_finished_ones_left_out() -> 
 
 
 def test_an_elastic_jobs_workload_is_named_per_generation_and_marked_elastic() -> None:
-    first = batch.workload_from_job(job(3, generation=1))
-    second = batch.workload_from_job(job(5, generation=2))
+    first = workload_from_job(job(3, generation=1))
+    second = workload_from_job(job(5, generation=2))
     assert first["metadata"]["name"] != second["metadata"]["name"]
-    assert first["metadata"]["annotations"][batch.ELASTIC_JOB_ANNOTATION] == "true"
+    assert first["metadata"]["annotations"][ELASTIC_JOB_ANNOTATION] == "true"
     assert Job(job(3, generation=2)).workload_name() == second["metadata"]["name"]
     plain = job(3)
     del plain["metadata"]["annotations"]
-    assert batch.workload_from_job(plain)["metadata"]["name"] == batch.workload_name_for_job("j", "u1")
+    assert workload_from_job(plain)["metadata"]["name"] == workload_name_for_job("j", "u1")
 
 
 def test_the_job_webhook_gates_an_elastic_jobs_pods() -> None:

@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pykueue.jobs import batch, registry
+from pykueue.jobs import registry
+from pykueue.jobs.framework.workload import INDEX_ANNOTATION, OWNER_GVK_ANNOTATION, OWNER_NAME_ANNOTATION
 from pykueue.jobs.multikueue import Adapter, prebuilt_workload
 from pykueue.kube import resources as r
 
@@ -33,7 +34,7 @@ def owner_of(workload: Mapping[str, Any]) -> Mapping[str, Any] | None:
     controller, else its first owner."""
     meta = workload.get("metadata") or {}
     annotations = meta.get("annotations") or {}
-    gvk, name = annotations.get(batch.OWNER_GVK_ANNOTATION), annotations.get(batch.OWNER_NAME_ANNOTATION)
+    gvk, name = annotations.get(OWNER_GVK_ANNOTATION), annotations.get(OWNER_NAME_ANNOTATION)
     adapter = next((a for a in ADAPTERS if gvk == _gvk_string(a.resource)), None)
     if adapter is not None and name:
         return {"apiVersion": adapter.resource.api_version, "kind": adapter.resource.kind, "name": name}
@@ -48,7 +49,7 @@ def _gvk_string(res: r.Resource) -> str:
 
 def index_of(workload: Mapping[str, Any]) -> int:
     """Upstream's GetWorkloadIndex: the component index annotation, -1 when absent or not a number."""
-    value = ((workload.get("metadata") or {}).get("annotations") or {}).get(batch.INDEX_ANNOTATION)
+    value = ((workload.get("metadata") or {}).get("annotations") or {}).get(INDEX_ANNOTATION)
     try:
         return int(str(value)) if value is not None else -1
     except ValueError:

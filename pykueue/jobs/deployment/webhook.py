@@ -7,8 +7,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pykueue.jobs import batch, managed
-from pykueue.jobs.batch import JobConversionError, labels_of, meta_of
+from pykueue.jobs import managed
+from pykueue.jobs.framework.validation import JobConversionError
+from pykueue.jobs.framework.workload import (
+    QUEUE_NAME_LABEL,
+    WORKLOAD_PRIORITY_CLASS_LABEL,
+    labels_of,
+    meta_of,
+    queue_name,
+)
 from pykueue.jobs.pod.groups import template_ops
 from pykueue.jobs.pod.serving import queue_rules
 from pykueue.jobs.pod.workload import SUSPENDED_BY_PARENT
@@ -18,12 +25,12 @@ def deployment_defaults(deployment: Mapping[str, Any], manage_without_queue_name
                         scope: managed.Scope = managed.DEFAULT_SCOPE) -> list[dict[str, Any]]:
     """Upstream's Deployment webhook: its Pods carry the queue name and the WorkloadPriorityClass
     (each Pod is a Workload of its own, with the Deployment's priority) and are gated one by one."""
-    queue = batch.queue_name(deployment)
+    queue = queue_name(deployment)
     if not managed.suspended_on_create(queue, meta_of(deployment).get("namespace") or "", manage_without_queue_name, scope):
         return []
-    labels = {batch.QUEUE_NAME_LABEL: queue} if queue else {}
-    if priority_class := labels_of(deployment).get(batch.WORKLOAD_PRIORITY_CLASS_LABEL):
-        labels[batch.WORKLOAD_PRIORITY_CLASS_LABEL] = priority_class
+    labels = {QUEUE_NAME_LABEL: queue} if queue else {}
+    if priority_class := labels_of(deployment).get(WORKLOAD_PRIORITY_CLASS_LABEL):
+        labels[WORKLOAD_PRIORITY_CLASS_LABEL] = priority_class
     return template_ops(deployment, labels, {SUSPENDED_BY_PARENT: "deployment"})
 
 

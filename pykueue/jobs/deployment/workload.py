@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pykueue.jobs.batch import QUEUE_NAME_LABEL, WORKLOAD_PRIORITY_CLASS_LABEL, Manifest
+from pykueue.jobs.framework.workload import QUEUE_NAME_LABEL, WORKLOAD_PRIORITY_CLASS_LABEL, Manifest
 from pykueue.jobs.pod.serving import replicas, validate
 from pykueue.jobs.pod.workload import SUSPENDED_BY_PARENT, pod_from_template, workload_from_pod
 

@@ -1,5 +1,6 @@
-"""The batch/v1 Job integration (upstream's ``pkg/controller/jobs/job``): ``generic.py`` (its
-GenericJob), ``webhook.py`` (what may change on a Job); its Workload is ``jobs.batch``'s."""
+"""The batch/v1 Job integration (upstream's ``pkg/controller/jobs/job``): ``workload.py`` (the Workload a
+Job becomes, what admission injects, what eviction restores), ``generic.py`` (its GenericJob),
+``webhook.py`` (what may change on a Job)."""
 
 from pykueue.jobs.integration import Integration, Webhooks
 from pykueue.jobs.job import multikueue, webhook

@@ -1,7 +1,7 @@
 """The batch/v1 Job on the job framework: the GenericJob the controller reconciles for a managed Job.
 
 The rules themselves (the Workload a Job becomes, what admission injects, what eviction restores) are
-``pykueue.jobs.batch``'s, shared with the simulator; this adds the Job's live state (finished,
+``workload.py``'s, shared with the simulator; this adds the Job's live state (finished,
 pods ready, reclaimable pods) and the writes that suspend, start and stop it.
 """
 
@@ -10,8 +10,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pykueue.jobs import batch, slicing
+from pykueue.jobs import slicing
 from pykueue.jobs.framework import Action, Note, Patch, Replace, SuspendFlag
+from pykueue.jobs.framework.podset import pod_set_info_from_pod_set
+from pykueue.jobs.framework.workload import DEFAULT_POD_SET_NAME, workload_name_for_owner
+from pykueue.jobs.job.workload import (
+    inject_admission,
+    original_pod_set_info,
+    pods_count,
+    restore_job,
+    workload_from_job,
+    workload_name_for_job,
+)
 from pykueue.kube import objects
 
 FRAMEWORK = "batch/job"
@@ -43,7 +53,7 @@ def pods_ready(job: Mapping[str, Any]) -> bool:
     min(parallelism, completions) (a Job of parallelism 3 and 1 completion runs one pod). A pod that
     succeeded is counted from the moment the Job controller records its UID as uncounted."""
     status = job.get("status") or {}
-    return (status.get("ready") or 0) + _succeeded(status) >= batch.pods_count(job)
+    return (status.get("ready") or 0) + _succeeded(status) >= pods_count(job)
 
 
 def _index_count(text: str | None) -> int:
@@ -80,12 +90,12 @@ def reclaimable_pods(job: Mapping[str, Any]) -> dict[str, int]:
     remaining = (parallelism if completions is None else completions) - done
     if remaining >= parallelism:
         return {}
-    return {batch.DEFAULT_POD_SET_NAME: parallelism - max(remaining, 0)}
+    return {DEFAULT_POD_SET_NAME: parallelism - max(remaining, 0)}
 
 
 def workload_key(job: Mapping[str, Any]) -> str:
     meta = job["metadata"]
-    return f"{meta['namespace']}/{batch.workload_name_for_job(meta['name'], meta.get('uid'))}"
+    return f"{meta['namespace']}/{workload_name_for_job(meta['name'], meta.get('uid'))}"
 
 
 class Job(SuspendFlag):
@@ -106,9 +116,9 @@ class Job(SuspendFlag):
     def workload_name(self) -> str:
         if slicing.enabled(self.obj):
             # a slice per generation; the controller finds an elastic Job's slices by owner (``slicing``)
-            return batch.workload_name_for_owner(KIND, "batch", self.meta["name"], self.meta.get("uid") or None,
+            return workload_name_for_owner(KIND, "batch", self.meta["name"], self.meta.get("uid") or None,
                                                  self.meta.get("generation") or 1)
-        return batch.workload_name_for_job(self.meta["name"], self.meta.get("uid"))
+        return workload_name_for_job(self.meta["name"], self.meta.get("uid"))
 
     def finished(self) -> tuple[bool, bool, str]:
         return is_finished(self.obj)
@@ -128,7 +138,7 @@ class Job(SuspendFlag):
         return reclaimable_pods(self.obj)
 
     def build_workload(self) -> dict[str, Any] | None:
-        return batch.workload_from_job(self.obj)
+        return workload_from_job(self.obj)
 
     def suspend(self) -> list[Action]:
         # no webhook suspended it: stop it before it takes capacity
@@ -137,7 +147,7 @@ class Job(SuspendFlag):
 
     def run(self, infos: Sequence[Mapping[str, Any]], workload: Mapping[str, Any]) -> list[Action]:
         info = infos[0]
-        started = batch.inject_admission(self.obj, [info], info.get("count"))
+        started = inject_admission(self.obj, [info], info.get("count"))
         return [Replace(KIND, self.namespace, self.meta["name"], obj=started),
                 Note("job started", {"job": self._key(), "flavors": _flavors(workload)})]
 
@@ -156,7 +166,7 @@ class Job(SuspendFlag):
         differs from what the Workload recorded, so none of a past admission's node selector stays."""
         name = self.meta["name"]
         pod_sets = (workload.get("spec") or {}).get("podSets") or []
-        original = batch.pod_set_info_from_pod_set(pod_sets[0]) if pod_sets else batch.original_pod_set_info(self.obj)
+        original = pod_set_info_from_pod_set(pod_sets[0]) if pod_sets else original_pod_set_info(self.obj)
         actions: list[Action] = []
         if not self.is_suspended():
             actions.append(Patch(KIND, self.namespace, name, {
@@ -184,7 +194,7 @@ def _annotations(obj: Mapping[str, Any]) -> Mapping[str, str]:
 
 def _restored(job: Mapping[str, Any], original: Mapping[str, Any]) -> dict[str, Any]:
     """The Job suspended, its template as the Workload recorded it, the stopping annotation gone."""
-    new = batch.restore_job(job, original)
+    new = restore_job(job, original)
     annotations = new["metadata"].get("annotations")
     if annotations is not None:
         annotations.pop(STOPPING_ANNOTATION, None)

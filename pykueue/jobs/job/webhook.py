@@ -4,7 +4,7 @@
 A running Job keeps its queue, its prebuilt Workload and its execution limit; a WorkloadPriorityClass
 can be changed at any time, added only while the Job is suspended, and never removed; a running Job
 admitted partially keeps its parallelism. Each refusal is ``(path, message)`` in upstream's words, as
-``batch.validate_job`` gives them for a create.
+``workload.validate_job`` gives them for a create.
 """
 
 from __future__ import annotations
@@ -12,9 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pykueue.jobs import batch, generic_update, hooks, slicing
-from pykueue.jobs.batch import JobConversionError
+from pykueue.jobs import generic_update, hooks, slicing
+from pykueue.jobs.framework.validation import JobConversionError
 from pykueue.jobs.hooks import HookContext
+from pykueue.jobs.job.workload import (
+    JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION,
+    JOB_MIN_PARALLELISM_ANNOTATION,
+    completions_follow_parallelism,
+    validate_job,
+)
 from pykueue.jobs.slicing import SCHEDULING_GATE
 
 STOPPING_ANNOTATION = "kueue.x-k8s.io/stopping"
@@ -33,13 +39,13 @@ def is_suspended(job: Mapping[str, Any]) -> bool:
 def _partial_admission(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[JobConversionError]:
     errors: list[JobConversionError] = []
     old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
-    if (_annotation(old, batch.JOB_MIN_PARALLELISM_ANNOTATION) is not None and old_spec.get("suspend") is not True
+    if (_annotation(old, JOB_MIN_PARALLELISM_ANNOTATION) is not None and old_spec.get("suspend") is not True
             and old_spec.get("parallelism", 1) != new_spec.get("parallelism", 1)):
         errors.append(JobConversionError("spec.parallelism", "Forbidden: cannot change when partial admission is "
                                                              "enabled and the job is not suspended"))
     if (is_suspended(old) == is_suspended(new) and not is_suspended(new)
-            and batch.completions_follow_parallelism(old) != batch.completions_follow_parallelism(new)):
-        key = batch.JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION
+            and completions_follow_parallelism(old) != completions_follow_parallelism(new)):
+        key = JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION
         errors.append(JobConversionError(f"metadata.annotations[{key}]",
                                          f"Forbidden: {IMMUTABLE} while the job is not suspended"))
     return errors
@@ -50,9 +56,9 @@ def validate_job_update(old: Mapping[str, Any], new: Mapping[str, Any],
     """Every reason upstream's Job webhook refuses replacing ``old`` with ``new``, in its order: the
     new Job's own problems, then the update rules. ``default_queue_exists(namespace)`` says whether the
     namespace has a LocalQueue named ``default`` (LocalQueueDefaulting: the label may not be dropped)."""
-    changed = (_annotation(new, batch.JOB_MIN_PARALLELISM_ANNOTATION)
-               != _annotation(old, batch.JOB_MIN_PARALLELISM_ANNOTATION))
-    errors = batch.validate_job(new, min_parallelism=changed)
+    changed = (_annotation(new, JOB_MIN_PARALLELISM_ANNOTATION)
+               != _annotation(old, JOB_MIN_PARALLELISM_ANNOTATION))
+    errors = validate_job(new, min_parallelism=changed)
     errors += generic_update.on_update(old, new, suspended=is_suspended(new), was_suspended=is_suspended(old),
                                        default_queue_exists=default_queue_exists)
     errors += _partial_admission(old, new)
@@ -83,7 +89,7 @@ def default(job: dict[str, Any], ctx: HookContext) -> list[dict[str, Any]]:
 
 
 def validate_create(job: Mapping[str, Any], _ctx: HookContext) -> list[JobConversionError]:
-    return batch.validate_job(job)
+    return validate_job(job)
 
 
 def validate_update(old: Mapping[str, Any], new: Mapping[str, Any], ctx: HookContext) -> list[JobConversionError]:

@@ -25,14 +25,17 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pykueue.jobs import batch, managed
+from pykueue.jobs import managed
 from pykueue.jobs.framework import TemplatesBySuspend
+from pykueue.jobs.framework import workload as framework_workload
+from pykueue.jobs.framework.podset import PodSetInfoError, merge_template
+from pykueue.jobs.framework.workload import workload_name_for_owner
 from pykueue.jobs.jobset import workload as jobset
 
 
 def is_managed(obj: Mapping[str, Any], manage_without_queue_name: bool) -> bool:
     """Kueue queues it: it names a LocalQueue, or every object is queued."""
-    return batch.is_managed(obj) or manage_without_queue_name
+    return framework_workload.is_managed(obj) or manage_without_queue_name
 
 
 def with_pod_sets_info(obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]], *, restore: bool) -> dict[str, Any]:
@@ -41,11 +44,11 @@ def with_pod_sets_info(obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]
     new = copy.deepcopy(dict(obj))
     jobs = new["spec"].get("replicatedJobs") or []
     if len(infos) != len(jobs):
-        raise batch.PodSetInfoError(f"invalid podset infos: expecting {len(jobs)} podsets, got {len(infos)}")
+        raise PodSetInfoError(f"invalid podset infos: expecting {len(jobs)} podsets, got {len(infos)}")
     new["spec"]["suspend"] = restore
     for replicated, info in zip(jobs, infos, strict=True):
         spec = replicated.setdefault("template", {}).setdefault("spec", {})
-        spec["template"] = batch.merge_template(copy.deepcopy(spec.get("template") or {}), info, restore)
+        spec["template"] = merge_template(copy.deepcopy(spec.get("template") or {}), info, restore)
     return new
 
 
@@ -80,7 +83,7 @@ class JobSetObject(TemplatesBySuspend):
         self.children = children
 
     def workload_name(self) -> str:
-        return batch.workload_name_for_owner(jobset.KIND, jobset.GROUP, self.meta["name"], self.meta.get("uid") or None)
+        return workload_name_for_owner(jobset.KIND, jobset.GROUP, self.meta["name"], self.meta.get("uid") or None)
 
     def _statuses(self) -> list[Mapping[str, Any]]:
         return list((self.obj.get("status") or {}).get("replicatedJobsStatus") or [])

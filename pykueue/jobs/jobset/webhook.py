@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pykueue.jobs import hooks
-from pykueue.jobs.batch import JobConversionError
+from pykueue.jobs.framework.validation import JobConversionError
 from pykueue.jobs.hooks import HookContext
 from pykueue.jobs.jobset import workload
 

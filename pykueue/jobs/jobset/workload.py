@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pykueue.jobs import generic_update
-from pykueue.jobs.batch import (
-    JobConversionError,
+from pykueue.jobs.framework.validation import JobConversionError
+from pykueue.jobs.framework.workload import (
     Manifest,
     owner_label_errors,
     owner_workload,

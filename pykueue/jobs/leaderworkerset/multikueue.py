@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pykueue.jobs.batch import ORIGIN_UID_ANNOTATION
+from pykueue.jobs.framework.workload import ORIGIN_UID_ANNOTATION
 from pykueue.jobs.leaderworkerset import workload as lws
 from pykueue.jobs.multikueue import Adapter, always_managed, never_mirrored, whole_spec
 from pykueue.kube import resources as r

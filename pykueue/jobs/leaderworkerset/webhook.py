@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pykueue.jobs import batch, hooks
-from pykueue.jobs.batch import JobConversionError
+from pykueue.jobs import hooks
+from pykueue.jobs.framework.validation import JobConversionError
+from pykueue.jobs.framework.workload import queue_name
 from pykueue.jobs.hooks import HookContext
 from pykueue.jobs.leaderworkerset import workload
 
@@ -23,4 +24,4 @@ def validate_create(obj: Mapping[str, Any], _ctx: HookContext) -> list[JobConver
 
 
 def validate_update(old: Mapping[str, Any], new: Mapping[str, Any], ctx: HookContext) -> list[JobConversionError]:
-    return workload.validate_update(old, new, managed=bool(batch.queue_name(new)) or ctx.manage_without_queue_name)
+    return workload.validate_update(old, new, managed=bool(queue_name(new)) or ctx.manage_without_queue_name)

@@ -16,7 +16,7 @@ and its role (``leader`` for the Pod without a leader-name annotation, else ``wo
 without a leader template), so each group is released on its own once its Workload is admitted.
 
 The simulator has no UID: a manifest without one hashes ``NAME-INDEX`` in the UID's place, as every
-other kind's Workload name does there (``batch.workload_name_for_owner``).
+other kind's Workload name does there (``framework.workload.workload_name_for_owner``).
 """
 
 from __future__ import annotations
@@ -24,18 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pykueue.jobs import batch, generic_update
-from pykueue.jobs.batch import (
-    MULTIKUEUE_ORIGIN_LABEL,
-    PREBUILT_WORKLOAD_LABEL,
-    QUEUE_NAME_LABEL,
-    JobConversionError,
-    Manifest,
-    pod_set_template,
-    pod_sets_priority_class_ref,
-    topology_request,
-    workload_name_for_owner,
-)
+from pykueue.jobs import generic_update
 from pykueue.jobs.framework import (
     ERR_WORKLOAD_COMPOSE,
     Action,
@@ -45,6 +34,26 @@ from pykueue.jobs.framework import (
     Patch,
     SetPriority,
     Warn,
+)
+from pykueue.jobs.framework.validation import JobConversionError, quote
+from pykueue.jobs.framework.workload import (
+    INDEX_ANNOTATION,
+    MULTIKUEUE_ORIGIN_LABEL,
+    ORIGIN_UID_ANNOTATION,
+    OWNER_GVK_ANNOTATION,
+    OWNER_NAME_ANNOTATION,
+    PODSET_SLICE_SIZE_ANNOTATION,
+    PREBUILT_WORKLOAD_LABEL,
+    QUEUE_NAME_LABEL,
+    RESOURCE_IN_USE_FINALIZER,
+    WORKLOAD_PRIORITY_CLASS_LABEL,
+    Manifest,
+    owner_workload,
+    pod_set_template,
+    pod_sets_priority_class_ref,
+    queue_name,
+    topology_request,
+    workload_name_for_owner,
 )
 from pykueue.jobs.pod.shape import immutable_shape_errors
 from pykueue.jobs.pod.workload import (
@@ -69,12 +78,11 @@ ROLE_HASH = "kueue.x-k8s.io/role-hash"
 IS_GROUP_WORKLOAD = "kueue.x-k8s.io/is-group-workload"
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
 POD_FINALIZER = "kueue.x-k8s.io/managed"
-# each group's Workload names its LWS and index (batch.OWNER_GVK_ANNOTATION, OWNER_NAME_ANNOTATION,
+# each group's Workload names its LWS and index (OWNER_GVK_ANNOTATION, OWNER_NAME_ANNOTATION,
 # INDEX_ANNOTATION), so MultiKueue finds its adapter and its sibling groups
 OWNER_GVK_ANNOTATION, OWNER_NAME_ANNOTATION, INDEX_ANNOTATION = (
-    batch.OWNER_GVK_ANNOTATION, batch.OWNER_NAME_ANNOTATION, batch.INDEX_ANNOTATION)
+    OWNER_GVK_ANNOTATION, OWNER_NAME_ANNOTATION, INDEX_ANNOTATION)
 GVK = f"{GROUP}/v1, Kind={KIND}"  # apimachinery's GroupVersionKind.String()
-ORIGIN_UID_ANNOTATION = batch.ORIGIN_UID_ANNOTATION
 TERMINAL = ("Succeeded", "Failed")
 
 Errors = list[JobConversionError]
@@ -212,7 +220,7 @@ def workload_for_group(obj: Mapping[str, Any], index: int, *, label_keys_to_copy
         raise errors[0]
     sets = pod_sets(obj)
     ref, _ = pod_sets_priority_class_ref(obj, sets)
-    built = batch.owner_workload(obj, api_version=API_VERSION, kind=KIND, group=GROUP, pod_sets=sets,
+    built = owner_workload(obj, api_version=API_VERSION, kind=KIND, group=GROUP, pod_sets=sets,
                                  priority_ref=ref, label_keys_to_copy=label_keys_to_copy)
     meta = built["metadata"]
     meta["name"] = name_of(obj, index)  # NewGroupWorkload's labels: the LWS's UID as the job-uid too
@@ -243,9 +251,9 @@ def template_marks(obj: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, st
     WorkloadPriorityClass, and its queue (v0.18 stamps the LWS's queue over one a template names, so its
     Pods join the group's Workload in the LWS's queue instead of waiting, gated, for one of their own)."""
     labels = {}
-    if priority := generic_update.label(obj, batch.WORKLOAD_PRIORITY_CLASS_LABEL):
-        labels[batch.WORKLOAD_PRIORITY_CLASS_LABEL] = priority
-    if queue := batch.queue_name(obj):
+    if priority := generic_update.label(obj, WORKLOAD_PRIORITY_CLASS_LABEL):
+        labels[WORKLOAD_PRIORITY_CLASS_LABEL] = priority
+    if queue := queue_name(obj):
         labels[QUEUE_NAME_LABEL] = queue
     return labels, {SUSPENDED_BY_PARENT: FRAMEWORK, GROUP_SERVING: "true"}
 
@@ -309,18 +317,18 @@ def validate_create(obj: Mapping[str, Any]) -> Errors:
 def _slice_size_bound(template: Mapping[str, Any], path: str, count: int | None, found: Errors) -> Errors:
     """``ValidateSliceSizeAnnotationUpperBound``: a template's slice size is a number no greater than its
     pod set's count (1 for the leader; the workers, or all ``size`` without a leader)."""
-    value = ((template.get("metadata") or {}).get("annotations") or {}).get(batch.PODSET_SLICE_SIZE_ANNOTATION)
+    value = ((template.get("metadata") or {}).get("annotations") or {}).get(PODSET_SLICE_SIZE_ANNOTATION)
     if value is None or count is None:
         return []
-    where = f"{path}.annotations[{batch.PODSET_SLICE_SIZE_ANNOTATION}]"
+    where = f"{path}.annotations[{PODSET_SLICE_SIZE_ANNOTATION}]"
     try:
         size = int(str(value), 10)
     except ValueError:
         if any(e.path == where for e in found):
             return []  # the topology rule already said so
-        return [JobConversionError(where, f"Invalid value: {batch.quote(value)}: must be a numeric value")]
+        return [JobConversionError(where, f"Invalid value: {quote(value)}: must be a numeric value")]
     if size > count:
-        return [JobConversionError(where, f"Invalid value: {batch.quote(value)}: must not be greater than "
+        return [JobConversionError(where, f"Invalid value: {quote(value)}: must not be greater than "
                                           f"pod set count {count}")]
     return []
 
@@ -341,8 +349,8 @@ def validate_update(old: Mapping[str, Any], new: Mapping[str, Any], managed: boo
     errors = validate_create(new)
     suspended = _int((old.get("status") or {}).get("readyReplicas"), 0) == 0
     if not suspended:
-        errors += generic_update.immutable(generic_update.label_path(key), batch.queue_name(new) or "",
-                                           batch.queue_name(old) or "")
+        errors += generic_update.immutable(generic_update.label_path(key), queue_name(new) or "",
+                                           queue_name(old) or "")
     errors += generic_update.priority_class(old, new, suspended=suspended)
     if managed:
         errors += _template_errors(leader_template(new), leader_template(old), f"{TEMPLATE_PATH}.leaderTemplate")
@@ -375,7 +383,7 @@ def pod_marks(obj: Mapping[str, Any], pod: Mapping[str, Any]) -> tuple[dict[str,
     """``setDefault``: the labels and annotations a Pod of a queued LWS gets once LWS's controller
     gave it its group index (None: nothing to do yet, or already done)."""
     labels = _meta(pod).get("labels") or {}
-    queue = batch.queue_name(obj)
+    queue = queue_name(obj)
     if GROUP_INDEX_LABEL not in labels or not queue:
         return None
     if GROUP_NAME_LABEL in labels and labels.get(QUEUE_NAME_LABEL) == queue:
@@ -448,8 +456,8 @@ def reconcile(obj: Mapping[str, Any], owned: Iterable[Mapping[str, Any]], pods: 
     for name, workload in sorted(existing.items()):
         wl_meta = _meta(workload)
         finalizers = wl_meta.get("finalizers") or []
-        if batch.RESOURCE_IN_USE_FINALIZER in finalizers:
-            kept = [f for f in finalizers if f != batch.RESOURCE_IN_USE_FINALIZER]
+        if RESOURCE_IN_USE_FINALIZER in finalizers:
+            kept = [f for f in finalizers if f != RESOURCE_IN_USE_FINALIZER]
             actions.append(Patch("Workload", namespace, name, {"metadata": {
                 "finalizers": kept or None, "resourceVersion": wl_meta.get("resourceVersion")}}, missing_ok=True))
         actions += [Delete("Workload", namespace, name),
@@ -459,7 +467,7 @@ def reconcile(obj: Mapping[str, Any], owned: Iterable[Mapping[str, Any]], pods: 
 
 def _moved_queue(obj: Mapping[str, Any], workload: Mapping[str, Any]) -> str | None:
     """The LWS's queue, when its group's Workload (holding no quota) names another."""
-    queue = batch.queue_name(obj)
+    queue = queue_name(obj)
     if not queue or (workload.get("status") or {}).get("admission"):
         return None
     return queue if queue != (workload.get("spec") or {}).get("queueName") else None

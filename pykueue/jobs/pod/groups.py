@@ -21,9 +21,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from pykueue.jobs import batch, managed, prebuilt
-from pykueue.jobs.batch import annotations_of, labels_of, meta_of
+from pykueue.jobs import managed, prebuilt
 from pykueue.jobs.framework import Action, Delete, Event, Note, OneObject, Patch, WorkloadConditions
+from pykueue.jobs.framework.podset import merge_pod_set_info
+from pykueue.jobs.framework.workload import (
+    MAX_EXEC_TIME_SECONDS_LABEL,
+    PREBUILT_WORKLOAD_LABEL,
+    annotations_of,
+    labels_of,
+    meta_of,
+    queue_name,
+    workload_name_for_owner,
+)
 from pykueue.jobs.hooks import no_marks
 from pykueue.jobs.integration import Frameworks
 from pykueue.jobs.pod.shape import role_hash
@@ -70,7 +79,7 @@ def pod_role(pod: Mapping[str, Any]) -> str:
 
 
 def workload_name_for_pod(name: str, uid: str | None) -> str:
-    return batch.workload_name_for_owner("Pod", "", name, uid or None)
+    return workload_name_for_owner("Pod", "", name, uid or None)
 
 
 # ---- webhooks: what Kueue adds to a Pod, Deployment or StatefulSet on create ----------------------------
@@ -103,7 +112,7 @@ def manages_pod(pod: Mapping[str, Any], frameworks: Frameworks, manage_without_q
             if (integration is not None and integration.owns_pods) or (
                     owner.get("kind") == "ReplicaSet" and "deployment" in frameworks):
                 return False  # its owner's integration manages it
-    return batch.queue_name(pod) is not None or manage_without_queue_name
+    return queue_name(pod) is not None or manage_without_queue_name
 
 
 def pod_defaults(pod: Mapping[str, Any], frameworks: Frameworks, manage_without_queue_name: bool,
@@ -206,7 +215,7 @@ def _release(pod: Mapping[str, Any], info: Mapping[str, Any]) -> Patch:
     """The one update that lets a gated Pod run: gate off, the flavors' node selector, tolerations and
     labels on (the API server accepts scheduling directives added to a Pod that is still gated)."""
     meta, spec = meta_of(pod), pod.get("spec") or {}
-    merged = batch.merge_pod_set_info(
+    merged = merge_pod_set_info(
         {"labels": dict(meta.get("labels") or {}), "annotations": dict(meta.get("annotations") or {}),
          "nodeSelector": dict(spec.get("nodeSelector") or {}), "tolerations": list(spec.get("tolerations") or []),
          "schedulingGates": [g for g in spec.get("schedulingGates") or [] if g.get("name") != GATE]},
@@ -361,7 +370,7 @@ class PodGroup:
     def prebuilt(self) -> str | None:
         """The prebuilt Workload the members name (a StatefulSet's, made from the StatefulSet)."""
         for pod in self.pods:
-            if name := labels_of(pod).get(batch.PREBUILT_WORKLOAD_LABEL):
+            if name := labels_of(pod).get(PREBUILT_WORKLOAD_LABEL):
                 return str(name)
         return None
 
@@ -414,7 +423,7 @@ class PodGroup:
             raise ValueError(f"pod group {self.name}: {GROUP_TOTAL_COUNT} must be a positive integer")
         if self.prebuilt():
             return None  # made by its owner (a StatefulSet's reconciler): the group waits for it
-        queues = {batch.queue_name(p) for p in active}
+        queues = {queue_name(p) for p in active}
         if len(queues) > 1:
             raise ValueError(f"pod group {self.name}: its Pods name different queues: {sorted(map(str, queues))}")
         fast = any(annotations_of(p).get(GROUP_FAST_ADMISSION) == "true" for p in active)
@@ -640,7 +649,7 @@ def _owner(pod: Mapping[str, Any]) -> dict[str, Any]:
 def _limit(pod: Mapping[str, Any]) -> int | None:
     """The execution limit a member's labels set (None without one, or with one the webhook refuses)."""
     try:
-        value = int(labels_of(pod).get(batch.MAX_EXEC_TIME_SECONDS_LABEL) or "")
+        value = int(labels_of(pod).get(MAX_EXEC_TIME_SECONDS_LABEL) or "")
     except ValueError:
         return None
     return value if value > 0 else None

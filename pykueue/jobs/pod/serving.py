@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pykueue.jobs import batch, generic_update, hooks, managed
-from pykueue.jobs.batch import JobConversionError, owner_label_errors
+from pykueue.jobs import generic_update, hooks, managed
+from pykueue.jobs.framework.validation import JobConversionError
+from pykueue.jobs.framework.workload import QUEUE_NAME_LABEL, owner_label_errors
 from pykueue.jobs.generic_update import label, label_path
 from pykueue.jobs.integration import Webhooks
 
@@ -72,7 +73,7 @@ def validate_create(obj: Mapping[str, Any]) -> list[JobConversionError]:
 
 
 def queue_rules(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[JobConversionError]:
-    key = batch.QUEUE_NAME_LABEL
+    key = QUEUE_NAME_LABEL
     suspended = ready(old) == 0
     errors = generic_update.queue_name_errors(new)
     errors += generic_update.priority_class(old, new, suspended)

@@ -24,7 +24,7 @@ from fractions import Fraction
 from typing import Any
 
 from pykueue.jobs import generic_update
-from pykueue.jobs.batch import JobConversionError
+from pykueue.jobs.framework.validation import JobConversionError
 from pykueue.quantity import format_binary, format_decimal, parse_quantity
 
 _EMPTY: tuple[Any, ...] = (None, {}, [])

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pykueue.jobs import batch, generic_update, hooks
-from pykueue.jobs.batch import JobConversionError
+from pykueue.jobs import generic_update, hooks
+from pykueue.jobs.framework.validation import JobConversionError, dns1123_subdomain_errors, go_atoi, quote
+from pykueue.jobs.framework.workload import PREBUILT_WORKLOAD_LABEL
 from pykueue.jobs.generic_update import annotation, label, label_path
 from pykueue.jobs.hooks import HookContext
 from pykueue.jobs.pod import groups
@@ -36,7 +37,7 @@ def gated(pod: Mapping[str, Any]) -> bool:
 def total_count_error(value: str) -> str | None:
     """Why ``groupTotalCount`` refuses the annotation's value, in upstream's words; None when valid."""
     try:
-        count = batch.go_atoi(value)
+        count = go_atoi(value)
     except ValueError as err:
         return str(err)
     if count < 1:
@@ -51,15 +52,15 @@ def _group_metadata(pod: Mapping[str, Any]) -> list[JobConversionError]:
         if count is not None:
             return [JobConversionError(label_path(GROUP_NAME_LABEL), f"Required value: {BOTH}")]
     else:
-        problems = batch.dns1123_subdomain_errors(label(pod, GROUP_NAME_LABEL))
+        problems = dns1123_subdomain_errors(label(pod, GROUP_NAME_LABEL))
         if problems:
             errors.append(JobConversionError(label_path(GROUP_NAME_LABEL),
-                                             f"Invalid value: {batch.quote(label(pod, GROUP_NAME_LABEL))}: "
+                                             f"Invalid value: {quote(label(pod, GROUP_NAME_LABEL))}: "
                                              f"{','.join(problems)}"))
         if count is None:
             return [*errors, JobConversionError(TOTAL_COUNT_PATH, f"Required value: {BOTH}")]
     if count is not None and (problem := total_count_error(count)) is not None:
-        errors.append(JobConversionError(TOTAL_COUNT_PATH, f"Invalid value: {batch.quote(count)}: {problem}"))
+        errors.append(JobConversionError(TOTAL_COUNT_PATH, f"Invalid value: {quote(count)}: {problem}"))
     return errors
 
 
@@ -70,9 +71,9 @@ def _common(pod: Mapping[str, Any]) -> list[JobConversionError]:
     if MANAGED_LABEL in labels and labels[MANAGED_LABEL] != "true":
         errors.append(JobConversionError(label_path(MANAGED_LABEL), "Forbidden: managed label value can only be 'true'"))
     errors += _group_metadata(pod)
-    group, prebuilt = label(pod, GROUP_NAME_LABEL), label(pod, batch.PREBUILT_WORKLOAD_LABEL)
+    group, prebuilt = label(pod, GROUP_NAME_LABEL), label(pod, PREBUILT_WORKLOAD_LABEL)
     if group and prebuilt and prebuilt != group:
-        errors.append(JobConversionError(label_path(batch.PREBUILT_WORKLOAD_LABEL),
+        errors.append(JobConversionError(label_path(PREBUILT_WORKLOAD_LABEL),
                                          f'Invalid value: "{prebuilt}": prebuilt workload and pod group should be equal'))
     return errors
 

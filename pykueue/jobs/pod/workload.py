@@ -1,6 +1,8 @@
 """The pod integration for one plain Pod: the Workload upstream's pod reconciler creates for a Pod with
 the queue-name label (one pod set ``main`` of count 1, the Pod's spec as its template), built through
-the Job integration's rules, which read the same labels (queue name, priority class, execution limit).
+the Job integration's rules, which read the same labels (queue name, priority class, execution limit):
+``pykueue.jobs.job.workload``, the one module of another kind the pod integration imports (the import
+contract in ``pyproject.toml`` names it).
 
 Also the Pods that a controller (a Deployment's ReplicaSet, a StatefulSet) creates from its pod
 template after Kueue's webhook has marked that template (``pod_from_template``)."""
@@ -11,7 +13,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from pykueue.jobs.batch import Manifest, workload_from_job, workload_name_for_owner
+from pykueue.jobs.framework.workload import Manifest, workload_name_for_owner
+from pykueue.jobs.job.workload import workload_from_job
 
 FRAMEWORK = "pod"  # its name in the Configuration's integrations.frameworks
 SUSPENDED_BY_PARENT = "kueue.x-k8s.io/pod-suspending-parent"  # the parent's framework name

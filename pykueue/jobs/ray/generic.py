@@ -38,8 +38,11 @@ import copy
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pykueue.jobs import batch, framework, slicing
+from pykueue.jobs import framework, slicing
 from pykueue.jobs.framework import TemplatesBySuspend
+from pykueue.jobs.framework import workload as framework_workload
+from pykueue.jobs.framework.podset import PodSetInfoError, merge_template
+from pykueue.jobs.framework.workload import workload_name_for_owner
 from pykueue.jobs.ray import workload as ray
 
 RAY_CLUSTER = "RayCluster"
@@ -74,7 +77,7 @@ def is_managed(obj: Mapping[str, Any], manage_without_queue_name: bool) -> bool:
     cluster, and it is not a RayJob that only selects an existing cluster."""
     if owned_by_ray_job(obj) or not ray.is_managed(obj):
         return False
-    return batch.is_managed(obj) or manage_without_queue_name
+    return framework_workload.is_managed(obj) or manage_without_queue_name
 
 
 def cluster_spec(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -116,11 +119,11 @@ def with_pod_sets_info(obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]
         new["spec"]["submitterPodTemplate"] = ray.default_submitter_template(new)
     found = templates(new)
     if len(infos) != len(found):
-        raise batch.PodSetInfoError(f"invalid podset infos: expecting {len(found)} podsets, got {len(infos)}")
+        raise PodSetInfoError(f"invalid podset infos: expecting {len(found)} podsets, got {len(infos)}")
     suspend_holder(new)["suspend"] = restore
     for template, info in zip(found, infos, strict=True):
         if template is not None:
-            merged = batch.merge_template(copy.deepcopy(template), info, restore)
+            merged = merge_template(copy.deepcopy(template), info, restore)
             template.clear()
             template.update(merged)
     return new
@@ -192,7 +195,7 @@ class RayObject(TemplatesBySuspend):
         if slicing.enabled(self.obj):
             generation = (ray.slice_generation(self.obj) if self.kind in SIZED_BY_CLUSTER
                           else self.meta.get("generation") or 1)
-        return batch.workload_name_for_owner(self.kind, ray.GROUP, self.meta["name"], self.meta.get("uid") or None,
+        return workload_name_for_owner(self.kind, ray.GROUP, self.meta["name"], self.meta.get("uid") or None,
                                              generation)
 
     def _status(self) -> Mapping[str, Any]:

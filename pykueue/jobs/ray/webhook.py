@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pykueue.jobs import batch, generic_update, hooks, slicing
-from pykueue.jobs.batch import JobConversionError
+from pykueue.jobs import generic_update, hooks, slicing
+from pykueue.jobs.framework.validation import JobConversionError
+from pykueue.jobs.framework.workload import queue_name
 from pykueue.jobs.hooks import HookContext
 from pykueue.jobs.ray import generic as ray_live
 from pykueue.jobs.ray import workload as ray
@@ -27,7 +28,7 @@ from pykueue.jobs.slicing import SCHEDULING_GATE
 
 
 def _managed(obj: Mapping[str, Any], manage_without_queue_name: bool) -> bool:
-    return manage_without_queue_name or batch.queue_name(obj) is not None
+    return manage_without_queue_name or queue_name(obj) is not None
 
 
 def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:

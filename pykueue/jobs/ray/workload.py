@@ -29,8 +29,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from pykueue.jobs.batch import (
-    JobConversionError,
+from pykueue.jobs.framework.validation import JobConversionError
+from pykueue.jobs.framework.workload import (
     Manifest,
     owner_label_errors,
     owner_workload,

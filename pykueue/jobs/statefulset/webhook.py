@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pykueue.jobs import batch, generic_update, managed
-from pykueue.jobs.batch import JobConversionError, meta_of
+from pykueue.jobs import generic_update, managed
+from pykueue.jobs.framework.validation import JobConversionError
+from pykueue.jobs.framework.workload import PREBUILT_WORKLOAD_LABEL, QUEUE_NAME_LABEL, meta_of, queue_name
 from pykueue.jobs.generic_update import label
 from pykueue.jobs.pod.groups import template_ops
 from pykueue.jobs.pod.serving import pod_spec, queue_rules, replicas_in
@@ -26,13 +27,13 @@ def statefulset_defaults(sts: Mapping[str, Any], manage_without_queue_name: bool
     another once it runs). The group's name needs the StatefulSet's UID: the Pod webhook adds it."""
     if statefulset.managed_by_another_framework(sts):
         return []
-    queue = batch.queue_name(sts)
+    queue = queue_name(sts)
     if not managed.suspended_on_create(queue, meta_of(sts).get("namespace") or "", manage_without_queue_name, scope):
         return []
     replicas = (sts.get("spec") or {}).get("replicas")
     labels, annotations = statefulset.template_marks(queue, 1 if replicas is None else replicas)
     if group := statefulset.copy_group(sts):
-        labels.update({GROUP_NAME_LABEL: group, batch.PREBUILT_WORKLOAD_LABEL: group})
+        labels.update({GROUP_NAME_LABEL: group, PREBUILT_WORKLOAD_LABEL: group})
     return template_ops(sts, labels, annotations)
 
 
@@ -46,7 +47,7 @@ def validate_statefulset_update(old: Mapping[str, Any], new: Mapping[str, Any]) 
     if statefulset.managed_by_another_framework(new):
         return []
     errors = queue_rules(old, new)
-    if not (statefulset.managed(new) or label(new, batch.QUEUE_NAME_LABEL)):
+    if not (statefulset.managed(new) or label(new, QUEUE_NAME_LABEL)):
         return errors
     errors += immutable_shape_errors(pod_spec(new), pod_spec(old), "spec.template.spec")
     before, after = replicas_in(old), replicas_in(new)

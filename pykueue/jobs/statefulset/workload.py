@@ -19,7 +19,7 @@ A MultiKueue worker's copy (the manager's origin label, the manager's UID in
 the copy MultiKueue made there; it never makes one of its own (upstream's GetOwnerUID).
 
 The simulator has no UID: a StatefulSet manifest without one hashes its name in the UID's place, as
-every other kind's Workload name does there (``batch.workload_name_for_owner``). Pods are ``NAME-0`` ..
+every other kind's Workload name does there (``framework.workload.workload_name_for_owner``). Pods are ``NAME-0`` ..
 ``NAME-<replicas-1>``, as the StatefulSet controller names them."""
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pykueue.jobs.batch import (
+from pykueue.jobs.framework import Action, CreateWorkload, Note, Patch
+from pykueue.jobs.framework.workload import (
     MULTIKUEUE_ORIGIN_LABEL,
     ORIGIN_UID_ANNOTATION,
     OWNER_GVK_ANNOTATION,
@@ -38,7 +39,6 @@ from pykueue.jobs.batch import (
     priority_class_ref,
     workload_name_for_owner,
 )
-from pykueue.jobs.framework import Action, CreateWorkload, Note, Patch
 from pykueue.jobs.pod.serving import replicas, validate
 from pykueue.jobs.pod.workload import (
     GROUP_FAST_ADMISSION,

@@ -1,29 +1,37 @@
-"""The job framework: one interface every integration implements, and one reconcile rule that drives them.
+"""The job framework's one reconcile rule (upstream's ``JobReconciler.ReconcileGenericJob``,
+``pkg/controller/jobframework/reconciler.go``), and the reads of a Workload it is made of.
 
-Upstream keeps each integration behind ``jobframework.GenericJob`` and one ``JobReconciler``; here the
-same split is pure. An integration wraps the API objects it manages (a Job, a Pod, the Pods of a group)
-in a ``GenericJob``; ``reconcile`` reads it and the Workload's cached copy and returns the writes that
-bring the two together, in upstream's order (finalize, finish, create, reclaimable pods, pods-ready,
-stop, start). The controller carries the writes out (``pykueue.controller.jobs``); this module does no
+``reconcile`` reads a ``GenericJob`` and the Workload's cached copy and returns the writes that bring the
+two together, in upstream's order (finalize, finish, create, reclaimable pods, pods-ready, stop, start):
+``mismatch`` (upstream's EquivalentToWorkload), ``new_queue`` and ``priority_changed`` for a Workload
+that no longer follows its job, ``infos_for`` for what an admission injects, ``admitted``,
+``releasing``, ``finished_workload`` and ``pods_ready_condition`` for what the Workload says. It does no
 I/O, so the rule is tested without a cluster and shared by every kind.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pykueue.jobs import managed
-from pykueue.jobs.batch import (
-    ELASTIC_JOB_ANNOTATION,
-    Manifest,
-    PodSetInfoError,
-    is_dns1123_label,
-    merge_pod_set_info,
-    pod_set_info_from_flavors,
-    pod_set_info_from_pod_set,
+from pykueue.jobs.framework.actions import (
+    ERR_WORKLOAD_COMPOSE,
+    Action,
+    CreateWorkload,
+    Delete,
+    JobStopped,
+    Note,
+    Patch,
+    ReclaimablePods,
+    SetPriority,
+    Warn,
+    WorkloadConditions,
 )
+from pykueue.jobs.framework.interface import GenericJob, OneObject
+from pykueue.jobs.framework.podset import PodSetInfoError, merge_pod_set_info, pod_set_info_from_flavors
+from pykueue.jobs.framework.validation import is_dns1123_label
+from pykueue.jobs.framework.workload import ELASTIC_JOB_ANNOTATION, Manifest
 from pykueue.kube import objects
 
 LOCAL_QUEUE_LABEL = "kueue.x-k8s.io/local-queue-name"  # on an admitted job's pods
@@ -36,310 +44,6 @@ STARTED, RECOVERED, WAIT_FOR_START, WAIT_FOR_RECOVERY = "Started", "Recovered", 
 READY_MESSAGE = "All pods reached readiness and the workload is running"
 NOT_READY_MESSAGE = "Not all pods are ready or succeeded"
 RECOVERY_MESSAGE = "At least one pod has failed, waiting for recovery"
-
-
-# ---- the writes ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class CreateWorkload:
-    """Create this Workload (its priority is resolved by the caller, who knows the classes)."""
-
-    manifest: Manifest
-    owner: str  # "Kind ns/name", for the log line
-
-
-@dataclass(frozen=True, slots=True)
-class WorkloadConditions:
-    """Set these conditions (type, status, reason, message) on the Workload's status."""
-
-    namespace: str
-    name: str
-    conditions: tuple[tuple[str, bool, str, str], ...]
-    uid: str | None = None  # the Workload's, named in the write
-    # a field manager of their own (server-side apply): another condition's write never drops these
-    manager: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ReclaimablePods:
-    namespace: str
-    name: str
-    pods: Mapping[str, int]
-    uid: str | None = None  # the Workload's, named in the write
-
-
-@dataclass(frozen=True, slots=True)
-class Patch:
-    """A JSON merge patch (``json=False``) or RFC 6902 patch (``json=True``) of one object."""
-
-    kind: str
-    namespace: str
-    name: str
-    body: Any
-    subresource: str | None = None
-    json: bool = False
-    missing_ok: bool = False  # a 404 means the write is moot (the object is gone)
-
-
-@dataclass(frozen=True, slots=True)
-class Replace:
-    """Replace the object: with ``obj`` (built from the cached copy, whose resourceVersion guards the
-    write), or with what ``change`` makes of a fresh copy read just before writing."""
-
-    kind: str
-    namespace: str
-    name: str
-    obj: dict[str, Any] | None = None
-    change: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Delete:
-    kind: str
-    namespace: str
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class SetPriority:
-    """Give the Workload the priority class its job names now (``ref``, unresolved: None for the
-    default); the caller resolves the value, as for ``CreateWorkload``."""
-
-    namespace: str
-    name: str
-    uid: str | None
-    ref: Mapping[str, str] | None
-
-
-@dataclass(frozen=True, slots=True)
-class JobStopped:
-    """Nothing of the job runs any more while its Workload still holds an evicted (or deleted)
-    reservation: the quota can be released (upstream clears the admission at this point).
-    ``lingering``: label selectors of the job's Pods that its status does not count (a Ray cluster's,
-    which KubeRay has asked to be deleted when it reports the cluster suspended): the controller lists
-    them first, and releases only once none of them may still run. Beyond upstream, which releases at
-    the suspended state while those Pods may be terminating."""
-
-    namespace: str
-    name: str
-    lingering: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Event:
-    """A Kubernetes Event on an object the integration manages (upstream's recorder, e.g. ``Stopped``)."""
-
-    api_version: str
-    kind: str
-    namespace: str
-    name: str
-    uid: str | None
-    reason: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class Note:
-    """A log line (and nothing else): what the integration did or why it did nothing."""
-
-    message: str
-    fields: Mapping[str, str] = field(default_factory=dict)
-    warning: bool = False
-
-
-@dataclass(frozen=True)
-class Warn:
-    """A Warning event on the submitted object: what its owner must fix before Kueue can queue it
-    (upstream's ``ErrWorkloadCompose``), shown by ``kubectl describe`` and not only in the log."""
-
-    obj: Mapping[str, Any]
-    reason: str
-    message: str
-
-
-ERR_WORKLOAD_COMPOSE = "ErrWorkloadCompose"  # jobframework.ReasonErrWorkloadCompose
-
-Action = (CreateWorkload | WorkloadConditions | ReclaimablePods | Patch | Replace | Delete | SetPriority | JobStopped
-          | Event | Note | Warn)
-
-
-# ---- the interface ---------------------------------------------------------------------------------
-
-
-class GenericJob(Protocol):
-    """What an integration tells the reconciler about the objects it manages (upstream's GenericJob)."""
-
-    kind: str  # the submitted object's kind, for log lines
-    # its Workload is checked against it on every reconcile (upstream's EquivalentToWorkload): every
-    # one-object kind (a single Pod's spec is immutable but for what Kueue itself changes, so what
-    # differs is its labels); a pod group is matched by its own rule (``sync_workload``, upstream's
-    # FindMatchingWorkloads for a group) and read only for its queue and priority class (``labelled``)
-    compared_whole: bool
-
-    @property
-    def namespace(self) -> str: ...
-
-    def describe(self) -> str:
-        """``Kind ns/name`` for log lines."""
-
-    def workload_name(self) -> str:
-        """The name of the Workload that stands for it."""
-
-    def deleting(self) -> bool:
-        """Gone or going: only its finalizers are left to remove."""
-
-    def is_suspended(self) -> bool:
-        """No pod of it may run (a suspended Job, gated or terminated Pods)."""
-
-    def finished(self) -> tuple[bool, bool, str]:
-        """(finished, succeeded, message)."""
-
-    def is_active(self) -> bool:
-        """Some pod of it may still run (upstream's IsActive): quota it holds after an eviction is
-        released only once this is False."""
-
-    def pods_ready(self) -> bool: ...
-
-    def reclaimable_pods(self) -> dict[str, int]: ...
-
-    def build_workload(self) -> Manifest | None:
-        """The Workload to create, or None while it cannot be built yet (a pod group still arriving).
-        Raises ValueError (with the reason) for an object that can never be queued."""
-
-    def suspend(self) -> list[Action]:
-        """Stop a running object that has no Workload yet."""
-
-    def run(self, infos: Sequence[Mapping[str, Any]], workload: Mapping[str, Any]) -> list[Action]:
-        """Start it with the admitted pod sets' node selectors and tolerations."""
-
-    def stop(self, workload: Mapping[str, Any], evicted: bool) -> list[Action]:
-        """Stop it because its Workload is not (or no longer) admitted; restore what ``run`` injected."""
-
-    def workload_deleted(self, workload: Mapping[str, Any]) -> list[Action]:
-        """Stop it because its Workload is being deleted (upstream's stop with reason WorkloadDeleted)."""
-        ...
-
-    def finalize(self) -> list[Action]:
-        """Remove the finalizers that kept its objects until the Workload was updated."""
-
-    def cleanup(self) -> list[Action]:
-        """Writes due whatever the Workload says (a group's replaced Pods losing their finalizer)."""
-
-    def sync_workload(self, workload: Mapping[str, Any]) -> list[Action]:
-        """Writes that keep an existing Workload and the objects behind it matched (upstream's
-        ComposableJob FindMatchingWorkloads: a pod group's excess Pods go, its members own it)."""
-
-    def labelled(self) -> Manifest | None:
-        """For a job not ``compared_whole``: a Workload built only to read the queue and the
-        priority class the job names now (a pod group's: one member's), or None."""
-
-    def lingering_pods(self) -> tuple[str, ...]:
-        """Label selectors of its Pods that may outlive what its status says (``JobStopped.lingering``);
-        none for kinds whose status counts terminating Pods (a Job's ``status.terminating``) or whose
-        Pods Kueue watches itself."""
-
-
-class OneObject:
-    """The part of a GenericJob that stands for one API object (a Job, a Pod, a RayCluster ...): its
-    namespace, how log lines name it, and whether it is being deleted. ``api_version``: what an owner
-    reference to it says when the object came without one (a list's items); ``sliced``: an elastic one's
-    Workloads are slices (ElasticJobsViaWorkloadSlices), which the controller keeps."""
-
-    kind: str
-    api_version: str
-    compared_whole = True
-    sliced = False
-
-    def __init__(self, obj: dict[str, Any]) -> None:
-        self.obj = obj
-        self.meta = obj["metadata"]
-        # the names of objects it controlled that are gone (a RayJob's deleted RayClusters), whose Pods
-        # may still be terminating: set by the controller's index of its children
-        self.ended_children: tuple[str, ...] = ()
-
-    def lingering_pods(self) -> tuple[str, ...]:
-        return ()
-
-    @property
-    def namespace(self) -> str:
-        return self.meta["namespace"]
-
-    def describe(self) -> str:
-        return f"{self.kind} {self.namespace}/{self.meta['name']}"
-
-    def deleting(self) -> bool:
-        return bool(self.meta.get("deletionTimestamp"))
-
-    def sync_workload(self, workload: Mapping[str, Any]) -> list[Action]:
-        return []  # one object, one owner: nothing to keep matched beyond the equivalence check
-
-    def labelled(self) -> Manifest | None:
-        return None  # compared_whole: the whole Workload is built and compared
-
-    def gated_pods_selector(self) -> str | None:
-        """The label selector of its pods that may wait at the elastic-job gate (``sliced`` kinds)."""
-        return None
-
-    def slice_pod_set(self, pod: Mapping[str, Any], names: list[str]) -> str | None:
-        """Which of its Workload's pod sets (``names``) a pod of it counts in (``sliced`` kinds)."""
-        return None
-
-    def slicing_annotations(self) -> dict[str, str]:
-        """What an elastic job sized by something live records of it on itself before its slices are
-        decided (a RayJob's live cluster); nothing for most kinds. May raise ValueError."""
-        return {}
-
-    def stop(self, workload: Mapping[str, Any], evicted: bool) -> list[Action]:
-        raise NotImplementedError
-
-    def workload_deleted(self, workload: Mapping[str, Any]) -> list[Action]:
-        return self.stop(workload, False)  # one object: stopped as for a Workload not admitted
-
-
-class SuspendFlag(OneObject):
-    """A kind Kueue stops through its own ``spec.suspend`` (a Job, a RayCluster, a RayJob)."""
-
-    def is_suspended(self) -> bool:
-        return bool((self.obj.get("spec") or {}).get("suspend"))
-
-
-class TemplatesBySuspend(SuspendFlag):
-    """A custom resource started by writing each pod set's flavors into its own template and stopped by
-    ``spec.suspend`` with the templates restored (a RayCluster, a RayJob, a JobSet): the kind says how
-    its templates take the pod sets' infos (``with_pod_sets_info``); no finalizer of Kueue's."""
-
-    def with_pod_sets_info(self, obj: Mapping[str, Any], infos: Sequence[Mapping[str, Any]], *,
-                           restore: bool) -> dict[str, Any]:
-        raise NotImplementedError
-
-    def suspend(self) -> list[Action]:
-        # no webhook suspended it: stop it before its operator makes its Pods
-        return [Patch(self.kind, self.namespace, self.meta["name"], {"spec": {"suspend": True}}),
-                Note("suspended until its workload is admitted", {"object": self.describe()})]
-
-    def run(self, infos: Sequence[Mapping[str, Any]], workload: Mapping[str, Any]) -> list[Action]:
-        started = self.with_pod_sets_info(self.obj, infos, restore=False)
-        return [Replace(self.kind, self.namespace, self.meta["name"], obj=started),
-                Note("started", {"object": self.describe()})]
-
-    def stop(self, workload: Mapping[str, Any], evicted: bool) -> list[Action]:
-        if self.is_suspended():
-            return []
-        pod_sets = (workload.get("spec") or {}).get("podSets") or []
-        infos = [pod_set_info_from_pod_set(p) for p in pod_sets]
-        return [Replace(self.kind, self.namespace, self.meta["name"],
-                        change=lambda fresh: self.with_pod_sets_info(fresh, infos, restore=True)),
-                Note("suspended: its workload is not admitted", {"object": self.describe()})]
-
-    def finalize(self) -> list[Action]:
-        return []
-
-    def cleanup(self) -> list[Action]:
-        return []
-
-
-# ---- the rule ----------------------------------------------------------------------------------------
 
 
 def _event_target(job: GenericJob) -> Mapping[str, Any] | None:
