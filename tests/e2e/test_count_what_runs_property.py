@@ -1,9 +1,9 @@
 """The promise as a property, through the controller on the real control plane: whatever sequence of
 Job and Workload edits a user or the cluster makes (Jobs created at two priorities, a running Job's
 parallelism raised, a Workload deleted while another finalizer holds it, a Workload's count lowered, a
-Job deleted and re-created
-under its name, the Job controller frozen for a while), what runs in a 3 cpu ClusterQueue, counted
-from its Jobs and Pods (``running.Sampler``), never exceeds 3 cpu."""
+Job deleted and re-created under its name, the Job controller frozen for a while, another writer
+taking a Workload's admission off its status), what runs in a 3 cpu ClusterQueue, counted from its
+Jobs and Pods (``running.Sampler``), never exceeds 3 cpu."""
 
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ steps = st.lists(st.one_of(
     st.tuples(st.just("shrink-workload"), st.sampled_from(NAMES)),
     st.tuples(st.just("recreate"), st.sampled_from(NAMES)),
     st.tuples(st.just("lag"), st.integers(2, 4)),
+    st.tuples(st.just("take-admission"), st.sampled_from(NAMES)),
     st.tuples(st.just("let-go")),
 ), min_size=3, max_size=7)
 
@@ -85,6 +86,16 @@ def _apply_step(kueue: Kueue, ns: str, step: tuple, sampler: Sampler) -> None:
         if found is not None:
             kueue.cluster.kubectl("delete", "job", step[1], "-n", ns, "--wait=true", "--timeout=30s", check=False)
             kueue.apply(job(step[1], ns, "1", priority_class=f"{ns}-low").replace("completions: 1", "completions: 4"))
+    elif op == "take-admission":
+        # another writer (a deposed leader, a user) says the Workload holds nothing: the controller
+        # still counts it while its job runs, and writes the admission back
+        wl = kueue.workload_of(step[1], ns)
+        if wl is not None and (wl.get("status") or {}).get("admission"):
+            foreign = {"status": {"admission": None, "conditions": [{
+                "type": "QuotaReserved", "status": "False", "reason": "Pending", "message": "another writer's",
+                "lastTransitionTime": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}]}}
+            kueue.cluster.kubectl("patch", "workload", wl["metadata"]["name"], "-n", ns, "--subresource=status",
+                                  "--type=merge", "-p", json.dumps(foreign), check=False)
     elif op == "lag":
         with kueue.cluster.paused("kube-controller-manager"):
             _watch(sampler, step[1])
