@@ -190,10 +190,12 @@ class WorkloadReconciler:
     def _sync(self, key: str, obj: dict[str, Any], now: int, finished: bool) -> None:
         """A Workload the engine knows: every field the engine follows is compared with the copy."""
         engine, rec = self.engine, self.records.at(key)
-        self.status_writer.observed(key, obj)
         state = views.admitted_state(engine, key)
         if state is State.PENDING and not finished and self._adopt(key, obj, now):
             return
+        # after the adoption: a reservation someone else wrote on a pending Workload is counted, not
+        # taken for a changed status to write back over (which would also make it look owed by us)
+        self.status_writer.observed(key, obj)
         changed = False
         if finished and state is not State.FINISHED:
             if state in (State.QUOTA_RESERVED, State.ADMITTED):

@@ -47,3 +47,18 @@ def test_a_reservation_whose_write_is_still_due_is_not_taken_for_someone_elses()
     assert "ns/b" in ctl.status_writer.dirty  # its pending answer is due: the API may lag the engine
     modified(ctl, admission_on(ctl.informers["workloads"].get("ns/b"), "3"))
     assert ctl.engine.state_of("ns/b") is State.PENDING
+
+
+def test_a_reservation_someone_else_wrote_over_our_seen_pending_answer_is_still_adopted() -> None:
+    """The writer had written ``b``'s pending answer and seen it in the cache (resourceVersion "5"); the
+    foreign reservation changes that status, which the writer would write back over as another writer's
+    change, and so look owed by it. Adoption comes first: ``b`` is counted. Found live (the first
+    version of the cache comparison wrote the pending answer back and ``b``'s job never started)."""
+    ctl, _ = controller_with(workload("a", "3"), workload("b", "3"))
+    ctl.run_cycle()
+    ctl.status_writer.dirty.clear()
+    rec = ctl.status_writer.records.at("ns/b")
+    rec.written = {"conditions": [{"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": "m"}]}
+    rec.written_version, rec.written_seen = "5", True
+    modified(ctl, admission_on(ctl.informers["workloads"].get("ns/b"), "3"))
+    assert ctl.engine.state_of("ns/b") is State.ADMITTED
