@@ -17,14 +17,14 @@ from pykueue.devcluster.cluster import ClusterError, DevCluster, check_addons
 def test_kuberay_is_pinned_and_cached_apart_from_the_kubernetes_binaries(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYKUEUE_CACHE_DIR", str(tmp_path))
-    assert kuberay.version() == "v1.5.0"
-    assert kuberay.home() == tmp_path / "kuberay-v1.5.0"
+    assert kuberay.version() == "v1.6.2"
+    assert kuberay.home() == tmp_path / "kuberay-v1.6.2"
     assert kuberay.home().parent == binaries.bin_dir().parent.parent  # same cache, another directory
     assert kuberay.missing() == ["ray-operator", "crds/ray.io_rayclusters.yaml", "crds/ray.io_rayjobs.yaml",
                                  "crds/ray.io_rayservices.yaml"]
     go_mod = (kuberay.MODULE_DIR / "go.mod").read_text()
     assert "tool github.com/ray-project/kuberay/ray-operator" in go_mod
-    assert (kuberay.MODULE_DIR / "go.sum").read_text().count("github.com/ray-project/kuberay/ray-operator v1.5.0") == 2
+    assert (kuberay.MODULE_DIR / "go.sum").read_text().count("github.com/ray-project/kuberay/ray-operator v1.6.2") == 2
 
 
 def test_addons_need_tier_2_and_a_known_name() -> None:
