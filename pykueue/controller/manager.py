@@ -29,6 +29,7 @@ from pykueue.api.priority import PriorityClasses
 from pykueue.api.validation import SYSTEM_PRIORITY_CLASSES
 from pykueue.controller import decisions, owners, supervise, translate, views
 from pykueue.controller.events import Recorder
+from pykueue.controller.group_owners import GroupOwnerKeys, GroupOwnerReconciler
 from pykueue.controller.jobs import (
     GROUP_PREFIX,
     JobKeys,
@@ -39,13 +40,11 @@ from pykueue.controller.jobs import (
     Rules,
 )
 from pykueue.controller.jobs import RESOURCES as JOB_RESOURCES
-from pykueue.controller.leaderworkersets import LeaderWorkerSetKeys, LeaderWorkerSetReconciler
 from pykueue.controller.metrics import INADMISSIBLE, SUCCESS, Metrics
 from pykueue.controller.multikueue.wiring import MultiKueue
 from pykueue.controller.queue_objects import KINDS as QUEUE_KINDS
 from pykueue.controller.queue_objects import QueueObjects
 from pykueue.controller.queue_status import QueueStatusWriter
-from pykueue.controller.statefulsets import StatefulSetKeys, StatefulSetReconciler
 from pykueue.controller.workload_reconciler import WorkloadReconciler
 from pykueue.controller.workload_records import WorkloadRecords
 from pykueue.controller.workload_writer import WorkloadStatusWriter
@@ -57,7 +56,6 @@ from pykueue.engine.model import US
 from pykueue.engine.workload import State
 from pykueue.jobs import registry
 from pykueue.jobs.job.generic import Job
-from pykueue.jobs.leaderworkerset import workload as leaderworkerset
 from pykueue.jobs.pod import groups as pod_rules
 from pykueue.kube import resources as r
 from pykueue.kube.client import ApiError, Kube
@@ -96,8 +94,10 @@ class Controller:
         self._pods_on = "pod" in rules.frameworks  # the pod integration: on, or implied by a kind queued through it
         self.job_keys = JobKeys({}, rules, "batch/job" in config.frameworks)
         self.pod_keys = PodKeys({}, rules)
-        self.sts_keys, self.sts_work = StatefulSetKeys({}, {}), WorkQueue()  # their Workloads and Pods' labels
-        self.lws_keys, self.lws_work = LeaderWorkerSetKeys({}, {}), WorkQueue()  # a Workload per group, Pods' labels
+        # the kinds that keep their Pods' group Workloads themselves (StatefulSets, LWSs: Integration.groups),
+        # each with its own keys and queue: their Workloads and their Pods' labels
+        self.group_keys = {i.kind: GroupOwnerKeys(i, {}, {}) for i in registry.INTEGRATIONS if i.groups is not None}
+        self.group_work = {kind: WorkQueue() for kind in self.group_keys}
         # the custom job kinds (RayClusters, RayJobs, JobSets, ...: Integration.live), each with its own keys
         # and queue while its integration is on
         self.crd_keys: dict[str, ObjectKeys] = {i.kind: ObjectKeys(i, {}, rules) for i in registry.INTEGRATIONS
@@ -198,10 +198,9 @@ class Controller:
                 tasks.append(supervise.start("informer-pods", pods.run))
                 await pods.synced.wait()
                 tasks.append(supervise.start("pods", lambda: self.pod_work.run(self.pod_sync.reconcile, self._job_error)))
-                if "statefulset" in self.engine.config.frameworks:
-                    tasks += self._start_statefulsets(pods.store, workloads.store, flavors)
-                if leaderworkerset.FRAMEWORK in self.engine.config.frameworks:
-                    tasks += self._start_leaderworkersets(pods.store, workloads.store, flavors)
+                for kind, keys in self.group_keys.items():
+                    if keys.integration.framework in self.engine.config.frameworks:
+                        tasks += self._start_group_owner(kind, pods.store, workloads.store, flavors)
             for kind in self.crd_keys:
                 tasks += self._start_crd_kind(kind, workloads.store, flavors)
             for res in self._unwatched_children():
@@ -370,45 +369,35 @@ class Controller:
             self._stop_seen(key[len(GROUP_PREFIX):])  # a pod group's Workload is named after the group
         else:
             self._owner_changed("", "Pod", obj)
-        if kind != DELETED and self.sts_keys.running and (sts := self.sts_keys.key_for_pod(obj)) is not None:
-            # upstream's StatefulSet Pod reconciler, on a Pod's create and update: its group labels, and its
-            # finalizer once it is being deleted or has ended (a replaced replica's, a deleted set's)
-            self.sts_work.add(sts)
-        if kind != DELETED and self.lws_keys.running and (lws := self.lws_keys.key_for_pod(obj)) is not None:
-            self.lws_work.add(lws)  # a Pod of a LeaderWorkerSet: its group labels, its finalizer once it ends
+        if kind != DELETED:
+            # upstream's StatefulSet and LWS Pod reconcilers, on a Pod's create and update: its group labels,
+            # and its finalizer once it is being deleted or has ended (a replaced replica's, a deleted set's)
+            for owner_kind, keys in self.group_keys.items():
+                if keys.running and (owner := keys.key_for_pod(obj)) is not None:
+                    self.group_work[owner_kind].add(owner)
 
-    def _start_statefulsets(self, pods: dict[str, Any], workloads: dict[str, Any], flavors: dict[str, Any]
-                            ) -> list[asyncio.Task]:
-        """The StatefulSet informer and work queue (upstream's statefulset reconciler)."""
-        inf = self._informer(r.STATEFULSET, lambda t, o, n: None if t == DELETED else self.sts_work.add(key_of(n or o)))
-        self.sts_keys.sets, self.sts_keys.pods = inf.store, pods
-        self.sts_keys.running = True
-        sync = StatefulSetReconciler(self.sts_keys, JobReconciler(
-            self.kube, self.sts_keys, workloads, flavors, self.priority_classes, self.clock,
-            self.workload_sync.job_stopped, self.recorder,
-            wait_for_pods_ready=self.engine.config.wait_for_pods_ready.enable))
-        return [supervise.start("informer-statefulsets", inf.run),
-                supervise.start("statefulsets", lambda: self.sts_work.run(sync.reconcile, self._job_error))]
-
-    def _start_leaderworkersets(self, pods: dict[str, Any], workloads: dict[str, Any], flavors: dict[str, Any]
-                                ) -> list[asyncio.Task]:
-        """The LeaderWorkerSet informer and work queue (upstream's leaderworkerset reconcilers). Not
-        waited on: until LWS's CRD is installed the informer waits for it, and the rest runs."""
-        res = r.LEADERWORKERSET
-        inf = self._informer(res, lambda t, o, n: None if t == DELETED else self.lws_work.add(key_of(n or o)))
-        self.lws_keys.sets, self.lws_keys.pods = inf.store, pods
-        self.lws_keys.running = True
-        self.lws_keys.label_keys = tuple(self.engine.config.label_keys_to_copy)
-        sync = LeaderWorkerSetReconciler(self.lws_keys, JobReconciler(
-            self.kube, self.lws_keys, workloads, flavors, self.priority_classes, self.clock,
+    def _start_group_owner(self, kind: str, pods: dict[str, Any], workloads: dict[str, Any], flavors: dict[str, Any]
+                           ) -> list[asyncio.Task]:
+        """The informer and work queue of one kind that keeps its Pods' group Workloads (upstream's
+        statefulset and leaderworkerset reconcilers). A CRD's informer is not waited on: until its
+        operator installs it the informer waits for it, and the rest runs."""
+        keys, work = self.group_keys[kind], self.group_work[kind]
+        res = keys.integration.resource
+        inf = self._informer(res, lambda t, o, n: None if t == DELETED else work.add(key_of(n or o)))
+        keys.sets, keys.pods = inf.store, pods
+        keys.running = True
+        keys.label_keys = tuple(self.engine.config.label_keys_to_copy)
+        sync = GroupOwnerReconciler(keys, JobReconciler(
+            self.kube, keys, workloads, flavors, self.priority_classes, self.clock,
             self.workload_sync.job_stopped, self.recorder,
             wait_for_pods_ready=self.engine.config.wait_for_pods_ready.enable))
 
         async def watch() -> None:
-            await self._served(res)
+            if keys.rules.crd:
+                await self._served(res)
             await inf.run()
         return [supervise.start(f"informer-{res.plural}", watch),
-                supervise.start(res.plural, lambda: self.lws_work.run(sync.reconcile, self._job_error))]
+                supervise.start(res.plural, lambda: work.run(sync.reconcile, self._job_error))]
 
     def _start_crd_kind(self, kind: str, workloads: dict[str, Any], flavors: dict[str, Any]) -> list[asyncio.Task]:
         """The informer and work queue of one custom job kind (Ray's, JobSet). Not waited on: until
@@ -550,10 +539,9 @@ class Controller:
                 self.crd_work[kind].add(key)
         for key in self.pod_keys.keys_for_workload(workload):
             self.pod_work.add(key)
-        for key in self.sts_keys.keys_for_workload(workload):
-            self.sts_work.add(key)
-        for key in self.lws_keys.keys_for_workload(workload):
-            self.lws_work.add(key)
+        for kind, group_keys in self.group_keys.items():
+            for key in group_keys.keys_for_workload(workload):
+                self.group_work[kind].add(key)
 
     # ---- scheduling ------------------------------------------------------------------------------
 

@@ -69,6 +69,24 @@ class Live:
 
 
 @dataclass(frozen=True, slots=True)
+class GroupOwner:
+    """How the controller keeps the Workloads of a kind whose Pods run as pod groups of the pod
+    integration (upstream's statefulset and leaderworkerset reconcilers with their Pod reconcilers; the
+    generic side is ``controller/group_owners.py``, which watches the kind and names none): a Workload
+    names its object through its owner reference; ``key_for_pod(pod)``: the ``namespace/name`` of the
+    object a Pod's group belongs to, if any; ``reconcile(obj, workloads, pods, label_keys)``: the writes
+    for a live object, handed every cached Workload by ``namespace/name``, its namespace's managed Pods
+    and ``integrations.labelKeysToCopy``; ``reconcile_gone(namespace, name, pods)``: those for one that
+    is gone (its ending Pods' finalizers); ``crd``: the kind is a CRD its operator installs, waited for
+    before the informer starts."""
+
+    key_for_pod: Callable[[Mapping[str, Any]], str | None]
+    reconcile: Callable[[Manifest, Mapping[str, Manifest], Sequence[Manifest], tuple[str, ...]], list[Any]]
+    reconcile_gone: Callable[[str, str, Iterable[Mapping[str, Any]]], list[Any]]
+    crd: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Grant:
     """One rule of the controller's ClusterRole that a kind's integration needs while it is on (the
     chart's ``clusterrole.yaml`` renders them from the registry, ``pykueue.manifests.chart_tables``, as
@@ -122,6 +140,7 @@ class Integration:
     pod_marks: Callable[[Mapping[str, Any]], dict[str, str]] | None = None
     multikueue: Any = None  # its jobs.multikueue.Adapter; None: MultiKueue does not dispatch the kind
     live: Live | None = None  # None: the Job and the Pod (their own keys), the kinds queued through Pods
+    groups: GroupOwner | None = None  # a kind that keeps its Pods' group Workloads itself (StatefulSet, LWS)
     # the ClusterRole rules it needs while it (or a framework that implies it) is on; the Job's are every
     # install's (the chart's fixed rules)
     grants: tuple[Grant, ...] = ()

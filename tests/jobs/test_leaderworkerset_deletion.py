@@ -13,8 +13,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pykueue.controller.leaderworkersets import LeaderWorkerSetKeys, LeaderWorkerSetReconciler
+from pykueue.controller.group_owners import GroupOwnerKeys, GroupOwnerReconciler
 from pykueue.jobs.framework import Action, Delete, JobStopped, Patch, reconcile
+from pykueue.jobs.leaderworkerset import INTEGRATION
 from pykueue.jobs.leaderworkerset import workload as lws
 from pykueue.jobs.pod import groups as pods
 from tests.jobs.recorded import Writes, finalizer_patches
@@ -47,7 +48,7 @@ def test_the_ending_pods_of_a_gone_lws_lose_the_finalizer() -> None:
         lws_pod("infer-0-1"),
         lws_pod("other-0", set_name="other", deleting=True))}
     writes = Writes()
-    reconciler = LeaderWorkerSetReconciler(LeaderWorkerSetKeys({}, store), writes)  # type: ignore[arg-type]
+    reconciler = GroupOwnerReconciler(GroupOwnerKeys(INTEGRATION, {}, store), writes)  # type: ignore[arg-type]
     asyncio.run(reconciler.reconcile("ml/infer"))
     assert finalizer_patches(writes.done) == {"infer-0": ["example.com/keep"], "infer-1": None}
 

@@ -11,8 +11,9 @@ import asyncio
 from typing import Any
 
 from pykueue.controller import manager
-from pykueue.controller.statefulsets import StatefulSetKeys, StatefulSetReconciler
+from pykueue.controller.group_owners import GroupOwnerKeys, GroupOwnerReconciler
 from pykueue.engine import model
+from pykueue.jobs.statefulset import INTEGRATION
 from pykueue.jobs.statefulset import workload as statefulset
 from pykueue.kube.informer import ADDED, DELETED, MODIFIED
 from tests.jobs.recorded import Writes, finalizer_patches
@@ -47,7 +48,7 @@ def test_the_ending_pods_of_a_gone_statefulset_lose_the_finalizer() -> None:
         sts_pod("db-0", owner="db", deleting=True),
         sts_pod("web-3", deleting=True, managed=False))}
     writes = Writes()
-    reconciler = StatefulSetReconciler(StatefulSetKeys({}, store), writes)  # type: ignore[arg-type]
+    reconciler = GroupOwnerReconciler(GroupOwnerKeys(INTEGRATION, {}, store), writes)  # type: ignore[arg-type]
     asyncio.run(reconciler.reconcile("ml/web"))
     assert finalizer_patches(writes.done) == {"web-0": ["example.com/keep"], "web-1": None}
 
@@ -58,10 +59,10 @@ def test_every_pod_update_queues_its_statefulset_once_the_integration_runs() -> 
     queued before the StatefulSet informer runs."""
     ctl = manager.Controller(object(), model.Config(), clock=lambda: 1_800_000_000.0)  # type: ignore[arg-type]
     ctl.on_pod(MODIFIED, sts_pod("web-1"), sts_pod("web-1", deleting=True))
-    assert len(ctl.sts_work) == 0  # the integration is not running
-    ctl.sts_keys.running = True
+    assert len(ctl.group_work["StatefulSet"]) == 0  # the integration is not running
+    ctl.group_keys["StatefulSet"].running = True
     ctl.on_pod(DELETED, sts_pod("web-1", deleting=True), None)
-    assert len(ctl.sts_work) == 0
+    assert len(ctl.group_work["StatefulSet"]) == 0
     ctl.on_pod(MODIFIED, sts_pod("web-1"), sts_pod("web-1", deleting=True))
     ctl.on_pod(ADDED, None, sts_pod("db-0", owner="db"))
-    assert sorted(ctl.sts_work._queued) == ["ml/db", "ml/web"]
+    assert sorted(ctl.group_work["StatefulSet"]._queued) == ["ml/db", "ml/web"]

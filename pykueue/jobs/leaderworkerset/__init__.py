@@ -1,7 +1,7 @@
 """The LeaderWorkerSet integration (upstream's ``pkg/controller/jobs/leaderworkerset``):
 ``workload.py`` (a Workload per group, the webhooks' rules, the owner rule)."""
 
-from pykueue.jobs.integration import Grant, Integration, Reading, Webhooks
+from pykueue.jobs.integration import Grant, GroupOwner, Integration, Reading, Webhooks
 from pykueue.jobs.leaderworkerset import multikueue, webhook, workload
 from pykueue.kube import resources as r
 
@@ -11,6 +11,8 @@ INTEGRATION = Integration("leaderworkerset.x-k8s.io/leaderworkerset", r.LEADERWO
                               workload.priority_class_path, members=True),
                           webhooks=Webhooks(webhook.default, webhook.validate_create, webhook.validate_update),
                           multikueue=multikueue.ADAPTER,
+                          groups=GroupOwner(workload.key_for_pod, workload.reconcile_owner, workload.reconcile_gone,
+                                            crd=True),
                           grants=(Grant(("leaderworkersets",), ("list", "watch"), "LeaderWorkerSets "
-                                        "(controller/leaderworkersets.py): an informer, so each group's Workload is "
+                                        "(controller/group_owners.py): an informer, so each group's Workload is "
                                         "made from its LeaderWorkerSet"),))

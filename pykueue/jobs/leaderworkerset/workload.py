@@ -21,7 +21,7 @@ other kind's Workload name does there (``framework.workload.workload_name_for_ow
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pykueue.jobs import generic_update
@@ -495,3 +495,21 @@ def named_workloads(obj: Mapping[str, Any]) -> list[tuple[str, Manifest]]:
     """``(name, Workload)`` for the simulator: a group's Workload by its leader's name, ``NAME-INDEX``."""
     name = (obj.get("metadata") or {}).get("name", "")
     return [(f"{name}-{i}", workload_for_group(obj, i)) for i in range(replicas(obj))]
+
+
+def key_for_pod(pod: Mapping[str, Any]) -> str | None:
+    """The ``namespace/name`` of the LWS a Pod it marked belongs to (by its set-name label)."""
+    meta = _meta(pod)
+    if (meta.get("annotations") or {}).get(SUSPENDED_BY_PARENT) != FRAMEWORK:
+        return None
+    name = (meta.get("labels") or {}).get(SET_NAME_LABEL)
+    return None if not name else f"{meta.get('namespace')}/{name}"
+
+
+def reconcile_owner(obj: Mapping[str, Any], workloads: Mapping[str, Mapping[str, Any]],
+                    pods: Sequence[Mapping[str, Any]], label_keys: tuple[str, ...] = ()) -> list[Action]:
+    """``reconcile`` as the controller's group-owner reconciler calls it (``Integration.groups``): the
+    Workloads it owns found among the cached ones of its namespace."""
+    namespace = _meta(obj).get("namespace")
+    owned = owned_by(obj, (w for w in workloads.values() if _meta(w).get("namespace") == namespace))
+    return reconcile(obj, owned, pods, label_keys)

@@ -24,7 +24,7 @@ every other kind's Workload name does there (``framework.workload.workload_name_
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pykueue.jobs.framework import Action, CreateWorkload, Note, Patch
@@ -304,3 +304,17 @@ def workloads(sts: Mapping[str, Any]) -> list[tuple[str, Manifest]]:
 
 def template_paths(sts: Mapping[str, Any]) -> list[str]:
     return ["spec.template"]
+
+
+def key_for_pod(pod: Mapping[str, Any]) -> str | None:
+    """The ``namespace/name`` of the StatefulSet that controls ``pod``, if one does."""
+    ref = owner(pod)
+    return None if ref is None else f"{(pod.get('metadata') or {}).get('namespace')}/{ref['name']}"
+
+
+def reconcile_owner(sts: Mapping[str, Any], workloads: Mapping[str, Mapping[str, Any]],
+                    pods: Sequence[Mapping[str, Any]], label_keys: tuple[str, ...] = ()) -> list[Action]:
+    """``reconcile`` as the controller's group-owner reconciler calls it (``Integration.groups``): its
+    Workload found by name among the cached ones, its Pods among its namespace's."""
+    namespace = (sts.get("metadata") or {}).get("namespace")
+    return reconcile(sts, workloads.get(f"{namespace}/{name_of(sts)}"), members(sts, pods))
