@@ -62,10 +62,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 # Under pytest-xdist (`-n 2 --dist loadgroup`), what runs on one worker, one after another: a module
-# whole (its module-scoped clusters and controllers start once), every user of the shared MultiKueue
-# set together, and the tests that use what the machine has one of together: tier 3's node (its bridge,
-# iptables chains and kubelet), the doc blocks (the controller's default ports), the live benches
-# (wall-clock figures).
+# whole (its module-scoped clusters and controllers start once), every user of a shared set together
+# (the MultiKueue clusters; the integrations controller and its addons), and the tests that use what
+# the machine has one of together: tier 3's node (its bridge, iptables chains and kubelet), the doc
+# blocks (the controller's default ports), the live benches (wall-clock figures).
 MACHINE_WIDE = ("tests/node/", "tests/cluster/test_cluster_perf")
 
 
@@ -73,6 +73,8 @@ def xdist_group(item: pytest.Item) -> str:
     names = getattr(item, "fixturenames", ())
     if "multikueue_clusters" in names:
         return "multikueue"
+    if "integrations_kueue" in names:
+        return "integrations"
     path = item.nodeid.split("::", 1)[0]
     if "workdir" in names or path.startswith(MACHINE_WIDE):
         return "machine"

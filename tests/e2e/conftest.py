@@ -188,44 +188,6 @@ def controller_with_webhooks(kueue: Kueue, directory: Path, config: dict[str, An
         kueue.start()
 
 
-@contextlib.contextmanager
-def with_archived_addon(kueue: Kueue, addon: str, directory: Path, config: dict[str, Any]) -> Iterator[Kueue]:
-    """An addon built from ``../shared/third_party`` (JobSet's or LWS's controller, CRDs and webhooks)
-    started on the session's cluster, and the module's own controller with ``config`` beside it; the
-    addon's log tail printed and the addon stopped afterwards."""
-    cluster = kueue.cluster
-    started = time.monotonic()
-    cluster.start_archived(addon, timeout=600)
-    print(f"\n{addon} addon (CRD + manager + webhooks) ready in {time.monotonic() - started:.1f} s")
-    try:
-        with controller_with_webhooks(kueue, directory, config, f"{addon}-integration") as mine:
-            yield mine
-    finally:
-        manager_log = cluster.directory / "logs" / f"{addon}-manager.log"
-        print(f"\n--- {addon}-manager log (tail) ---\n" + "\n".join(
-            manager_log.read_text(errors="replace").splitlines()[-5:]))
-        cluster.stop_archived(addon)
-
-
-@contextlib.contextmanager
-def with_ray(kueue: Kueue, directory: Path, config: dict[str, Any], label: str) -> Iterator[Kueue]:
-    """KubeRay's CRDs and operator started on the session's cluster, and the module's own controller
-    with ``config`` beside them; the operator's log tail printed and KubeRay stopped afterwards."""
-    cluster = kueue.cluster
-    started = time.monotonic()
-    cluster.start_ray(timeout=180)
-    print(f"\nray addon (CRDs + operator) ready in {time.monotonic() - started:.1f} s")
-    try:
-        with controller_with_webhooks(kueue, directory, config, label) as mine:
-            yield mine
-    finally:
-        operator_log = cluster.directory / "logs" / "ray-operator.log"
-        if operator_log.exists():
-            print("\n--- ray-operator log (tail) ---\n" + "\n".join(
-                operator_log.read_text(errors="replace").splitlines()[-8:]))
-        cluster.stop_ray()
-
-
 def condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
     for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
         if cond.get("type") == kind:
@@ -304,10 +266,20 @@ def delete_named_after(cluster: DevCluster, namespace: str) -> list[str]:
     return ours
 
 
-# ---- MultiKueue: one manager and two workers for every MultiKueue module ----------------------------
+# ---- What several modules share: started by the first test that needs it, stopped after the last ----------
 
-_MULTIKUEUE: list[Any] = []  # the running set, so that its last user's teardown can stop it
-_LAST_USER: list[pytest.Item] = []
+# Each shared set's stopper, by the fixture that starts it, and the last test (of the session's items as
+# finally selected, after -k and -m) that uses it; ``xdist_group`` (tests/conftest.py) keeps each set's
+# users on one worker and ``pytest_collection_modifyitems`` below keeps them together.
+_RUNNING: dict[str, contextlib.ExitStack] = {}
+_LAST_USER: dict[str, pytest.Item] = {}
+SHARED_SETS = ("multikueue_clusters", "integrations_kueue")
+
+
+def _stop(fixture: str) -> None:
+    stack = _RUNNING.pop(fixture, None)
+    if stack is not None:
+        stack.close()
 
 
 @pytest.fixture(scope="session")
@@ -316,12 +288,78 @@ def multikueue_clusters(tmp_path_factory: pytest.TempPathFactory) -> Iterator[An
     that uses them (``pytest_runtest_teardown`` below), not at the session's end."""
     from tests.e2e import multikueue_setup
 
+    stack = _RUNNING["multikueue_clusters"] = contextlib.ExitStack()
     running = multikueue_setup.multikueue(tmp_path_factory.mktemp("multikueue"), multikueue_setup.SHARED)
-    _MULTIKUEUE.append(running)
+    stack.callback(running.close)  # the generator's finally stops every controller and cluster
     try:
         yield next(running)
     finally:
-        _stop_multikueue()
+        _stop("multikueue_clusters")
+
+
+# Every job kind's integration on, as a cluster running them all has it: the integration modules (JobSet,
+# LeaderWorkerSet, Ray, the Pod and its Deployments and StatefulSets, elastic Jobs, the kinds' webhooks)
+# share this one controller and the JobSet, LWS and KubeRay operators, started once. waitForPodsReady has
+# a timeout no test reaches: Kueue writes the PodsReady condition only under it, and the JobSet and Ray
+# tests wait for it. Namespaces are managed unless labelled ``UNSELECTED`` (besides upstream's default of
+# all but kube-system and the controller's), so a test can take one out of the selector and put it back
+# (test_count_what_runs_property). A module that needs another Configuration (test_managed_jobs: its namespace
+# selector and manageJobsWithoutQueueName would change what every other module's jobs are) runs its own.
+INTEGRATIONS_CONFIG = {
+    "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+    "integrations": {"frameworks": ["batch/job", "pod", "deployment", "statefulset", "jobset.x-k8s.io/jobset",
+                                    "leaderworkerset.x-k8s.io/leaderworkerset", "ray.io/raycluster",
+                                    "ray.io/rayjob", "ray.io/rayservice"]},
+    "managedJobsNamespaceSelector": {"matchExpressions": [
+        {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", "kueue-system"]},
+        {"key": "pykueue.dev/unselected", "operator": "DoesNotExist"}]},
+    "waitForPodsReady": {"timeout": "30m"}}
+UNSELECTED = "pykueue.dev/unselected"
+ADDONS = ("jobset", "lws")
+
+
+@pytest.fixture(scope="session")
+def integrations_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
+    """The session's controller swapped, for the integration modules, for one with every integration on
+    (``INTEGRATIONS_CONFIG``) and its webhooks served locally, beside the JobSet and LWS managers and
+    KubeRay's operator; stopped after the last test that uses it and the session's controller restarted."""
+    cluster = kueue.cluster
+    stack = _RUNNING["integrations_kueue"] = contextlib.ExitStack()
+    try:
+        for addon in ADDONS:
+            started = time.monotonic()
+            cluster.start_archived(addon, timeout=600)
+            stack.callback(_addon_stopped, cluster, addon)
+            print(f"\n{addon} addon (CRD + manager + webhooks) ready in {time.monotonic() - started:.1f} s")
+        started = time.monotonic()
+        cluster.start_ray(timeout=180)
+        stack.callback(_ray_stopped, cluster)
+        print(f"\nray addon (CRDs + operator) ready in {time.monotonic() - started:.1f} s")
+        mine = stack.enter_context(controller_with_webhooks(
+            kueue, tmp_path_factory.mktemp("integrations"), INTEGRATIONS_CONFIG, "integrations"))
+    except BaseException:
+        _stop("integrations_kueue")
+        raise
+    try:
+        yield mine
+    finally:
+        _stop("integrations_kueue")
+
+
+def _addon_stopped(cluster: DevCluster, addon: str) -> None:
+    manager_log = cluster.directory / "logs" / f"{addon}-manager.log"
+    if manager_log.exists():
+        print(f"\n--- {addon}-manager log (tail) ---\n" + "\n".join(
+            manager_log.read_text(errors="replace").splitlines()[-5:]))
+    cluster.stop_archived(addon)
+
+
+def _ray_stopped(cluster: DevCluster) -> None:
+    operator_log = cluster.directory / "logs" / "ray-operator.log"
+    if operator_log.exists():
+        print("\n--- ray-operator log (tail) ---\n" + "\n".join(
+            operator_log.read_text(errors="replace").splitlines()[-8:]))
+    cluster.stop_ray()
 
 
 # What a MultiKueue test may leave in the shared namespace on the manager: deleted after each test, so a
@@ -336,51 +374,48 @@ MULTIKUEUE_KINDS = ",".join(("jobs.batch", "pods", "statefulsets.apps", "deploym
 @pytest.fixture(autouse=True)
 def _multikueue_namespace_emptied(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
-    if "multikueue_clusters" in request.fixturenames and _MULTIKUEUE:
+    if "multikueue_clusters" in request.fixturenames and "multikueue_clusters" in _RUNNING:
         from tests.e2e.multikueue_setup import NS
 
         manager = request.getfixturevalue("multikueue_clusters").manager
         manager.cluster.kubectl("delete", MULTIKUEUE_KINDS, "--all", "-n", NS, "--wait=false", check=False)
 
 
-def _stop_multikueue() -> None:
-    while _MULTIKUEUE:
-        _MULTIKUEUE.pop().close()  # the generator's finally stops every controller and cluster
-
-
-def _uses_multikueue(item: pytest.Item) -> bool:
-    return "multikueue_clusters" in getattr(item, "fixturenames", ())
+def _shared_set(item: pytest.Item) -> str | None:
+    names = getattr(item, "fixturenames", ())
+    return next((fixture for fixture in SHARED_SETS if fixture in names), None)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The test that kills a worker's API server (``kills_a_worker``) runs after every other test that
-    uses the shared MultiKueue clusters, right after the last of them."""
-    killers = [item for item in items if item.get_closest_marker("kills_a_worker")]
-    rest = [item for item in items if not item.get_closest_marker("kills_a_worker")]
-    users = [i for i, item in enumerate(rest) if _uses_multikueue(item)]
-    at = users[-1] + 1 if users else len(rest)
-    items[:] = rest[:at] + killers + rest[at:]
+    """Each shared set's users run one after another, from where the first of them was collected, so the
+    set is up once (a serial run included; under xdist ``xdist_group`` keeps them on one worker). The
+    test that kills a worker's API server (``kills_a_worker``) runs after every other test that uses the
+    shared MultiKueue clusters, right after the last of them."""
+    for fixture in SHARED_SETS:
+        users = [item for item in items if _shared_set(item) == fixture]
+        if users:
+            killers = [item for item in users if item.get_closest_marker("kills_a_worker")]
+            users = [item for item in users if item not in killers] + killers
+            at = items.index(users[0])
+            rest = [item for item in items if _shared_set(item) != fixture]
+            before = sum(1 for item in items[:at] if _shared_set(item) != fixture)
+            items[:] = rest[:before] + users + rest[before:]
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """After the last test that uses the shared MultiKueue clusters (its module's fixtures already torn
-    down), they are stopped: the tests after it get the machine's CPU to themselves."""
-    if not _MULTIKUEUE or not _uses_multikueue(item):
+    """After the last test that uses a shared set (its module's fixtures already torn down), the set is
+    stopped: the tests after it get the machine's CPU, and the session's controller, to themselves."""
+    fixture = _shared_set(item)
+    if fixture is None or fixture not in _RUNNING:
         return
-    if not _LAST_USER:  # the session's items as finally selected (after -k and -m)
-        _LAST_USER.append(next(i for i in reversed(item.session.items) if _uses_multikueue(i)))
-    if item is _LAST_USER[0]:
-        _stop_multikueue()
+    if fixture not in _LAST_USER:
+        _LAST_USER[fixture] = next(i for i in reversed(item.session.items) if _shared_set(i) == fixture)
+    if item is _LAST_USER[fixture]:
+        _stop(fixture)
 
 
-POD_CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-          "integrations": {"frameworks": ["batch/job", "pod", "deployment", "statefulset"]}}
-
-
-@pytest.fixture(scope="module")
-def pod_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
-    """The session's controller restarted, for the requesting module, with the pod integrations on and
-    their webhooks served locally."""
-    with controller_with_webhooks(kueue, tmp_path_factory.mktemp("pod-integration"), POD_CONFIG, "pod-integration") as mine:
-        yield mine
+@pytest.fixture
+def pod_kueue(integrations_kueue: Kueue) -> Kueue:
+    """The shared integrations controller, under the name the Pod modules use."""
+    return integrations_kueue

@@ -44,9 +44,11 @@ def pod_cpu(pods: list[dict[str, Any]]) -> int:
 
 
 def running_cpu(kueue: Kueue, namespace: str) -> int:
-    """Milli-cpu in use in ``namespace`` by the larger of the two counts (Jobs, Pods)."""
+    """Milli-cpu in use in ``namespace`` by the larger of the two counts: the Jobs' (plus the Pods no Job
+    owns), and every Pod's."""
     jobs, pods = kueue.items("jobs", namespace), kueue.items("pods", namespace)
-    return max(sum(job_cpu(j) for j in jobs), pod_cpu(pods))
+    plain = [p for p in pods if not any(o.get("kind") == "Job" for o in p["metadata"].get("ownerReferences") or [])]
+    return max(sum(job_cpu(j) for j in jobs) + pod_cpu(plain), pod_cpu(pods))
 
 
 class Sampler:

@@ -12,26 +12,23 @@ its admitted size, its extra pods held at the ``kueue.x-k8s.io/elastic-job`` sch
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.e2e.conftest import Kueue, condition, controller_with_webhooks, eventually, is_true
+from tests.e2e.conftest import Kueue, condition, eventually, is_true
 from tests.e2e.elastic_objects import GATE, gated, reserved_cpu
 from tests.e2e.objects import PLAIN_FLAVOR, cluster_queue, job, local_queue
 from tests.scenario_harness import simulate
 
 pytestmark = pytest.mark.e2e
-CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-          "integrations": {"frameworks": ["batch/job"]}}
 
 
-@pytest.fixture(scope="module")
-def hooks(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
-    with controller_with_webhooks(kueue, tmp_path_factory.mktemp("elastic"), CONFIG, "elastic") as mine:
-        yield mine
+@pytest.fixture
+def hooks(integrations_kueue: Kueue) -> Kueue:
+    """The shared integrations controller (tests/e2e/conftest.py's ``integrations_kueue``)."""
+    return integrations_kueue
 
 
 def slices(kueue: Kueue, ns: str) -> list[dict[str, Any]]:

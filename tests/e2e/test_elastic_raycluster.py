@@ -11,25 +11,22 @@ new workers stay at the ``kueue.x-k8s.io/elastic-job`` scheduling gate.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Kueue, condition, eventually, is_true, with_ray
+from tests.e2e.conftest import Kueue, condition, eventually, is_true
 from tests.e2e.elastic_objects import gated, reserved_cpu
 from tests.e2e.objects import PLAIN_FLAVOR, cluster_queue, local_queue
 from tests.e2e.ray_objects import _template
 
 pytestmark = pytest.mark.e2e
-CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-          "integrations": {"frameworks": ["batch/job", "ray.io/raycluster"]}}
 
 
-@pytest.fixture(scope="module")
-def ray_hooks(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
-    with with_ray(kueue, tmp_path_factory.mktemp("elastic-ray"), CONFIG, "elastic-ray") as mine:
-        yield mine
+@pytest.fixture
+def ray_hooks(integrations_kueue: Kueue) -> Kueue:
+    """The shared integrations controller (tests/e2e/conftest.py's ``integrations_kueue``)."""
+    return integrations_kueue
 
 
 def elastic_cluster(ns: str, workers: int) -> dict[str, Any]:

@@ -15,27 +15,23 @@ manager stops (its webhook configurations go with it) and the session's controll
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Kueue, condition, eventually, is_true, with_archived_addon
+from tests.e2e.conftest import Kueue, condition, eventually, is_true
 from tests.e2e.objects import as_created, gpu_queue, priority_classes, scenario_in_namespace, workload_for
 
 pytestmark = pytest.mark.e2e
 GPU_NODE = "gpu-h100-0"
 GPU_SELECTOR = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
-CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-          "integrations": {"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]},
-          "waitForPodsReady": {"timeout": "30m"}}
 
 
-@pytest.fixture(scope="module")
-def jobset_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
-    with with_archived_addon(kueue, "jobset", tmp_path_factory.mktemp("jobset-integration"), CONFIG) as mine:
-        yield mine
+@pytest.fixture
+def jobset_kueue(integrations_kueue: Kueue) -> Kueue:
+    """The shared integrations controller (tests/e2e/conftest.py's ``integrations_kueue``)."""
+    return integrations_kueue
 
 
 def jobset(name: str, ns: str, *, workers: int = 2, cpu: str = "1", runs_for: str = "0s",

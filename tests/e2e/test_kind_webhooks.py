@@ -12,28 +12,25 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from pykueue.controller.webhooks import names
-from tests.e2e.conftest import Kueue, eventually, with_ray
+from tests.e2e.conftest import INTEGRATIONS_CONFIG, Kueue, eventually
 from tests.e2e.objects import refused
 from tests.e2e.ray_objects import raycluster, rayjob
 
 pytestmark = pytest.mark.e2e
-FRAMEWORKS = ["batch/job", "pod", "deployment", "statefulset", "ray.io/raycluster", "ray.io/rayjob"]
-CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-          "integrations": {"frameworks": FRAMEWORKS}}
+FRAMEWORKS = INTEGRATIONS_CONFIG["integrations"]["frameworks"]
 QUEUE = "kueue.x-k8s.io/queue-name"
 IMMUTABLE = f'metadata.labels[{QUEUE}]: Invalid value: "lq": field is immutable'
 
 
-@pytest.fixture(scope="module")
-def hooks(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
-    with with_ray(kueue, tmp_path_factory.mktemp("kind-webhooks"), CONFIG, "kind-webhooks") as mine:
-        yield mine
+@pytest.fixture
+def hooks(integrations_kueue: Kueue) -> Kueue:
+    """The shared integrations controller (tests/e2e/conftest.py's ``integrations_kueue``)."""
+    return integrations_kueue
 
 
 def create(kueue: Kueue, manifest: dict[str, Any]) -> subprocess.CompletedProcess[str]:

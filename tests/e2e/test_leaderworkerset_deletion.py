@@ -10,15 +10,13 @@ the finalizer from all of them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Kueue, eventually, is_true, with_archived_addon
+from tests.e2e.conftest import Kueue, eventually, is_true
 from tests.e2e.objects import gpu_queue
 from tests.e2e.test_leaderworkerset_integration import (
-    CONFIG,
     LWS_RESOURCE,
     group_workloads,
     leaderworkerset,
@@ -29,10 +27,10 @@ pytestmark = pytest.mark.e2e
 NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
 
 
-@pytest.fixture(scope="module")
-def lws_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
-    with with_archived_addon(kueue, "lws", tmp_path_factory.mktemp("lws-deletion"), CONFIG) as mine:
-        yield mine
+@pytest.fixture
+def lws_kueue(integrations_kueue: Kueue) -> Kueue:
+    """The shared integrations controller (tests/e2e/conftest.py's ``integrations_kueue``)."""
+    return integrations_kueue
 
 
 def _listed(kueue: Kueue, resource: str, ns: str, selector: str) -> list[dict[str, Any]]:

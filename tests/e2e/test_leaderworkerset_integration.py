@@ -16,26 +16,23 @@ integration and its webhooks on, as the JobSet module does.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Kueue, condition, eventually, is_true, with_archived_addon
+from tests.e2e.conftest import Kueue, condition, eventually, is_true
 from tests.e2e.objects import gpu_queue, priority_classes, refused, scenario_in_namespace
 
 pytestmark = pytest.mark.e2e
 GPU_SELECTOR = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
 GATE = {"name": "kueue.x-k8s.io/admission"}
-CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-          "integrations": {"frameworks": ["batch/job", "leaderworkerset.x-k8s.io/leaderworkerset"]}}
 LWS_RESOURCE = "leaderworkerset.leaderworkerset.x-k8s.io"
 
 
-@pytest.fixture(scope="module")
-def lws_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
-    with with_archived_addon(kueue, "lws", tmp_path_factory.mktemp("lws-integration"), CONFIG) as mine:
-        yield mine
+@pytest.fixture
+def lws_kueue(integrations_kueue: Kueue) -> Kueue:
+    """The shared integrations controller (tests/e2e/conftest.py's ``integrations_kueue``)."""
+    return integrations_kueue
 
 
 def leaderworkerset(name: str, ns: str, *, replicas: int = 2, size: int = 3, cpu: str = "1",

@@ -21,7 +21,7 @@ import yaml
 from pykueue.controller.webhooks import local, names
 from pykueue.jobs.pod import groups as pod_rules
 from pykueue.jobs.statefulset import workload as statefulset_rules
-from tests.e2e.conftest import POD_CONFIG as CONFIG
+from tests.e2e.conftest import INTEGRATIONS_CONFIG as CONFIG
 from tests.e2e.conftest import Kueue, condition, eventually, is_true
 from tests.e2e.objects import cluster_queue, events, gpu_queue, priority_classes
 from tests.e2e.pod_objects import (

@@ -12,14 +12,13 @@ then fails the RayJob once its grace period (30 s) is over, and its Workload fin
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from pykueue.controller.webhooks import local, names
 from pykueue.devcluster import kuberay
-from tests.e2e.conftest import Kueue, condition, eventually, is_true, with_ray
+from tests.e2e.conftest import INTEGRATIONS_CONFIG, Kueue, condition, eventually, is_true
 from tests.e2e.objects import (
     GPU_FLAVOR,
     as_created,
@@ -36,16 +35,12 @@ from tests.e2e.running import Sampler
 pytestmark = pytest.mark.e2e
 GPU_NODE = "gpu-h100-0"
 GPU_SELECTOR = {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
-# waitForPodsReady on (a timeout no test reaches): Kueue writes the PodsReady condition only under it
-CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-          "integrations": {"frameworks": ["batch/job", "ray.io/raycluster", "ray.io/rayjob"]},
-          "waitForPodsReady": {"timeout": "30m"}}
 
 
-@pytest.fixture(scope="module")
-def ray_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
-    with with_ray(kueue, tmp_path_factory.mktemp("ray-integration"), CONFIG, "ray-integration") as mine:
-        yield mine
+@pytest.fixture
+def ray_kueue(integrations_kueue: Kueue) -> Kueue:
+    """The shared integrations controller (tests/e2e/conftest.py's ``integrations_kueue``)."""
+    return integrations_kueue
 
 
 def ray_pods(kueue: Kueue, ns: str, cluster: str) -> list[dict[str, Any]]:
@@ -149,8 +144,9 @@ def test_ray_hooks_registered_for_the_configured_frameworks(ray_kueue: Kueue) ->
     config = ray_kueue.get("mutatingwebhookconfiguration", mutating)
     assert config is not None and local.is_ours(config)
     assert [w["name"] for w in config["webhooks"]] == [h.name for h in names.mutating_for(
-        tuple(CONFIG["integrations"]["frameworks"]))]
-    assert [w["name"] for w in config["webhooks"]] == ["mjob.kb.io", "mrayjob.kb.io", "mraycluster.kb.io"]  # the registry's order
+        tuple(INTEGRATIONS_CONFIG["integrations"]["frameworks"]))]
+    ray = [w["name"] for w in config["webhooks"] if w["name"].startswith("mray")]
+    assert ray == ["mrayjob.kb.io", "mraycluster.kb.io", "mrayservice.kb.io"]  # the registry's order
 
 
 def test_simulate_predicts_a_rayclusters_admission(ray_kueue: Kueue, ns: str, tmp_path) -> None:

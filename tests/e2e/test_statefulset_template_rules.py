@@ -7,24 +7,21 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import Kueue, controller_with_webhooks
+from tests.e2e.conftest import Kueue
 from tests.e2e.objects import refused
 
 pytestmark = pytest.mark.e2e
-CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-          "integrations": {"frameworks": ["batch/job", "pod", "statefulset"]}}
 QUEUE = "kueue.x-k8s.io/queue-name"
 
 
-@pytest.fixture(scope="module")
-def hooks(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
-    with controller_with_webhooks(kueue, tmp_path_factory.mktemp("sts-rules"), CONFIG, "sts-rules") as mine:
-        yield mine
+@pytest.fixture
+def hooks(integrations_kueue: Kueue) -> Kueue:
+    """The shared integrations controller (tests/e2e/conftest.py's ``integrations_kueue``)."""
+    return integrations_kueue
 
 
 def statefulset(name: str, ns: str, queue: str | None) -> dict[str, Any]:
