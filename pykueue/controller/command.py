@@ -136,7 +136,7 @@ def not_integrated(config: model.Config) -> str | None:
 def run(args: argparse.Namespace) -> int:
     import asyncio  # here, not at the top: every `pykueue` command imports this module for its options
 
-    from pykueue.controller import logs
+    from pykueue.controller.runtime import logs
 
     logs.setup(args.log_level, getattr(args, "log_format", "logfmt"))
     config = load_config(args.config)
@@ -155,7 +155,7 @@ async def _main(kubeconfig: str | None, config: model.Config, args: argparse.Nam
     import asyncio
     import signal
 
-    from pykueue.controller.leader import run_replica
+    from pykueue.controller.replica import run_replica
     from pykueue.kube.client import Kube
 
     try:
@@ -185,8 +185,8 @@ async def _main(kubeconfig: str | None, config: model.Config, args: argparse.Nam
         metrics_address = getattr(args, "metrics_bind_address", ":8443")
         secure = None
         if auth is not None and getattr(args, "metrics_secure", True) and metrics_address not in ("", "0"):
-            from pykueue.controller.certs import CertDirError
-            from pykueue.controller.health import SecureServing
+            from pykueue.controller.observe.health import SecureServing
+            from pykueue.controller.serving.certs import CertDirError
 
             try:
                 secure = SecureServing.self_signed(auth)
@@ -226,7 +226,7 @@ def _auth(kube, args: argparse.Namespace | None):
     metrics = getattr(args, "metrics_secure", True) and getattr(args, "metrics_bind_address", ":8443") not in ("", "0")
     if not visibility and not metrics and not _dashboard_wanted(args):
         return None
-    from pykueue.controller.auth import Delegated
+    from pykueue.controller.serving.auth import Delegated
 
     return Delegated(kube)
 
@@ -241,8 +241,8 @@ async def _dashboard(kube, config: model.Config, args: argparse.Namespace | None
     the controller does not import the dashboard (it reads the simulator, another driver)."""
     if not _dashboard_wanted(args) or auth is None:
         return None
-    from pykueue.controller import auth as delegated
-    from pykueue.controller.health import SecureServing
+    from pykueue.controller.observe.health import SecureServing
+    from pykueue.controller.serving import auth as delegated
 
     def guard(request) -> delegated.Attributes:
         """A non-resource URL under /dashboard: `get` to look, `post` to ask the what-if box."""
@@ -287,8 +287,8 @@ async def _webhooks(kube, config: model.Config, args: argparse.Namespace | None)
         return None
     from pathlib import Path
 
-    from pykueue.controller.certs import CertDirError
-    from pykueue.controller.leader import default_namespace
+    from pykueue.controller.runtime.leader import default_namespace
+    from pykueue.controller.serving.certs import CertDirError
     from pykueue.controller.webhooks.server import Options, WebhookServer
     from pykueue.kube.client import ApiError
 

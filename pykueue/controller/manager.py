@@ -27,10 +27,17 @@ from typing import Any, TypeVar
 
 from pykueue.api.priority import PriorityClasses
 from pykueue.api.validation import SYSTEM_PRIORITY_CLASSES
-from pykueue.controller import decisions, owners, supervise, translate, views
-from pykueue.controller.events import Recorder
-from pykueue.controller.group_owners import GroupOwnerKeys, GroupOwnerReconciler
-from pykueue.controller.jobs import (
+from pykueue.controller.core import decisions, translate, views
+from pykueue.controller.core.events import Recorder
+from pykueue.controller.core.queue_objects import KINDS as QUEUE_KINDS
+from pykueue.controller.core.queue_objects import QueueObjects
+from pykueue.controller.core.queue_status import QueueStatusWriter
+from pykueue.controller.core.workload_reconciler import WorkloadReconciler
+from pykueue.controller.core.workload_records import WorkloadRecords
+from pykueue.controller.core.workload_writer import WorkloadStatusWriter
+from pykueue.controller.jobs import owners
+from pykueue.controller.jobs.group_owners import GroupOwnerKeys, GroupOwnerReconciler
+from pykueue.controller.jobs.reconciler import (
     GROUP_PREFIX,
     JobKeys,
     JobReconciler,
@@ -39,15 +46,10 @@ from pykueue.controller.jobs import (
     PodsLinger,
     Rules,
 )
-from pykueue.controller.jobs import RESOURCES as JOB_RESOURCES
-from pykueue.controller.metrics import INADMISSIBLE, SUCCESS, Metrics
+from pykueue.controller.jobs.reconciler import RESOURCES as JOB_RESOURCES
 from pykueue.controller.multikueue.wiring import MultiKueue
-from pykueue.controller.queue_objects import KINDS as QUEUE_KINDS
-from pykueue.controller.queue_objects import QueueObjects
-from pykueue.controller.queue_status import QueueStatusWriter
-from pykueue.controller.workload_reconciler import WorkloadReconciler
-from pykueue.controller.workload_records import WorkloadRecords
-from pykueue.controller.workload_writer import WorkloadStatusWriter
+from pykueue.controller.observe.metrics import INADMISSIBLE, SUCCESS, Metrics
+from pykueue.controller.runtime import supervise
 from pykueue.engine import events as ev
 from pykueue.engine import model
 from pykueue.engine.engine import Engine

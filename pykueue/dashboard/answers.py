@@ -1,7 +1,7 @@
 """The engine's answers against the live state: ``explain`` for a workload, and the what-if box.
 
 The watched objects become engine objects through the controller's own translation
-(``controller.translate``: the API layer's validation, defaulting and conversion, recorded admissions
+(``controller.core.translate``: the API layer's validation, defaulting and conversion, recorded admissions
 kept), then one instant of ``simulate`` plays them, so a workload's answer is what ``pykueue explain``
 says of the same objects: its place in its queue, the quota it asks for against what its ClusterQueue
 has, and what would have to change. A pasted Job joins them as ``explain --what-if`` adds a file.
@@ -18,7 +18,7 @@ from typing import Any
 from pykueue.api.documents import parse_text
 from pykueue.api.inputs import Inputs, Source, SubmittedWorkload
 from pykueue.api.loader import load_documents
-from pykueue.controller import translate
+from pykueue.controller.core import translate
 from pykueue.dashboard.view import Objects
 from pykueue.engine import events as ev
 from pykueue.engine import model

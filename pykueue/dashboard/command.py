@@ -72,7 +72,7 @@ async def _serve(kubeconfig: str | None, context: str | None, host: str, port: i
     import dataclasses
     import signal
 
-    from pykueue.controller import serving
+    from pykueue.controller.serving import limits as serving
     from pykueue.dashboard.guard import Guard
     from pykueue.dashboard.server import Dashboard
     from pykueue.dashboard.state import Feed, Hub

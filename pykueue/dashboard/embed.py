@@ -12,7 +12,7 @@ from __future__ import annotations
 import ssl
 from typing import Any
 
-from pykueue.controller import serving
+from pykueue.controller.serving import limits as serving
 from pykueue.dashboard.guard import same_site_writes
 from pykueue.dashboard.server import Dashboard
 from pykueue.dashboard.state import Feed, Hub

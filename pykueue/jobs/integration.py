@@ -72,7 +72,7 @@ class Live:
 class GroupOwner:
     """How the controller keeps the Workloads of a kind whose Pods run as pod groups of the pod
     integration (upstream's statefulset and leaderworkerset reconcilers with their Pod reconcilers; the
-    generic side is ``controller/group_owners.py``, which watches the kind and names none): a Workload
+    generic side is ``controller/jobs/group_owners.py``, which watches the kind and names none): a Workload
     names its object through its owner reference; ``key_for_pod(pod)``: the ``namespace/name`` of the
     object a Pod's group belongs to, if any; ``reconcile(obj, workloads, pods, label_keys)``: the writes
     for a live object, handed every cached Workload by ``namespace/name``, its namespace's managed Pods

@@ -10,7 +10,7 @@ import json
 import pytest
 from cryptography import x509
 
-from pykueue.controller.auth import AuthConfig, Delegated
+from pykueue.controller.serving.auth import AuthConfig, Delegated
 from pykueue.devcluster.cluster import DevCluster
 from pykueue.kube.client import Kube
 

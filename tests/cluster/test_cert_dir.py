@@ -20,7 +20,7 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from pykueue.controller import certs
+from pykueue.controller.serving import certs
 from pykueue.controller.webhooks.server import SECRET, Options, WebhookServer
 from pykueue.devcluster.cluster import DevCluster
 from pykueue.kube.client import Kube

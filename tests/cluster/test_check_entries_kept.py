@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from pykueue.controller import workload_writer
-from pykueue.controller.workload_status import apply_body, released_status
+from pykueue.controller.core import workload_writer
+from pykueue.controller.core.workload_status import apply_body, released_status
 from pykueue.devcluster.cluster import DevCluster
 
 pytestmark = pytest.mark.cluster

@@ -12,8 +12,8 @@ import json
 
 import pytest
 
-from pykueue.controller import workload_writer
-from pykueue.controller.workload_status import WorkloadView, apply_body, desired_status
+from pykueue.controller.core import workload_writer
+from pykueue.controller.core.workload_status import WorkloadView, apply_body, desired_status
 from pykueue.devcluster.cluster import DevCluster
 from pykueue.engine import model
 from pykueue.engine.workload import State

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from pykueue.controller import workload_writer
-from pykueue.controller.workload_status import apply_body
+from pykueue.controller.core import workload_writer
+from pykueue.controller.core.workload_status import apply_body
 from pykueue.devcluster.cluster import DevCluster
 from tests.cluster.test_check_entries_kept import WORKLOAD, _apply, _get
 

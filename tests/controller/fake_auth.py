@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from pykueue.controller import auth
+from pykueue.controller.serving import auth
 from pykueue.kube.client import ApiError
 from tests.certs import make_cert, pem
 

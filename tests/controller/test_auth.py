@@ -1,4 +1,4 @@
-"""Delegated authentication and authorization (`pykueue.controller.auth`), without a cluster: the
+"""Delegated authentication and authorization (`pykueue.controller.serving.auth`), without a cluster: the
 TokenReview and SubjectAccessReview answers come from a fake API server that counts its calls, the
 clock is the test's, and the client certificates are made here."""
 
@@ -16,7 +16,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes
 from multidict import CIMultiDict
 
-from pykueue.controller import auth
+from pykueue.controller.serving import auth
 from pykueue.controller.visibility import api as visibility
 from tests.certs import Signed, der, make_cert, pem
 from tests.controller.fake_auth import CLIENT_CA, CONFIG_DATA, FRONT_CA, NOW, Clock, FakeApi, delegated

@@ -1,4 +1,4 @@
-"""The webhook and metrics certificates on disk (`pykueue.controller.certs`): a directory
+"""The webhook and metrics certificates on disk (`pykueue.controller.serving.certs`): a directory
 private to the process, files written without following links, the CA key always its certificate's."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pykueue.controller import certs
+from pykueue.controller.serving import certs
 
 NAMES = ("svc.ns.svc", *certs.LOCAL_NAMES)
 
@@ -80,7 +80,7 @@ def test_default_parent_is_never_shared_tmp_outside_a_pod(tmp_path: Path) -> Non
 _AS_POD_USER = """
 import os, stat, sys
 from pathlib import Path
-from pykueue.controller import certs
+from pykueue.controller.serving import certs
 bundle = certs.renew(None, ("svc.ns.svc",))  # as root: the interpreter's files may be closed to 65532
 os.setgroups([]); os.setgid(65532); os.setuid(65532)
 parent = Path(sys.argv[1])

@@ -5,7 +5,7 @@ the 422 live). Expected values written out by hand."""
 
 from __future__ import annotations
 
-from pykueue.controller.workload_status import WorkloadView, desired_status
+from pykueue.controller.core.workload_status import WorkloadView, desired_status
 from pykueue.engine import model
 from pykueue.engine.workload import State
 

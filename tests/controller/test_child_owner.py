@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykueue.controller.jobs import JobKeys, Rules
+from pykueue.controller.jobs.reconciler import JobKeys, Rules
 from pykueue.jobs import registry
 from pykueue.jobs.framework.workload import PREBUILT_WORKLOAD_LABEL, workload_name_for_owner
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.controller import decisions
+from pykueue.controller.core import decisions
 from pykueue.engine import events as ev
 from pykueue.engine import model
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pykueue.controller.jobs import JobKeys, JobReconciler, Rules
+from pykueue.controller.jobs.reconciler import JobKeys, JobReconciler, Rules
 from pykueue.jobs import framework, slicing
 from tests.objects import batch_job
 

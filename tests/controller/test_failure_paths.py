@@ -122,7 +122,7 @@ def test_work_queue_brings_a_failing_key_back() -> None:
 
 
 def test_a_supervised_loop_that_fails_is_started_again() -> None:
-    from pykueue.controller.supervise import supervised
+    from pykueue.controller.runtime.supervise import supervised
 
     async def scenario() -> int:
         runs = 0

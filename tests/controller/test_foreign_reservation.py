@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 
-from pykueue.controller import views
+from pykueue.controller.core import views
 from pykueue.engine.workload import State
 from tests.controller.controllers import controller_with, modified, workload
 

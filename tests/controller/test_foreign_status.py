@@ -13,7 +13,7 @@ import asyncio
 import copy
 from typing import Any
 
-from pykueue.controller import views
+from pykueue.controller.core import views
 from pykueue.engine.workload import State
 from tests.controller.controllers import controller_with, modified, workload
 from tests.controller.fakes import FakeKube, stop, until

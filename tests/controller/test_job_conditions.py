@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykueue.controller.jobs import JobReconciler
+from pykueue.controller.jobs.reconciler import JobReconciler
 from pykueue.jobs.framework import WorkloadConditions
 
 READY = {"type": "PodsReady", "status": "True", "reason": "Started", "message": "m",

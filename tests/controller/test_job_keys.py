@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykueue.controller.jobs import GROUP_PREFIX, JobKeys, PodKeys
+from pykueue.controller.jobs.reconciler import GROUP_PREFIX, JobKeys, PodKeys
 from pykueue.jobs.job.generic import Job
 from pykueue.jobs.pod import groups as pods
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pykueue.controller.jobs import JobReconciler
+from pykueue.controller.jobs.reconciler import JobReconciler
 from pykueue.jobs import framework
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pykueue.api.priority import PriorityClasses
-from pykueue.controller.jobs import JobReconciler
+from pykueue.controller.jobs.reconciler import JobReconciler
 from pykueue.jobs.job.generic import Job
 
 CLASS = "kueue.x-k8s.io/priority-class"

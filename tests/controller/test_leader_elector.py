@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from pykueue.controller.leader import LEASE_NAME as LEASE
-from pykueue.controller.leader import LeaderElectionLost, LeaderElector, run_as_leader
+from pykueue.controller.runtime.leader import LEASE_NAME as LEASE
+from pykueue.controller.runtime.leader import LeaderElectionLost, LeaderElector, run_as_leader
 from pykueue.kube.client import ApiError, Kube
 
 

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pykueue.controller.logs import Formatter, _timestamp, logfmt
+from pykueue.controller.runtime.logs import Formatter, _timestamp, logfmt
 
 
 @given(st.floats(min_value=0, max_value=4e9, allow_nan=False))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from pykueue.controller.manager import Controller
-from pykueue.controller.metrics import Metrics, _buckets, resource_value
+from pykueue.controller.observe.metrics import Metrics, _buckets, resource_value
 from pykueue.engine import events as ev
 from pykueue.engine import model
 from pykueue.engine.workload import State

@@ -10,7 +10,7 @@ import ssl
 
 from cryptography import x509
 
-from pykueue.controller.health import SecureServing
+from pykueue.controller.observe.health import SecureServing
 
 
 class Clock:
@@ -66,7 +66,7 @@ def test_a_renewed_certificate_still_asks_for_and_checks_client_certificates(tmp
     """The dashboard's port trusts the ConfigMap's client CAs (auth.trust_client_cas). The handshake that
     renews its certificate switches to a fresh context: that context must ask for, and verify, a client
     certificate as the listener's does (without the CAs the client's certificate was refused)."""
-    from pykueue.controller import auth
+    from pykueue.controller.serving import auth
     from tests.certs import key_pem, make_cert, pem
     from tests.controller.fake_auth import CONFIG_DATA, FakeApi
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pykueue.controller import owners
-from pykueue.controller.jobs import GROUP_PREFIX, JobKeys, PodKeys, Rules
+from pykueue.controller.jobs import owners
+from pykueue.controller.jobs.reconciler import GROUP_PREFIX, JobKeys, PodKeys, Rules
 from pykueue.engine.model import LabelSelector
 from pykueue.jobs import managed
 from pykueue.jobs.job.generic import STOPPING_ANNOTATION, Job

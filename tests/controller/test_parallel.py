@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from pykueue.controller.parallel import in_parallel
+from pykueue.controller.runtime.parallel import in_parallel
 
 
 def test_every_item_is_called_with_at_most_limit_at_once() -> None:

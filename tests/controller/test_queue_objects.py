@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pykueue.controller import views
-from pykueue.controller.events import Recorder
-from pykueue.controller.queue_objects import QueueObjects
+from pykueue.controller.core import views
+from pykueue.controller.core.events import Recorder
+from pykueue.controller.core.queue_objects import QueueObjects
 from pykueue.engine import model
 from pykueue.engine.engine import Engine
 from pykueue.kube import resources as r

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from pykueue.controller import queue_status, views
+from pykueue.controller.core import queue_status, views
+from pykueue.controller.core.queue_status import QueueStatusWriter
 from pykueue.controller.manager import Controller
-from pykueue.controller.queue_status import QueueStatusWriter
 from pykueue.kube.client import ApiError
 from tests.controller.controllers import controller_with, workload
 from tests.controller.fakes import FakeKube, stop, until

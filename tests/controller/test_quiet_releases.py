@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import copy
 
-from pykueue.controller import views
+from pykueue.controller.core import views
 from pykueue.controller.manager import Controller
 from pykueue.engine.workload import State
 from pykueue.kube import resources as r

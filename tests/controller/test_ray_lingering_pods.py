@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.controller.jobs import JobReconciler, ObjectKeys, PodsLinger
+from pykueue.controller.jobs.reconciler import JobReconciler, ObjectKeys, PodsLinger
 from pykueue.jobs.framework import JobStopped, reconcile
 from pykueue.jobs.ray.generic import RayObject
 from pykueue.jobs.registry import BY_KIND

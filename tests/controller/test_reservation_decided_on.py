@@ -12,7 +12,7 @@ import asyncio
 import copy
 from collections.abc import Callable
 
-from pykueue.controller import views
+from pykueue.controller.core import views
 from pykueue.engine.workload import State
 from pykueue.kube.client import ApiError
 from tests.controller.controllers import controller_with, modified, workload

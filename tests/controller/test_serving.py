@@ -1,4 +1,4 @@
-"""The bounds every server has (``pykueue.controller.serving``), against the real aiohttp servers on
+"""The bounds every server has (``pykueue.controller.serving.limits``), against the real aiohttp servers on
 loopback: the webhook server's body cap and conversion cap, its work off the event loop (the probe port
 answers while a big conversion runs), the header timeout, the connection and in-flight caps, and
 renegotiation off on every TLS context."""
@@ -22,8 +22,8 @@ import aiohttp
 import orjson
 from aiohttp import web
 
-from pykueue.controller import serving
-from pykueue.controller.health import Probes, SecureServing, Server
+from pykueue.controller.observe.health import Probes, SecureServing, Server
+from pykueue.controller.serving import limits as serving
 from pykueue.controller.webhooks import conversion, names
 from pykueue.controller.webhooks.server import INTERNAL_ERROR, Options, WebhookServer
 from tests.controller.fakes import NoCluster, until

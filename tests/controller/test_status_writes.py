@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pykueue.controller import views
+from pykueue.controller.core import views
 from pykueue.engine.workload import State
 from tests.controller.controllers import controller_with, modified, quota_reserved, workload
 

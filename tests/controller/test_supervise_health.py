@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from pykueue.controller import supervise
-from pykueue.controller.health import Probes
+from pykueue.controller.observe.health import Probes
+from pykueue.controller.runtime import supervise
 from tests.controller.fakes import until
 
 
@@ -148,8 +148,8 @@ def test_a_probe_that_raises_answers_500_without_the_exception_text(caplog) -> N
     from urllib.error import HTTPError
     from urllib.request import urlopen
 
-    from pykueue.controller import serving
-    from pykueue.controller.health import Server
+    from pykueue.controller.observe.health import Server
+    from pykueue.controller.serving import limits as serving
 
     probes = Probes()
 

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pykueue.controller import translate
+from pykueue.controller.core import translate
 
 
 def api_workload(name: str, *, cpu: str = "1", priority_class: str | None = None, queue: str = "lq",

@@ -13,8 +13,8 @@ import asyncio
 from typing import Any
 
 from pykueue.api.priority import PriorityClasses
-from pykueue.controller import owners
-from pykueue.controller.jobs import DELETED_WORKLOAD, JobKeys, JobReconciler
+from pykueue.controller.jobs import owners
+from pykueue.controller.jobs.reconciler import DELETED_WORKLOAD, JobKeys, JobReconciler
 from pykueue.controller.manager import Controller
 from pykueue.engine import model
 from pykueue.engine.model import LabelSelector
@@ -240,7 +240,7 @@ def test_a_pod_that_lost_kueues_label_alive_holds_its_quota_until_it_has_ended()
 
 
 def test_a_pod_deleted_for_good_is_not_taken_for_departed() -> None:
-    from pykueue.controller.jobs import PodKeys
+    from pykueue.controller.jobs.reconciler import PodKeys
 
     keys = PodKeys({})
     gone = _pod()

@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient, TestServer
 
-from pykueue.controller import auth
+from pykueue.controller.serving import auth
 from pykueue.controller.visibility.server import VisibilityOptions, VisibilityServer
 from tests.controller.fake_auth import CONFIG_DATA, Clock, FakeApi
 

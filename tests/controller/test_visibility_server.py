@@ -14,7 +14,7 @@ import aiohttp
 import pytest
 from cryptography import x509
 
-from pykueue.controller import auth, certs
+from pykueue.controller.serving import auth, certs
 from pykueue.controller.visibility.server import VisibilityOptions, VisibilityServer
 from pykueue.controller.webhooks import names
 from pykueue.controller.webhooks.server import Options, WebhookServer

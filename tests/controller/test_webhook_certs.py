@@ -10,7 +10,7 @@ from pathlib import Path
 
 from cryptography import x509
 
-from pykueue.controller import certs
+from pykueue.controller.serving import certs
 from pykueue.controller.webhooks import names
 from pykueue.controller.webhooks.server import Options, WebhookServer
 from tests.certs import served_certificate

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
-from pykueue.controller.workload_records import WorkloadRecords
-from pykueue.controller.workload_status import Eviction
+from pykueue.controller.core.workload_records import WorkloadRecords
+from pykueue.controller.core.workload_status import Eviction
 from pykueue.engine.workload import State
 from tests.controller.controllers import controller_with, modified, quota_reserved, workload
 from tests.controller.fakes import stop, until

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from pykueue.controller.workload_status import (
+from pykueue.controller.core.workload_status import (
     Eviction,
     WorkloadView,
     apply_body,

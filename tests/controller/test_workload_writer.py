@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from pykueue.controller import views, workload_writer
+from pykueue.controller.core import views, workload_writer
+from pykueue.controller.core.workload_writer import WorkloadStatusWriter
 from pykueue.controller.manager import Controller
-from pykueue.controller.workload_writer import WorkloadStatusWriter
 from pykueue.kube.client import ApiError
 from tests.controller.controllers import controller_with, quota_reserved, workload
 from tests.controller.fakes import FakeKube, stop, until
@@ -298,7 +298,7 @@ def failures(writer: WorkloadStatusWriter) -> dict[str, int]:
 
 
 def kube_admission(ctl: Controller) -> dict[str, Any]:
-    from pykueue.controller.workload_status import admission_status
+    from pykueue.controller.core.workload_status import admission_status
     w = ctl.engine.workload_status("ns/a")
     assert w is not None and w.admission is not None
     return admission_status(w.admission, w.spec)

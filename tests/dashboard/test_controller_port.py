@@ -10,7 +10,8 @@ import asyncio
 import aiohttp
 
 from pykueue.cli import _parser
-from pykueue.controller import command, serving
+from pykueue.controller import command
+from pykueue.controller.serving import limits as serving
 from pykueue.dashboard import embed
 from pykueue.dashboard.server import Dashboard
 from pykueue.dashboard.state import Hub

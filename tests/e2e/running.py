@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from pykueue.controller.translate import parse_time
+from pykueue.controller.core.translate import parse_time
 from pykueue.quantity import to_canonical
 from tests.e2e.conftest import Kueue
 

@@ -171,13 +171,13 @@ def test_an_admitted_workloads_pod_sets_cannot_grow(kueue: Kueue, ns: str) -> No
 
 
 def _admitted_at(kueue: Kueue, name: str, ns: str) -> float | None:
-    from pykueue.controller.translate import parse_time
+    from pykueue.controller.core.translate import parse_time
     cond = condition(kueue.workload_of(name, ns), "Admitted") or {}
     return parse_time(cond.get("lastTransitionTime")) if cond.get("status") == "True" else None
 
 
 def _deactivated_at(kueue: Kueue, name: str, ns: str) -> float | None:
-    from pykueue.controller.translate import parse_time
+    from pykueue.controller.core.translate import parse_time
     cond = condition(kueue.workload_of(name, ns), "Evicted") or {}
     if cond.get("status") == "True" and cond.get("reason", "").startswith("Deactivated"):
         return parse_time(cond.get("lastTransitionTime"))

@@ -258,7 +258,7 @@ def test_a_burst_of_dashboard_requests_never_stalls_the_controller(kueue: Kueue,
     import urllib.request
     from concurrent.futures import ThreadPoolExecutor
 
-    from pykueue.controller.leader import LEASE_NAME as LEASE
+    from pykueue.controller.runtime.leader import LEASE_NAME as LEASE
 
     cluster = kueue.cluster
     kueue.apply(PLAIN_FLAVOR)

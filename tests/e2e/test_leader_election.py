@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.controller.leader import LEASE_NAME
+from pykueue.controller.runtime.leader import LEASE_NAME
 from pykueue.quantity import to_canonical
 from tests.e2e.conftest import Kueue, eventually, is_true, settled
 from tests.e2e.objects import PLAIN_FLAVOR, cluster_queue, job, local_queue, running

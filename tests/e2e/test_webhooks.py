@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pykueue.controller import certs
+from pykueue.controller.serving import certs
 from pykueue.controller.webhooks import names
 from pykueue.devcluster.cluster import free_port
 from pykueue.manifests import crds, render

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.controller.jobs import JobKeys, JobReconciler, ObjectKeys, Rules
+from pykueue.controller.jobs.reconciler import JobKeys, JobReconciler, ObjectKeys, Rules
 from pykueue.controller.webhooks import admission
 from pykueue.jobs import framework, registry, slicing
 from pykueue.jobs.framework.validation import JobConversionError

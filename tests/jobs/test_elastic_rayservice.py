@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pykueue.controller.jobs import ObjectKeys
+from pykueue.controller.jobs.reconciler import ObjectKeys
 from pykueue.controller.webhooks import admission
 from pykueue.jobs import framework, slicing
 from pykueue.jobs.framework.workload import workload_name_for_owner

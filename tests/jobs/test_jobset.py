@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.controller.jobs import JobKeys, ObjectKeys, Rules
+from pykueue.controller.jobs.reconciler import JobKeys, ObjectKeys, Rules
 from pykueue.controller.webhooks import admission, names
 from pykueue.jobs import managed, registry
 from pykueue.jobs.framework import CreateWorkload, Note, Patch, Replace, WorkloadConditions, reconcile

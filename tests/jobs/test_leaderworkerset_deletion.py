@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from pykueue.controller.group_owners import GroupOwnerKeys, GroupOwnerReconciler
+from pykueue.controller.jobs.group_owners import GroupOwnerKeys, GroupOwnerReconciler
 from pykueue.jobs.framework import Action, Delete, JobStopped, Patch, reconcile
 from pykueue.jobs.leaderworkerset import INTEGRATION
 from pykueue.jobs.leaderworkerset import workload as lws

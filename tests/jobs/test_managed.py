@@ -13,7 +13,7 @@ from typing import Any
 
 from pykueue.api.configuration import config_v1beta2
 from pykueue.api.models.config import ConfigurationV1beta2
-from pykueue.controller.jobs import JobKeys, ObjectKeys, PodKeys, Rules
+from pykueue.controller.jobs.reconciler import JobKeys, ObjectKeys, PodKeys, Rules
 from pykueue.controller.webhooks import admission
 from pykueue.engine import model
 from pykueue.jobs import framework, managed, registry
@@ -256,7 +256,7 @@ def test_a_workload_whose_job_was_deleted_with_orphan_propagation_is_finished() 
     finished with reason OwnerNotFound, after which the finalizer goes as for any finished Workload."""
     import asyncio
 
-    from pykueue.controller.jobs import ORPHAN_PREFIX, JobReconciler, orphaned
+    from pykueue.controller.jobs.reconciler import ORPHAN_PREFIX, JobReconciler, orphaned
     from tests.controller.fakes import FakeKube
 
     orphan = _orphan()
@@ -343,7 +343,7 @@ def test_a_running_child_is_suspended_while_its_owners_workload_is_not_admitted(
     running child; admitted, the child runs; either way it gets no Workload of its own."""
     import asyncio
 
-    from pykueue.controller.jobs import JobReconciler
+    from pykueue.controller.jobs.reconciler import JobReconciler
     from pykueue.jobs.framework.workload import workload_name_for_owner
 
     class Patches:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pykueue.controller.jobs import ObjectKeys
+from pykueue.controller.jobs.reconciler import ObjectKeys
 from pykueue.controller.webhooks import admission, names
 from pykueue.jobs.framework import (
     CreateWorkload,

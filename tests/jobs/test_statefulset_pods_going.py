@@ -11,7 +11,7 @@ import asyncio
 from typing import Any
 
 from pykueue.controller import manager
-from pykueue.controller.group_owners import GroupOwnerKeys, GroupOwnerReconciler
+from pykueue.controller.jobs.group_owners import GroupOwnerKeys, GroupOwnerReconciler
 from pykueue.engine import model
 from pykueue.jobs.statefulset import INTEGRATION
 from pykueue.jobs.statefulset import workload as statefulset

@@ -9,10 +9,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from pykueue.controller import supervise
-from pykueue.controller.events import Recorder
+from pykueue.controller.core.events import Recorder
 from pykueue.controller.multikueue.clusters import Workers
 from pykueue.controller.multikueue.workloads import MultiKueueWorkloads
+from pykueue.controller.runtime import supervise
 from pykueue.controller.webhooks.names import NAMESPACE
 from pykueue.engine import model
 from pykueue.kube import resources as r

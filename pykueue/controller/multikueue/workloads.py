@@ -25,10 +25,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from pykueue.controller.events import Recorder
+from pykueue.controller.core.events import Recorder
+from pykueue.controller.core.workload_status import rfc3339
 from pykueue.controller.multikueue import adapters
 from pykueue.controller.multikueue.clusters import Workers
-from pykueue.controller.workload_status import rfc3339
 from pykueue.engine import model
 from pykueue.engine import multikueue as mk
 from pykueue.kube import objects

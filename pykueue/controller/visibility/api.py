@@ -3,7 +3,7 @@ of a ClusterQueue or a LocalQueue in the order the engine will try them, as upst
 server answers behind the API aggregator (an ``APIService`` pointing at the controller's Service).
 
 Served on its own TLS port (``visibility.server``, ``--visibility-port`` 8082 as upstream's), behind
-delegated authentication and authorization (``pykueue.controller.auth``): the aggregator's front-proxy
+delegated authentication and authorization (``pykueue.controller.serving.auth``): the aggregator's front-proxy
 certificate with its X-Remote-* headers, a client certificate or a bearer token, then a
 SubjectAccessReview built by :meth:`Visibility.attributes` from the route that serves the request;
 401 and 403 otherwise. The answers come from the engine's read model (``Engine.pending_in_order``)
@@ -36,8 +36,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from pykueue.controller.auth import Attributes
-from pykueue.controller.readsource import ReadSource
+from pykueue.controller.core.readsource import ReadSource
+from pykueue.controller.serving.auth import Attributes
 from pykueue.controller.visibility import discovery as visibility_discovery
 from pykueue.controller.visibility import openapi as visibility_openapi
 from pykueue.controller.visibility.discovery import GROUP, SUMMARY, VERSIONS, status

@@ -25,7 +25,8 @@ from typing import Any, Protocol
 
 from aiohttp import web
 
-from pykueue.controller import auth, serving
+from pykueue.controller.serving import auth
+from pykueue.controller.serving import limits as serving
 from pykueue.controller.visibility import api as visibility
 from pykueue.controller.visibility import discovery as visibility_discovery
 

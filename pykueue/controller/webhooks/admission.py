@@ -24,7 +24,7 @@ from typing import Any
 
 from pykueue.api import validation
 from pykueue.api.loader import load_documents, read_workload
-from pykueue.controller.translate import clean
+from pykueue.controller.core.translate import clean
 from pykueue.jobs import managed, registry
 from pykueue.jobs.hooks import HookContext, no_default_queue
 from pykueue.jobs.registry import enabled

@@ -38,7 +38,8 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from pykueue.controller import certs, serving
+from pykueue.controller.serving import certs
+from pykueue.controller.serving import limits as serving
 from pykueue.controller.webhooks import admission, conversion, names
 from pykueue.controller.webhooks.default_queues import DefaultQueues, Namespaces
 from pykueue.controller.webhooks.managed_by import MultiKueueQueues

@@ -6,7 +6,7 @@ same split is pure. An integration wraps the API objects it manages (a Job, a Po
 in a ``GenericJob`` (``interface.py``); ``reconcile`` (``reconcile.py``) reads it and the Workload's cached
 copy and returns the writes (``actions.py``) that bring the two together, in upstream's order (finalize,
 finish, create, reclaimable pods, pods-ready, stop, start). The controller carries the writes out
-(``pykueue.controller.jobs``); nothing here does I/O, so the rule is tested without a cluster and shared
+(``pykueue.controller.jobs.reconciler``); nothing here does I/O, so the rule is tested without a cluster and shared
 by every kind.
 
 Beneath the rule, what every kind shares when it builds and starts its Workload: ``workload.py`` (the

@@ -1,7 +1,7 @@
 """The writes the job framework returns: one frozen dataclass per kind of write, and ``Action``, their union.
 
 ``reconcile`` (and each kind's ``GenericJob``) answers with a list of these; the controller
-(``pykueue.controller.jobs``) carries them out, the tests compare them. They stand for what upstream's
+(``pykueue.controller.jobs.reconciler``) carries them out, the tests compare them. They stand for what upstream's
 ``pkg/controller/jobframework/reconciler.go`` does through its client and its event recorder inline:
 create or update a Workload, patch, replace or delete an object, record an event.
 """

@@ -14,5 +14,5 @@ INTEGRATION = Integration("leaderworkerset.x-k8s.io/leaderworkerset", r.LEADERWO
                           groups=GroupOwner(workload.key_for_pod, workload.reconcile_owner, workload.reconcile_gone,
                                             crd=True),
                           grants=(Grant(("leaderworkersets",), ("list", "watch"), "LeaderWorkerSets "
-                                        "(controller/group_owners.py): an informer, so each group's Workload is "
+                                        "(controller/jobs/group_owners.py): an informer, so each group's Workload is "
                                         "made from its LeaderWorkerSet"),))

@@ -12,7 +12,7 @@ INTEGRATION = Integration("statefulset", r.STATEFULSET, implies=("pod",), owns_p
                           webhooks=serving.webhooks(webhook.statefulset_defaults, webhook.validate_statefulset_update),
                           pod_marks=workload.pod_marks,
                           groups=GroupOwner(workload.key_for_pod, workload.reconcile_owner, workload.reconcile_gone),
-                          grants=(Grant(("statefulsets",), ("list", "watch"), "StatefulSets (controller/group_owners.py): "
+                          grants=(Grant(("statefulsets",), ("list", "watch"), "StatefulSets (controller/jobs/group_owners.py): "
                                         "an informer, so each one's Workload is made from it, named with its UID and "
                                         "owned by it while it has replicas"),),
                           multikueue=multikueue.ADAPTER)

@@ -17,8 +17,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from pykueue.controller import translate
-from pykueue.controller.events import Recorder
+from pykueue.controller.core import translate
+from pykueue.controller.core.events import Recorder
 from pykueue.engine import model
 from pykueue.engine.engine import Engine
 from pykueue.jobs.framework.workload import RESOURCE_IN_USE_FINALIZER

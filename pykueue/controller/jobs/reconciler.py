@@ -17,10 +17,10 @@ from typing import Any, Protocol
 
 from pykueue.api.models.kueue_v1beta2 import PriorityClassRef
 from pykueue.api.priority import PriorityClasses, Resolved, resolve
-from pykueue.controller import owners as owner_index
-from pykueue.controller.events import Recorder
-from pykueue.controller.translate import parse_time
-from pykueue.controller.workload_status import rfc3339
+from pykueue.controller.core.events import Recorder
+from pykueue.controller.core.translate import parse_time
+from pykueue.controller.core.workload_status import rfc3339
+from pykueue.controller.jobs import owners as owner_index
 from pykueue.engine import model
 from pykueue.jobs import framework, managed, prebuilt, registry, slicing
 from pykueue.jobs.framework import GenericJob, OneObject

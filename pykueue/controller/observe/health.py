@@ -23,7 +23,8 @@ from typing import Any
 
 from aiohttp import web
 
-from pykueue.controller import serving, supervise
+from pykueue.controller.runtime import supervise
+from pykueue.controller.serving import limits as serving
 
 log = logging.getLogger("pykueue.controller")
 
@@ -61,7 +62,7 @@ class Server:
             return
         middlewares = []
         if self.secure is not None:
-            from pykueue.controller import auth
+            from pykueue.controller.serving import auth
 
             def guard(request: web.Request) -> auth.Attributes:
                 """A non-resource URL, as controller-runtime's filter asks: `get` on `/metrics`."""
@@ -129,7 +130,7 @@ class SecureServing:
     def self_signed(cls, auth: Any, names: tuple[str, ...] = (), *, validity: datetime.timedelta | None = None,
                     lookahead: datetime.timedelta | None = None,
                     now: Callable[[], datetime.datetime] | None = None) -> SecureServing:
-        from pykueue.controller import certs
+        from pykueue.controller.serving import certs
 
         directory = certs.fresh_dir(certs.default_parent(), prefix="metrics-certs-")
         context = serving.server_context()
@@ -145,7 +146,7 @@ class SecureServing:
     def _renew(self) -> None:
         from cryptography import x509
 
-        from pykueue.controller import certs
+        from pykueue.controller.serving import certs
 
         now = self.now()
         self.bundle = certs.renew(self.bundle, self.names, now, lookahead=self.lookahead,

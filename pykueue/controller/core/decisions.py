@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from pykueue.controller.events import Recorder
+from pykueue.controller.core.events import Recorder
 from pykueue.engine import events as ev
 from pykueue.engine import slices
 

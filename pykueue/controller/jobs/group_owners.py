@@ -6,14 +6,14 @@ What to write is decided by the kind's pure rules, its ``Integration.groups`` re
 this names no kind: it finds the objects behind a key in the informers' caches (the object, its
 namespace's managed Pods, the cached Workloads) and carries the writes out through the job reconciler,
 which resolves a new Workload's priority. The Pods themselves run as pod groups
-(``controller.jobs.PodKeys``).
+(``controller.jobs.reconciler.PodKeys``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pykueue.controller.jobs import JobReconciler, Store
+from pykueue.controller.jobs.reconciler import JobReconciler, Store
 from pykueue.jobs.framework import GenericJob
 from pykueue.jobs.integration import GroupOwner, Integration
 

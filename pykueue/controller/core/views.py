@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pykueue.controller.workload_status import WorkloadView
+from pykueue.controller.core.workload_status import WorkloadView
 from pykueue.engine import model
 from pykueue.engine.engine import Engine
 from pykueue.engine.quota import FR

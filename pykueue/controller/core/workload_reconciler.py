@@ -17,10 +17,10 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from pykueue.controller import translate, views
-from pykueue.controller.events import Recorder
-from pykueue.controller.workload_records import WorkloadRecords
-from pykueue.controller.workload_writer import WorkloadStatusWriter
+from pykueue.controller.core import translate, views
+from pykueue.controller.core.events import Recorder
+from pykueue.controller.core.workload_records import WorkloadRecords
+from pykueue.controller.core.workload_writer import WorkloadStatusWriter
 from pykueue.engine import events as ev
 from pykueue.engine.engine import Engine
 from pykueue.engine.model import US

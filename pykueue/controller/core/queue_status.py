@@ -12,16 +12,16 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from pykueue.controller import views
-from pykueue.controller.parallel import in_parallel
-from pykueue.controller.supervise import retry_delay
-from pykueue.controller.workload_status import (
+from pykueue.controller.core import views
+from pykueue.controller.core.workload_status import (
     MANAGER,
     comparable,
     conditions_by_type,
     rfc3339,
     transition_time,
 )
+from pykueue.controller.runtime.parallel import in_parallel
+from pykueue.controller.runtime.supervise import retry_delay
 from pykueue.engine.engine import Engine
 from pykueue.kube import resources as r
 from pykueue.kube.client import ApiError, Kube

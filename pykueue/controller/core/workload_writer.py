@@ -21,12 +21,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from pykueue.controller import translate, views
-from pykueue.controller.events import Recorder
-from pykueue.controller.parallel import WRITE_CONCURRENCY, in_parallel
-from pykueue.controller.supervise import retry_delay
-from pykueue.controller.workload_records import WorkloadRecord, WorkloadRecords
-from pykueue.controller.workload_status import (
+from pykueue.controller.core import translate, views
+from pykueue.controller.core.events import Recorder
+from pykueue.controller.core.workload_records import WorkloadRecord, WorkloadRecords
+from pykueue.controller.core.workload_status import (
     MANAGER,
     Eviction,
     WorkloadView,
@@ -40,6 +38,8 @@ from pykueue.controller.workload_status import (
     rfc3339,
     shows,
 )
+from pykueue.controller.runtime.parallel import WRITE_CONCURRENCY, in_parallel
+from pykueue.controller.runtime.supervise import retry_delay
 from pykueue.engine import events as ev
 from pykueue.engine import slices
 from pykueue.engine.engine import Engine

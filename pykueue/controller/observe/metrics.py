@@ -24,12 +24,12 @@ from prometheus_client.exposition import generate_latest
 from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.registry import Collector
 
-from pykueue.controller import views
+from pykueue.controller.core import views
 from pykueue.engine import events as ev
 from pykueue.engine import slices
 
 if TYPE_CHECKING:
-    from pykueue.controller.readsource import ReadSource
+    from pykueue.controller.core.readsource import ReadSource
     from pykueue.engine.engine import Engine
 
 NAMESPACE = "kueue"
@@ -266,7 +266,7 @@ class Metrics:
             cond = next((c for c in ((obj or {}).get("status") or {}).get("conditions") or []
                          if c.get("type") == "Requeued"), None)
             if cond is not None:
-                from pykueue.controller.translate import parse_time
+                from pykueue.controller.core.translate import parse_time
 
                 since = parse_time(cond.get("lastTransitionTime"))
         if since is None:
@@ -277,7 +277,7 @@ class Metrics:
 def _pods_ready_since(obj: dict | None) -> float | None:
     """When the Workload's PodsReady condition turned True, None unless it is True (the cache's copy,
     as the API server last showed it: before the eviction's own status write)."""
-    from pykueue.controller.translate import parse_time
+    from pykueue.controller.core.translate import parse_time
 
     cond = next((c for c in ((obj or {}).get("status") or {}).get("conditions") or [] if c.get("type") == "PodsReady"),
                 None)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from pykueue.controller.workload_status import Eviction
+from pykueue.controller.core.workload_status import Eviction
 from pykueue.engine import events as ev
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Protocol
 
-from pykueue.controller.workload_records import WorkloadRecords
+from pykueue.controller.core.workload_records import WorkloadRecords
 from pykueue.engine.engine import Engine
 
 

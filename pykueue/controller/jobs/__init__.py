@@ -1,0 +1,1 @@
+"""Job reconciling over the integration registry: the GenericJob reconciler, owners, group owners."""

@@ -1,0 +1,1 @@
+"""What the controller shows of itself: Prometheus metrics and the health and metrics servers."""

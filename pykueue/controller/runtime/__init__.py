@@ -1,0 +1,1 @@
+"""Process mechanisms with no Kueue policy: leader election, supervision, parallel writes, logs."""

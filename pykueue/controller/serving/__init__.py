@@ -1,0 +1,1 @@
+"""HTTP mechanisms with no Kueue policy: request bounds, delegated authentication, certificates."""
