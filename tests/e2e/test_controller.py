@@ -269,6 +269,7 @@ waitForPodsReady:
   blockAdmission: false
   requeuingStrategy: {timestamp: Eviction, backoffLimitCount: 3, backoffBaseSeconds: 1}
 """)
+    # a controller of its own: a 3 s PodsReady timeout would evict the jobs of every test beside it
     with kueue.restarted_with(config):
         kueue.apply(PLAIN_FLAVOR)
         kueue.apply(cluster_queue(ns, "4"))

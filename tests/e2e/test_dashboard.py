@@ -209,7 +209,9 @@ def test_the_controller_serves_it_behind_its_authentication(kueue: Kueue, ns: st
     other = service_account_token(cluster, ns, "nobody")
     kueue.apply(PLAIN_FLAVOR)
     kueue.apply(cluster_queue(ns, "1"))
-    kueue.stop()  # two controllers without leader election would both admit
+    # a controller of its own, with the dashboard's port; the shared one is stopped meanwhile, since two
+    # controllers without leader election would both admit
+    kueue.stop()
     own = Kueue(cluster, kueue.log.with_name("controller-dashboard.log"),
                 args=(f"--dashboard-port={port}", "--dashboard-host=127.0.0.1"))
     try:
@@ -266,7 +268,9 @@ def test_a_burst_of_dashboard_requests_never_stalls_the_controller(kueue: Kueue,
     kueue.apply(local_queue(ns, ns))
     kueue.apply(pending_workloads(ns, 300))
     port, probe = free_port(), free_port()
-    kueue.stop()  # two controllers without leader election would both admit
+    # a controller of its own, with the dashboard's port; the shared one is stopped meanwhile, since two
+    # controllers without leader election would both admit
+    kueue.stop()
     own = Kueue(cluster, kueue.log.with_name("controller-burst.log"),
                 args=(f"--dashboard-port={port}", "--dashboard-host=127.0.0.1",
                       f"--health-probe-bind-address=127.0.0.1:{probe}", "--leader-elect",

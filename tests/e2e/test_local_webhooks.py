@@ -108,6 +108,7 @@ def test_fail_open_on_stop_keeps_the_configurations_ignoring_failures_and_stale_
                       "service": {"name": "gone", "namespace": ns, "port": 443}}}
     cluster.kubectl("apply", "-f", "-", input=json.dumps(stale))
     kueue.stop()
+    # a controller of its own: its webhooks fail open on stop and its visibility API is served, which no other test wants
     mine = Kueue(cluster, tmp_path / "local-controller.log", args=(
         f"--webhook-port={port}", f"--webhook-cert-dir={tmp_path / 'certs'}", "--webhooks-on-stop=fail-open",
         f"--visibility-port={free_port()}"))

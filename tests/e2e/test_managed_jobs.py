@@ -26,6 +26,8 @@ from tests.e2e.objects import PLAIN_FLAVOR, cluster_queue, local_queue
 
 pytestmark = pytest.mark.e2e
 SELECTED = "kueue-managed"
+# a controller of its own: manageJobsWithoutQueueName and a namespace selector by label would change which
+# jobs every other module's tests have Kueue manage
 CONFIG = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
           "manageJobsWithoutQueueName": True,
           "managedJobsNamespaceSelector": {"matchLabels": {SELECTED: "true"}},

@@ -93,6 +93,7 @@ def ports(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tu
                                             cluster_role="pykueue-metrics-reader")
     READER["other"] = service_account_token(kueue.cluster, "metrics-scrapers", "nobody")
     kueue.stop()
+    # a controller of its own: /metrics and the probes on ports this module knows (the shared one serves neither)
     own = Kueue(kueue.cluster, kueue.log.with_name("controller-metrics.log"), args=(
         f"--metrics-bind-address=127.0.0.1:{metrics_port}", f"--health-probe-bind-address=127.0.0.1:{probe_port}"))
     try:

@@ -200,6 +200,7 @@ waitForPodsReady:
   recoveryTimeout: 3s
   requeuingStrategy: {timestamp: Eviction, backoffBaseSeconds: 600}
 """)
+    # a controller of its own: a 3 s recoveryTimeout would evict the other tests' jobs
     with kueue.restarted_with(config):
         queue_with(kueue, ns, "4", "flaky")
         eventually(lambda: holding(kueue, ns, ns) == ["flaky"], what="admitted")
@@ -236,6 +237,7 @@ def test_fair_share_is_written_on_cluster_queues_and_cohorts(kueue: Kueue, ns: s
     rounded up as 112; in cq-b (weight 2) 55.6 -> 56; cq-c borrows nothing: 0. The cohort is a root: 0."""
     config = tmp_path / "config.yaml"
     config.write_text("apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nfairSharing: {enable: true}\n")
+    # a controller of its own: fair sharing changes how every other test's preemptions are chosen
     with kueue.restarted_with(config):
         kueue.apply(PLAIN_FLAVOR)
         kueue.apply(f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {{name: {ns}}}\n")
