@@ -101,16 +101,21 @@ def test_status_mirrored_per_kind() -> None:
     assert JOB.mirrored(job, {"status": {"active": 1}}) == {"active": 1}
 
 
-def test_a_gated_pod_keeps_its_own_pod_scheduled_condition() -> None:
+def test_a_gated_pod_keeps_its_own_pod_scheduled_condition_until_the_workers_pod_is_scheduled() -> None:
+    """The manager's gated Pod keeps SchedulingGated while the worker's Pod is unscheduled (no copied
+    Unschedulable for the manager's autoscaler), and shows the worker's PodScheduled=True once it is
+    (upstream's spec: the running manager Pod reports PodScheduled=True while it stays gated)."""
     gated = obj("Pod", "v1", {"schedulingGates": [{"name": "kueue.x-k8s.io/admission"}]}, status={
         "phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}]})
+    waiting = {"status": {"phase": "Pending", "conditions": [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}}
+    assert POD.mirrored(gated, waiting) == {"phase": "Pending", "conditions": [
+        {"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}]}
     remote = {"status": {"phase": "Running", "conditions": [
         {"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "True"}]}}
-    assert POD.mirrored(gated, remote) == {"phase": "Running", "conditions": [
-        {"type": "Ready", "status": "True"},
-        {"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}]}
+    assert POD.mirrored(gated, remote) == remote["status"]
     ungated = obj("Pod", "v1", {}, status=gated["status"])
-    assert POD.mirrored(ungated, remote) == remote["status"]
+    assert POD.mirrored(ungated, waiting) == waiting["status"]
     deleting = obj("Pod", "v1", {}, status=gated["status"])
     deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     assert POD.mirrored(deleting, remote) is None

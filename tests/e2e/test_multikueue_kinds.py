@@ -119,11 +119,16 @@ def test_a_pod_is_dispatched_runs_on_one_worker_and_finishes(clusters: Clusters)
     manager.apply([pod("solo")])
     wl, chosen = admitted_on_one_worker(clusters, "Pod", "solo")
     remote_of(clusters, chosen, "pod", "solo", wl["metadata"]["name"])
-    running = eventually(lambda: (p := manager.get("pod", "solo", NS)) and p["status"].get("phase") == "Running" and p,
-                         120, what="the manager's Pod Running, mirrored")
+    def scheduled_there() -> dict[str, Any] | None:
+        got = manager.get("pod", "solo", NS) or {}
+        status = got.get("status") or {}
+        return got if status.get("phase") == "Running" and any(
+            c.get("type") == "PodScheduled" and c.get("status") == "True" for c in status.get("conditions") or []) else None
+    # upstream's "Should overwrite the manager Pod's SchedulingGated condition once it runs on the worker"
+    running = eventually(scheduled_there, 120, what="the manager's Pod Running and PodScheduled, mirrored")
     assert [c["name"] for c in running["status"]["containerStatuses"]] == ["main"]
     # the manager's Pod stays gated: it runs on the worker only (no scheduler on the tier 1 manager sets
-    # its SchedulingGated condition, so the one kept while gated is the unit tests')
+    # its SchedulingGated condition, so the one kept while the worker's is unscheduled is the unit tests')
     assert {"name": "kueue.x-k8s.io/admission"} in running["spec"]["schedulingGates"]
     succeed(clusters.workers[chosen], "solo", NS)  # kwok completes only a Job's pods: its container exits here
     eventually(lambda: (manager.get("pod", "solo", NS) or {}).get("status", {}).get("phase") == "Succeeded", 120,
