@@ -392,7 +392,7 @@ class Controller:
         sync = GroupOwnerReconciler(keys, JobReconciler(
             self.kube, keys, workloads, flavors, self.priority_classes, self.clock,
             self.workload_sync.job_stopped, self.recorder,
-            wait_for_pods_ready=self.engine.config.wait_for_pods_ready.enable))
+            wait_for_pods_ready=self.engine.config.wait_for_pods_ready.enable, hold=self.workload_sync.hold))
 
         async def watch() -> None:
             if keys.rules.crd:

@@ -37,6 +37,7 @@ from pykueue.engine.timers import Deadline, Timers
 from pykueue.engine.workload import (
     DEACTIVATED,
     MISCONFIGURED,
+    ON_HOLD,
     PENDING_EVALUATION,
     SUSPENDED,
     Shared,
@@ -48,6 +49,11 @@ from pykueue.engine.workload import (
 )
 
 METADATA_NAME = "kubernetes.io/metadata.name"
+
+
+# upstream's StatefulSet reconciler's words, putting its Workload on hold and letting it go
+ON_HOLD_MESSAGE = "StatefulSet scaled to zero; workload on hold"
+NO_LONGER_ON_HOLD = "Workload no longer on hold; waiting for quota reservation"
 
 
 @dataclass(slots=True)
@@ -335,6 +341,8 @@ class Engine(SchedulingHost):
         if spec.admission is not None and (spec.active or (spec.evicted is not None and not self.jobs_stop_at_once)):
             self._restore_admission(info, spec.admission, now)
         elif info.state is State.PENDING:
+            if info.held:
+                info.set_reason(ON_HOLD, ON_HOLD_MESSAGE)
             self.queues.place(info)
         return info
 
@@ -533,6 +541,9 @@ class Engine(SchedulingHost):
         if stop.deactivate:
             self._transition(info, State.INACTIVE, now, reason=DEACTIVATED, message=stop.message)
             return True
+        if info.held:
+            self._transition(info, State.PENDING, now, reason=ON_HOLD, message=stop.message or ON_HOLD_MESSAGE)
+            return True
         self._transition(info, State.PENDING, now, reason=PENDING_EVALUATION, message=stop.message)
         if stop.requeue:
             after = None if stop.requeue_at is None else stop.requeue_at - now
@@ -608,6 +619,45 @@ class Engine(SchedulingHost):
         info.requeue_count = 0
         if not announced:
             self._emit(ev.DEACTIVATED, info, info.cluster_queue, reason=cause, message=message)
+
+    def hold(self, key: str, held: bool, now: int, message: str = "") -> bool:
+        """The workload's job holds it, or lets it go (upstream's OnHold, which a StatefulSet scaled to
+        zero puts its Workload on): a held workload gives its quota back (once its job has stopped,
+        with the controller's jobs) and stays pending with reason OnHold, in no queue, until let go;
+        then it queues again. A finished or deactivated one is left alone. Returns whether anything
+        changed; holding twice changes nothing."""
+        info = self.workloads.get(key)
+        if info is None or info.held == held or info.state in (State.FINISHED, State.INACTIVE):
+            return False
+        info.held = held
+        stop = self.stopping.get(key) if info.state is State.STOPPING else None
+        if held:
+            message = message or ON_HOLD_MESSAGE
+            if stop is not None:
+                stop.requeue, stop.message = False, message  # on hold once its job has stopped
+            elif info.has_quota:
+                if info.state is State.ADMITTED and info.admitted_us is not None:
+                    info.accumulated_s += max(0, now - info.admitted_us) // model.US
+                info.pods_ready = False
+                info.check_states = {}
+                if self.jobs_stop_at_once:
+                    self._release(info)
+                    self._transition(info, State.PENDING, now, reason=ON_HOLD, message=message)
+                else:
+                    self.stopping[key] = Stop(ON_HOLD, message, requeue=False, requeue_at=None)
+                    self._begin_stop(info, now)
+            else:
+                self.queues.unqueue(info)
+                self._transition(info, State.PENDING, now, reason=ON_HOLD, message=message)
+            return True
+        if stop is not None:
+            if not (stop.deleting or stop.deactivate):
+                stop.requeue, stop.message = True, ""
+            return True
+        if info.state is State.PENDING:
+            self._transition(info, State.PENDING, now, reason=PENDING_EVALUATION, message=NO_LONGER_ON_HOLD)
+            self.queues.place(info)
+        return True
 
     def evict(self, key: str, reason: str, now: int, *, requeue_after_us: int | None = None,
               message: str = "") -> None:
@@ -1149,6 +1199,8 @@ class Engine(SchedulingHost):
             return None, ""
         if info.state is State.INACTIVE:
             return DEACTIVATED, info.message or "The workload is deactivated"
+        if info.held:
+            return ON_HOLD, info.message or ON_HOLD_MESSAGE
         blocked = self.blocker(info)
         if blocked is not None:
             return blocked

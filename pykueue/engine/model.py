@@ -290,6 +290,9 @@ class Workload:
     # NAMESPACE/NAME of the admitted slice this one replaces when admitted (a scale-up).
     elastic: bool
     replaces: str | None
+    # Held by its job (upstream's OnHold: a StatefulSet scaled to zero): restored from a status whose
+    # QuotaReserved=False condition says OnHold; never queued until its job lets it go (Engine.hold).
+    on_hold: bool
     # NAMESPACE/NAME, made once: the engine, the simulator and the writers all key by it (a property
     # made a new string at each call, and each holder kept its own copy).
     key: str = field(init=False, repr=False, compare=False)
@@ -301,7 +304,7 @@ class Workload:
                  check_states: dict[str, str] | None = None, max_execution_seconds: int | None = None,
                  accumulated_execution_seconds: int = 0, admitted_time: float | None = None,
                  pods_ready: bool = True, evicted: str | None = None, elastic: bool = False,
-                 replaces: str | None = None) -> None:
+                 replaces: str | None = None, on_hold: bool = False) -> None:
         self.namespace, self.name, self.queue_name, self.pod_sets = namespace, name, queue_name, pod_sets
         self.priority, self.priority_class_name = priority, priority_class_name
         self.priority_class_source, self.active, self.creation_time = priority_class_source, active, creation_time
@@ -311,7 +314,7 @@ class Workload:
         self.max_execution_seconds = max_execution_seconds
         self.accumulated_execution_seconds = accumulated_execution_seconds
         self.admitted_time, self.pods_ready, self.evicted = admitted_time, pods_ready, evicted
-        self.elastic, self.replaces = elastic, replaces
+        self.elastic, self.replaces, self.on_hold = elastic, replaces, on_hold
         self.key = f"{namespace}/{name}"
 
 

@@ -38,6 +38,10 @@ class QueueManager:
         if old is not None and old in self.cqs and (old != new):
             self.cqs[old].pending.remove(info.key)
         info.cluster_queue = new
+        if info.held:
+            if new in self.cqs:
+                self.cqs[new].pending.remove(info.key)
+            return  # its job holds it (Engine.hold): in no queue until let go
         if info.requeue_us is not None:
             return  # waiting for its backoff to expire
         if new is None or new not in self.cqs:

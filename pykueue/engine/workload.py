@@ -37,6 +37,7 @@ NO_MATCHING_FLAVOR = "NoMatchingFlavor"
 MISCONFIGURED = "Misconfigured"
 SUSPENDED = "Suspended"
 PENDING_EVALUATION = "PendingEvaluation"
+ON_HOLD = "OnHold"  # held by its job (upstream's WorkloadOnHold): pending, never queued, until let go
 WAITING_FOR_PODS_READY = "WaitingForPodsReady"
 WAITING_FOR_PREEMPTED = "WaitingForPreemptedWorkloads"
 DEACTIVATED = "Deactivated"
@@ -149,6 +150,7 @@ class WorkloadInfo:
         "watch",
         "known",
         "stamps",
+        "held",
     )
 
     def __init__(self, spec: model.Workload, seq: int, stamps: Stamps, shared: Shared | None = None) -> None:
@@ -166,6 +168,7 @@ class WorkloadInfo:
         # or eviction for some evictions.
         self.order_us = seconds_to_us(spec.creation_time)
         self.reason: str | None = PENDING_EVALUATION if spec.active else DEACTIVATED
+        self.held = spec.on_hold  # its job holds it (Engine.hold): pending, kept out of every queue
         self.message = ""
         self.reserved_us: int | None = None
         self.admitted_us: int | None = None

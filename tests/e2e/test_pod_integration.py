@@ -425,10 +425,11 @@ def _admitted_workload(kueue: Kueue, name: str, ns: str) -> dict[str, Any] | Non
 
 def test_statefulset_workload_is_its_own_named_with_its_uid_through_scale_to_zero_and_back(
         pod_kueue: Kueue, ns: str) -> None:
-    """Upstream v0.18: the StatefulSet's Workload is made from it (one pod set main of replicas), named
-    GetWorkloadName(uid, name) and owned by it. Scaled to 0 its Pods go and so does the Workload (the
-    StatefulSet lets go of it, the garbage collector takes it once its Pods are gone); scaled up again a
-    new Workload is admitted and every replica runs."""
+    """Upstream: the StatefulSet's Workload is made from it (one pod set main of replicas), named
+    GetWorkloadName(uid, name), labelled with its job-uid and owned by it. Scaled to 0 its Pods go and
+    the Workload stays, owned, on hold (QuotaReserved=False, reason OnHold; the spec "should delete all
+    pods on scale down to zero"); scaled up again the same Workload is admitted and every replica runs
+    ("should allow to scale up after scale down to zero")."""
     gpu_queue(pod_kueue, ns, "3")
     pod_kueue.apply(STS.format(name="db", ns=ns, queue="lq", replicas=2))
     sts = eventually(lambda: pod_kueue.get("statefulset", "db", ns), 30, what="the StatefulSet")
@@ -444,11 +445,17 @@ def test_statefulset_workload_is_its_own_named_with_its_uid_through_scale_to_zer
     _scale(pod_kueue, "db", ns, 0)
     eventually(lambda: not [p for p in pod_kueue.items("pods", ns) if p["metadata"]["name"].startswith("db-")],
                120, what="the replicas gone")
-    eventually(lambda: pod_kueue.get("workloads.kueue.x-k8s.io", name, ns) is None, 120, what="the Workload gone")
+    assert wl["metadata"]["labels"]["kueue.x-k8s.io/job-uid"] == sts["metadata"]["uid"]
+    held = eventually(lambda: (w := pod_kueue.get("workloads.kueue.x-k8s.io", name, ns))
+                      and (c := condition(w, "QuotaReserved")) and c["status"] == "False" and c["reason"] == "OnHold"
+                      and w, 120, what="the Workload on hold")
+    assert held["metadata"]["uid"] == first_uid and not (held.get("status") or {}).get("admission")
+    assert condition(held, "QuotaReserved")["message"] == "StatefulSet scaled to zero; workload on hold"
+    assert any(o["kind"] == "StatefulSet" for o in held["metadata"]["ownerReferences"])
 
     _scale(pod_kueue, "db", ns, 2)
-    again = eventually(lambda: _admitted_workload(pod_kueue, name, ns), 120, what="a new Workload admitted")
-    assert again["metadata"]["uid"] != first_uid
+    again = eventually(lambda: _admitted_workload(pod_kueue, name, ns), 120, what="the Workload admitted again")
+    assert again["metadata"]["uid"] == first_uid
     for i in range(2):
         eventually(lambda i=i: running_on_gpu(pod_kueue, f"db-{i}", ns), 180, what=f"db-{i} running again")
 

@@ -3,10 +3,11 @@
 Upstream v0.18's StatefulSet webhook refuses a scale-up from 0 while ``status.replicas`` still counts Pods
 of the scale-down (``spec.replicas: Forbidden: scaling down is still in progress``); it reads the object
 alone, not the Workload. So the scale-up is refused while a replica is held in Terminating (here by a
-finalizer of the test's), and accepted the moment the StatefulSet controller counts none, when the
-Workload of the scale-down may still be going (it is deleted once its Pods are gone). Worked by hand:
-whatever state that Workload is in then, the StatefulSet ends with one admitted Workload under its
-name, counting the 2 replicas, and both replicas running. The webhook guards the object only: the scale
+finalizer of the test's), and accepted the moment the StatefulSet controller counts none. Worked by
+hand: at 0 replicas the Workload is kept, owned by the StatefulSet and on hold (upstream's OnHold), its
+quota held while a replica may still run and released once none may; the scale-up lets the same
+Workload go, and the StatefulSet ends with it admitted, counting the 2 replicas, and both replicas
+running. The webhook guards the object only: the scale
 subresource (``kubectl scale``) is not under it, upstream's neither, so the test patches the object.
 """
 
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 
 from pykueue.jobs.statefulset import workload as statefulset_rules
-from tests.e2e.conftest import Kueue, eventually, is_true
+from tests.e2e.conftest import Kueue, condition, eventually, is_true
 from tests.e2e.objects import gpu_queue, refused
 from tests.e2e.pod_objects import running_on_gpu
 
@@ -68,6 +69,8 @@ def test_a_scale_up_from_zero_waits_for_the_scale_down_and_then_runs_under_one_w
         held = eventually(lambda: (p := kueue.get("pod", "db-0", ns)) is not None
                           and p["metadata"].get("deletionTimestamp") is not None, 60, what="db-0 terminating, held")
         assert held and status_replicas(kueue, ns) > 0
+        # a replica may still run: the Workload, on hold already, keeps its quota
+        assert is_true(kueue.get("workloads.kueue.x-k8s.io", name, ns), "QuotaReserved")
         refused(replicas(kueue, ns, 2, check=False), "vstatefulset.kb.io",
                 "spec.replicas: Forbidden: scaling down is still in progress")
     finally:
@@ -75,7 +78,16 @@ def test_a_scale_up_from_zero_waits_for_the_scale_down_and_then_runs_under_one_w
                               json.dumps([{"op": "remove", "path": "/metadata/finalizers"}]), check=False)
 
     eventually(lambda: status_replicas(kueue, ns) == 0, 120, what="the StatefulSet counting no replica")
-    before = kueue.get("workloads.kueue.x-k8s.io", name, ns)  # said below: which race this run saw
+
+    def on_hold() -> dict[str, Any] | None:
+        # upstream's "should delete all pods on scale down to zero": QuotaReserved=False, reason OnHold
+        w = kueue.get("workloads.kueue.x-k8s.io", name, ns)
+        reserved = condition(w, "QuotaReserved")
+        return w if reserved and reserved["status"] == "False" and reserved["reason"] == "OnHold" else None
+    before = eventually(on_hold, 120, what="the Workload on hold, its quota released")
+    assert not (before.get("status") or {}).get("admission")
+    assert [o["uid"] for o in before["metadata"]["ownerReferences"] if o["kind"] == "StatefulSet"] == [sts["metadata"]["uid"]]
+    assert before["metadata"]["labels"]["kueue.x-k8s.io/job-uid"] == sts["metadata"]["uid"]
     accepted = replicas(kueue, ns, 2, check=False)
     assert accepted.returncode == 0, accepted.stderr
 
@@ -89,6 +101,4 @@ def test_a_scale_up_from_zero_waits_for_the_scale_down_and_then_runs_under_one_w
     for i in range(2):
         eventually(lambda i=i: running_on_gpu(kueue, f"db-{i}", ns), 180, what=f"db-{i} running again")
     assert len(live_workloads(kueue, ns)) == 1
-    print(f"\nat the scale-up the scale-down's Workload was "
-          f"{'gone' if before is None else 'being deleted' if before['metadata'].get('deletionTimestamp') else 'there'}"
-          f"; the Workload now is {'a new one' if before is None or before['metadata']['uid'] != workload['metadata']['uid'] else 'the same one'}")
+    assert workload["metadata"]["uid"] == before["metadata"]["uid"]  # the held one, let go

@@ -10,6 +10,7 @@ from pykueue.jobs import framework
 from pykueue.jobs.deployment.workload import pods, validate, workloads_from_deployment
 from pykueue.jobs.framework.validation import JobConversionError
 from pykueue.jobs.statefulset.workload import (
+    ON_HOLD_MESSAGE,
     members,
     name_of,
     pod_marks,
@@ -160,6 +161,11 @@ def _sts_pod(name: str, uid: str = "s-1", **labels: str) -> dict:
                                               "uid": uid, "controller": True}]}}
 
 
+def _writes(sts: dict, workload: dict | None, pods: list) -> list:
+    """``reconcile``'s actions without the idempotent let-go a StatefulSet with replicas always says."""
+    return [a for a in reconcile(sts, workload, pods) if not (isinstance(a, framework.Hold) and not a.held)]
+
+
 def _workload_of(sts: dict, *owners: dict, queue: str = "q", admitted: bool = False) -> dict:
     workload = {"metadata": {"name": name_of(sts), "namespace": "ns", "resourceVersion": "4",
                              "ownerReferences": list(owners)}, "spec": {"queueName": queue}, "status": {}}
@@ -179,16 +185,43 @@ def test_a_statefulset_without_workload_gets_one_made_from_itself() -> None:
     assert reconcile(unmarked, None, []) == []  # the webhook left it alone: so does the reconciler
 
 
-def test_scaled_to_zero_the_statefulset_lets_go_of_its_workload_and_takes_it_back_when_scaled_up() -> None:
+def test_scaled_to_zero_the_statefulset_keeps_its_workload_on_hold_and_lets_it_go_when_scaled_up() -> None:
+    """Upstream's statefulset reconciler (the spec "should delete all pods on scale down to zero"): at 0
+    replicas the StatefulSet keeps owning its Workload, which is put on hold; its quota goes only once
+    none of its Pods may run (a terminating replica still may: no JobStopped while web-0 is Running,
+    JobStopped once it has Failed or is gone). Scaled up again the hold is let go; scaled up to another
+    size the held Workload's count follows (it holds no quota); a Workload that lost its owner (an
+    earlier release at 0) is owned again, with the owner annotations."""
     sts = _managed(0)
+    owner = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "uid": "s-1"}
+    name = name_of(sts)
+    held = _workload_of(sts, owner, admitted=True)
+    held["spec"]["podSets"] = [{"name": "main", "count": 3}]
+    running = _sts_pod("web-0")
+    running["metadata"]["deletionTimestamp"] = "2026-12-03T12:00:00Z"  # terminating: it may still run
+    running["status"] = {"phase": "Running"}
+    assert reconcile(sts, held, [running])[-1] == framework.Hold("ns", name, True, ON_HOLD_MESSAGE)
+    assert not any(isinstance(a, framework.JobStopped) for a in reconcile(sts, held, [running]))
+    ended = {**running, "status": {"phase": "Failed"}}
+    assert reconcile(sts, held, [ended])[-2:] == [framework.Hold("ns", name, True, ON_HOLD_MESSAGE),
+                                                   framework.JobStopped("ns", name)]
+    assert reconcile(sts, held, [])[-2:] == [framework.Hold("ns", name, True, ON_HOLD_MESSAGE),
+                                              framework.JobStopped("ns", name)]
+    assert not any(isinstance(a, framework.Patch) and a.kind == "Workload" for a in reconcile(sts, held, []))
+    released = _workload_of(sts, owner)
+    released["spec"]["podSets"] = [{"name": "main", "count": 3}]
+    assert reconcile(_managed(3), released, []) == [framework.Hold("ns", name, False)]
+    let_go, resize = reconcile(_managed(2), released, [])
+    assert let_go == framework.Hold("ns", name, False)
+    assert (resize.kind, resize.body) == ("Workload", {"spec": {"podSets": [{"name": "main", "count": 2}]},
+                                                       "metadata": {"resourceVersion": "4"}})
     pod_owner = {"apiVersion": "v1", "kind": "Pod", "name": "web-0", "uid": "p-web-0"}
-    release, _ = reconcile(sts, _workload_of(sts, {"kind": "StatefulSet", "uid": "s-1"}, pod_owner), [])
-    assert isinstance(release, framework.Patch)
-    assert release.body["metadata"] == {"ownerReferences": [pod_owner], "resourceVersion": "4"}
-    up = _managed(3)
-    take, _ = reconcile(up, _workload_of(up, pod_owner), [])
-    assert take.body["metadata"]["ownerReferences"] == [pod_owner, {
-        "apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "uid": "s-1"}]
+    orphan = _workload_of(_managed(3), pod_owner)
+    orphan["spec"]["podSets"] = [{"name": "main", "count": 3}]
+    take, _note, _go = reconcile(_managed(3), orphan, [])
+    assert take.body["metadata"]["ownerReferences"] == [pod_owner, owner]
+    assert take.body["metadata"]["annotations"] == {"kueue.x-k8s.io/job-owner-gvk": "apps/v1, Kind=StatefulSet",
+                                                    "kueue.x-k8s.io/job-owner-name": "web"}
 
 
 def test_the_statefulsets_pods_are_labelled_with_its_group_and_a_new_queue() -> None:
@@ -198,12 +231,12 @@ def test_the_statefulsets_pods_are_labelled_with_its_group_and_a_new_queue() -> 
                                 "kueue.x-k8s.io/queue-name": "q"})
     assert members(sts, [mine, _sts_pod("web-1", uid="s-0")]) == [mine]  # a predecessor's Pod is not its own
     owner = {"kind": "StatefulSet", "uid": "s-1"}
-    relabel, move, _ = reconcile(sts, _workload_of(sts, owner, queue="q"), [mine])
+    relabel, move, _ = _writes(sts, _workload_of(sts, owner, queue="q"), [mine])
     assert (relabel.kind, relabel.name, relabel.body) == ("Pod", "web-0", {"metadata": {"labels": {
         "kueue.x-k8s.io/queue-name": "other"}}})
     assert (move.kind, move.body) == ("Workload", {"spec": {"queueName": "other"}})
     # a Workload holding quota keeps its queue (upstream: the queue label is immutable while it runs)
-    (relabel_only,) = reconcile(sts, _workload_of(sts, owner, queue="q", admitted=True), [mine])
+    (relabel_only,) = _writes(sts, _workload_of(sts, owner, queue="q", admitted=True), [mine])
     assert relabel_only.kind == "Pod"
 
 
@@ -217,5 +250,5 @@ def test_a_replica_going_or_ended_loses_kueues_finalizer() -> None:
     running = _sts_pod("web-0", **labels)
     running["metadata"]["finalizers"] = ["kueue.x-k8s.io/managed"]
     owner = {"kind": "StatefulSet", "uid": "s-1"}
-    (finalize,) = reconcile(sts, _workload_of(sts, owner), [running, going])
+    (finalize,) = _writes(sts, _workload_of(sts, owner), [running, going])
     assert finalize.name == "web-1" and finalize.body["metadata"] == {"finalizers": None, "resourceVersion": "9"}

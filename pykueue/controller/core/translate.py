@@ -16,6 +16,7 @@ import orjson
 from pykueue.api.inputs import Inputs
 from pykueue.api.loader import load_documents
 from pykueue.engine import model
+from pykueue.engine.workload import ON_HOLD
 from pykueue.kube.objects import condition as condition
 from pykueue.kube.objects import is_true as is_true
 from pykueue.quantity import to_canonical
@@ -113,13 +114,17 @@ def workload(obj: dict[str, Any], classes: list[dict[str, Any]],
 
 def _restored(wl: model.Workload, status: dict[str, Any]) -> model.Workload:
     """What the status says of a workload's progress on the wall clock: the execution time its past
-    admissions used, and for one that holds quota when it is read, whether it is admitted (all checks
+    admissions used, whether its job holds it (OnHold), and for one that holds quota when it is read, whether it is admitted (all checks
     Ready), since when, and whether its pods are ready; the engine's timers continue from there."""
     conditions = {c.get("type"): c for c in status.get("conditions") or [] if isinstance(c, dict)}
     accumulated = status.get("accumulatedPastExecutionTimeSeconds")
     changes: dict[str, Any] = {}
     if isinstance(accumulated, int) and accumulated > 0:
         changes["accumulated_execution_seconds"] = accumulated
+    reserved = conditions.get("QuotaReserved")
+    if wl.admission is None and reserved is not None and reserved.get("status") == "False" \
+            and reserved.get("reason") == ON_HOLD:
+        changes["on_hold"] = True  # its job held it (a StatefulSet at zero): not queued until let go
     if wl.admission is not None:
         admitted = conditions.get("Admitted")
         changes["admitted"] = admitted is None or admitted.get("status") == "True"

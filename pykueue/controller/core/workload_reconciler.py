@@ -310,6 +310,17 @@ class WorkloadReconciler:
         self.queues_changed()
         return True
 
+    def hold(self, key: str, held: bool, message: str = "") -> bool:
+        """A Workload's job holds it or lets it go (a StatefulSet scaled to zero and back: upstream's
+        OnHold). Held, it gives its quota back once its job has stopped and is written QuotaReserved=False
+        OnHold; let go, it queues again. Whether it changed."""
+        if not self.engine.has_workload(key) or not self.engine.hold(key, held, self.now_us(), message):
+            return False
+        log.info("workload on hold" if held else "workload no longer on hold", extra={"fields": {"workload": key}})
+        self.status_writer.mark(key)
+        self.queues_changed()
+        return True
+
     def drop_held_invalid(self, key: str) -> None:
         """An invalid Workload's stand-in that no longer holds quota leaves the engine: it must never be
         admitted as the stand-in (it queues again once its spec is valid)."""

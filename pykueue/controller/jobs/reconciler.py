@@ -349,7 +349,8 @@ class JobReconciler:
     def __init__(self, kube: Kube, integration: Integration, workloads: Store, flavors: Store,
                  classes: Callable[[], PriorityClasses], now: Callable[[], float],
                  stopped: Callable[[str], object] | None = None, recorder: Recorder | None = None,
-                 wait_for_pods_ready: bool = False, owners: owner_index.OwnerIndex | None = None) -> None:
+                 wait_for_pods_ready: bool = False, owners: owner_index.OwnerIndex | None = None,
+                 hold: Callable[[str, bool, str], object] | None = None) -> None:
         self.kube = kube
         self.wait_for_pods_ready = wait_for_pods_ready  # PodsReady is written only under waitForPodsReady
         # Warning events on objects that cannot be queued, each once per (object, message): a job is
@@ -359,6 +360,7 @@ class JobReconciler:
         # Told NAMESPACE/NAME of a Workload whose evicted job no longer runs: the admission side
         # releases its quota (one writer of the admission: the Workload status writer).
         self.stopped = stopped
+        self.hold = hold  # told a Workload's job holds it or lets it go (framework.Hold): the admission side's
         self.integration = integration
         self.workloads = workloads
         self.flavors = flavors
@@ -539,6 +541,9 @@ class JobReconciler:
                 self.stopped(f"{action.namespace}/{action.name}")
             if isinstance(self.integration, ObjectKeys):
                 self.integration.released(f"{action.namespace}/{action.name}")
+        elif isinstance(action, framework.Hold):
+            if self.hold is not None:
+                self.hold(f"{action.namespace}/{action.name}", action.held, action.message)
         elif isinstance(action, framework.CreateWorkload):
             await self._create_workload(action)
         elif isinstance(action, framework.SetPriority):

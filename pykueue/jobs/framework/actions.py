@@ -101,6 +101,19 @@ class JobStopped:
 
 
 @dataclass(frozen=True, slots=True)
+class Hold:
+    """Put the Workload on hold, or let it go (upstream's ``WorkloadOnHold``: a StatefulSet scaled to
+    zero): the admission side gives its quota back once its job has stopped (``JobStopped``), writes
+    ``QuotaReserved=False`` with reason ``OnHold`` and ``message``, and queues it again only once let go.
+    Idempotent: the rules say it on every pass, whatever the status shows yet."""
+
+    namespace: str
+    name: str
+    held: bool
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Event:
     """A Kubernetes Event on an object the integration manages (upstream's recorder, e.g. ``Stopped``)."""
 
@@ -135,4 +148,4 @@ class Warn:
 ERR_WORKLOAD_COMPOSE = "ErrWorkloadCompose"  # jobframework.ReasonErrWorkloadCompose
 
 Action = (CreateWorkload | WorkloadConditions | ReclaimablePods | Patch | Replace | Delete | SetPriority | JobStopped
-          | Event | Note | Warn)
+          | Hold | Event | Note | Warn)

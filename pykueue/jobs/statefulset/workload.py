@@ -27,8 +27,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pykueue.jobs.framework import Action, CreateWorkload, Note, Patch
+from pykueue.jobs.framework import Action, CreateWorkload, Hold, JobStopped, Note, Patch
 from pykueue.jobs.framework.workload import (
+    JOB_UID_LABEL,
     MULTIKUEUE_ORIGIN_LABEL,
     ORIGIN_UID_ANNOTATION,
     OWNER_GVK_ANNOTATION,
@@ -166,7 +167,9 @@ def workload_from_statefulset(sts: Mapping[str, Any]) -> Manifest | None:
     built = workload_from_pod(members[0])
     meta = built["metadata"]
     meta["name"] = name_of(sts)
-    meta.pop("labels", None)  # no Pod's UID stands for the StatefulSet
+    meta.pop("labels", None)  # no Pod's UID stands for the StatefulSet: its own does (upstream's job-uid)
+    if (uid := (sts.get("metadata") or {}).get("uid")):
+        meta["labels"] = {JOB_UID_LABEL: uid}
     annotations = meta.setdefault("annotations", {})
     annotations.update({IS_GROUP_WORKLOAD: "true", OWNER_GVK_ANNOTATION: GVK,
                         OWNER_NAME_ANNOTATION: (sts.get("metadata") or {}).get("name", "")})
@@ -238,9 +241,10 @@ def reconcile(sts: Mapping[str, Any], workload: Mapping[str, Any] | None,
               pods_of_sts: Iterable[Mapping[str, Any]]) -> list[Action]:
     """Upstream's StatefulSet reconciler: the writes that keep the StatefulSet's Workload and Pods in
     step with it. Its Pods carry its group, prebuilt Workload and queue; the Workload is made from the
-    StatefulSet while it has replicas and none exists; the StatefulSet owns it only while it has
-    replicas (at 0 its Pods, its other owners, going lets the garbage collector take it); a Workload
-    that holds no quota follows the StatefulSet's queue label."""
+    StatefulSet while it has replicas and none exists, and the StatefulSet owns it, at 0 replicas too.
+    At 0 it is put on hold (``Hold``: its quota given back once none of its Pods may run, ``JobStopped``;
+    reason OnHold, not queued) and let go once it has replicas again, its count following them while it
+    holds no quota; a Workload that holds no quota follows the StatefulSet's queue label."""
     if not managed(sts):
         return []
     meta = sts.get("metadata") or {}
@@ -280,19 +284,35 @@ def reconcile(sts: Mapping[str, Any], workload: Mapping[str, Any] | None,
     wl_meta = workload.get("metadata") or {}
     owners = list(wl_meta.get("ownerReferences") or [])
     owned = any(o.get("uid") == uid and o.get("kind") == KIND for o in owners)
-    if owned != (count > 0):
-        kept = [o for o in owners if not (o.get("uid") == uid and o.get("kind") == KIND)]
+    if not owned and count > 0:
+        # an owner lost before (a Workload of an earlier pykueue, released at 0): the StatefulSet again
+        annotations = {OWNER_GVK_ANNOTATION: GVK, OWNER_NAME_ANNOTATION: meta.get("name", "")}
         actions += [Patch("Workload", namespace, wl_meta["name"], {"metadata": {
-                        "ownerReferences": (kept + [owner_reference(sts)]) if count > 0 else (kept or None),
+                        "ownerReferences": [*owners, owner_reference(sts)], "annotations": annotations,
                         "resourceVersion": wl_meta.get("resourceVersion")}}),
                     Note("statefulset ownership of its workload", {
-                        "workload": f"{namespace}/{wl_meta['name']}", "owned": str(count > 0).lower()})]
+                        "workload": f"{namespace}/{wl_meta['name']}", "owned": "true"})]
     holds_quota = bool((workload.get("status") or {}).get("admission"))
+    if count == 0:
+        # upstream's putWorkloadOnHold; the quota goes only once nothing of the StatefulSet may run
+        actions.append(Hold(namespace, wl_meta["name"], True, ON_HOLD_MESSAGE))
+        if not any((p.get("status") or {}).get("phase") not in TERMINAL for p in pods_of_sts):
+            actions.append(JobStopped(namespace, wl_meta["name"]))
+        return actions
+    actions.append(Hold(namespace, wl_meta["name"], False))
+    pod_sets = (workload.get("spec") or {}).get("podSets") or []
+    if not holds_quota and len(pod_sets) == 1 and pod_sets[0].get("count") != count:
+        # scaled up from 0 to another size: the held Workload's one pod set follows, as it holds nothing
+        actions.append(Patch("Workload", namespace, wl_meta["name"], {"spec": {
+            "podSets": [{**pod_sets[0], "count": count}]}, "metadata": {"resourceVersion": wl_meta.get("resourceVersion")}}))
     if queue and not holds_quota and queue != (workload.get("spec") or {}).get("queueName"):
         actions += [Patch("Workload", namespace, wl_meta["name"], {"spec": {"queueName": queue}}),
                     Note("statefulset changed queues; workload updated", {
                         "workload": f"{namespace}/{wl_meta['name']}", "queue": queue})]
     return actions
+
+
+ON_HOLD_MESSAGE = "StatefulSet scaled to zero; workload on hold"  # upstream's putWorkloadOnHold
 
 
 def workloads(sts: Mapping[str, Any]) -> list[tuple[str, Manifest]]:
