@@ -197,6 +197,11 @@ def _multi_kueue(raw: object, errors: Errors) -> model.MultiKueue:
                             dispatcher_name=dispatcher)
 
 
+def _granular(gates: dict[str, bool] | None) -> bool:
+    """Upstream's UnadmittedWorkloadsObservability gate (alpha, off by default)."""
+    return bool((gates or {}).get("UnadmittedWorkloadsObservability", False))
+
+
 def _config(wait: model.WaitForPodsReady, strategies: list[str] | None, fair_on: bool, manage: object,
             errors: Errors, integrations: object, metrics: model.Metrics) -> model.Config:
     fair = model.FairSharing()
@@ -218,7 +223,7 @@ def config_v1beta2(cfg: ConfigurationV1beta2) -> tuple[model.Config, Errors]:
     config = _config(wait, fs.preemption_strategies if fs else None, fs is not None,
                      cfg.manage_jobs_without_queue_name, errors, cfg.integrations,
                      _metrics(cfg.metrics, cfg.feature_gates, errors))
-    return dataclasses.replace(config, **_which_jobs(cfg, errors),
+    return dataclasses.replace(config, **_which_jobs(cfg, errors), granular_reasons=_granular(cfg.feature_gates),
                                multi_kueue=_multi_kueue(cfg.multi_kueue, errors)), errors
 
 
@@ -232,5 +237,5 @@ def config_v1beta1(cfg: ConfigurationV1beta1) -> tuple[model.Config, Errors]:
     config = _config(wait, fs.preemption_strategies if fs else None, fs is not None and bool(fs.enable),
                      cfg.manage_jobs_without_queue_name, errors, cfg.integrations,
                      _metrics(cfg.metrics, cfg.feature_gates, errors))
-    return dataclasses.replace(config, **_which_jobs(cfg, errors),
+    return dataclasses.replace(config, **_which_jobs(cfg, errors), granular_reasons=_granular(cfg.feature_gates),
                                multi_kueue=_multi_kueue(cfg.multi_kueue, errors)), errors

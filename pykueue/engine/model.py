@@ -392,3 +392,7 @@ class Config:
     # namespace: the controller's own, where it reads its MultiKueue kubeconfig Secrets (upstream's
     # Configuration.namespace); None: the pod's, else pykueue-system. The engine never reads it.
     namespace: str | None = None
+    # featureGates.UnadmittedWorkloadsObservability: the controller writes the granular QuotaReserved=False
+    # reasons (WaitingForQuota, ...) the engine gives; off (upstream's default), their older Pending and
+    # Inadmissible. The engine and the simulator always use the granular ones; the engine never reads it.
+    granular_reasons: bool = False

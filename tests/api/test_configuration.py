@@ -42,6 +42,8 @@ V1 = "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
             ),
         ),
         (V1 + "waitForPodsReady:\n  enable: false\n  timeout: 1m\n", model.Config()),
+        (V2 + "featureGates: {UnadmittedWorkloadsObservability: true}\n", model.Config(granular_reasons=True)),
+        (V1 + "featureGates: {UnadmittedWorkloadsObservability: false}\n", model.Config()),
         (
             V2
             + "fairSharing:\n  preemptionStrategies: [LessThanInitialShare]\nmanageJobsWithoutQueueName: true\n",
@@ -75,6 +77,8 @@ V1 = "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
         "v1beta2 everything set",
         "v1beta1 enable with defaults",
         "v1beta1 disabled",
+        "granular pending reasons gated on",
+        "granular pending reasons gated off",
         "v1beta2 fair sharing",
         "v1beta1 fair sharing defaults",
         "v1beta1 fair sharing off",

@@ -29,3 +29,31 @@ def test_a_warning_is_recorded_once_per_object_and_message() -> None:
     asyncio.run(sync.execute(framework.Warn(obj, framework.ERR_WORKLOAD_COMPOSE, "spec.y: Invalid value")))
     assert recorder.events == [("rc", "ErrWorkloadCompose", "spec.x: Invalid value", "Warning"),
                                ("rc", "ErrWorkloadCompose", "spec.y: Invalid value", "Warning")]
+
+
+class Creates:
+    """Stands for the API server's create: the first answers, the second is a conflict (already there)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def create(self, resource: Any, body: dict[str, Any], namespace: str) -> dict[str, Any]:
+        from pykueue.kube.client import ApiError
+
+        self.calls += 1
+        if self.calls > 1:
+            raise ApiError(409, {"reason": "AlreadyExists"}, "POST", "/apis/kueue.x-k8s.io/v1beta2/namespaces/ns/workloads")
+        return body
+
+
+def test_a_created_workload_is_recorded_on_its_job_once_the_create_has_landed() -> None:
+    """Upstream's CreatedWorkload ("Created Workload: NS/NAME", Normal) on the job the Workload's
+    controller owner names; a create the API server answers 409 (made already) records nothing."""
+    recorder = Recorded()
+    sync = JobReconciler(Creates(), None, None, None, lambda: None, lambda: 0.0, recorder=recorder)  # type: ignore[arg-type]
+    sync._priority = lambda ref: (None, None)  # type: ignore[method-assign]
+    manifest = {"metadata": {"name": "job-j-1", "namespace": "ns", "ownerReferences": [
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "u", "controller": True}]}, "spec": {}}
+    asyncio.run(sync.execute(framework.CreateWorkload(manifest, "Job ns/j")))
+    asyncio.run(sync.execute(framework.CreateWorkload(manifest, "Job ns/j")))
+    assert recorder.events == [("j", "CreatedWorkload", "Created Workload: ns/job-j-1", "Normal")]

@@ -177,9 +177,10 @@ def test_the_job_side_deletes_the_workloads_of_an_earlier_object_of_its_name() -
                          lambda: PriorityClasses({}, {}), lambda: 0.0, recorder=events, owners=index)  # type: ignore[arg-type]
     asyncio.run(sync.reconcile("ns/j"))
     assert kube.deleted == [("job-j-old", "ns")]
-    assert events.emitted == [(DELETED_WORKLOAD, "Deleted not matching Workload: ns/job-j-old")]
     (created,) = kube.created
     assert created["metadata"]["name"] != "job-j-old"
+    assert events.emitted == [(DELETED_WORKLOAD, "Deleted not matching Workload: ns/job-j-old"),
+                              ("CreatedWorkload", f"Created Workload: ns/{created['metadata']['name']}")]
     assert created["metadata"]["ownerReferences"][0]["uid"] == "uid-new"
     old["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:01Z"
     asyncio.run(sync.reconcile("ns/j"))

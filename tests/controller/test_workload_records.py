@@ -70,5 +70,6 @@ def test_an_invalid_workload_is_told_through_the_status_writer_once() -> None:
     asyncio.run(scenario())
     assert len(kube.applied) == 1
     cond = quota_reserved(kube.applied[0])
-    assert (cond["status"], cond["reason"]) == ("False", "Misconfigured")
+    # Misconfigured, as upstream words it without its UnadmittedWorkloadsObservability gate: Inadmissible
+    assert (cond["status"], cond["reason"]) == ("False", "Inadmissible")
     assert cond["message"].startswith("The workload is invalid: spec.podSets[0].count")

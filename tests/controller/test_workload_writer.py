@@ -73,11 +73,11 @@ def test_an_error_building_one_status_is_retried_and_the_pass_writes_the_others(
     writer, kube = writer_of(ctl)
     real, failed = workload_writer.desired_status, []
 
-    def flaky(view: Any, obj: dict[str, Any], *args: Any) -> dict[str, Any]:
+    def flaky(view: Any, obj: dict[str, Any], *args: Any, **kwargs: Any) -> dict[str, Any]:
         if obj["metadata"]["name"] == "a" and not failed:
             failed.append("a")
             raise KeyError("a bug building one status")
-        return real(view, obj, *args)
+        return real(view, obj, *args, **kwargs)
 
     monkeypatch.setattr(workload_writer, "desired_status", flaky)
 

@@ -55,9 +55,11 @@ def test_bad_state_ends_as_conditions_without_crash_or_hot_loop(kueue: Kueue, ns
     kueue.apply(bare_workload("no-cluster-queue", ns, "orphan"))
     kueue.apply(bare_workload("no-flavor", ns, "on-gone"))
     expected = {
-        "no-queue": ("Misconfigured", "LocalQueue nope doesn't exist"),
-        "no-cluster-queue": ("Misconfigured", f"ClusterQueue {ns}-missing doesn't exist"),
-        "no-flavor": ("Suspended", f"ClusterQueue {ns}-uses-gone is inactive"),
+        # what the queue says is Inadmissible, as upstream writes it without UnadmittedWorkloadsObservability
+        # (the engine's Misconfigured and Suspended, which simulate reports)
+        "no-queue": ("Inadmissible", "LocalQueue nope doesn't exist"),
+        "no-cluster-queue": ("Inadmissible", f"ClusterQueue {ns}-missing doesn't exist"),
+        "no-flavor": ("Inadmissible", f"ClusterQueue {ns}-uses-gone is inactive"),
     }
     for name, (reason, message) in expected.items():
         wl = eventually(lambda name=name: (w := kueue.get("workload", name, ns)) and condition(w, "QuotaReserved")

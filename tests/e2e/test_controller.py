@@ -295,7 +295,8 @@ waitForPodsReady:
                         and w, 60, what="requeueState cleared, evicted as Deactivated, reservation released")
         assert condition(wl, "Evicted")["message"] == message
         reserved = condition(wl, "QuotaReserved")
-        assert (reserved["status"], reserved["reason"], reserved["message"]) == ("False", "Deactivated", message)
+        # upstream's fallback reason (PendingEvaluation under UnadmittedWorkloadsObservability); Requeued says why
+        assert (reserved["status"], reserved["reason"], reserved["message"]) == ("False", "Pending", message)
         eventually(lambda: suspended(kueue, "all-or-nothing", ns), what="Job suspended again")
         reasons = eventually(lambda: (e := events(kueue, ns, wl["metadata"]["name"])) and
                              "WorkloadDeactivated" in e and e, 20)

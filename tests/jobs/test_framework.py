@@ -17,12 +17,12 @@ from pykueue.jobs.framework import (
     Patch,
     Replace,
     WorkloadConditions,
-    reconcile,
 )
 from pykueue.jobs.job.generic import Job
 from pykueue.jobs.pod import groups as pods
 from pykueue.jobs.statefulset import webhook as statefulset_webhook
 from pykueue.jobs.statefulset import workload as statefulset
+from tests.jobs.writes import reconcile
 
 # upstream's Job.Stop: suspended, with the stopping annotation, in one write
 STOP = {"metadata": {"annotations": {"kueue.x-k8s.io/stopping": "true"}}, "spec": {"suspend": True}}

@@ -7,8 +7,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pykueue.jobs.framework import JobStopped, Note, Patch, Replace, WorkloadConditions, reconcile
+from pykueue.jobs.framework import JobStopped, Note, Patch, Replace, WorkloadConditions
 from pykueue.jobs.job.generic import STOPPING_ANNOTATION, Job
+from tests.jobs.writes import reconcile
 
 FLAVORS = {"on-demand": {"metadata": {"name": "on-demand"}, "spec": {"nodeLabels": {"instance": "on-demand"}}}}
 STOP = {"metadata": {"annotations": {STOPPING_ANNOTATION: "true"}}, "spec": {"suspend": True}}

@@ -15,12 +15,13 @@ import pytest
 from pykueue.controller.jobs.reconciler import JobKeys, ObjectKeys, Rules
 from pykueue.controller.webhooks import admission, names
 from pykueue.jobs import managed, registry
-from pykueue.jobs.framework import CreateWorkload, Note, Patch, Replace, WorkloadConditions, reconcile
+from pykueue.jobs.framework import CreateWorkload, Note, Patch, Replace, WorkloadConditions
 from pykueue.jobs.framework.podset import PodSetInfoError, pod_set_info_from_flavors
 from pykueue.jobs.framework.workload import workload_name_for_owner
 from pykueue.jobs.jobset import workload as jobset
 from pykueue.jobs.jobset.generic import JobSetObject, with_pod_sets_info
 from pykueue.jobs.registry import BY_KIND
+from tests.jobs.writes import reconcile
 
 FLAVORS = {
     "gpu": {"metadata": {"name": "gpu"}, "spec": {

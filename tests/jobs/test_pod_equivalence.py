@@ -8,11 +8,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pykueue.jobs.framework import CreateWorkload, Delete, Note, Patch, SetPriority, reconcile
+from pykueue.jobs.framework import CreateWorkload, Delete, Note, Patch, SetPriority
 from pykueue.jobs.pod import groups as pods
 from pykueue.jobs.pod.workload import workload_from_pod
 from tests.jobs.pod_objects import ADMITTED, ASSIGNED, FLAVORS, QUEUE
 from tests.jobs.pod_objects import managed_pod as _pod
+from tests.jobs.writes import reconcile
 
 CLASS = "kueue.x-k8s.io/priority-class"
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 import copy
 
 from pykueue.jobs import prebuilt
-from pykueue.jobs.framework import CreateWorkload, Note, Patch, WorkloadConditions, reconcile
+from pykueue.jobs.framework import CreateWorkload, Note, Patch, WorkloadConditions
 from pykueue.jobs.framework.workload import JOB_UID_LABEL, PREBUILT_WORKLOAD_LABEL
 from pykueue.jobs.pod import groups as pods
 from pykueue.jobs.pod.workload import workload_from_pod
 from tests.jobs.pod_objects import ADMITTED, ASSIGNED, FLAVORS
 from tests.jobs.pod_objects import managed_pod as _pod
+from tests.jobs.writes import reconcile
 
 PRE = {PREBUILT_WORKLOAD_LABEL: "pre"}
 

@@ -23,7 +23,6 @@ from pykueue.jobs.framework import (
     Warn,
     WorkloadConditions,
     mismatch,
-    reconcile,
 )
 from pykueue.jobs.framework.podset import (
     PodSetInfoError,
@@ -33,6 +32,7 @@ from pykueue.jobs.framework.podset import (
 from pykueue.jobs.framework.workload import workload_name_for_owner
 from pykueue.jobs.ray.generic import RayObject, is_managed, with_pod_sets_info
 from pykueue.jobs.registry import BY_KIND
+from tests.jobs.writes import reconcile
 
 FLAVORS = {
     "gpu": {"metadata": {"name": "gpu"}, "spec": {

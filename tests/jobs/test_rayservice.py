@@ -11,10 +11,11 @@ import json
 from typing import Any
 
 from pykueue.controller.webhooks import admission, names
-from pykueue.jobs.framework import CreateWorkload, Note, Patch, Replace, WorkloadConditions, reconcile
+from pykueue.jobs.framework import CreateWorkload, Note, Patch, Replace, WorkloadConditions
 from pykueue.jobs.framework.workload import workload_name_for_owner
 from pykueue.jobs.ray import webhook as ray_update
 from pykueue.jobs.ray.generic import RayObject, is_managed
+from tests.jobs.writes import reconcile
 
 from .test_ray_live import FLAVORS, _cluster_spec, admitted, raycluster
 

@@ -93,12 +93,33 @@ def comparable(status: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def invalid_status(obj: dict[str, Any], message: str, now: float) -> dict[str, Any]:
-    """The status of a Workload that bypassed validation: QuotaReserved=False, Misconfigured, naming
-    what validation says (it queues once it is valid)."""
+# upstream's UnadmittedWorkloadReasonWithFallback: with its UnadmittedWorkloadsObservability gate off (its
+# default) a pending Workload's QuotaReserved=False reason is the older Pending (what the scheduler and a
+# requeue say) or Inadmissible (what its queue says); OnHold is its own reason either way. A deactivated
+# Workload's is Pending too (PendingEvaluation under the gate), Requeued=False saying Deactivated.
+PENDING, INADMISSIBLE = "Pending", "Inadmissible"
+FALLBACK_REASONS = {
+    **dict.fromkeys(("PendingEvaluation", "WaitingForQuota", "NoMatchingFlavor", "ExceedsMaxQuota",
+                     "TopologyPlacementFailed", "WaitingForPreemptedWorkloads", "WaitingForPodsReady",
+                     "Deactivated"), PENDING),
+    **dict.fromkeys(("Misconfigured", "Suspended"), INADMISSIBLE),
+}
+GRANULAR_REASONS = {"Deactivated": "PendingEvaluation"}
+
+
+def api_reason(reason: str | None, granular: bool) -> str | None:
+    """The reason the API shows for the engine's pending ``reason`` (which the simulator reports as is)."""
+    if reason is None:
+        return None
+    return (GRANULAR_REASONS if granular else FALLBACK_REASONS).get(reason, reason)
+
+
+def invalid_status(obj: dict[str, Any], message: str, now: float, *, granular: bool = False) -> dict[str, Any]:
+    """The status of a Workload that bypassed validation: QuotaReserved=False, Misconfigured (Inadmissible
+    without the gate: ``api_reason``), naming what validation says (it queues once it is valid)."""
     text = f"The workload is invalid: {message}"
-    return {"conditions": [_condition("QuotaReserved", False, MISCONFIGURED, text, conditions_by_type(obj),
-                                      rfc3339(now), None)]}
+    reason = api_reason(MISCONFIGURED, granular) or MISCONFIGURED
+    return {"conditions": [_condition("QuotaReserved", False, reason, text, conditions_by_type(obj), rfc3339(now), None)]}
 
 
 # The status fields besides conditions that this manager writes when it has them.
@@ -148,8 +169,8 @@ def _condition(kind: str, status: bool, reason: str, message: str, old: dict[str
 
 
 def desired_status(view: WorkloadView, obj: dict[str, Any], eviction: Eviction | None,
-                   preemptor_uids: tuple[str, str] | None, now: float) -> dict[str, Any]:
-    """The status fields this manager owns, for the apply body."""
+                   preemptor_uids: tuple[str, str] | None, now: float, *, granular: bool = False) -> dict[str, Any]:
+    """The status fields this manager owns, for the apply body; a pending reason as ``api_reason`` says."""
     old = conditions_by_type(obj)
     stamp = rfc3339(now)
     generation = (obj.get("metadata") or {}).get("generation")
@@ -185,9 +206,10 @@ def desired_status(view: WorkloadView, obj: dict[str, Any], eviction: Eviction |
         if view.evictions and not stopping:
             add("Evicted", False, "QuotaReserved", "Previously: " + (eviction.message if eviction else "evicted"))
     else:
-        # The engine's reason and message (upstream's tiered QuotaReserved=False reasons: Deactivated,
-        # Misconfigured, Suspended, WaitingForQuota, ...), both conditions written from the first pass.
-        add("QuotaReserved", False, view.reason or "Pending", view.message or "The workload has no quota reservation")
+        # The engine's reason (upstream's granular QuotaReserved=False reasons, as api_reason shows them)
+        # and message, both conditions written from the first pass.
+        add("QuotaReserved", False, api_reason(view.reason, granular) or PENDING,
+            view.message or "The workload has no quota reservation")
         add("Admitted", False, "NoReservation", "The workload has no reservation")
         if eviction is not None:
             add("Evicted", True, eviction.reason, eviction.message)

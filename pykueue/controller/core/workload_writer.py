@@ -28,6 +28,7 @@ from pykueue.controller.core.workload_status import (
     MANAGER,
     Eviction,
     WorkloadView,
+    api_reason,
     apply_body,
     comparable,
     desired_status,
@@ -58,6 +59,7 @@ class WorkloadStatusWriter:
     def __init__(self, engine: Engine, kube: Kube, informers: dict[str, Informer], recorder: Recorder,
                  clock: Callable[[], float], kick: Callable[[], None], records: WorkloadRecords | None = None) -> None:
         self.engine = engine
+        self.granular = engine.config.granular_reasons  # the pending reasons as the API shows them: api_reason
         self.records = records if records is not None else WorkloadRecords()
         self.kube = kube
         self.informers = informers
@@ -225,7 +227,7 @@ class WorkloadStatusWriter:
             self.unreleased.discard(key)
             done = obj["metadata"].get("deletionTimestamp") or translate.is_true(obj, "Finished")
             if state is None and rec is not None and rec.invalid is not None and not done:
-                await self._apply(key, obj, invalid_status(obj, rec.invalid, self.clock()), None)
+                await self._apply(key, obj, invalid_status(obj, rec.invalid, self.clock(), granular=self.granular), None)
             elif state is State.FINISHED and rec is not None and rec.replaced is not None and not done:
                 await self._finish_replaced(key, obj, rec.replaced)
             return
@@ -250,18 +252,19 @@ class WorkloadStatusWriter:
             recorded = (obj.get("status") or {}).get("admission")
             if view.state is not State.STOPPING or eviction is None or not isinstance(recorded, dict):
                 return
-            status = desired_status(view, obj, eviction, uids, self.clock())
+            status = desired_status(view, obj, eviction, uids, self.clock(), granular=self.granular)
             status["admission"] = copy.deepcopy(recorded)
             status.pop("admissionChecks", None)
             await self._apply(key, obj, status, view)
             return
         if shown is not None:
             view = dataclasses.replace(view, reason=shown.get("reason"), message=shown.get("message", ""))
-        status = desired_status(view, obj, eviction, uids, self.clock())
+        status = desired_status(view, obj, eviction, uids, self.clock(), granular=self.granular)
         if await self._apply(key, obj, status, view) and view.state is State.PENDING and shown is None \
                 and view.reason and view.reason != PENDING_EVALUATION:
             # Upstream's scheduler records each pending answer it writes as a Warning event.
-            self.recorder.emit(obj, view.reason, (view.message or "")[:1024], "Warning")
+            self.recorder.emit(obj, api_reason(view.reason, self.granular) or view.reason, (view.message or "")[:1024],
+                               "Warning")
 
     async def _finish_replaced(self, key: str, obj: dict[str, Any], message: str) -> None:
         """An old workload slice a scale-up replaced (upstream's replaceWorkloadSlice): Finished, reason
@@ -269,7 +272,7 @@ class WorkloadStatusWriter:
         view = views.workload(self.engine, key)
         if view is None:
             return
-        status = desired_status(view, obj, None, None, self.clock())
+        status = desired_status(view, obj, None, None, self.clock(), granular=self.granular)
         status["conditions"].append({"type": "Finished", "status": "True", "reason": slices.WORKLOAD_SLICE_REPLACED,
                                      "message": message, "lastTransitionTime": rfc3339(self.clock())})
         await self._apply(key, obj, status, view)

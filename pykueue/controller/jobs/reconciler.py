@@ -44,6 +44,7 @@ GROUP_PREFIX = "group:"  # a pod group's key in the work queue: group:<namespace
 ORPHAN_PREFIX = "orphan:"  # an orphaned Workload's key in the Job queue: orphan:<namespace>/<workload name>
 OWNER_NOT_FOUND = ("OwnerNotFound", "The workload's owner no longer exists")
 DELETED_WORKLOAD = "DeletedWorkload"  # jobframework.ReasonDeletedWorkload
+CREATED_WORKLOAD = "CreatedWorkload"  # jobframework.ReasonCreatedWorkload
 # what the job side writes, by kind: every integration's objects and Workloads
 RESOURCES = {**{i.kind: i.resource for i in registry.INTEGRATIONS}, "Workload": r.WORKLOAD}
 Store = dict[str, dict[str, Any]]
@@ -630,13 +631,20 @@ class JobReconciler:
         if ref is not None:
             spec["priorityClassRef"] = ref
         manifest["metadata"].pop("creationTimestamp", None)
+        key = f"{manifest['metadata']['namespace']}/{manifest['metadata']['name']}"
         try:
             await self.kube.create(r.WORKLOAD, manifest, manifest["metadata"]["namespace"])
         except ApiError as exc:
             if exc.status != 409:  # already there: the informer will bring it
                 raise
-        log.info("workload created", extra={"fields": {
-            "workload": f"{manifest['metadata']['namespace']}/{manifest['metadata']['name']}", "for": action.owner}})
+            return
+        log.info("workload created", extra={"fields": {"workload": key, "for": action.owner}})
+        owner = next((o for o in manifest["metadata"].get("ownerReferences") or [] if o.get("controller")), None)
+        if self.recorder is not None and owner is not None:
+            # upstream's CreatedWorkload, on the job it was made for
+            self.recorder.emit({"apiVersion": owner.get("apiVersion"), "kind": owner.get("kind"), "metadata": {
+                "name": owner.get("name"), "namespace": manifest["metadata"]["namespace"], "uid": owner.get("uid")}},
+                CREATED_WORKLOAD, f"Created Workload: {key}")
 
 
 def _workload_status(namespace: str, name: str, status: dict[str, Any], uid: str | None = None) -> dict[str, Any]:

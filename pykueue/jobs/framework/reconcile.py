@@ -20,6 +20,7 @@ from pykueue.jobs.framework.actions import (
     Action,
     CreateWorkload,
     Delete,
+    Event,
     JobStopped,
     Note,
     Patch,
@@ -53,6 +54,35 @@ def _event_target(job: GenericJob) -> Mapping[str, Any] | None:
     if obj is None:
         obj = next(iter(getattr(job, "pods", None) or []), None)
     return obj if isinstance(obj, Mapping) else None
+
+
+# upstream's jobframework event reasons, recorded on the job (Normal)
+STARTED_EVENT, STOPPED_EVENT, UPDATED_WORKLOAD, FINISHED_WORKLOAD = "Started", "Stopped", "UpdatedWorkload", "FinishedWorkload"
+
+
+def job_event(job: GenericJob, reason: str, message: str) -> list[Action]:
+    """A Normal Event on the job (upstream's JobReconciler records these on the object it reconciles:
+    Started, Stopped, UpdatedWorkload, FinishedWorkload); none when the job has no object to name."""
+    target = _event_target(job)
+    if target is None:
+        return []
+    meta = target.get("metadata") or {}
+    return [Event(str(target.get("apiVersion") or ""), str(target.get("kind") or ""), str(meta.get("namespace") or ""),
+                  str(meta.get("name") or ""), meta.get("uid"), reason, message)]
+
+
+def _stopped(job: GenericJob, actions: list[Action], message: str) -> list[Action]:
+    """``job.stop``'s writes and upstream's Stopped event after them, unless the kind records its own."""
+    if any(isinstance(a, Event) and a.reason == STOPPED_EVENT for a in actions) or not actions:
+        return actions
+    return [*actions, *job_event(job, STOPPED_EVENT, message)]
+
+
+def _condition_message(workload: Mapping[str, Any], kind: str) -> str | None:
+    for cond in (workload.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == kind and cond.get("status") == "True":
+            return str(cond.get("message") or "") or None
+    return None
 
 
 def _is_true(workload: Mapping[str, Any], kind: str) -> bool:
@@ -256,6 +286,8 @@ def _reconcile(job: GenericJob, workload: Mapping[str, Any] | None, flavors: Map
             actions = job.workload_deleted(workload)
         else:
             actions = job.stop(workload, _is_true(workload, "Evicted"))
+            if not job.is_suspended():
+                actions = _stopped(job, actions, _condition_message(workload, "Evicted") or "Workload is evicted")
         if (job.is_suspended() or job.deleting()) and not job.is_active():
             # Seen stopped in the cache (suspended, so nothing will start it again), nothing active.
             actions.append(JobStopped(meta["namespace"], meta["name"], job.lingering_pods()))
@@ -279,12 +311,15 @@ def _reconcile(job: GenericJob, workload: Mapping[str, Any] | None, flavors: Map
         if (queue := new_queue(job, built, workload)) is not None:
             # Upstream updates a suspended job's Workload in place: it keeps its place (creation time).
             return [Patch("Workload", meta["namespace"], meta["name"], {"spec": {"queueName": queue}}),
-                    Note("job changed queues; workload updated", {"object": job.describe(), "queue": queue})]
+                    Note("job changed queues; workload updated", {"object": job.describe(), "queue": queue}),
+                    *job_event(job, UPDATED_WORKLOAD, "Updated not matching Workload for suspended job: "
+                               f"{meta['namespace']}/{meta['name']}")]
         if priority_changed(built, workload):
             ref = built["spec"].get("priorityClassRef")
             return [SetPriority(meta["namespace"], meta["name"], meta.get("uid"), ref),
                     Note("job changed priority class; workload updated",
-                         {"object": job.describe(), "class": _workload_class(ref) or "(default)"})]
+                         {"object": job.describe(), "class": _workload_class(ref) or "(default)"}),
+                    *job_event(job, UPDATED_WORKLOAD, f"Updated workload priority class: {meta['namespace']}/{meta['name']}")]
     cleanup = job.cleanup()
     if cleanup:
         return cleanup
@@ -307,7 +342,9 @@ def _reconcile(job: GenericJob, workload: Mapping[str, Any] | None, flavors: Map
     namespace, name, uid = meta["namespace"], meta["name"], meta.get("uid")
     if finished:
         reason = FINISHED_SUCCEEDED if succeeded else FINISHED_FAILED
-        return [WorkloadConditions(namespace, name, (("Finished", True, reason, message),), uid)] + job.finalize()
+        return [WorkloadConditions(namespace, name, (("Finished", True, reason, message),), uid),
+                *job_event(job, FINISHED_WORKLOAD, f"Workload '{namespace}/{name}' is declared finished"),
+                *job.finalize()]
     reclaimable = job.reclaimable_pods()
     recorded = {p.get("name"): p.get("count") for p in (workload.get("status") or {}).get("reclaimablePods") or []}
     if reclaimable != recorded:
@@ -317,7 +354,9 @@ def _reconcile(job: GenericJob, workload: Mapping[str, Any] | None, flavors: Map
     if admitted(workload):
         if suspended:
             try:
-                return ready + job.run(infos_for(workload, flavors), workload)
+                started = job.run(infos_for(workload, flavors), workload)
+                cq = ((workload.get("status") or {}).get("admission") or {}).get("clusterQueue")
+                return ready + started + (job_event(job, STARTED_EVENT, f"Admitted by clusterQueue {cq}") if started else [])
             except PodSetInfoError as exc:
                 # upstream's podset.IsPermanent: no retry can start it, so the Workload finishes (its quota goes)
                 return [WorkloadConditions(namespace, name, (("Finished", True, FAILED_TO_START, str(exc)),), uid),
@@ -326,5 +365,7 @@ def _reconcile(job: GenericJob, workload: Mapping[str, Any] | None, flavors: Map
         return ready
     evicted = _is_true(workload, "Evicted")
     if not suspended or evicted:
-        return ready + job.stop(workload, evicted)
+        stop = job.stop(workload, evicted)
+        return ready + (_stopped(job, stop, _condition_message(workload, "Evicted") or "Not admitted by cluster queue")
+                        if not suspended else stop)
     return ready
