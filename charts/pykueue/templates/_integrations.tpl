@@ -18,6 +18,7 @@ mutating:
 - {"name": "mjobset.kb.io", "path": "/mutate-jobset-x-k8s-io-v1alpha2-jobset", "group": "jobset.x-k8s.io", "version": "v1alpha2", "resources": ["jobsets"], "operations": ["CREATE"], "frameworks": ["jobset.x-k8s.io/jobset"]}
 - {"name": "mleaderworkerset.kb.io", "path": "/mutate-leaderworkerset-x-k8s-io-v1-leaderworkerset", "group": "leaderworkerset.x-k8s.io", "version": "v1", "resources": ["leaderworkersets"], "operations": ["CREATE", "UPDATE"], "frameworks": ["leaderworkerset.x-k8s.io/leaderworkerset"]}
 - {"name": "mpytorchjob.kb.io", "path": "/mutate-kubeflow-org-v1-pytorchjob", "group": "kubeflow.org", "version": "v1", "resources": ["pytorchjobs"], "operations": ["CREATE"], "frameworks": ["kubeflow.org/pytorchjob"]}
+- {"name": "mtfjob.kb.io", "path": "/mutate-kubeflow-org-v1-tfjob", "group": "kubeflow.org", "version": "v1", "resources": ["tfjobs"], "operations": ["CREATE"], "frameworks": ["kubeflow.org/tfjob"]}
 validating:
 - {"name": "vjob.kb.io", "path": "/validate-batch-v1-job", "group": "batch", "version": "v1", "resources": ["jobs"], "operations": ["CREATE", "UPDATE"], "frameworks": ["batch/job"]}
 - {"name": "vpod.kb.io", "path": "/validate--v1-pod", "group": "", "version": "v1", "resources": ["pods"], "operations": ["CREATE", "UPDATE"], "frameworks": ["pod", "statefulset", "deployment", "leaderworkerset.x-k8s.io/leaderworkerset"], "managedOnly": true}
@@ -29,6 +30,7 @@ validating:
 - {"name": "vjobset.kb.io", "path": "/validate-jobset-x-k8s-io-v1alpha2-jobset", "group": "jobset.x-k8s.io", "version": "v1alpha2", "resources": ["jobsets"], "operations": ["CREATE", "UPDATE"], "frameworks": ["jobset.x-k8s.io/jobset"]}
 - {"name": "vleaderworkerset.kb.io", "path": "/validate-leaderworkerset-x-k8s-io-v1-leaderworkerset", "group": "leaderworkerset.x-k8s.io", "version": "v1", "resources": ["leaderworkersets"], "operations": ["CREATE", "UPDATE"], "frameworks": ["leaderworkerset.x-k8s.io/leaderworkerset"]}
 - {"name": "vpytorchjob.kb.io", "path": "/validate-kubeflow-org-v1-pytorchjob", "group": "kubeflow.org", "version": "v1", "resources": ["pytorchjobs"], "operations": ["CREATE", "UPDATE"], "frameworks": ["kubeflow.org/pytorchjob"]}
+- {"name": "vtfjob.kb.io", "path": "/validate-kubeflow-org-v1-tfjob", "group": "kubeflow.org", "version": "v1", "resources": ["tfjobs"], "operations": ["CREATE", "UPDATE"], "frameworks": ["kubeflow.org/tfjob"]}
 rules:
 - {"group": "", "resources": ["pods"], "verbs": ["delete", "patch", "watch"], "on": ["pod", "statefulset", "deployment", "leaderworkerset.x-k8s.io/leaderworkerset"], "off": [], "why": "the pod integration: an informer on the Pods Kueue gated; ungating with the flavors' node selector, the managed finalizer removed (patch); an evicted Pod deleted"}
 - {"group": "", "resources": ["pods/status"], "verbs": ["patch"], "on": ["pod", "statefulset", "deployment", "leaderworkerset.x-k8s.io/leaderworkerset"], "off": [], "why": "an evicted Pod's TerminationTarget condition"}
@@ -45,5 +47,7 @@ rules:
 - {"group": "leaderworkerset.x-k8s.io", "resources": ["leaderworkersets"], "verbs": ["list", "watch"], "on": ["leaderworkerset.x-k8s.io/leaderworkerset"], "off": [], "why": "LeaderWorkerSets (controller/jobs/group_owners.py): an informer, so each group's Workload is made from its LeaderWorkerSet"}
 - {"group": "kubeflow.org", "resources": ["pytorchjobs"], "verbs": ["get", "list", "patch", "update", "watch"], "on": ["kubeflow.org/pytorchjob"], "off": [], "why": "pytorchjobs: an informer; suspend, start with the flavors' node selectors and tolerations in their pod templates, stop (get, update, patch)"}
 - {"group": "kubeflow.org", "resources": ["pytorchjobs/finalizers"], "verbs": ["update"], "on": ["kubeflow.org/pytorchjob"], "off": [], "why": "a Workload owned by one sets blockOwnerDeletion (pytorchjobs/finalizers)"}
+- {"group": "kubeflow.org", "resources": ["tfjobs"], "verbs": ["get", "list", "patch", "update", "watch"], "on": ["kubeflow.org/tfjob"], "off": [], "why": "tfjobs: an informer; suspend, start with the flavors' node selectors and tolerations in their pod templates, stop (get, update, patch)"}
+- {"group": "kubeflow.org", "resources": ["tfjobs/finalizers"], "verbs": ["update"], "on": ["kubeflow.org/tfjob"], "off": [], "why": "a Workload owned by one sets blockOwnerDeletion (tfjobs/finalizers)"}
 - {"group": "ray.io", "resources": ["rayclusters"], "verbs": ["list", "watch"], "on": ["ray.io/rayjob", "ray.io/rayservice"], "off": ["ray.io/raycluster"], "why": "rayclusters read as children of RayJob, RayService while ray.io/raycluster is off: their own informer"}
 {{- end }}
