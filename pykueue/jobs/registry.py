@@ -16,6 +16,7 @@ from pykueue.jobs import (
     job,
     jobset,
     leaderworkerset,
+    paddlejob,
     pod,
     pytorchjob,
     ray,
@@ -36,12 +37,13 @@ INTEGRATIONS: tuple[Integration, ...] = (
     pytorchjob.INTEGRATION,
     tfjob.INTEGRATION,
     xgboostjob.INTEGRATION,
+    paddlejob.INTEGRATION,
 )
 
 FRAMEWORKS: tuple[str, ...] = tuple(i.framework for i in INTEGRATIONS)
 # Upstream Kueue v0.18's integrations that pykueue does not have yet: a Configuration may name them, as
 # upstream's does, but the controller does not start with one (its jobs would run outside any quota).
-NOT_INTEGRATED = ("kubeflow.org/mpijob", "kubeflow.org/paddlejob",
+NOT_INTEGRATED = ("kubeflow.org/mpijob",
                   "kubeflow.org/jaxjob", "trainer.kubeflow.org/trainjob",
                   "workload.codeflare.dev/appwrapper", "sparkoperator.k8s.io/sparkapplication")
 BY_KIND: dict[str, Integration] = {i.kind: i for i in INTEGRATIONS}

@@ -94,6 +94,7 @@ LEADERWORKERSET = Resource("leaderworkerset.x-k8s.io", "v1", "leaderworkersets",
 PYTORCH_JOB = Resource("kubeflow.org", "v1", "pytorchjobs", "PyTorchJob", True)
 TF_JOB = Resource("kubeflow.org", "v1", "tfjobs", "TFJob", True)
 XGBOOST_JOB = Resource("kubeflow.org", "v1", "xgboostjobs", "XGBoostJob", True)
+PADDLE_JOB = Resource("kubeflow.org", "v1", "paddlejobs", "PaddleJob", True)
 MULTIKUEUE_CONFIG = Resource(KUEUE, "v1beta2", "multikueueconfigs", "MultiKueueConfig", False)
 MULTIKUEUE_CLUSTER = Resource(KUEUE, "v1beta2", "multikueueclusters", "MultiKueueCluster", False)
 SECRET = Resource("", "v1", "secrets", "Secret", True)
