@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from pykueue.jobs import (
     deployment,
+    jaxjob,
     job,
     jobset,
     leaderworkerset,
@@ -38,13 +39,14 @@ INTEGRATIONS: tuple[Integration, ...] = (
     tfjob.INTEGRATION,
     xgboostjob.INTEGRATION,
     paddlejob.INTEGRATION,
+    jaxjob.INTEGRATION,
 )
 
 FRAMEWORKS: tuple[str, ...] = tuple(i.framework for i in INTEGRATIONS)
 # Upstream Kueue v0.18's integrations that pykueue does not have yet: a Configuration may name them, as
 # upstream's does, but the controller does not start with one (its jobs would run outside any quota).
 NOT_INTEGRATED = ("kubeflow.org/mpijob",
-                  "kubeflow.org/jaxjob", "trainer.kubeflow.org/trainjob",
+                  "trainer.kubeflow.org/trainjob",
                   "workload.codeflare.dev/appwrapper", "sparkoperator.k8s.io/sparkapplication")
 BY_KIND: dict[str, Integration] = {i.kind: i for i in INTEGRATIONS}
 BY_OWNER: dict[tuple[str, str], Integration] = {(i.group, i.kind): i for i in INTEGRATIONS}
