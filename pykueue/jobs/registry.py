@@ -17,6 +17,7 @@ from pykueue.jobs import (
     job,
     jobset,
     leaderworkerset,
+    mpijob,
     paddlejob,
     pod,
     pytorchjob,
@@ -40,14 +41,14 @@ INTEGRATIONS: tuple[Integration, ...] = (
     xgboostjob.INTEGRATION,
     paddlejob.INTEGRATION,
     jaxjob.INTEGRATION,
+    mpijob.INTEGRATION,
 )
 
 FRAMEWORKS: tuple[str, ...] = tuple(i.framework for i in INTEGRATIONS)
 # Upstream Kueue v0.18's integrations that pykueue does not have yet: a Configuration may name them, as
 # upstream's does, but the controller does not start with one (its jobs would run outside any quota).
-NOT_INTEGRATED = ("kubeflow.org/mpijob",
-                  "trainer.kubeflow.org/trainjob",
-                  "workload.codeflare.dev/appwrapper", "sparkoperator.k8s.io/sparkapplication")
+NOT_INTEGRATED = ("trainer.kubeflow.org/trainjob", "workload.codeflare.dev/appwrapper",
+                  "sparkoperator.k8s.io/sparkapplication")
 BY_KIND: dict[str, Integration] = {i.kind: i for i in INTEGRATIONS}
 BY_OWNER: dict[tuple[str, str], Integration] = {(i.group, i.kind): i for i in INTEGRATIONS}
 

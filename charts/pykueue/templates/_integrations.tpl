@@ -22,6 +22,7 @@ mutating:
 - {"name": "mxgboostjob.kb.io", "path": "/mutate-kubeflow-org-v1-xgboostjob", "group": "kubeflow.org", "version": "v1", "resources": ["xgboostjobs"], "operations": ["CREATE"], "frameworks": ["kubeflow.org/xgboostjob"]}
 - {"name": "mpaddlejob.kb.io", "path": "/mutate-kubeflow-org-v1-paddlejob", "group": "kubeflow.org", "version": "v1", "resources": ["paddlejobs"], "operations": ["CREATE"], "frameworks": ["kubeflow.org/paddlejob"]}
 - {"name": "mjaxjob.kb.io", "path": "/mutate-kubeflow-org-v1-jaxjob", "group": "kubeflow.org", "version": "v1", "resources": ["jaxjobs"], "operations": ["CREATE"], "frameworks": ["kubeflow.org/jaxjob"]}
+- {"name": "mmpijob.kb.io", "path": "/mutate-kubeflow-org-v2beta1-mpijob", "group": "kubeflow.org", "version": "v2beta1", "resources": ["mpijobs"], "operations": ["CREATE"], "frameworks": ["kubeflow.org/mpijob"]}
 validating:
 - {"name": "vjob.kb.io", "path": "/validate-batch-v1-job", "group": "batch", "version": "v1", "resources": ["jobs"], "operations": ["CREATE", "UPDATE"], "frameworks": ["batch/job"]}
 - {"name": "vpod.kb.io", "path": "/validate--v1-pod", "group": "", "version": "v1", "resources": ["pods"], "operations": ["CREATE", "UPDATE"], "frameworks": ["pod", "statefulset", "deployment", "leaderworkerset.x-k8s.io/leaderworkerset"], "managedOnly": true}
@@ -37,6 +38,7 @@ validating:
 - {"name": "vxgboostjob.kb.io", "path": "/validate-kubeflow-org-v1-xgboostjob", "group": "kubeflow.org", "version": "v1", "resources": ["xgboostjobs"], "operations": ["CREATE", "UPDATE"], "frameworks": ["kubeflow.org/xgboostjob"]}
 - {"name": "vpaddlejob.kb.io", "path": "/validate-kubeflow-org-v1-paddlejob", "group": "kubeflow.org", "version": "v1", "resources": ["paddlejobs"], "operations": ["CREATE", "UPDATE"], "frameworks": ["kubeflow.org/paddlejob"]}
 - {"name": "vjaxjob.kb.io", "path": "/validate-kubeflow-org-v1-jaxjob", "group": "kubeflow.org", "version": "v1", "resources": ["jaxjobs"], "operations": ["CREATE", "UPDATE"], "frameworks": ["kubeflow.org/jaxjob"]}
+- {"name": "vmpijob.kb.io", "path": "/validate-kubeflow-org-v2beta1-mpijob", "group": "kubeflow.org", "version": "v2beta1", "resources": ["mpijobs"], "operations": ["CREATE", "UPDATE"], "frameworks": ["kubeflow.org/mpijob"]}
 rules:
 - {"group": "", "resources": ["pods"], "verbs": ["delete", "patch", "watch"], "on": ["pod", "statefulset", "deployment", "leaderworkerset.x-k8s.io/leaderworkerset"], "off": [], "why": "the pod integration: an informer on the Pods Kueue gated; ungating with the flavors' node selector, the managed finalizer removed (patch); an evicted Pod deleted"}
 - {"group": "", "resources": ["pods/status"], "verbs": ["patch"], "on": ["pod", "statefulset", "deployment", "leaderworkerset.x-k8s.io/leaderworkerset"], "off": [], "why": "an evicted Pod's TerminationTarget condition"}
@@ -61,5 +63,7 @@ rules:
 - {"group": "kubeflow.org", "resources": ["paddlejobs/finalizers"], "verbs": ["update"], "on": ["kubeflow.org/paddlejob"], "off": [], "why": "a Workload owned by one sets blockOwnerDeletion (paddlejobs/finalizers)"}
 - {"group": "kubeflow.org", "resources": ["jaxjobs"], "verbs": ["get", "list", "patch", "update", "watch"], "on": ["kubeflow.org/jaxjob"], "off": [], "why": "jaxjobs: an informer; suspend, start with the flavors' node selectors and tolerations in their pod templates, stop (get, update, patch)"}
 - {"group": "kubeflow.org", "resources": ["jaxjobs/finalizers"], "verbs": ["update"], "on": ["kubeflow.org/jaxjob"], "off": [], "why": "a Workload owned by one sets blockOwnerDeletion (jaxjobs/finalizers)"}
+- {"group": "kubeflow.org", "resources": ["mpijobs"], "verbs": ["get", "list", "patch", "update", "watch"], "on": ["kubeflow.org/mpijob"], "off": [], "why": "mpijobs: an informer; suspend, start with the flavors' node selectors and tolerations in their pod templates, stop (get, update, patch)"}
+- {"group": "kubeflow.org", "resources": ["mpijobs/finalizers"], "verbs": ["update"], "on": ["kubeflow.org/mpijob"], "off": [], "why": "a Workload owned by one sets blockOwnerDeletion (mpijobs/finalizers)"}
 - {"group": "ray.io", "resources": ["rayclusters"], "verbs": ["list", "watch"], "on": ["ray.io/rayjob", "ray.io/rayservice"], "off": ["ray.io/raycluster"], "why": "rayclusters read as children of RayJob, RayService while ray.io/raycluster is off: their own informer"}
 {{- end }}
