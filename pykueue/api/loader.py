@@ -128,16 +128,11 @@ class _Doc:
         return member
 
 
-MANAGED_BY_KINDS = tuple(i.kind for i in registry.INTEGRATIONS if i.own_controller)  # MultiKueue checks their spec.managedBy
-
-
 def _managed_by(doc: _Doc) -> str | None:
-    """The job's ``spec.managedBy`` as written, for the kinds that have one."""
-    if doc.kind not in MANAGED_BY_KINDS:
-        return None
-    spec = doc.raw.get("spec")
-    value = spec.get("managedBy") if isinstance(spec, dict) else None
-    return value if isinstance(value, str) and value else None
+    """The job's managedBy as written (``spec.managedBy``, a Kubeflow job's ``spec.runPolicy.managedBy``),
+    for the kinds that have one: MultiKueue checks it."""
+    integration = registry.BY_KIND.get(doc.kind)
+    return None if integration is None else integration.managed_by(doc.raw)
 
 
 _READ: dict[str, Any] = {}  # the raw text of a document read whole into its model, no longer held

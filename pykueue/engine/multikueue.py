@@ -26,12 +26,13 @@ NO_ADAPTER = "No multikueue adapter found"  # a Workload with no owner: nothing 
 UNMANAGED = "The owner is not managed by Kueue: "  # the Rejected check's message, before the reason
 
 
-def managed_by_reason(managed_by: str) -> str | None:
-    """Upstream's IsJobManagedByKueue for the kinds with ``spec.managedBy``: None when the job is
+def managed_by_reason(managed_by: str, field: str = "spec.managedBy") -> str | None:
+    """Upstream's IsJobManagedByKueue for the kinds with a managedBy field (``field``: a Job's
+    ``spec.managedBy``, a Kubeflow job's ``spec.runPolicy.managedBy``): None when the job is
     MultiKueue's, else why not (after ``UNMANAGED`` in the check's message)."""
     if managed_by == CONTROLLER_NAME:
         return None
-    return f'Expecting spec.managedBy to be "{CONTROLLER_NAME}" not "{managed_by}"'
+    return f'Expecting {field} to be "{CONTROLLER_NAME}" not "{managed_by}"'
 
 
 def builtin_dispatcher(name: str) -> bool:

@@ -75,37 +75,78 @@ def default_queue(obj: dict[str, Any], ctx: HookContext, owned: bool) -> tuple[d
     return labelled, ops
 
 
-def managed_by_ops(obj: Mapping[str, Any], own_controller: str | None, ctx: HookContext) -> list[Op]:
-    """Upstream's ApplyDefaultForManagedBy: the JSON patch that sets ``spec.managedBy`` to MultiKueue's,
-    or none. Only a job queued where MultiKueue dispatches, with no ``managedBy`` or its kind's own
-    controller (``own_controller``) there, is changed."""
+def _under(spec: Mapping[str, Any], under: tuple[str, ...]) -> Mapping[str, Any]:
+    """The object beneath ``spec`` at ``under`` (a Kubeflow job's ``runPolicy``), empty when missing."""
+    node: Mapping[str, Any] = spec
+    for key in under:
+        child = node.get(key)
+        node = child if isinstance(child, Mapping) else {}
+    return node
+
+
+def set_op(spec: Mapping[str, Any], under: tuple[str, ...], key: str, value: Any, op: str = "add") -> Op:
+    """The JSON patch op that sets ``spec.<under...>.<key>``; a missing object on the way is added
+    holding the rest (a job written without ``runPolicy``)."""
+    node: Mapping[str, Any] = spec
+    path = "/spec"
+    for i, step in enumerate(under):
+        child = node.get(step)
+        if not isinstance(child, Mapping):
+            nested: Any = {key: value}
+            for outer in reversed(under[i + 1:]):
+                nested = {outer: nested}
+            return {"op": "add", "path": f"{path}/{step}", "value": nested}
+        node, path = child, f"{path}/{step}"
+    return {"op": op if key in node else "add", "path": f"{path}/{key}", "value": value}
+
+
+def _with(spec: Mapping[str, Any], under: tuple[str, ...], key: str, value: Any) -> dict[str, Any]:
+    """``spec`` as ``set_op`` leaves it (copied along the path), so that a later op sees the change."""
+    out = dict(spec)
+    if not under:
+        out[key] = value
+        return out
+    child = out.get(under[0])
+    out[under[0]] = _with(child if isinstance(child, Mapping) else {}, under[1:], key, value)
+    return out
+
+
+def managed_by_ops(obj: Mapping[str, Any], own_controller: str | None, ctx: HookContext,
+                   under: tuple[str, ...] = ()) -> list[Op]:
+    """Upstream's ApplyDefaultForManagedBy: the JSON patch that sets ``spec.managedBy`` (beneath
+    ``spec.<under>``: a Kubeflow job's ``spec.runPolicy.managedBy``) to MultiKueue's, or none. Only a job
+    queued where MultiKueue dispatches, with no ``managedBy`` or its kind's own controller
+    (``own_controller``) there, is changed."""
     spec = obj.get("spec")
     queue = queue_name(obj)
     if ctx.dispatches is None or not isinstance(spec, dict) or not queue:
         return []
-    if spec.get("managedBy") not in (None, own_controller):
+    if _under(spec, under).get("managedBy") not in (None, own_controller):
         return []
     if not ctx.dispatches(namespace_of(obj), queue):
         return []
-    return [{"op": "replace" if "managedBy" in spec else "add", "path": "/spec/managedBy", "value": CONTROLLER_NAME}]
+    return [set_op(spec, under, "managedBy", CONTROLLER_NAME, "replace")]
 
 
 def suspend_default(obj: dict[str, Any], ctx: HookContext, own_controller: str | None,
-                    gate_ops: Callable[[dict[str, Any]], list[Op]] | None = None) -> list[Op]:
+                    gate_ops: Callable[[dict[str, Any]], list[Op]] | None = None,
+                    under: tuple[str, ...] = ()) -> list[Op]:
     """The job framework's ``Default`` as the Job's and the JobSet's webhooks apply it: LocalQueueDefaulting,
-    then ``spec.suspend: true`` on one Kueue manages that would start right away, ``gate_ops`` (an elastic
-    Job's pods wait for their slice's admission), and managedBy for MultiKueue. One a managed job owns is
-    left to that one."""
+    then ``spec.suspend: true`` (beneath ``spec.<under>``: a Kubeflow job's ``spec.runPolicy.suspend``) on
+    one Kueue manages that would start right away, ``gate_ops`` (an elastic Job's pods wait for their
+    slice's admission), and managedBy for MultiKueue (beside ``suspend``). One a managed job owns is left
+    to that one."""
     if not isinstance(obj.get("spec"), dict):
         return []
     owned = ctx.owned(obj)
     obj, patch = default_queue(obj, ctx, owned)
     suspends = not owned and ctx.suspends(obj, namespace_of(obj))
-    if obj["spec"].get("suspend") is not True and suspends:
-        patch.append({"op": "add", "path": "/spec/suspend", "value": True})
+    if _under(obj["spec"], under).get("suspend") is not True and suspends:
+        patch.append(set_op(obj["spec"], under, "suspend", True))
+        obj = {**obj, "spec": _with(obj["spec"], under, "suspend", True)}
     if gate_ops is not None and suspends:
         patch += gate_ops(obj)
-    return patch + managed_by_ops(obj, own_controller, ctx)
+    return patch + managed_by_ops(obj, own_controller, ctx, under)
 
 
 def owner_default(obj: dict[str, Any], ctx: HookContext, template: Callable[[dict[str, Any]], list[Op]]) -> list[Op]:

@@ -133,6 +133,8 @@ class Integration:
     # the kind's own controller: with none, the one value of spec.managedBy that MultiKueue's webhook
     # default replaces (upstream's ApplyDefaultForManagedBy); None: the kind has no managedBy rule
     own_controller: str | None = None
+    # where the kind's managedBy sits under ``spec`` (a Kubeflow job's ``spec.runPolicy.managedBy``)
+    managed_by_at: tuple[str, ...] = ("managedBy",)
     reading: Reading | None = None  # None: the Job and the Pod, which the simulator reads as Workloads of their own
     webhooks: Webhooks | None = None
     # the labels its integration names for a Pod it controls that only the Pod webhook can add (a
@@ -148,6 +150,20 @@ class Integration:
     @property
     def group(self) -> str:
         return self.resource.group
+
+    @property
+    def managed_by_field(self) -> str:
+        """The managedBy field's path, as upstream's messages name it (``spec.runPolicy.managedBy``)."""
+        return ".".join(("spec", *self.managed_by_at))
+
+    def managed_by(self, obj: Mapping[str, Any]) -> str | None:
+        """The object's managedBy as written, if it is a non-empty string (None for a kind without one)."""
+        if self.own_controller is None:
+            return None
+        node: Any = obj.get("spec")
+        for key in self.managed_by_at:
+            node = node.get(key) if isinstance(node, Mapping) else None
+        return node if isinstance(node, str) and node else None
 
     @property
     def kind(self) -> str:

@@ -11,7 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pykueue.jobs import deployment, job, jobset, leaderworkerset, pod, ray, statefulset
+from pykueue.jobs import (
+    deployment,
+    jaxjob,
+    job,
+    jobset,
+    leaderworkerset,
+    mpijob,
+    paddlejob,
+    pod,
+    pytorchjob,
+    ray,
+    statefulset,
+    tfjob,
+    xgboostjob,
+)
 from pykueue.jobs.integration import Frameworks, Integration
 
 INTEGRATIONS: tuple[Integration, ...] = (
@@ -22,14 +36,19 @@ INTEGRATIONS: tuple[Integration, ...] = (
     deployment.INTEGRATION,
     jobset.INTEGRATION,
     leaderworkerset.INTEGRATION,
+    pytorchjob.INTEGRATION,
+    tfjob.INTEGRATION,
+    xgboostjob.INTEGRATION,
+    paddlejob.INTEGRATION,
+    jaxjob.INTEGRATION,
+    mpijob.INTEGRATION,
 )
 
 FRAMEWORKS: tuple[str, ...] = tuple(i.framework for i in INTEGRATIONS)
 # Upstream Kueue v0.18's integrations that pykueue does not have yet: a Configuration may name them, as
 # upstream's does, but the controller does not start with one (its jobs would run outside any quota).
-NOT_INTEGRATED = ("kubeflow.org/mpijob", "kubeflow.org/paddlejob", "kubeflow.org/pytorchjob", "kubeflow.org/tfjob",
-                  "kubeflow.org/xgboostjob", "kubeflow.org/jaxjob", "trainer.kubeflow.org/trainjob",
-                  "workload.codeflare.dev/appwrapper", "sparkoperator.k8s.io/sparkapplication")
+NOT_INTEGRATED = ("trainer.kubeflow.org/trainjob", "workload.codeflare.dev/appwrapper",
+                  "sparkoperator.k8s.io/sparkapplication")
 BY_KIND: dict[str, Integration] = {i.kind: i for i in INTEGRATIONS}
 BY_OWNER: dict[tuple[str, str], Integration] = {(i.group, i.kind): i for i in INTEGRATIONS}
 

@@ -58,10 +58,9 @@ def unmanaged(managed_by: str | None, kind: str = "Job") -> str | None:
     if kind == "Workload":
         return mk.NO_ADAPTER
     integration = registry.BY_KIND.get(kind)
-    own = integration.own_controller if integration is not None else None
-    if own is None or managed_by in (None, own):
+    if integration is None or integration.own_controller is None or managed_by in (None, integration.own_controller):
         return None  # no managedBy rule, or defaulted to MultiKueue's by the kind's webhook
-    why = mk.managed_by_reason(managed_by or "")
+    why = mk.managed_by_reason(managed_by or "", integration.managed_by_field)
     return None if why is None else mk.UNMANAGED + why
 
 

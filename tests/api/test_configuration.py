@@ -172,15 +172,15 @@ def test_integrations_frameworks_default_to_batch_job_alone() -> None:
 
 def test_a_kueue_integration_pykueue_lacks_is_accepted_by_the_configuration_but_not_by_the_controller(
         load: Loader) -> None:
-    """upstream's own Configuration lists Kubeflow's kinds: the Configuration (and ``simulate``) take it,
+    """upstream's own Configuration lists kinds pykueue lacks (Kubeflow's TrainJob): the Configuration (and ``simulate``) take it,
     and the controller refuses to start with it, naming what pykueue integrates (those jobs would
     otherwise run outside any quota)."""
     from pykueue.controller.command import not_integrated
 
-    inputs, problems = load("", config=V2 + "integrations:\n  frameworks: [batch/job, kubeflow.org/pytorchjob]\n")
+    inputs, problems = load("", config=V2 + "integrations:\n  frameworks: [batch/job, trainer.kubeflow.org/trainjob]\n")
     assert problems == []
-    assert inputs.config.frameworks == ("batch/job", "kubeflow.org/pytorchjob")
+    assert inputs.config.frameworks == ("batch/job", "trainer.kubeflow.org/trainjob")
     said = not_integrated(inputs.config)
-    assert said is not None and said.startswith('"kubeflow.org/pytorchjob": Kueue integrates it but pykueue does not')
+    assert said is not None and said.startswith('"trainer.kubeflow.org/trainjob": Kueue integrates it but pykueue does not')
     assert '"jobset.x-k8s.io/jobset"' in said and said.count('"batch/job"') == 1
     assert not_integrated(model.Config()) is None

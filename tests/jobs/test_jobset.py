@@ -5,9 +5,7 @@ webhook's Default and ValidateCreate/ValidateUpdate)."""
 
 from __future__ import annotations
 
-import base64
 import copy
-import json
 from typing import Any
 
 import pytest
@@ -21,15 +19,9 @@ from pykueue.jobs.framework.workload import workload_name_for_owner
 from pykueue.jobs.jobset import workload as jobset
 from pykueue.jobs.jobset.generic import JobSetObject, with_pod_sets_info
 from pykueue.jobs.registry import BY_KIND
+from tests.jobs.kind_objects import FLAVORS, TOLERATION, admitted, patch, request
 from tests.jobs.writes import reconcile
 
-FLAVORS = {
-    "gpu": {"metadata": {"name": "gpu"}, "spec": {
-        "nodeLabels": {"gpu": "h100"},
-        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}},
-    "cpu": {"metadata": {"name": "cpu"}, "spec": {"nodeLabels": {"pool": "cpu"}}},
-}
-TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 FRAMEWORKS = ("batch/job", jobset.FRAMEWORK)
 
 
@@ -61,14 +53,6 @@ def js(suspend: bool | None = True, status: dict[str, Any] | None = None, **meta
     if status is not None:
         obj["status"] = status
     return obj
-
-
-def admitted(name: str, flavors: list[tuple[str, str, int]]) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": "ns"},
-            "status": {"conditions": [{"type": "QuotaReserved", "status": "True"},
-                                      {"type": "Admitted", "status": "True"}],
-                       "admission": {"clusterQueue": "cq", "podSetAssignments": [
-                           {"name": n, "count": c, "flavors": {"cpu": f}} for n, f, c in flavors]}}}
 
 
 ASSIGNED = [("driver", "cpu", 1), ("workers", "gpu", 6), ("ps", "cpu", 4)]
@@ -234,39 +218,31 @@ def test_the_keys_find_the_jobset_and_the_workloads_owner() -> None:
 # ---- webhooks --------------------------------------------------------------------------------------
 
 
-def _request(obj: dict[str, Any], operation: str = "CREATE", old: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"uid": "r1", "operation": operation, "namespace": "ns", "object": obj, "oldObject": old}
-
-
-def _patch(response: dict[str, Any]) -> list[dict[str, Any]]:
-    return json.loads(base64.b64decode(response["patch"])) if response.get("patch") else []
-
-
 def test_the_mutating_webhook_suspends_a_queued_jobset_and_defaults_its_queue() -> None:
     mutate = admission.mutator("JobSet", FRAMEWORKS, False, lambda ns: ns == "ns")
-    assert _patch(mutate(_request(js(suspend=False)))) == [{"op": "add", "path": "/spec/suspend", "value": True}]
+    assert patch(mutate(request(js(suspend=False)))) == [{"op": "add", "path": "/spec/suspend", "value": True}]
     unlabelled = js(suspend=False, labels={})
-    assert _patch(mutate(_request(unlabelled))) == [
+    assert patch(mutate(request(unlabelled))) == [
         {"op": "add", "path": "/metadata/labels/kueue.x-k8s.io~1queue-name", "value": "default"},
         {"op": "add", "path": "/spec/suspend", "value": True}]
     # the integration off: let through unchanged
-    assert _patch(admission.mutator("JobSet", ("batch/job",), False)(_request(js(suspend=False)))) == []
+    assert patch(admission.mutator("JobSet", ("batch/job",), False)(request(js(suspend=False)))) == []
 
 
 def test_the_validating_webhook_refuses_a_bad_queue_name_and_a_queue_change_while_running() -> None:
     validate = admission.validator_for_jobs("JobSet", FRAMEWORKS)
     bad = js(labels={"kueue.x-k8s.io/queue-name": "Not_A_Name"})
-    refused = validate(_request(bad))
+    refused = validate(request(bad))
     assert refused["allowed"] is False
     assert "metadata.labels[kueue.x-k8s.io/queue-name]" in refused["status"]["message"]
     running = js(suspend=False)
     moved = copy.deepcopy(running)
     moved["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "other"
-    refused = validate(_request(moved, "UPDATE", running))
+    refused = validate(request(moved, "UPDATE", running))
     assert refused["allowed"] is False and "field is immutable" in refused["status"]["message"]
     suspended, moved_suspended = js(), copy.deepcopy(js())
     moved_suspended["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] = "other"
-    assert validate(_request(moved_suspended, "UPDATE", suspended))["allowed"] is True
+    assert validate(request(moved_suspended, "UPDATE", suspended))["allowed"] is True
 
 
 def test_the_hooks_are_registered_only_with_the_integration() -> None:

@@ -32,15 +32,8 @@ from pykueue.jobs.framework.podset import (
 from pykueue.jobs.framework.workload import workload_name_for_owner
 from pykueue.jobs.ray.generic import RayObject, is_managed, with_pod_sets_info
 from pykueue.jobs.registry import BY_KIND
+from tests.jobs.kind_objects import FLAVORS, TOLERATION, admitted
 from tests.jobs.writes import reconcile
-
-FLAVORS = {
-    "gpu": {"metadata": {"name": "gpu"}, "spec": {
-        "nodeLabels": {"gpu": "h100"},
-        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}},
-    "cpu": {"metadata": {"name": "cpu"}, "spec": {"nodeLabels": {"pool": "cpu"}}},
-}
-TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 
 
 def _template(cpu: str, **spec: Any) -> dict[str, Any]:
@@ -71,14 +64,6 @@ def rayjob(suspend: bool = True, status: dict[str, Any] | None = None, **spec: A
             "spec": {"suspend": suspend, "shutdownAfterJobFinishes": True, "entrypoint": "python x.py",
                      "rayClusterSpec": _cluster_spec(), **spec},
             "status": status or {}}
-
-
-def admitted(name: str, flavors: list[tuple[str, str, int]]) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": "ns"},
-            "status": {"conditions": [{"type": "QuotaReserved", "status": "True"},
-                                      {"type": "Admitted", "status": "True"}],
-                       "admission": {"clusterQueue": "cq", "podSetAssignments": [
-                           {"name": n, "count": c, "flavors": {"cpu": f}} for n, f, c in flavors]}}}
 
 
 # ---- RayCluster ----------------------------------------------------------------------------------------

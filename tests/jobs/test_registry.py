@@ -10,7 +10,7 @@ from pykueue.jobs import managed, registry
 
 
 def test_each_framework_is_registered_once() -> None:
-    assert len(set(registry.FRAMEWORKS)) == len(registry.FRAMEWORKS) == 9
+    assert len(set(registry.FRAMEWORKS)) == len(registry.FRAMEWORKS) == 15
     assert not set(registry.FRAMEWORKS) & set(registry.NOT_INTEGRATED)
     assert registry.BY_KIND["JobSet"].framework == "jobset.x-k8s.io/jobset"
 
