@@ -50,8 +50,12 @@ def adopt(job: OneObject, workload: Mapping[str, Any] | None) -> list[Action] | 
     already does. Upstream keeps the job stopped while there is none to adopt."""
     uid = job.meta.get("uid")
     owner = None if workload is None else _controller(workload)
-    if workload is None or (owner is not None and owner.get("uid") != uid):
-        why = "missing" if workload is None else "controlled by another object"
+    going = workload is not None and bool((workload.get("metadata") or {}).get("deletionTimestamp"))
+    if workload is None or (owner is not None and owner.get("uid") != uid) or (going and owner is None):
+        # a Workload being deleted gains no owner: its owners gone (a deleted LeaderWorkerSet's group),
+        # one adopted now would outlive them, unowned, and never be garbage-collected
+        why = "missing" if workload is None else "being deleted" if going and owner is None \
+            else "controlled by another object"
         note = Note("prebuilt workload not adopted; job kept stopped", {"object": job.describe(), "why": why})
         return ([] if job.is_suspended() else job.suspend()) + [note]
     meta = workload["metadata"]

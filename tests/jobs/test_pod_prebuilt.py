@@ -65,3 +65,20 @@ def test_a_prebuilt_workload_out_of_sync_with_its_pod_is_finished() -> None:
     (finish, _) = prebuilt.adopt(pods.Pod(pod), workload)  # gated: nothing to stop
     assert isinstance(finish, WorkloadConditions) and finish.conditions == (
         ("Finished", True, "OutOfSync", "The prebuilt workload is out of sync with its user job"),)
+
+
+def test_a_prebuilt_workload_being_deleted_is_not_adopted() -> None:
+    """Issue 53, item 12a: a deleted LeaderWorkerSet's group Workload, its owner gone and the garbage
+    collector deleting it (its finalizer holds it), is never adopted by a Pod: adopted, it would outlive
+    every owner, be finished OwnerNotFound and never be collected. The Pod waits as for a missing one."""
+    pod = pods.Pod(_pod(labels=PRE))
+    going = _prebuilt(pod.obj)
+    going["metadata"]["deletionTimestamp"] = "2026-12-03T12:00:00Z"
+    going["metadata"]["ownerReferences"] = [{"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+                                             "name": "infer", "uid": "lws-uid"}]
+    actions = prebuilt.adopt(pod, going)
+    assert actions is not None and [type(a) for a in actions] == [Note]
+    assert actions[0].fields["why"] == "being deleted"
+    going["metadata"].pop("deletionTimestamp")
+    adopted = prebuilt.adopt(pod, going)
+    assert adopted is not None and isinstance(adopted[0], Patch)  # not being deleted: adopted as before
