@@ -1,6 +1,6 @@
-"""Controllers the tier-2 cluster's ``jobset`` and ``lws`` addons run, built from source archives.
+"""Controllers the tier-2 cluster's ``jobset``, ``lws`` and ``kubeflow`` addons run, built from source archives.
 
-JobSet's and LeaderWorkerSet's Go modules are not served by the module proxy these machines reach, so
+JobSet's, LeaderWorkerSet's and the Kubeflow training-operator's Go modules are not served by the module proxy these machines reach, so
 their release tags are kept as ``git archive`` tarballs beside the clone (``../shared/third_party/``,
 or ``$PYKUEUE_THIRD_PARTY``); every module they import is an ordinary one the proxy serves. Each
 manager is built from its extracted tree into a cache directory named for the archive's hash
@@ -40,7 +40,8 @@ class Archived:
     crd_dir: str  # the CRDs, relative to the tree
     crd_names: tuple[str, ...]
     webhook_dir: str  # manifests.yaml and kustomize patches, relative to the tree
-    config_api: str  # apiVersion of the manager's Configuration
+    config_api: str | None  # apiVersion of the manager's Configuration; None: it takes flags only
+    crd_exclude: tuple[str, ...] = ()  # CRD files of crd_dir not installed
 
     @property
     def tag(self) -> str:
@@ -57,7 +58,17 @@ LWS = Archived(
     crd_dir="config/crd/bases", crd_names=("leaderworkersets.leaderworkerset.x-k8s.io",),
     webhook_dir="config/webhook", config_api="config.lws.x-k8s.io/v1alpha1",
 )
-BY_ADDON = {a.addon: a for a in (JOBSET, LWS)}
+# The training-operator v1 line (upstream Kueue's pkg/controller/jobs/kubeflow integrations build
+# against it): PyTorchJob, TFJob, XGBoostJob, PaddleJob and JAXJob. Its own MPIJob v1 CRD is left out:
+# ``kubeflow.org/mpijob`` is the MPI Operator's v2beta1 MPIJob, and both CRDs are named
+# ``mpijobs.kubeflow.org``. It has no Configuration file: ``cluster.DevCluster.start_archived`` passes flags.
+KUBEFLOW = Archived(
+    addon="kubeflow", archive="training-operator-v1.9.3.tar.gz", binary="training-operator",
+    package="./cmd/training-operator.v1", crd_dir="manifests/base/crds",
+    crd_names=tuple(f"{k}.kubeflow.org" for k in ("pytorchjobs", "tfjobs", "xgboostjobs", "paddlejobs", "jaxjobs")),
+    webhook_dir="manifests/base/webhook", config_api=None, crd_exclude=("kubeflow.org_mpijobs.yaml",),
+)
+BY_ADDON = {a.addon: a for a in (JOBSET, LWS, KUBEFLOW)}
 WEBHOOKS_FILE = "webhooks.yaml"
 
 
@@ -131,7 +142,8 @@ def _build(go: str, spec: Archived, target: Path, log) -> None:
         crds = target / "crds"
         crds.mkdir(exist_ok=True)
         for crd in sorted((tree / spec.crd_dir).glob("*.yaml")):
-            shutil.copyfile(crd, crds / crd.name)
+            if crd.name not in spec.crd_exclude and _is_crd(crd):  # not the directory's kustomization.yaml
+                shutil.copyfile(crd, crds / crd.name)
         (target / WEBHOOKS_FILE).write_text(yaml.safe_dump_all(webhook_manifests(tree / spec.webhook_dir),
                                                                  sort_keys=False))
         (target / "bin").mkdir(exist_ok=True)
@@ -139,19 +151,27 @@ def _build(go: str, spec: Archived, target: Path, log) -> None:
     print(f"pykueue: built {spec.binary} in {time.monotonic() - started:.0f} s", file=log, flush=True)
 
 
+def _is_crd(path: Path) -> bool:
+    return any((d or {}).get("kind") == "CustomResourceDefinition" for d in yaml.safe_load_all(path.read_text()))
+
+
 def webhook_manifests(directory: Path) -> list[dict[str, Any]]:
     """The webhook configurations of ``manifests.yaml`` with the kustomization's JSON patches applied
-    (they add the pod webhooks' objectSelector: without it every Pod in the cluster would be sent to
-    the addon's webhook)."""
-    docs = {d["metadata"]["name"]: d for d in yaml.safe_load_all((directory / "manifests.yaml").read_text()) if d}
+    (JobSet's and LWS's add the pod webhooks' objectSelector: without it every Pod in the cluster would
+    be sent to the addon's webhook). A patch targets one configuration by name, or every configuration
+    of a kind (the training-operator's, which renames its one ValidatingWebhookConfiguration)."""
+    docs = [d for d in yaml.safe_load_all((directory / "manifests.yaml").read_text()) if d]
     kustomization = yaml.safe_load((directory / "kustomization.yaml").read_text()) or {}
     for patch in kustomization.get("patches") or []:
-        name = (patch.get("target") or {}).get("name")
-        if name not in docs:
-            raise BuildError(f"{directory}/kustomization.yaml: a patch targets {name!r}, which manifests.yaml lacks")
+        target = patch.get("target") or {}
+        chosen = [d for d in docs if target.get("name", d["metadata"]["name"]) == d["metadata"]["name"]
+                  and target.get("kind", d.get("kind")) == d.get("kind")]
+        if not chosen:
+            raise BuildError(f"{directory}/kustomization.yaml: a patch targets {target!r}, which manifests.yaml lacks")
         for op in yaml.safe_load((directory / patch["path"]).read_text()) or []:
-            _apply_op(docs[name], op, directory / patch["path"])
-    return list(docs.values())
+            for doc in chosen:
+                _apply_op(doc, op, directory / patch["path"])
+    return docs
 
 
 def _apply_op(doc: dict[str, Any], op: dict[str, Any], source: Path) -> None:

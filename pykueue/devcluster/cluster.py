@@ -475,9 +475,11 @@ class DevCluster:
         return proc
 
     def start_archived(self, addon: str, *, detach: bool = False, timeout: float = 90.0) -> Process:
-        """The ``jobset`` or ``lws`` addon on a running tier-2 cluster: its CRDs installed, its manager
-        started with a Configuration for loopback (``addon_setup``), then its webhook configurations
-        registered at that manager's port; ready once its probe is and its webhook server answers."""
+        """The ``jobset``, ``lws`` or ``kubeflow`` addon on a running tier-2 cluster: its CRDs installed,
+        its manager started with a Configuration for loopback (the training-operator: with flags, after
+        its namespace, the Secret its cert rotator fills and the machine-wide serving certificate, see
+        ``addon_setup``), then its webhook configurations registered at that manager's port; ready once
+        its probe is and its webhook server answers."""
         spec = archived.BY_ADDON[addon]
         if self.tier < 2:
             raise ClusterError(f"the {addon} addon needs a tier 2 cluster (its controller's Pods need kwok's nodes)")
@@ -485,16 +487,23 @@ class DevCluster:
         deadline = time.monotonic() + timeout
         self.kubectl("apply", "--server-side", "--force-conflicts", "-f", str(home / "crds"))
         self.wait_for("Established", *(f"crd/{n}" for n in spec.crd_names), timeout=deadline - time.monotonic())
-        workdir = self.directory / addon
-        cert_dir = workdir / "certs"
-        ca = addon_setup.serving_certificate(self.directory / "pki", cert_dir)
         webhook, probe, metrics = free_port(), free_port(), free_port()
         self.ports.update({spec.binary: probe, f"{spec.binary}-webhook": webhook, f"{spec.binary}-metrics": metrics})
-        config = workdir / "config.yaml"
-        config.write_text(yaml.safe_dump(addon_setup.manager_config(
-            spec, webhook_port=webhook, cert_dir=cert_dir, probe_port=probe, metrics_port=metrics), sort_keys=False))
-        proc = self._spawn(spec.binary, [f"--kubeconfig={self.kubeconfig}", f"--config={config}"], detach,
-                           binary=home / "bin" / spec.binary)
+        if spec.config_api is None:  # the training-operator: flags, and its cert rotator's prerequisites
+            self.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(addon_setup.training_operator_bootstrap()))
+            ca = addon_setup.shared_serving_certificate()
+            args = addon_setup.training_operator_args(self.kubeconfig, webhook_port=webhook, probe_port=probe,
+                                                      metrics_port=metrics)
+        else:
+            workdir = self.directory / addon
+            cert_dir = workdir / "certs"
+            ca = addon_setup.serving_certificate(self.directory / "pki", cert_dir)
+            config = workdir / "config.yaml"
+            config.write_text(yaml.safe_dump(addon_setup.manager_config(
+                spec, webhook_port=webhook, cert_dir=cert_dir, probe_port=probe, metrics_port=metrics),
+                sort_keys=False))
+            args = [f"--kubeconfig={self.kubeconfig}", f"--config={config}"]
+        proc = self._spawn(spec.binary, args, detach, binary=home / "bin" / spec.binary)
         manifests = list(yaml.safe_load_all((home / archived.WEBHOOKS_FILE).read_text()))
         configurations = addon_setup.webhook_configurations(spec, manifests, webhook, ca.read_bytes())
         self.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(configurations, sort_keys=False))
@@ -658,7 +667,7 @@ class DevCluster:
         return any(ended)
 
     def stop_archived(self, addon: str, grace: float = 5.0) -> bool:
-        """Stop the ``jobset`` or ``lws`` addon's manager and delete the webhook configurations that
+        """Stop the ``jobset``, ``lws`` or ``kubeflow`` addon's manager and delete the webhook configurations that
         pointed at it (its CRDs and objects stay); whether it was running."""
         spec = archived.BY_ADDON[addon]
         procs = [p for p in self.processes if p.name == spec.binary]

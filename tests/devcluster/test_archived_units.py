@@ -1,4 +1,4 @@
-"""The jobset and lws addons without a cluster: the build's cache key, the webhook configurations taken
+"""The jobset, lws and kubeflow addons without a cluster: the build's cache key, the webhook configurations taken
 from the archives (with their kustomize patches) and pointed at loopback, the managers' Configuration,
 and one clear line for what cannot work."""
 
@@ -50,7 +50,7 @@ def test_a_missing_archive_is_one_line_naming_where_it_was_looked_for(tmp_path: 
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "lws-v0.8.0.tar.gz" in result.stderr
     unknown = subprocess.run([sys.executable, "-m", "pykueue.devcluster.archived", "spark"], capture_output=True,
                              text=True)
-    assert unknown.returncode == 2 and unknown.stderr == "pykueue: error: unknown addon spark (known: jobset, lws)\n"
+    assert unknown.returncode == 2 and unknown.stderr == "pykueue: error: unknown addon spark (known: jobset, lws, kubeflow)\n"
 
 
 @pytest.mark.parametrize(("spec", "label"), [(archived.JOBSET, "jobset.sigs.k8s.io/jobset-name"),
@@ -118,3 +118,34 @@ def test_build_with_the_addons_prints_each_directory() -> None:
     assert lines[1:] == [str(archived.home(archived.JOBSET)), str(archived.home(archived.LWS))]
     for spec in (archived.JOBSET, archived.LWS):
         assert archived.missing(spec, archived.home(spec)) == []
+
+
+def test_the_training_operators_webhooks_are_its_five_renamed_and_pointed_at_loopback(tmp_path: Path) -> None:
+    """Its kustomization patches by kind (every ValidatingWebhookConfiguration): the one configuration is
+    renamed validator.training-operator.kubeflow.org; registered, it is prefixed ``kubeflow-`` (a name
+    its cert rotator does not inject into) and each of the five hooks calls loopback."""
+    spec = archived.KUBEFLOW
+    (doc,) = archived.webhook_manifests(_webhook_dir(spec, tmp_path))
+    assert doc["metadata"]["name"] == "validator.training-operator.kubeflow.org"
+    (registered,) = addon_setup.webhook_configurations(spec, [doc], 9443, b"CA")
+    assert registered["metadata"]["name"] == "kubeflow-validator.training-operator.kubeflow.org"
+    assert [h["clientConfig"]["url"] for h in registered["webhooks"]] == [
+        f"https://127.0.0.1:9443/validate-kubeflow-org-v1-{k}" for k in ("jaxjob", "paddlejob", "pytorchjob", "tfjob", "xgboostjob")]
+
+
+def test_the_training_operator_runs_only_its_five_schemes_on_loopback() -> None:
+    args = addon_setup.training_operator_args(Path("/k"), webhook_port=1, probe_port=2, metrics_port=3)
+    assert args[:4] == ["--kubeconfig=/k", "--metrics-bind-address=127.0.0.1:3",
+                        "--health-probe-bind-address=127.0.0.1:2", "--webhook-server-port=1"]
+    assert [a.split("=")[1] for a in args[4:]] == ["pytorchjob", "tfjob", "xgboostjob", "paddlejob", "jaxjob"]
+
+
+def test_the_shared_serving_certificate_is_made_once_and_copied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same files for every caller: a second call neither re-signs nor rewrites them."""
+    monkeypatch.setenv("PYKUEUE_CACHE_DIR", str(tmp_path / "cache"))
+    ca = addon_setup.shared_serving_certificate(tmp_path / "certs")
+    first = (tmp_path / "certs" / "tls.crt").read_bytes()
+    assert addon_setup.shared_serving_certificate(tmp_path / "certs") == ca
+    assert (tmp_path / "certs" / "tls.crt").read_bytes() == first
+    leaf = x509.load_pem_x509_certificate(first)
+    assert x509.load_pem_x509_certificate(ca.read_bytes()).subject == leaf.issuer

@@ -32,7 +32,7 @@ def test_addons_need_tier_2_and_a_known_name() -> None:
     check_addons((), 1)
     with pytest.raises(ClusterError, match=r"^--addons ray needs --tier 2"):
         check_addons(("ray",), 1)
-    with pytest.raises(ClusterError, match=r"^unknown addon spark \(known: ray, jobset, lws\)$"):
+    with pytest.raises(ClusterError, match=r"^unknown addon spark \(known: ray, jobset, lws, kubeflow\)$"):
         check_addons(("ray", "spark"), 2)
     with pytest.raises(ClusterError, match="needs a tier 2 cluster"):
         DevCluster(Path("/nonexistent"), tier=1).start_ray()

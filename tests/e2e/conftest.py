@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
+from pykueue.devcluster import archived
 from pykueue.devcluster.cluster import DevCluster
 
 REPO = Path(__file__).resolve().parents[2]
@@ -309,20 +310,22 @@ INTEGRATIONS_CONFIG = {
     "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
     "integrations": {"frameworks": ["batch/job", "pod", "deployment", "statefulset", "jobset.x-k8s.io/jobset",
                                     "leaderworkerset.x-k8s.io/leaderworkerset", "ray.io/raycluster",
-                                    "ray.io/rayjob", "ray.io/rayservice"]},
+                                    "ray.io/rayjob", "ray.io/rayservice", "kubeflow.org/pytorchjob",
+                                    "kubeflow.org/tfjob", "kubeflow.org/xgboostjob", "kubeflow.org/paddlejob",
+                                    "kubeflow.org/jaxjob"]},
     "managedJobsNamespaceSelector": {"matchExpressions": [
         {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", "kueue-system"]},
         {"key": "pykueue.dev/unselected", "operator": "DoesNotExist"}]},
     "waitForPodsReady": {"timeout": "30m"}}
 UNSELECTED = "pykueue.dev/unselected"
-ADDONS = ("jobset", "lws")
+ADDONS = ("jobset", "lws", "kubeflow")  # kubeflow: the training-operator v1
 
 
 @pytest.fixture(scope="session")
 def integrations_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kueue]:
     """The session's controller swapped, for the integration modules, for one with every integration on
-    (``INTEGRATIONS_CONFIG``) and its webhooks served locally, beside the JobSet and LWS managers and
-    KubeRay's operator; stopped after the last test that uses it and the session's controller restarted."""
+    (``INTEGRATIONS_CONFIG``) and its webhooks served locally, beside the JobSet and LWS managers, the
+    training-operator and KubeRay's operator; stopped after the last test that uses it and the session's controller restarted."""
     cluster = kueue.cluster
     stack = _RUNNING["integrations_kueue"] = contextlib.ExitStack()
     try:
@@ -347,7 +350,7 @@ def integrations_kueue(kueue: Kueue, tmp_path_factory: pytest.TempPathFactory) -
 
 
 def _addon_stopped(cluster: DevCluster, addon: str) -> None:
-    manager_log = cluster.directory / "logs" / f"{addon}-manager.log"
+    manager_log = cluster.directory / "logs" / f"{archived.BY_ADDON[addon].binary}.log"
     if manager_log.exists():
         print(f"\n--- {addon}-manager log (tail) ---\n" + "\n".join(
             manager_log.read_text(errors="replace").splitlines()[-5:]))
