@@ -13,7 +13,7 @@ import pytest
 
 from pykueue.controller.webhooks import admission, names
 from pykueue.jobs import pytorchjob, registry
-from pykueue.jobs.framework import CreateWorkload, Note, Patch, Replace
+from pykueue.jobs.framework import CreateWorkload, JobStopped, Note, Patch, Replace
 from pykueue.jobs.framework.podset import PodSetInfoError, pod_set_info_from_flavors
 from pykueue.jobs.framework.workload import workload_name_for_owner
 from pykueue.jobs.kubeflow import workload
@@ -155,6 +155,22 @@ def test_eviction_suspends_it_and_restores_the_templates_the_workload_recorded()
     restored = restore.change(copy.deepcopy(started))
     assert restored["spec"] == pt()["spec"]  # suspended, every template as created
     assert reconcile(job(restored), evicted, FLAVORS) == []
+
+
+def test_a_stopped_job_holds_its_quota_until_none_of_its_pods_may_run() -> None:
+    """The training-operator zeroes every replica's ``active`` as soon as it has asked for the Pods'
+    deletion, while they still run through their grace period: the stop is reported with the job's
+    Pods as lingering (``training.kubeflow.org/job-name``), which the controller lists before it releases
+    the quota (``JobStopped.lingering``)."""
+    training = job(pt())
+    wl = admitted(training.workload_name(), ASSIGNED)
+    evicted = {"metadata": wl["metadata"], "spec": training.build_workload()["spec"],
+               "status": {"admission": wl["status"]["admission"],
+                          "conditions": [{"type": "QuotaReserved", "status": "True"},
+                                         {"type": "Evicted", "status": "True"}]}}
+    suspended = job(pt(status={"replicaStatuses": {"Master": {"active": 0}, "Worker": {"active": 0}}}))
+    stopped = [a for a in reconcile(suspended, evicted, FLAVORS) if isinstance(a, JobStopped)]
+    assert stopped == [JobStopped("ns", training.workload_name(), ("training.kubeflow.org/job-name=train",))]
 
 
 def test_wrong_number_of_infos_is_refused() -> None:
