@@ -53,13 +53,16 @@ UNKNOWN = Expected(RuntimeSource.UNKNOWN)
 
 
 def choose(spec: model.Workload, *, admitted_us: int | None, given_us: int | None = None,
-           annotated_us: int | None = None, learned_us: int | None = None) -> Expected:
+           annotated_us: int | None = None, learned_us: int | None = None,
+           accumulated_s: int | None = None) -> Expected:
     """The best figure for ``spec``'s end, by the order of the module's docstring. Run times are
     durations in microseconds; ``admitted_us`` is when it was admitted (None: it is pending, and the
-    answer is a run time). The execution limit is taken only where it comes before every other figure:
+    answer is a run time); ``accumulated_s`` the admitted seconds of its earlier admissions (default: what its
+    spec says, ``status.accumulatedPastExecutionTimeSeconds``). The execution limit is taken only where it comes before every other figure:
     a job that is expected to end earlier ends then."""
     limit = spec.max_execution_seconds
-    limit_us = None if limit is None else max(0, limit - spec.accumulated_execution_seconds) * model.US
+    past = spec.accumulated_execution_seconds if accumulated_s is None else accumulated_s
+    limit_us = None if limit is None else max(0, limit - past) * model.US
     candidates = ((RuntimeSource.GIVEN, given_us), (RuntimeSource.ANNOTATION, annotated_us),
                   (RuntimeSource.LEARNED, learned_us))
     source, runtime = next(((s, r) for s, r in candidates if r is not None), (RuntimeSource.UNKNOWN, None))
