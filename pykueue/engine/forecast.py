@@ -26,11 +26,13 @@ plan only.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pykueue.engine import events as ev
+from pykueue.engine import model, status
 from pykueue.engine.engine import Engine
 from pykueue.engine.expected_runtimes import GUESSES, UNKNOWN, Expected, RuntimeSource
 from pykueue.engine.workload import State
@@ -77,9 +79,28 @@ class Forecast:
     ends: Mapping[str, Dependency] = field(default_factory=dict)  # every end the replay played, by key
 
 
+def _share_immutables() -> None:
+    """The engine's frozen dataclasses (specs, admissions, events, snapshots) never change once made: a
+    copy shares them (registered as atomic with ``copy``, once)."""
+    for module in (model, ev, status):
+        for value in vars(module).values():
+            if (isinstance(value, type) and dataclasses.is_dataclass(value)
+                    and value.__dataclass_params__.frozen):  # type: ignore[attr-defined]
+                copy._deepcopy_dispatch[value] = copy._deepcopy_atomic  # type: ignore[attr-defined]
+
+
+_share_immutables()
+
+
+class ForecastUnavailable(Exception):
+    """The engine cannot be copied: a compiled build (``pykueue.compiled``), whose mypyc classes
+    ``deepcopy`` cannot rebuild (their ``__new__`` wants ``__init__``'s arguments)."""
+
+
 def copy_engine(engine: Engine) -> Engine:
     """A deep copy that shares what never changes (the workloads' submitted specs and the queue
-    objects' specs), so copying a few hundred workloads costs little more than their mutable state."""
+    objects' specs), so copying a few hundred workloads costs little more than their mutable state.
+    ``ForecastUnavailable`` with the compiled engine."""
     memo: dict[int, object] = {}
     for info in engine.workloads.values():
         memo[id(info.spec)] = info.spec
@@ -88,7 +109,11 @@ def copy_engine(engine: Engine) -> Engine:
     for cq in engine.cqs.values():
         memo[id(cq.spec)] = cq.spec
     memo[id(engine.config)] = engine.config
-    return copy.deepcopy(engine, memo)
+    try:
+        return copy.deepcopy(engine, memo)
+    except (TypeError, dataclasses.FrozenInstanceError) as e:
+        raise ForecastUnavailable("a forecast needs the pure-Python engine: the compiled build cannot be "
+                                  "copied yet (python -m pykueue.compiled clean)") from e
 
 
 def forecast(engine: Engine, now_us: int, ends: Mapping[str, Expected],

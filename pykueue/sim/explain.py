@@ -278,6 +278,9 @@ def _render(doc: dict[str, Any], console: Console) -> None:
 
 def _render_forecast(f: dict[str, Any], at: float, console: Console) -> None:
     """The "Expected start" section: when, where, behind what, and how sure."""
+    if "unavailable" in f:
+        console.print(f"\nExpected start  unavailable: {f['unavailable']}")
+        return
     when = f["predictedAdmissionTime"]
     guess = " (a guess: it rests on a learned or unknown run time)" if f["guess"] else ""
     if when is None:

@@ -88,13 +88,17 @@ def run(args: argparse.Namespace) -> int:
 
 def _forecast(simulation: Any, result: Any, target: str) -> dict[str, Any] | None:
     """The target's forecast from the instant the run stopped, when it is pending then."""
+    from pykueue.engine.forecast import ForecastUnavailable
     from pykueue.engine.workload import State
     from pykueue.sim.explain import forecast_doc
     from pykueue.sim.forecasts import forecast_at_end
 
     if result.engine.state_of(target) is not State.PENDING:
         return None
-    fc = forecast_at_end(simulation, result.end_us)
+    try:
+        fc = forecast_at_end(simulation, result.end_us)
+    except ForecastUnavailable as e:
+        return {"unavailable": str(e)}
     prediction = fc.predictions.get(target)
     return None if prediction is None else forecast_doc(prediction, fc.horizon_us)
 
