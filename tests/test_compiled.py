@@ -68,7 +68,8 @@ _PURE_ONLY = [
     # mypy on the sources: nothing compiled about it.
     "tests/engine/test_types.py",
     # A forecast copies the engine with deepcopy, which cannot rebuild mypyc's classes: compiled, it
-    # says it is unavailable (explain prints that instead of an expected start; tested below).
+    # says it is unavailable (explain prints that instead of an expected start; the rest of
+    # tests/sim/test_explain.py runs compiled with it).
     "tests/engine/test_forecast.py",
     "tests/sim/test_explain_forecast.py",
     "tests/sim/test_explain.py::test_the_readme_example_is_real_output",
