@@ -62,6 +62,7 @@ class SubmittedWorkload:
     unready_for: float  # pykueue.dev/unready-for
     checks: dict[str, tuple[tuple[str, float], ...]]  # pykueue.dev/admission-checks
     annotations: dict[str, str]  # other than the pykueue.dev/ ones, read above
+    expected_runtime: float | None  # pykueue.dev/expected-runtime: what the user expects (forecasts only)
     labels: dict[str, str]
     nominate: tuple[tuple[tuple[str, ...], float], ...]  # pykueue.dev/nominate (an external dispatcher)
     managed_by: str | None  # the job's spec.managedBy (the kinds MultiKueue checks it for), None if unset
@@ -70,13 +71,14 @@ class SubmittedWorkload:
                  ready_after: float = 0.0, unready_after: float | None = None, unready_for: float = NEVER_READY,
                  checks: dict[str, tuple[tuple[str, float], ...]] | None = None,
                  annotations: dict[str, str] | None = None, labels: dict[str, str] | None = None,
-                 nominate: tuple[tuple[tuple[str, ...], float], ...] = (), managed_by: str | None = None) -> None:
+                 nominate: tuple[tuple[tuple[str, ...], float], ...] = (), managed_by: str | None = None,
+                 expected_runtime: float | None = None) -> None:
         self.workload, self.source, self.arrival, self.runtime = workload, source, arrival, runtime
         self.ready_after, self.unready_after, self.unready_for = ready_after, unready_after, unready_for
         self.checks = {} if checks is None else checks
         self.annotations = {} if annotations is None else annotations
         self.labels = {} if labels is None else labels
-        self.nominate, self.managed_by = nominate, managed_by
+        self.nominate, self.managed_by, self.expected_runtime = nominate, managed_by, expected_runtime
 
 
 @dataclass(slots=True, frozen=True)

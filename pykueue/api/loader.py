@@ -811,6 +811,7 @@ class _Loader:
             labels=doc.labels,
             nominate=timing.nominate,
             managed_by=_managed_by(doc),
+            expected_runtime=timing.expected_runtime,
         )
 
     def build_config(self, doc: _Doc) -> None:

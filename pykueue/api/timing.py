@@ -4,6 +4,7 @@
 | --- | --- | --- |
 | ``pykueue.dev/arrival`` | Workload, Job (any queued kind) | virtual time the object is created (default 0) |
 | ``pykueue.dev/runtime`` | Workload, Job | how long it runs once admitted (default: never finishes) |
+| ``pykueue.dev/expected-runtime`` | Workload, Job | how long its user expects it to run: the forecast's figure |
 | ``pykueue.dev/ready-after`` | Workload, Job | delay from admission to all pods ready; ``never`` (default 0) |
 | ``pykueue.dev/admission-checks`` | Workload, Job | script of admission check states (below) |
 | ``pykueue.dev/unready-after`` | Workload, Job | delay from admission until its pods stop being ready (a failure) |
@@ -49,7 +50,9 @@ UNREADY_AFTER = "pykueue.dev/unready-after"
 UNREADY_FOR = "pykueue.dev/unready-for"
 UNREACHABLE = "pykueue.dev/unreachable"
 NOMINATE = "pykueue.dev/nominate"
-WORKLOAD_ONLY = (ARRIVAL, RUNTIME, READY_AFTER, ADMISSION_CHECKS, UNREADY_AFTER, UNREADY_FOR, NOMINATE)
+# what the user expects the job to run: read by forecasts (engine/forecast.py), never by the clock
+EXPECTED_RUNTIME = "pykueue.dev/expected-runtime"
+WORKLOAD_ONLY = (ARRIVAL, RUNTIME, READY_AFTER, ADMISSION_CHECKS, UNREADY_AFTER, UNREADY_FOR, NOMINATE, EXPECTED_RUNTIME)
 KNOWN = (*WORKLOAD_ONLY, AT, DELETE_AT, UNREACHABLE)
 CHECK_STATES = ("Ready", "Retry", "Rejected", "Pending")
 # the kinds that become workloads and so may carry the workload-only annotations
@@ -68,6 +71,7 @@ class Timing:
     delete_at: float | None
     arrival: float
     runtime: float | None
+    expected_runtime: float | None  # pykueue.dev/expected-runtime: the user's figure, for forecasts
     ready_after: float
     unready_after: float | None  # pods stop being ready this long after admission
     unready_for: float  # and are ready again after this long (never by default)
@@ -76,7 +80,7 @@ class Timing:
     nominate: tuple[tuple[tuple[str, ...], float], ...]  # an external dispatcher's (workers, delay) script
 
     def __init__(self) -> None:
-        self.at = self.delete_at = self.runtime = self.unready_after = None
+        self.at = self.delete_at = self.runtime = self.unready_after = self.expected_runtime = None
         self.arrival = self.ready_after = 0.0
         self.unready_for = NEVER_READY
         self.checks = model.nothing()
@@ -152,6 +156,8 @@ def read_timing(annotations: dict[str, str], kind: str) -> tuple[Timing, Errors]
                 timing.arrival = seconds
             elif key == RUNTIME:
                 timing.runtime = seconds
+            elif key == EXPECTED_RUNTIME:
+                timing.expected_runtime = seconds
             else:
                 timing.ready_after = seconds
         if key in (AT, DELETE_AT) and kind == "Configuration":

@@ -4,7 +4,9 @@ Kueue users ask "why is my job not running" more than anything else; upstream an
 condition message. This answers with the workload's whole history (reservations, evictions and their
 reasons, requeues and their backoff), and, while it is pending, its place in its queue, the quota it
 asks for against what its ClusterQueue has and can borrow, and what would have to change. The same
-explanation serves a workload not submitted yet (``--what-if``): the inputs plus that one object.
+explanation serves a workload not submitted yet (``--what-if``): the inputs plus that one object. A
+pending workload also gets its forecast (``forecast_doc``): when the engine, played forward from that
+instant with the known run times, would admit it, and which running workloads it waits for.
 
 Everything here is read from the finished ``Run``: the engine's condition messages and its event log.
 """
@@ -19,6 +21,7 @@ from rich.padding import Padding
 from rich.table import Table
 
 from pykueue.engine import events as ev
+from pykueue.engine.forecast import Prediction
 from pykueue.engine.quota import FR
 from pykueue.engine.status import QuotaAvailability, WorkloadStatus
 from pykueue.engine.workload import State
@@ -164,8 +167,26 @@ def what_would_change(reason: str | None, message: str, rows: list[dict[str, Any
     return out
 
 
-def explain(run: Run, key: str) -> dict[str, Any]:
-    """The explanation of workload ``key`` (NAMESPACE/NAME) as a document."""
+def forecast_doc(p: Prediction, horizon_us: int) -> dict[str, Any]:
+    """A prediction as explain's document shows it: times in seconds on the simulation clock, and the
+    runtime source of each workload it waits for (``engine/expected_runtimes.py``: ``given`` for the
+    input's ``pykueue.dev/runtime``)."""
+    return {
+        "predictedAdmissionTime": None if p.admission_us is None else _s(p.admission_us),
+        "clusterQueue": p.cluster_queue,
+        "flavors": dict(p.flavors),
+        "waitsFor": [{"workload": d.key, "expectedEnd": None if d.end_us is None else _s(d.end_us),
+                      "runtimeSource": d.source.value} for d in p.waits_for],
+        "preempts": list(p.preempts),
+        "runtimeSources": sorted(s.value for s in p.sources),
+        "guess": p.guess,
+        "horizon": _s(horizon_us),
+    }
+
+
+def explain(run: Run, key: str, forecast: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The explanation of workload ``key`` (NAMESPACE/NAME) as a document; ``forecast`` (from
+    ``forecast_doc``), for a pending workload, its expected start."""
     w = run.engine.workload_status(key)
     assert w is not None
     doc: dict[str, Any] = {
@@ -189,6 +210,8 @@ def explain(run: Run, key: str) -> dict[str, Any]:
         doc["queue"] = {**place, "ahead": ahead[:MAX_AHEAD], "aheadCount": len(ahead)}
         doc["quota"] = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
         doc["toBeAdmitted"] = what_would_change(w.reason, w.message or "", rows, ahead)
+        if forecast is not None:
+            doc["forecast"] = forecast
     admitted = [h for h in doc["history"] if h["type"] == ev.ADMITTED]
     doc["firstAdmittedAt"] = admitted[0]["time"] if admitted else None
     return doc
@@ -249,6 +272,28 @@ def _render(doc: dict[str, Any], console: Console) -> None:
             console.print("\n[bold]To be admitted it needs[/]")
             for line in doc["toBeAdmitted"]:
                 console.print(Padding(f"- {line}", (0, 0, 0, 2)))
+        if "forecast" in doc:
+            _render_forecast(doc["forecast"], doc["at"], console)
+
+
+def _render_forecast(f: dict[str, Any], at: float, console: Console) -> None:
+    """The "Expected start" section: when, where, behind what, and how sure."""
+    if "unavailable" in f:
+        console.print(f"\nExpected start  unavailable: {f['unavailable']}")
+        return
+    when = f["predictedAdmissionTime"]
+    guess = " (a guess: it rests on a learned or unknown run time)" if f["guess"] else ""
+    if when is None:
+        head = f"not by {f['horizon']:g}s, the forecast's horizon{guess}"
+    else:
+        on = ", ".join(f"{r}={fl}" for r, fl in f["flavors"].items())
+        head = f"at {when:g}s" + (f" on {on}" if on else "") + guess
+    console.print(f"\n[bold]Expected start[/]  {head}; nothing arriving after {at:g}s is known to it")
+    for d in f["waitsFor"]:
+        end = "no known end" if d["expectedEnd"] is None else f"ends at {d['expectedEnd']:g}s"
+        console.print(Padding(f"- waits for {d['workload']}: {end} (runtime {d['runtimeSource']})", (0, 0, 0, 2)))
+    if f["preempts"]:
+        console.print(Padding(f"- by preempting {', '.join(f['preempts'])}", (0, 0, 0, 2)))
 
 
 def _detail(h: dict[str, Any]) -> str:

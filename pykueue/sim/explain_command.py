@@ -77,12 +77,30 @@ def run(args: argparse.Namespace) -> int:
         close = difflib.get_close_matches(target, keys, n=3, cutoff=0.9)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         return _fail(f"no managed Job or Workload {target} in the inputs{hint}")
+    simulation = Simulation(inputs, until=until)
     try:
-        result = Simulation(inputs, until=until).run()
+        result = simulation.run()
     except EngineError as e:
         return _fail(f"simulation stopped: {e}", EXIT_UNSETTLED)
-    _print(args, explain(result, target))
+    _print(args, explain(result, target, _forecast(simulation, result, target)))
     return EXIT_OK
+
+
+def _forecast(simulation: Any, result: Any, target: str) -> dict[str, Any] | None:
+    """The target's forecast from the instant the run stopped, when it is pending then."""
+    from pykueue.engine.forecast import ForecastUnavailable
+    from pykueue.engine.workload import State
+    from pykueue.sim.explain import forecast_doc
+    from pykueue.sim.forecasts import forecast_at_end
+
+    if result.engine.state_of(target) is not State.PENDING:
+        return None
+    try:
+        fc = forecast_at_end(simulation, result.end_us)
+    except ForecastUnavailable as e:
+        return {"unavailable": str(e)}
+    prediction = fc.predictions.get(target)
+    return None if prediction is None else forecast_doc(prediction, fc.horizon_us)
 
 
 def _explain_clusters(args: argparse.Namespace, clusters: Any, target: str | None, until: float | None) -> int:

@@ -380,6 +380,17 @@ class Simulation:
         if self._epoch.get(key) == epoch:  # a timer of an earlier reservation is void
             _WORKLOAD_TIMERS[Timer(kind)](self, key, epoch, rest, now_us)
 
+    def finish_times(self) -> dict[str, int]:
+        """When each running workload's job ends (its ``pykueue.dev/runtime`` from its admission), by
+        key: the finish timers still pending, for a forecast from this instant (``sim/forecasts.py``)."""
+        out: dict[str, int] = {}
+        for time_us, _, kind, payload in self._queue:
+            if kind == _FINISH:
+                key, epoch = payload[0], payload[1]  # type: ignore[index]
+                if self._epoch.get(key) == epoch:
+                    out[key] = time_us
+        return out
+
     def submitted(self, key: str) -> SubmittedWorkload:
         """The workload as it was submitted, with its simulation annotations."""
         return self._subs[key]
