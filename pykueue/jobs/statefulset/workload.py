@@ -27,6 +27,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from pykueue.engine.engine import (
+    ON_HOLD_MESSAGE,  # upstream's putWorkloadOnHold wording, the engine's default
+)
 from pykueue.jobs.framework import Action, CreateWorkload, Hold, JobStopped, Note, Patch
 from pykueue.jobs.framework.workload import (
     JOB_UID_LABEL,
@@ -310,9 +313,6 @@ def reconcile(sts: Mapping[str, Any], workload: Mapping[str, Any] | None,
                     Note("statefulset changed queues; workload updated", {
                         "workload": f"{namespace}/{wl_meta['name']}", "queue": queue})]
     return actions
-
-
-ON_HOLD_MESSAGE = "StatefulSet scaled to zero; workload on hold"  # upstream's putWorkloadOnHold
 
 
 def workloads(sts: Mapping[str, Any]) -> list[tuple[str, Manifest]]:
